@@ -1,0 +1,52 @@
+"""The ``gf01`` command line: a thin shell over the library. Each command group lives in its own ``cli_*`` module."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from gf01_formal import cli_hoa, cli_instances, cli_solve
+from hoa.errors import Gf01Error
+
+app = typer.Typer(
+    name="gf01",
+    help="GF-01 reference toolkit: HOA systems, exact certificate checks, instances and runs.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+cli_hoa.register(app)
+cli_solve.register(app)
+cli_instances.register(app)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; a user-caused error (Gf01Error) prints one line on stderr and exits with status 2."""
+    try:
+        app(args=argv, standalone_mode=False)
+    except Gf01Error as err:
+        print(f"gf01: error: {err}", file=sys.stderr)
+        return 2
+    except typer.Exit as ex:
+        return ex.exit_code
+    except typer.Abort:
+        print("gf01: aborted", file=sys.stderr)
+        return 130
+    except Exception as ex:  # click's usage errors arrive here in non-standalone mode
+        import click
+
+        if isinstance(ex, click.ClickException):
+            ex.show()
+            return ex.exit_code
+        raise
+    return 0
+
+
+def run() -> None:
+    """Console-script entry point."""
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    run()

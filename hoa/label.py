@@ -1,0 +1,316 @@
+"""Boolean label expressions: the one expression type for HOA labels, Mealy guards and GF-01 effects.
+
+A variable is an integer index whose meaning the owner decides: an AP index in an HOA automaton, a signal index
+(inputs first, then outputs) in a Mealy view, an output index in an effect. Valuations are integers with bit ``i``
+holding variable ``i`` (HOA's implicit-label convention: AP 0 is the least significant bit).
+
+>>> e = parse_named("!busy & (req | t)", ["req", "busy"])
+>>> evaluate(e, 0b01), evaluate(e, 0b11)
+(True, False)
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from hoa.errors import Gf01Error
+
+
+@dataclass(frozen=True, slots=True)
+class Const:
+    """``t`` or ``f``."""
+
+    value: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Var:
+    """Variable ``index``."""
+
+    index: int
+
+
+@dataclass(frozen=True, slots=True)
+class AliasRef:
+    """``@name``: an HOA alias, kept unresolved so that written files keep their aliases."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Not:
+    arg: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class And:
+    args: tuple[Expr, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Or:
+    args: tuple[Expr, ...]
+
+
+Expr = Const | Var | AliasRef | Not | And | Or
+
+TRUE = Const(True)
+FALSE = Const(False)
+
+
+def variables(expr: Expr) -> frozenset[int]:
+    """The variable indices that occur in ``expr``."""
+    if isinstance(expr, Var):
+        return frozenset((expr.index,))
+    if isinstance(expr, Not):
+        return variables(expr.arg)
+    if isinstance(expr, And | Or):
+        out: frozenset[int] = frozenset()
+        for a in expr.args:
+            out |= variables(a)
+        return out
+    return frozenset()
+
+
+def aliases_used(expr: Expr) -> frozenset[str]:
+    """The alias names that occur in ``expr``."""
+    if isinstance(expr, AliasRef):
+        return frozenset((expr.name,))
+    if isinstance(expr, Not):
+        return aliases_used(expr.arg)
+    if isinstance(expr, And | Or):
+        out: frozenset[str] = frozenset()
+        for a in expr.args:
+            out |= aliases_used(a)
+        return out
+    return frozenset()
+
+
+def resolve(expr: Expr, aliases: Mapping[str, Expr]) -> Expr:
+    """``expr`` with every ``@alias`` replaced by its (recursively resolved) definition."""
+    if isinstance(expr, AliasRef):
+        if expr.name not in aliases:
+            raise Gf01Error(f"undefined alias @{expr.name}")
+        return resolve(aliases[expr.name], aliases)
+    if isinstance(expr, Not):
+        return Not(resolve(expr.arg, aliases))
+    if isinstance(expr, And):
+        return And(tuple(resolve(a, aliases) for a in expr.args))
+    if isinstance(expr, Or):
+        return Or(tuple(resolve(a, aliases) for a in expr.args))
+    return expr
+
+
+def rename(expr: Expr, mapping: Callable[[int], int]) -> Expr:
+    """``expr`` with every variable ``i`` replaced by ``mapping(i)``."""
+    if isinstance(expr, Var):
+        return Var(mapping(expr.index))
+    if isinstance(expr, Not):
+        return Not(rename(expr.arg, mapping))
+    if isinstance(expr, And):
+        return And(tuple(rename(a, mapping) for a in expr.args))
+    if isinstance(expr, Or):
+        return Or(tuple(rename(a, mapping) for a in expr.args))
+    return expr
+
+
+def evaluate(expr: Expr, valuation: int) -> bool:
+    """The truth value of an alias-free ``expr`` under ``valuation`` (bit ``i`` = variable ``i``)."""
+    if isinstance(expr, Var):
+        return bool((valuation >> expr.index) & 1)
+    if isinstance(expr, Const):
+        return expr.value
+    if isinstance(expr, Not):
+        return not evaluate(expr.arg, valuation)
+    if isinstance(expr, And):
+        return all(evaluate(a, valuation) for a in expr.args)
+    if isinstance(expr, Or):
+        return any(evaluate(a, valuation) for a in expr.args)
+    raise Gf01Error(f"cannot evaluate unresolved alias @{expr.name}")
+
+
+def evaluate_array(expr: Expr, valuations: np.ndarray) -> np.ndarray:
+    """Vectorised :func:`evaluate`: a bool array, one entry per integer valuation in ``valuations``."""
+    if isinstance(expr, Var):
+        return ((valuations >> expr.index) & 1).astype(bool)
+    if isinstance(expr, Const):
+        return np.full(valuations.shape, expr.value, dtype=bool)
+    if isinstance(expr, Not):
+        return ~evaluate_array(expr.arg, valuations)
+    if isinstance(expr, And):
+        out = np.ones(valuations.shape, dtype=bool)
+        for a in expr.args:
+            out &= evaluate_array(a, valuations)
+        return out
+    if isinstance(expr, Or):
+        out = np.zeros(valuations.shape, dtype=bool)
+        for a in expr.args:
+            out |= evaluate_array(a, valuations)
+        return out
+    raise Gf01Error(f"cannot evaluate unresolved alias @{expr.name}")
+
+
+def restrict(expr: Expr, fixed: Mapping[int, bool]) -> Expr:
+    """Partial evaluation: ``expr`` with the variables in ``fixed`` replaced by constants, then simplified."""
+    if isinstance(expr, Var):
+        v = fixed.get(expr.index)
+        return expr if v is None else Const(v)
+    if isinstance(expr, Const | AliasRef):
+        return expr
+    if isinstance(expr, Not):
+        a = restrict(expr.arg, fixed)
+        return Const(not a.value) if isinstance(a, Const) else Not(a)
+    absorbing = isinstance(expr, Or)  # the constant that decides an Or (True) or an And (False)
+    kept: list[Expr] = []
+    for a in expr.args:
+        r = restrict(a, fixed)
+        if isinstance(r, Const):
+            if r.value == absorbing:
+                return Const(absorbing)
+            continue
+        kept.append(r)
+    if not kept:
+        return Const(not absorbing)
+    if len(kept) == 1:
+        return kept[0]
+    return Or(tuple(kept)) if absorbing else And(tuple(kept))
+
+
+def satisfiable(expr: Expr) -> bool:
+    """Whether an alias-free ``expr`` has a satisfying valuation (Shannon expansion on its variables)."""
+    expr = restrict(expr, {})
+    if isinstance(expr, Const):
+        return expr.value
+    var = min(variables(expr))
+    return satisfiable(restrict(expr, {var: False})) or satisfiable(restrict(expr, {var: True}))
+
+
+def least_model(expr: Expr, order: Sequence[int]) -> dict[int, bool] | None:
+    """The least satisfying assignment of ``order``'s variables, comparing them in that order, 0 before 1.
+
+    Variables of ``expr`` not in ``order`` are existentially quantified. Returns None when unsatisfiable.
+    """
+    if not satisfiable(expr):
+        return None
+    model: dict[int, bool] = {}
+    for v in order:
+        low = restrict(expr, {v: False})
+        if satisfiable(low):
+            model[v], expr = False, low
+        else:
+            model[v], expr = True, restrict(expr, {v: True})
+    return model
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Text: HOA label syntax (variables as integers) and named syntax (variables as identifiers, for effects)
+
+_PREC = {Or: 1, And: 2}
+
+
+def to_text(expr: Expr, name: Callable[[int], str] = str) -> str:
+    """``expr`` in HOA label syntax (``!``, ``&``, ``|``, ``t``, ``f``, ``@alias``), minimally parenthesised.
+
+    ``name`` maps a variable index to its text (default: the index itself, as HOA labels write it).
+    """
+
+    def go(e: Expr, parent: int) -> str:
+        if isinstance(e, Const):
+            return "t" if e.value else "f"
+        if isinstance(e, Var):
+            return name(e.index)
+        if isinstance(e, AliasRef):
+            return "@" + e.name
+        if isinstance(e, Not):
+            return "!" + go(e.arg, 3)
+        prec = _PREC[type(e)]
+        sep = " | " if isinstance(e, Or) else " & "
+        text = sep.join(go(a, prec) for a in e.args)
+        return f"({text})" if prec < parent else text
+
+    return go(expr, 0)
+
+
+_TOKEN = re.compile(r"\s*(?:(?P<ident>[A-Za-z_][A-Za-z0-9_.\-]*)|(?P<op>[!&|()]))")
+
+
+def parse_named(text: str, names: Sequence[str], *, field: str = "effect") -> Expr:
+    """Parse a Boolean expression over identifiers (``!``, ``&``, ``|``, parentheses, ``t``, ``f``).
+
+    Each identifier must be one of ``names``; it becomes ``Var(names.index(identifier))``. Errors name ``field``
+    and the column of the offending token.
+    """
+    index = {n: i for i, n in enumerate(names)}
+    tokens: list[tuple[str, int]] = []
+    pos = 0
+    while pos < len(text):
+        if text[pos:].strip() == "":
+            break
+        m = _TOKEN.match(text, pos)
+        if not m:
+            col = pos + len(text[pos:]) - len(text[pos:].lstrip()) + 1
+            raise Gf01Error(f"unexpected character {text[col - 1]!r} at column {col} in {text!r}", field=field)
+        tokens.append((m.group("ident") or m.group("op"), m.start(m.lastindex or 0) + 1))
+        pos = m.end()
+    tokens.append(("", len(text) + 1))
+    at = 0
+
+    def fail(msg: str) -> Gf01Error:
+        tok, col = tokens[at]
+        return Gf01Error(f"{msg} at column {col} in {text!r}" + (f" (found {tok!r})" if tok else ""), field=field)
+
+    def disjunction() -> Expr:
+        nonlocal at
+        args = [conjunction()]
+        while tokens[at][0] == "|":
+            at += 1
+            args.append(conjunction())
+        return args[0] if len(args) == 1 else Or(tuple(args))
+
+    def conjunction() -> Expr:
+        nonlocal at
+        args = [negation()]
+        while tokens[at][0] == "&":
+            at += 1
+            args.append(negation())
+        return args[0] if len(args) == 1 else And(tuple(args))
+
+    def negation() -> Expr:
+        nonlocal at
+        tok = tokens[at][0]
+        if tok == "!":
+            at += 1
+            return Not(negation())
+        if tok == "(":
+            at += 1
+            inner = disjunction()
+            if tokens[at][0] != ")":
+                raise fail("expected ')'")
+            at += 1
+            return inner
+        if tok in ("t", "f") and tok not in index:
+            at += 1
+            return Const(tok == "t")
+        if tok and tok not in "&|)":
+            if tok not in index:
+                raise fail(f"unknown name {tok!r} (expected one of {', '.join(names) or 'nothing'})")
+            at += 1
+            return Var(index[tok])
+        raise fail("expected a name, 't', 'f', '!' or '('")
+
+    expr = disjunction()
+    if tokens[at][0]:
+        raise fail("unexpected token")
+    return expr
+
+
+def conjunction_of_literals(literals: Iterable[tuple[int, bool]]) -> Expr:
+    """The conjunction of ``Var(i)`` (if positive) or ``!Var(i)``; ``t`` when empty."""
+    lits: list[Expr] = [Var(i) if pos else Not(Var(i)) for i, pos in literals]
+    if not lits:
+        return TRUE
+    return lits[0] if len(lits) == 1 else And(tuple(lits))

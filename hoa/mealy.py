@@ -1,0 +1,334 @@
+"""The Mealy view of an HOA controller (DESIGN.md §3.1): inputs, outputs, ``step(q, x) -> (q', y)``, tables.
+
+Signals are numbered inputs first (``0 .. n_in-1``), then outputs (``n_in .. n_in+n_out-1``); every guard is an
+alias-free :mod:`hoa.label` expression over signals. Input valuations ``x`` and output valuations ``y`` are integers
+with bit ``i`` holding input (output) ``i``.
+
+Step semantics: in state ``q`` under ``x`` take the first edge of ``q`` (file order) whose guard is satisfiable
+together with ``x``; the outputs are the least satisfying output valuation, comparing outputs by index, 0 before 1
+(an unconstrained output is 0); the destination is the next state.
+
+>>> view = MealyView.from_table(("a",), ("o",), next_table=[[0, 0]], out_table=[[0, 1]])
+>>> view.step(0, 1)
+(0, 1)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from hoa.errors import Gf01Error
+from hoa.label import (
+    And,
+    Const,
+    Expr,
+    Not,
+    Or,
+    conjunction_of_literals,
+    evaluate_array,
+    least_model,
+    rename,
+    resolve,
+    restrict,
+    variables,
+)
+from hoa.model import Automaton, Edge, State
+
+#: Largest input count for which dense ``next[q, x]`` / ``out[q, x]`` tables are compiled.
+MAX_TABLE_INPUTS = 20
+_CHUNK = 1 << 22  # valuations evaluated at once when compiling tables (bounds memory)
+
+
+@dataclass(frozen=True, slots=True)
+class MealyEdge:
+    """An edge of the Mealy view: a guard over signals and a destination state."""
+
+    guard: Expr
+    dest: int
+
+
+@dataclass(frozen=True)
+class MealyView:
+    """A Mealy machine over named inputs and outputs, given by guarded edges per state (in priority order)."""
+
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    edges: tuple[tuple[MealyEdge, ...], ...]
+    initial: int = 0
+    state_names: tuple[str, ...] = ()
+
+    @property
+    def num_states(self) -> int:
+        return len(self.edges)
+
+    @property
+    def num_inputs(self) -> int:
+        return len(self.inputs)
+
+    @property
+    def num_outputs(self) -> int:
+        return len(self.outputs)
+
+    @property
+    def num_edges(self) -> int:
+        return sum(len(es) for es in self.edges)
+
+    def state_name(self, q: int) -> str:
+        """The state's name if it has one, else its index."""
+        return self.state_names[q] if q < len(self.state_names) and self.state_names[q] else str(q)
+
+    def valuation_text(self, x: int) -> str:
+        """An input valuation as ``a=1 b=0`` (inputs in order)."""
+        return " ".join(f"{a}={(x >> i) & 1}" for i, a in enumerate(self.inputs)) or "(no inputs)"
+
+    # -- semantics --------------------------------------------------------------------------------------------
+
+    def step(self, q: int, x: int) -> tuple[int, int]:
+        """``(q', y)``: the transition taken in state ``q`` under input valuation ``x``.
+
+        Raises Gf01Error when no edge of ``q`` is enabled under ``x``.
+        """
+        if self.num_inputs <= MAX_TABLE_INPUTS:
+            nxt, out = self.tables
+            return int(nxt[q, x]), int(out[q, x])
+        return self._step_symbolic(q, x)
+
+    def _step_symbolic(self, q: int, x: int) -> tuple[int, int]:
+        n = self.num_inputs
+        fixed = {i: bool((x >> i) & 1) for i in range(n)}
+        order = range(n, n + self.num_outputs)
+        for e in self.edges[q]:
+            model = least_model(restrict(e.guard, fixed), order)
+            if model is not None:
+                return e.dest, sum(1 << (v - n) for v, bit in model.items() if bit)
+        raise Gf01Error(
+            f"not input-complete: state {self.state_name(q)} has no edge for input {self.valuation_text(x)}"
+        )
+
+    def run(self, trace: Sequence[int]) -> tuple[list[int], list[int]]:
+        """States ``q_0 .. q_T`` and outputs ``y_0 .. y_{T-1}`` of the run on input valuations ``trace``."""
+        q = self.initial
+        states, outs = [q], []
+        for x in trace:
+            q, y = self.step(q, x)
+            states.append(q)
+            outs.append(y)
+        return states, outs
+
+    @cached_property
+    def tables(self) -> tuple[np.ndarray, np.ndarray]:
+        """Dense ``next[q, x]`` (int32) and ``out[q, x]`` (int64 output valuation), for up to 20 inputs.
+
+        Raises Gf01Error naming the first (state, input valuation) without an enabled edge.
+        """
+        n = self.num_inputs
+        if n > MAX_TABLE_INPUTS:
+            raise Gf01Error(f"dense tables need at most {MAX_TABLE_INPUTS} inputs, this system has {n}")
+        size = 1 << n
+        nxt = np.full((self.num_states, size), -1, dtype=np.int32)
+        out = np.zeros((self.num_states, size), dtype=np.int64)
+        xs_all = np.arange(size, dtype=np.int64)
+        for q, edges in enumerate(self.edges):
+            for e in edges:
+                outs = sorted(v for v in variables(e.guard) if v >= n)
+                k = len(outs)
+                # Candidate output valuations in lexicographic order, lowest output index most significant.
+                cand = np.arange(1 << k, dtype=np.int64)
+                ybits = np.zeros(1 << k, dtype=np.int64)
+                yvals = np.zeros(1 << k, dtype=np.int64)
+                for pos, v in enumerate(outs):
+                    bit = (cand >> (k - 1 - pos)) & 1
+                    ybits |= bit << v
+                    yvals |= bit << (v - n)
+                for lo in range(0, size, max(1, _CHUNK >> k)):
+                    xs = xs_all[lo : lo + max(1, _CHUNK >> k)]
+                    open_ = nxt[q, xs] < 0
+                    if not open_.any():
+                        continue
+                    sat = evaluate_array(e.guard, xs[:, None] | ybits[None, :])
+                    hit = sat.any(axis=1) & open_
+                    first = sat.argmax(axis=1)
+                    idx = xs[hit]
+                    nxt[q, idx] = e.dest
+                    out[q, idx] = yvals[first[hit]]
+            missing = np.flatnonzero(nxt[q] < 0)
+            if missing.size:
+                raise Gf01Error(
+                    f"not input-complete: state {self.state_name(q)} has no edge for input "
+                    f"{self.valuation_text(int(missing[0]))}"
+                )
+        nxt.setflags(write=False)
+        out.setflags(write=False)
+        return nxt, out
+
+    def first_missing(self) -> tuple[int, int] | None:
+        """The first (state, input valuation) with no enabled edge, or None when the view is input-complete."""
+        n = self.num_inputs
+        if n <= MAX_TABLE_INPUTS:
+            try:
+                self.tables  # noqa: B018 - compiling the tables is the check
+            except Gf01Error:
+                pass
+            else:
+                return None
+        for q, edges in enumerate(self.edges):
+            # An input valuation is covered when some guard is satisfiable with it: exists outputs . guard.
+            covered = [_exists(e.guard, range(n, n + self.num_outputs)) for e in edges]
+            hole = Not(Or(tuple(covered))) if covered else Const(True)
+            model = least_model(hole, range(n - 1, -1, -1))
+            if model is not None:
+                return q, sum(1 << v for v, bit in model.items() if bit)
+        return None
+
+    def check_input_complete(self) -> None:
+        """Raise Gf01Error naming a state and an input valuation with no enabled edge, if there is one."""
+        miss = self.first_missing()
+        if miss is not None:
+            q, x = miss
+            raise Gf01Error(
+                f"not input-complete: state {self.state_name(q)} has no edge for input {self.valuation_text(x)}"
+            )
+
+    # -- construction -----------------------------------------------------------------------------------------
+
+    @staticmethod
+    def from_automaton(aut: Automaton, outputs: Sequence[str] | None = None) -> MealyView:
+        """The Mealy view of an HOA automaton (DESIGN.md §3.1).
+
+        Outputs are ``outputs`` if given, else the ``controllable-AP`` APs; inputs are the other APs, in AP order.
+        Raises Gf01Error unless there is one initial state, no universal branching and the outputs are known.
+        """
+        if outputs is None:
+            if aut.controllable_ap is None:
+                raise Gf01Error("the automaton has no controllable-AP header: name its outputs explicitly")
+            out_aps = sorted(set(aut.controllable_ap))
+        else:
+            unknown = [o for o in outputs if o not in aut.aps]
+            if unknown:
+                raise Gf01Error(f"output {unknown[0]!r} is not an AP of the automaton (APs: {', '.join(aut.aps)})")
+            out_aps = sorted({aut.aps.index(o) for o in outputs})
+        in_aps = [i for i in range(len(aut.aps)) if i not in set(out_aps)]
+        if len(aut.start) != 1 or len(aut.start[0]) != 1:
+            starts = " ".join("&".join(map(str, c)) for c in aut.start) or "none"
+            raise Gf01Error(f"a Mealy system needs exactly one initial state (Start: {starts})")
+        signal = {ap: s for s, ap in enumerate([*in_aps, *out_aps])}
+        aliases = aut.alias_map()
+        by_index: dict[int, State] = {s.index: s for s in aut.states}
+        n_aps = len(aut.aps)
+        edges: list[tuple[MealyEdge, ...]] = []
+        for q in range(aut.num_states):
+            st = by_index.get(q)
+            if st is None:
+                edges.append(())
+                continue
+            implicit = st.label is None and st.edges and all(e.label is None for e in st.edges)
+            mes = []
+            for k, e in enumerate(st.edges):
+                if len(e.dests) != 1:
+                    raise Gf01Error(f"universal branching in state {q}: a Mealy system has one successor per edge")
+                label = _edge_label(st, e, k, n_aps, bool(implicit))
+                guard = rename(resolve(label, aliases), signal.__getitem__)
+                mes.append(MealyEdge(guard, e.dests[0]))
+            edges.append(tuple(mes))
+        names = tuple((by_index[q].name or "") if q in by_index else "" for q in range(aut.num_states))
+        return MealyView(
+            inputs=tuple(aut.aps[i] for i in in_aps),
+            outputs=tuple(aut.aps[i] for i in out_aps),
+            edges=tuple(edges),
+            initial=aut.start[0][0],
+            state_names=names if any(names) else (),
+        )
+
+    @staticmethod
+    def from_table(
+        inputs: Sequence[str],
+        outputs: Sequence[str],
+        next_table: Sequence[Sequence[int]] | np.ndarray,
+        out_table: Sequence[Sequence[int]] | np.ndarray,
+        initial: int = 0,
+        state_names: Sequence[str] = (),
+    ) -> MealyView:
+        """A view of an explicit Mealy table ``next[q][x]``, ``out[q][x]`` (x, y as bit-packed valuations).
+
+        Each state gets one edge per distinct (next, output) pair, in order of the first input that takes it.
+        """
+        n, m = len(inputs), len(outputs)
+        nxt = np.asarray(next_table, dtype=np.int64)
+        out = np.asarray(out_table, dtype=np.int64)
+        if nxt.shape != out.shape or nxt.ndim != 2 or nxt.shape[1] != 1 << n:
+            raise Gf01Error(f"a Mealy table needs shape (states, 2^{n}); got {nxt.shape} and {out.shape}")
+        edges = []
+        for q in range(nxt.shape[0]):
+            groups: dict[tuple[int, int], list[int]] = {}
+            for x in range(1 << n):
+                groups.setdefault((int(nxt[q, x]), int(out[q, x])), []).append(x)
+            es = []
+            for (dest, y), xs in groups.items():
+                if not 0 <= dest < nxt.shape[0]:
+                    raise Gf01Error(f"state {q}: next state {dest} out of range")
+                cover = [conjunction_of_literals((i, bool((x >> i) & 1)) for i in range(n)) for x in xs]
+                guard_in = cover[0] if len(cover) == 1 else Or(tuple(cover))
+                if len(xs) == 1 << n:
+                    guard_in = Const(True)
+                guard_out = conjunction_of_literals((n + j, bool((y >> j) & 1)) for j in range(m))
+                guard = guard_in if m == 0 else And((guard_in, guard_out))
+                es.append(MealyEdge(guard, dest))
+            edges.append(tuple(es))
+        return MealyView(tuple(inputs), tuple(outputs), tuple(edges), initial, tuple(state_names))
+
+    def to_automaton(self, name: str | None = None) -> Automaton:
+        """This view as an HOA automaton: APs are inputs then outputs, outputs ``controllable-AP``.
+
+        With that AP order a guard's signals are its AP indices, so ``from_automaton`` gives this view back.
+        """
+        n, m = self.num_inputs, self.num_outputs
+        states = tuple(
+            State(
+                index=q,
+                name=self.state_names[q] if q < len(self.state_names) and self.state_names[q] else None,
+                edges=tuple(Edge(dests=(e.dest,), label=e.guard) for e in es),
+            )
+            for q, es in enumerate(self.edges)
+        )
+        return Automaton(
+            states_declared=self.num_states,
+            start=((self.initial,),),
+            aps=(*self.inputs, *self.outputs),
+            acc_name=("all", ()),
+            name=name,
+            properties=("trans-labels", "explicit-labels"),
+            controllable_ap=tuple(range(n, n + m)),
+            states=states,
+        )
+
+
+def _edge_label(st: State, e: Edge, k: int, n_aps: int, implicit: bool) -> Expr:
+    if e.label is not None:
+        return e.label
+    if st.label is not None:
+        return st.label
+    if implicit:
+        return conjunction_of_literals((i, bool((k >> i) & 1)) for i in range(n_aps))
+    raise Gf01Error(f"state {st.index}: edge {k} has no label")
+
+
+def _exists(expr: Expr, over: range) -> Expr:
+    """``exists over . expr`` by Shannon expansion on the variables of ``over`` that occur in ``expr``."""
+    for v in sorted(variables(expr) & set(over)):
+        expr = _or(restrict(expr, {v: False}), restrict(expr, {v: True}))
+    return expr
+
+
+def _or(a: Expr, b: Expr) -> Expr:
+    if isinstance(a, Const):
+        return a if a.value else b
+    if isinstance(b, Const):
+        return b if b.value else a
+    return Or((a, b))
+
+
+__all__ = ["MAX_TABLE_INPUTS", "MealyEdge", "MealyView"]

@@ -1,0 +1,112 @@
+"""Label expressions: exact evaluation against truth tables, partial evaluation, least models, named parsing."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hoa.errors import Gf01Error
+from hoa.label import (
+    And,
+    Const,
+    Not,
+    Or,
+    Var,
+    evaluate,
+    evaluate_array,
+    least_model,
+    parse_named,
+    restrict,
+    satisfiable,
+    to_text,
+)
+
+NVARS = 5
+
+
+def exprs(max_leaves: int = 12):
+    leaf = st.one_of(st.builds(Var, st.integers(0, NVARS - 1)), st.builds(Const, st.booleans()))
+    return st.recursive(
+        leaf,
+        lambda sub: st.one_of(
+            st.builds(Not, sub),
+            st.builds(lambda xs: And(tuple(xs)), st.lists(sub, min_size=2, max_size=3)),
+            st.builds(lambda xs: Or(tuple(xs)), st.lists(sub, min_size=2, max_size=3)),
+        ),
+        max_leaves=max_leaves,
+    )
+
+
+def truth(expr, val: int) -> bool:
+    """Independent reference: Python's own operators on a dict of bits."""
+    if isinstance(expr, Var):
+        return bool(val >> expr.index & 1)
+    if isinstance(expr, Const):
+        return expr.value
+    if isinstance(expr, Not):
+        return not truth(expr.arg, val)
+    vals = [truth(a, val) for a in expr.args]
+    return all(vals) if isinstance(expr, And) else any(vals)
+
+
+@settings(max_examples=300)
+@given(exprs())
+def test_evaluate_matches_truth_table(e):
+    table = [truth(e, v) for v in range(1 << NVARS)]
+    assert [evaluate(e, v) for v in range(1 << NVARS)] == table
+    assert evaluate_array(e, np.arange(1 << NVARS)).tolist() == table
+    assert satisfiable(e) == any(table)
+
+
+@settings(max_examples=200)
+@given(exprs(), st.dictionaries(st.integers(0, NVARS - 1), st.booleans()))
+def test_restrict_is_partial_evaluation(e, fixed):
+    r = restrict(e, fixed)
+    for v in range(1 << NVARS):
+        if all(bool(v >> i & 1) == b for i, b in fixed.items()):
+            assert evaluate(r, v) == evaluate(e, v)
+
+
+@settings(max_examples=200)
+@given(exprs())
+def test_least_model_is_lexicographically_least(e):
+    order = [3, 1, 4]
+    got = least_model(e, order)
+    models = sorted(
+        {tuple(bool(v >> i & 1) for i in order) for v in range(1 << NVARS) if truth(e, v)}
+    )
+    if not models:
+        assert got is None
+    else:
+        assert tuple(got[i] for i in order) == models[0]
+
+
+@settings(max_examples=200)
+@given(exprs())
+def test_named_text_round_trip(e):
+    names = ["a", "b", "c.d", "e_1", "f-2"]
+    text = to_text(e, lambda i: names[i])
+    back = parse_named(text, names)
+    for v in range(1 << NVARS):
+        assert evaluate(back, v) == evaluate(e, v)
+
+
+def test_precedence_not_and_or():
+    e = parse_named("a | b & !c", ["a", "b", "c"])
+    for a, b, c in itertools.product([0, 1], repeat=3):
+        assert evaluate(e, a | b << 1 | c << 2) == bool(a or (b and not c))
+
+
+@pytest.mark.parametrize(
+    "text, needle",
+    [("a & ", "expected a name"), ("a & zz", "unknown name 'zz'"), ("(a", "expected ')'"), ("a b", "unexpected"),
+     ("a $ b", "unexpected character")],
+)
+def test_parse_named_errors(text, needle):
+    with pytest.raises(Gf01Error, match="effect") as err:
+        parse_named(text, ["a", "b"])
+    assert needle in str(err.value)
