@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 
 
-class Unknown(Exception):  # noqa: N818 - the name is the outcome it reports
+class Unknown(Exception):
     """A query ran out of its limits before reaching an exact answer; ``spent`` says what it used."""
 
     def __init__(self, query: str, reason: str, spent: dict[str, float | int]) -> None:
