@@ -1,0 +1,112 @@
+"""Hypothesis strategies for random small GF-01 problems and certificates (shared by the solver test suites).
+
+``problems()`` draws a Mealy view (either an explicit random table, or random guard expressions per state with a
+catch-all last edge so the view is input-complete), a random base trace, a random effect over the outputs (with
+``t``/``f``/``!``/``&``/``|``), hard or normal mode, a window and a budget (or None). ``max_flips`` bounds
+T * |AP_in| so that the brute-force twin (2^(T*|AP_in|) flip sets) stays fast.
+
+>>> from hypothesis import given
+>>> @given(problems())
+... def test_something(problem): ...
+"""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from encoders.problem import Atom, Problem
+from hoa.label import And, Const, Expr, Not, Or, Var, satisfiable
+from hoa.mealy import MealyEdge, MealyView
+
+
+def expressions(num_vars: int, offset: int = 0, max_leaves: int = 5) -> st.SearchStrategy[Expr]:
+    """Random Boolean expressions over ``Var(offset) .. Var(offset + num_vars - 1)`` and the constants."""
+    leaves: st.SearchStrategy[Expr] = st.one_of(
+        st.integers(offset, offset + num_vars - 1).map(Var),
+        st.sampled_from([Const(True), Const(False)]),
+    ) if num_vars else st.sampled_from([Const(True), Const(False)])
+    return st.recursive(
+        leaves,
+        lambda kids: st.one_of(
+            kids.map(Not),
+            st.lists(kids, min_size=2, max_size=3).map(lambda xs: And(tuple(xs))),
+            st.lists(kids, min_size=2, max_size=3).map(lambda xs: Or(tuple(xs))),
+        ),
+        max_leaves=max_leaves,
+    )
+
+
+@st.composite
+def table_views(draw: st.DrawFn, n_states: int, n_in: int, n_out: int) -> MealyView:
+    """A random explicit Mealy table turned into a view (one edge per (next, output) class)."""
+    size = 1 << n_in
+    nxt = [[draw(st.integers(0, n_states - 1)) for _ in range(size)] for _ in range(n_states)]
+    out = [[draw(st.integers(0, (1 << n_out) - 1)) for _ in range(size)] for _ in range(n_states)]
+    return MealyView.from_table(_names("i", n_in), _names("o", n_out), nxt, out)
+
+
+@st.composite
+def guard_views(draw: st.DrawFn, n_states: int, n_in: int, n_out: int) -> MealyView:
+    """A random view with guard expressions over inputs and outputs; each state ends with a catch-all edge.
+
+    The catch-all's guard mentions only outputs and is satisfiable, so every input valuation enables some edge.
+    """
+    signals = n_in + n_out
+    edges = []
+    for _ in range(n_states):
+        k = draw(st.integers(0, 3))
+        es = [MealyEdge(draw(expressions(signals)), draw(st.integers(0, n_states - 1))) for _ in range(k)]
+        last = draw(expressions(n_out, offset=n_in, max_leaves=3))
+        if not satisfiable(last):
+            last = Const(True)
+        es.append(MealyEdge(last, draw(st.integers(0, n_states - 1))))
+        edges.append(tuple(es))
+    return MealyView(_names("i", n_in), _names("o", n_out), tuple(edges), initial=draw(st.integers(0, n_states - 1)))
+
+
+@st.composite
+def problems(
+    draw: st.DrawFn,
+    max_states: int = 4,
+    max_inputs: int = 3,
+    max_outputs: int = 2,
+    max_T: int = 6,
+    max_flips: int = 12,
+    modes: tuple[str, ...] = ("hard", "normal"),
+) -> Problem:
+    """A random small :class:`Problem` with T * |AP_in| <= ``max_flips``."""
+    n_in = draw(st.integers(1, max_inputs))
+    n_out = draw(st.integers(1, max_outputs))
+    n_states = draw(st.integers(1, max_states))
+    T = draw(st.integers(1, max(1, min(max_T, max_flips // n_in))))
+    if draw(st.booleans()):
+        system = draw(table_views(n_states, n_in, n_out))
+    else:
+        system = draw(guard_views(n_states, n_in, n_out))
+    trace = tuple(draw(st.lists(st.integers(0, (1 << n_in) - 1), min_size=T, max_size=T)))
+    effect = draw(expressions(n_out, max_leaves=4))
+    t_star = draw(st.integers(0, T - 1))
+    mode = draw(st.sampled_from(modes))
+    window = draw(st.integers(0, 3))
+    budget_t = draw(st.one_of(st.none(), st.integers(0, T)))
+    return Problem(system, trace, effect, t_star, mode, window, budget_t)
+
+
+@st.composite
+def certificates(draw: st.DrawFn, problem: Problem, max_atoms: int = 6) -> tuple[Atom, ...]:
+    """A structurally valid certificate: distinct (t, i) positions, v either the flipped or (rarely) the base value."""
+    T, n = problem.horizon, problem.system.num_inputs
+    positions = draw(st.lists(st.tuples(st.integers(0, T - 1), st.integers(0, n - 1)), max_size=max_atoms,
+                              unique=True))
+    atoms = []
+    for t, i in positions:
+        base = (problem.trace[t] >> i) & 1
+        noop = draw(st.integers(0, 5)) == 0
+        atoms.append((t, i, base if noop else 1 - base))
+    return tuple(sorted(atoms))
+
+
+def _names(prefix: str, k: int) -> tuple[str, ...]:
+    # Names whose alphabetical order differs from index order, so canonical (by-name) atom order is exercised.
+    pool = {"i": ("r", "g", "a", "z", "c", "m"), "o": ("p", "e", "x", "b")}[prefix]
+    return pool[:k] if k <= len(pool) else tuple(f"{prefix}{j}" for j in range(k))
