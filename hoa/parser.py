@@ -1,0 +1,545 @@
+"""HOA v1 parser: a stream of automata (text) -> validated :class:`hoa.model.Automaton` values.
+
+Recursive descent over the token lists of :mod:`hoa.lexer`. The parser checks the grammar and the header rules
+(``HOA:`` first, mandatory ``Acceptance:``, headers that may occur once); :mod:`hoa.validate` checks the meaning,
+using the token offsets the parser records in a :class:`Spans` side structure (the frozen model carries no
+positions). An automaton that reaches ``--ABORT--`` before its ``--END--`` is discarded and the stream goes on.
+
+>>> [a.aps for a in parse('HOA: v1 AP: 1 "a" Acceptance: 0 t --BODY-- State: 0 [0] 0 --END--')]
+[('a',)]
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hoa.errors import Gf01Error
+from hoa.label import AliasRef, And, Const, Expr, Not, Or, Var
+from hoa.lexer import Tokens, decode_string, tokenize
+from hoa.model import AccAnd, AccConst, AccExpr, AccOr, AccSet, Automaton, Edge, State
+from hoa.validate import validate
+
+#: Headers that may occur more than once (spec: every other HEADERNAME at most once).
+REPEATABLE = frozenset({"Start", "Alias", "properties"})
+SUPPORTED_VERSIONS = frozenset({"v1"})
+
+Atom = tuple[int | str, int]  # (AP index or alias name, token offset)
+
+
+@dataclass
+class Spans:
+    """Token offsets of one automaton, recorded by the parser for the validator's messages (not part of the model).
+
+    Lists of atoms are flat, in file order, so that the validator's range checks are single loops.
+    """
+
+    begin: int
+    headers: dict[str, list[int]] = field(default_factory=dict)
+    ap_count: int | None = None
+    ap_names: list[int] = field(default_factory=list)
+    alias_names: list[int] = field(default_factory=list)
+    alias_atoms: list[list[Atom]] = field(default_factory=list)
+    acc_count: int | None = None
+    acc_atoms: list[tuple[int, int]] = field(default_factory=list)
+    controllable: list[int] = field(default_factory=list)
+    properties: list[int] = field(default_factory=list)
+    start_states: list[list[int]] = field(default_factory=list)
+    body: int = 0
+    states: list[int] = field(default_factory=list)  # offset of each "State:" item, in file order
+    state_index: list[int] = field(default_factory=list)  # offset of each state's number
+    state_label: list[int | None] = field(default_factory=list)
+    state_acc: list[int | None] = field(default_factory=list)
+    edges: list[list[int]] = field(default_factory=list)  # per State item, offset of each edge's first token
+    edge_acc: list[tuple[int, int]] = field(default_factory=list)  # (acc set, offset) of every edge acc-sig entry
+    edge_acc_first: int | None = None
+    state_acc_atoms: list[tuple[int, int]] = field(default_factory=list)
+    label_atoms: list[Atom] = field(default_factory=list)  # AP indices and aliases in body labels
+    dests: list[tuple[int, int]] = field(default_factory=list)  # (state, offset) of every edge destination
+    univ_first: int | None = None  # first conjunction of states (Start: or edge)
+    end: int = 0
+
+
+class _Reader:
+    """A cursor over the tokens of one automaton: ``lo`` .. ``hi`` (exclusive, ``hi`` is its ``--END--``)."""
+
+    def __init__(self, toks: Tokens, lo: int, hi: int) -> None:
+        self.toks = toks
+        self.kinds = toks.kinds
+        self.texts = toks.texts
+        self.starts = toks.starts
+        self.i = lo
+        self.hi = hi
+
+    def error(self, message: str, at: int | None = None) -> Gf01Error:
+        i = self.i if at is None else at
+        if i >= len(self.starts) and self.toks.error is not None:
+            return self.toks.error  # the parser ran into the lexical error: that is the first problem
+        pos = self.starts[i] if i < len(self.starts) else len(self.toks.source.text)
+        return self.toks.source.error(message, pos)
+
+    def found(self) -> str:
+        i = self.i
+        if i >= len(self.kinds):
+            return "end of input"
+        return repr(self.texts[i])
+
+    def expect_int(self, what: str) -> int:
+        i = self.i
+        if i < self.hi and self.kinds[i] == "int":
+            self.i = i + 1
+            return int(self.texts[i])
+        raise self.error(f"expected {what} (an integer), found {self.found()}")
+
+
+def parse(text: str, file: str | None = None) -> list[Automaton]:
+    """Parse and validate an HOA stream; returns its automata (aborted ones dropped) or raises Gf01Error."""
+    return list(iter_parse(text, file))
+
+
+def parse_file(path: str | Path) -> list[Automaton]:
+    """Parse and validate the HOA file at ``path`` (errors name the file)."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError as ex:
+        raise Gf01Error(f"not UTF-8 text: {ex.reason} at byte {ex.start}", file=str(path)) from None
+    except OSError as ex:
+        raise Gf01Error(f"cannot read: {ex.strerror or ex}", file=str(path)) from None
+    return parse(text, str(path))
+
+
+def iter_parse(text: str, file: str | None = None) -> Iterator[Automaton]:
+    """The automata of an HOA stream one by one, each validated before it is yielded."""
+    for aut, spans, toks in iter_parse_raw(text, file):
+        validate(aut, spans, toks.source)
+        yield aut
+
+
+def iter_parse_raw(text: str, file: str | None = None) -> Iterator[tuple[Automaton, Spans, Tokens]]:
+    """The automata of an HOA stream with their token offsets, syntax-checked but not validated."""
+    toks = tokenize(text, file)
+    kinds = toks.kinds
+    n = len(kinds)
+    ends = [i for i, k in enumerate(kinds) if k == "end"]
+    aborts = [i for i, k in enumerate(kinds) if k == "abort"]
+    i = 0
+    while i < n or (i == n and toks.error is not None):
+        if i > 0 and _trailing_text(toks, i):
+            return
+        e = ends[bisect_left(ends, i)] if ends and ends[-1] >= i else n
+        ab = bisect_left(aborts, i)
+        if ab < len(aborts) and aborts[ab] < e:
+            i = aborts[ab] + 1  # the automaton was aborted: discard it, the stream goes on after --ABORT--
+            continue
+        reader = _Reader(toks, i, e)
+        aut, spans = _automaton(reader)
+        yield aut, spans, toks
+        i = e + 1
+
+
+_HOA_KEYWORD = re.compile(r"HOA:|--BODY--|--END--|--ABORT--")
+
+
+def _trailing_text(toks: Tokens, i: int) -> bool:
+    """Whether the text from token ``i`` on (after an automaton) is not HOA at all and ends the stream.
+
+    Spot reads streams that mix HOA with other formats (LBTT, never claims). Text after an automaton that does not
+    start with ``HOA:`` or ``--ABORT--`` and holds no HOA keyword anywhere is such foreign text; anything else there
+    is an HOA error.
+    """
+    if i < len(toks.kinds) and (toks.kinds[i] == "abort" or toks.texts[i] == "HOA:"):
+        return False
+    pos = toks.starts[i] if i < len(toks.starts) else len(toks.source.text)
+    if i >= len(toks.starts) and toks.error is not None:
+        pos = toks.starts[-1] if toks.starts else 0
+    return _HOA_KEYWORD.search(toks.source.text, pos) is None
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Header
+
+
+def _automaton(r: _Reader) -> tuple[Automaton, Spans]:
+    kinds, texts = r.kinds, r.texts
+    if r.i >= r.hi or kinds[r.i] != "hdr" or texts[r.i] != "HOA:":
+        raise r.error(f"an automaton must start with 'HOA:', found {r.found()}")
+    spans = Spans(begin=r.starts[r.i])
+    r.i += 1
+    if r.i >= r.hi or kinds[r.i] != "id":
+        raise r.error(f"'HOA:' must be followed by a version identifier, found {r.found()}")
+    version = texts[r.i]
+    if version not in SUPPORTED_VERSIONS:
+        raise r.error(f"unsupported HOA version {version!r} (this parser reads HOA v1)")
+    r.i += 1
+    fields: dict[str, object] = {"version": version}
+    start: list[tuple[int, ...]] = []
+    aliases: list[tuple[str, Expr]] = []
+    properties: list[str] = []
+    unknown: list[tuple[str, tuple[str, ...]]] = []
+    while True:
+        if r.i >= r.hi:
+            raise r.error("missing --BODY-- (the header must be followed by --BODY-- and the body by --END--)")
+        kind = kinds[r.i]
+        if kind == "body":
+            break
+        if kind != "hdr":
+            raise r.error(f"expected a header item (a name followed by ':') or --BODY--, found {r.found()}")
+        name = texts[r.i][:-1]
+        hpos = r.starts[r.i]
+        seen = spans.headers.setdefault(name, [])
+        if seen and name not in REPEATABLE:
+            first = r.toks.source.linecol(seen[0])
+            raise r.error(f"header '{name}:' occurs twice (first at line {first[0]}); only Start:, Alias: and "
+                          "properties: may repeat")
+        seen.append(hpos)
+        r.i += 1
+        if name == "HOA":
+            raise r.error("'HOA:' may only appear first", r.i - 1)
+        if name == "States":
+            fields["states_declared"] = r.expect_int("the number of states after 'States:'")
+        elif name == "Start":
+            conj, offs = _state_conj(r, "a state number after 'Start:'")
+            if len(conj) > 1 and spans.univ_first is None:
+                spans.univ_first = offs[1]
+            start.append(conj)
+            spans.start_states.append(offs)
+        elif name == "AP":
+            spans.ap_count = r.starts[r.i] if r.i < r.hi else None
+            count = r.expect_int("the number of atomic propositions after 'AP:'")
+            names = []
+            while r.i < r.hi and kinds[r.i] == "str":
+                names.append(decode_string(texts[r.i]))
+                spans.ap_names.append(r.starts[r.i])
+                r.i += 1
+            if len(names) != count:
+                # Point at the first name too many, or at the count when names are missing.
+                at = spans.ap_names[count] if len(names) > count else spans.ap_count
+                raise r.toks.source.error(
+                    f"'AP: {count}' declares {count} atomic proposition(s) but {len(names)} name(s) follow", at or 0
+                )
+            fields["aps"] = tuple(names)
+        elif name == "Alias":
+            if r.i >= r.hi or kinds[r.i] != "aname":
+                raise r.error(f"expected an alias name (@name) after 'Alias:', found {r.found()}")
+            spans.alias_names.append(r.starts[r.i])
+            alias = texts[r.i][1:]
+            r.i += 1
+            atoms: list[Atom] = []
+            aliases.append((alias, _label_expr(r, atoms)))
+            spans.alias_atoms.append(atoms)
+        elif name == "Acceptance":
+            spans.acc_count = r.starts[r.i] if r.i < r.hi else None
+            fields["acc_sets"] = r.expect_int("the number of acceptance sets after 'Acceptance:'")
+            fields["acceptance"] = _acc_cond(r, spans.acc_atoms)
+        elif name == "acc-name":
+            if r.i >= r.hi or kinds[r.i] != "id":
+                raise r.error(f"expected an acceptance name (identifier) after 'acc-name:', found {r.found()}")
+            acc_name = texts[r.i]
+            r.i += 1
+            params: list[str | int] = []
+            while r.i < r.hi and kinds[r.i] in ("id", "bool", "int"):
+                params.append(int(texts[r.i]) if kinds[r.i] == "int" else texts[r.i])
+                r.i += 1
+            fields["acc_name"] = (acc_name, tuple(params))
+        elif name == "tool":
+            tool = [_string(r, "the tool name (a string) after 'tool:'")]
+            if r.i < r.hi and kinds[r.i] == "str":
+                tool.append(_string(r, "the tool version"))
+            fields["tool"] = tuple(tool)
+        elif name == "name":
+            fields["name"] = _string(r, "the automaton name (a string) after 'name:'")
+        elif name == "properties":
+            while r.i < r.hi:
+                k = kinds[r.i]
+                if k == "id":
+                    properties.append(texts[r.i])
+                    spans.properties.append(r.starts[r.i])
+                    r.i += 1
+                elif k == "sym" and texts[r.i] == "!" and r.i + 1 < r.hi and kinds[r.i + 1] == "id":
+                    # Spot's negated properties ("!complete"), kept with their "!" so they can be checked.
+                    properties.append("!" + texts[r.i + 1])
+                    spans.properties.append(r.starts[r.i])
+                    r.i += 2
+                else:
+                    break
+        elif name == "controllable-AP":
+            ctrl = []
+            while r.i < r.hi and kinds[r.i] == "int":
+                ctrl.append(int(texts[r.i]))
+                spans.controllable.append(r.starts[r.i])
+                r.i += 1
+            fields["controllable_ap"] = tuple(ctrl)
+        else:
+            vals = []
+            while r.i < r.hi and kinds[r.i] in ("id", "bool", "int", "str"):
+                vals.append(texts[r.i])
+                r.i += 1
+            unknown.append((name, tuple(vals)))
+    if "Acceptance" not in spans.headers:
+        raise r.toks.source.error("missing 'Acceptance:' header (mandatory in HOA v1)", spans.begin)
+    spans.body = r.starts[r.i]
+    r.i += 1
+    states = _body(r, spans)
+    spans.end = r.starts[r.hi] if r.hi < len(r.starts) else len(r.toks.source.text)
+    if r.hi >= len(kinds):
+        raise r.error("missing --END-- at the end of the automaton")
+    aut = Automaton(
+        start=tuple(start),
+        aliases=tuple(aliases),
+        properties=tuple(properties),
+        headers=tuple(unknown),
+        states=states,
+        **fields,  # type: ignore[arg-type]
+    )
+    return aut, spans
+
+
+def _string(r: _Reader, what: str) -> str:
+    if r.i < r.hi and r.kinds[r.i] == "str":
+        r.i += 1
+        return decode_string(r.texts[r.i - 1])
+    raise r.error(f"expected {what}, found {r.found()}")
+
+
+def _state_conj(r: _Reader, what: str) -> tuple[tuple[int, ...], list[int]]:
+    offs = [r.starts[r.i]] if r.i < r.hi else []
+    conj = [r.expect_int(what)]
+    while r.i < r.hi and r.texts[r.i] == "&" and r.kinds[r.i] == "sym":
+        r.i += 1
+        offs.append(r.starts[r.i] if r.i < r.hi else 0)
+        conj.append(r.expect_int("a state number after '&'"))
+    return tuple(conj), offs
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Label expressions: ! binds tighter than &, which binds tighter than |. Nested operators of the same kind are
+# flattened ("(0 & 1) & 2" is And(0, 1, 2)) so that writing and reading again gives the same value.
+
+
+def _label_expr(r: _Reader, atoms: list[Atom]) -> Expr:
+    args = [_label_conj(r, atoms)]
+    while r.i < r.hi and r.texts[r.i] == "|" and r.kinds[r.i] == "sym":
+        r.i += 1
+        args.append(_label_conj(r, atoms))
+    if len(args) == 1:
+        return args[0]
+    return Or(tuple(_flatten(args, Or)))
+
+
+def _label_conj(r: _Reader, atoms: list[Atom]) -> Expr:
+    args = [_label_atom(r, atoms)]
+    while r.i < r.hi and r.texts[r.i] == "&" and r.kinds[r.i] == "sym":
+        r.i += 1
+        args.append(_label_atom(r, atoms))
+    if len(args) == 1:
+        return args[0]
+    return And(tuple(_flatten(args, And)))
+
+
+def _flatten(args: list[Expr], op: type) -> list[Expr]:
+    out: list[Expr] = []
+    for a in args:
+        if type(a) is op:
+            out.extend(a.args)  # type: ignore[union-attr]
+        else:
+            out.append(a)
+    return out
+
+
+def _label_atom(r: _Reader, atoms: list[Atom]) -> Expr:
+    i = r.i
+    if i >= r.hi:
+        raise r.error("unexpected end of the automaton in a label expression")
+    kind, text = r.kinds[i], r.texts[i]
+    r.i = i + 1
+    if kind == "int":
+        ap = int(text)
+        atoms.append((ap, r.starts[i]))
+        return Var(ap)
+    if kind == "sym":
+        if text == "!":
+            return Not(_label_atom(r, atoms))
+        if text == "(":
+            inner = _label_expr(r, atoms)
+            if r.i >= r.hi or r.texts[r.i] != ")" or r.kinds[r.i] != "sym":
+                raise r.error(f"expected ')' to close the '(' of line {r.toks.source.linecol(r.starts[i])[0]}, "
+                              f"found {r.found()}")
+            r.i += 1
+            return inner
+    elif kind == "bool":
+        return Const(text == "t")
+    elif kind == "aname":
+        atoms.append((text[1:], r.starts[i]))
+        return AliasRef(text[1:])
+    r.i = i
+    raise r.error(f"expected a label expression (an AP number, t, f, @alias, '!' or '('), found {r.found()}")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Acceptance conditions: & binds tighter than |.
+
+
+def _acc_cond(r: _Reader, atoms: list[tuple[int, int]]) -> AccExpr:
+    args = [_acc_conj(r, atoms)]
+    while r.i < r.hi and r.texts[r.i] == "|" and r.kinds[r.i] == "sym":
+        r.i += 1
+        args.append(_acc_conj(r, atoms))
+    if len(args) == 1:
+        return args[0]
+    flat: list[AccExpr] = []
+    for a in args:
+        flat.extend(a.args if isinstance(a, AccOr) else (a,))
+    return AccOr(tuple(flat))
+
+
+def _acc_conj(r: _Reader, atoms: list[tuple[int, int]]) -> AccExpr:
+    args = [_acc_atom(r, atoms)]
+    while r.i < r.hi and r.texts[r.i] == "&" and r.kinds[r.i] == "sym":
+        r.i += 1
+        args.append(_acc_atom(r, atoms))
+    if len(args) == 1:
+        return args[0]
+    flat: list[AccExpr] = []
+    for a in args:
+        flat.extend(a.args if isinstance(a, AccAnd) else (a,))
+    return AccAnd(tuple(flat))
+
+
+def _acc_atom(r: _Reader, atoms: list[tuple[int, int]]) -> AccExpr:
+    i = r.i
+    if i >= r.hi:
+        raise r.error("unexpected end of the automaton in the acceptance condition")
+    kind, text = r.kinds[i], r.texts[i]
+    if kind == "bool":
+        r.i += 1
+        return AccConst(text == "t")
+    if kind == "sym" and text == "(":
+        r.i += 1
+        inner = _acc_cond(r, atoms)
+        if r.i >= r.hi or r.texts[r.i] != ")" or r.kinds[r.i] != "sym":
+            raise r.error(f"expected ')' in the acceptance condition, found {r.found()}")
+        r.i += 1
+        return inner
+    if kind == "id":
+        if text not in ("Inf", "Fin"):
+            raise r.error(f"unknown acceptance primitive {text!r}, expected Fin or Inf")
+        r.i += 1
+        if r.i >= r.hi or r.texts[r.i] != "(" or r.kinds[r.i] != "sym":
+            raise r.error(f"expected '(' after {text}, found {r.found()}")
+        r.i += 1
+        negated = r.i < r.hi and r.texts[r.i] == "!" and r.kinds[r.i] == "sym"
+        if negated:
+            r.i += 1
+        pos = r.starts[r.i] if r.i < r.hi else 0
+        index = r.expect_int(f"an acceptance set number in {text}(...)")
+        atoms.append((index, pos))
+        if r.i >= r.hi or r.texts[r.i] != ")" or r.kinds[r.i] != "sym":
+            raise r.error(f"expected ')' after {text}({'!' if negated else ''}{index}, found {r.found()}")
+        r.i += 1
+        return AccSet(text, index, negated)
+    raise r.error(f"expected an acceptance condition (Inf(n), Fin(n), t, f or '('), found {r.found()}")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Body: (State: label? INT STRING? acc-sig? edge*)*, edge = label? state-conj acc-sig?
+
+
+def _acc_sig(r: _Reader, atoms: list[tuple[int, int]]) -> tuple[int, ...]:
+    r.i += 1  # the "{"
+    kinds, texts, starts, hi = r.kinds, r.texts, r.starts, r.hi
+    sets = []
+    while r.i < hi and kinds[r.i] == "int":
+        sets.append(int(texts[r.i]))
+        atoms.append((sets[-1], starts[r.i]))
+        r.i += 1
+    if r.i >= hi or texts[r.i] != "}" or kinds[r.i] != "sym":
+        raise r.error(f"expected an acceptance set number or '}}' in an acceptance signature, found {r.found()}")
+    r.i += 1
+    return tuple(sets)
+
+
+def _body(r: _Reader, spans: Spans) -> tuple[State, ...]:
+    kinds, texts, starts, hi = r.kinds, r.texts, r.starts, r.hi
+    label_atoms = spans.label_atoms
+    dests_at = spans.dests
+    edge_acc = spans.edge_acc
+    states: list[State] = []
+    while r.i < hi:
+        if kinds[r.i] != "hdr" or texts[r.i] != "State:":
+            raise r.error(f"expected 'State:' or --END--, found {r.found()}")
+        spans.states.append(starts[r.i])
+        r.i += 1
+        label = None
+        spans.state_label.append(starts[r.i] if r.i < hi and texts[r.i] == "[" else None)
+        if r.i < hi and texts[r.i] == "[" and kinds[r.i] == "sym":
+            r.i += 1
+            label = _label_expr(r, label_atoms)
+            if r.i >= hi or texts[r.i] != "]":
+                raise r.error(f"expected ']' to close the state label, found {r.found()}")
+            r.i += 1
+        spans.state_index.append(starts[r.i] if r.i < hi else spans.states[-1])
+        index = r.expect_int("a state number after 'State:'")
+        name = None
+        if r.i < hi and kinds[r.i] == "str":
+            name = decode_string(texts[r.i])
+            r.i += 1
+        acc = None
+        spans.state_acc.append(starts[r.i] if r.i < hi and texts[r.i] == "{" else None)
+        if r.i < hi and texts[r.i] == "{" and kinds[r.i] == "sym":
+            acc = _acc_sig(r, spans.state_acc_atoms)
+        edges: list[Edge] = []
+        edge_pos: list[int] = []
+        i = r.i
+        while i < hi:
+            kind = kinds[i]
+            edge_pos.append(starts[i])
+            elabel = None
+            if kind == "sym" and texts[i] == "[":
+                r.i = i + 1
+                elabel = _label_expr(r, label_atoms)
+                i = r.i
+                if i >= hi or texts[i] != "]":
+                    raise r.error(f"expected ']' to close the edge label, found {r.found()}")
+                i += 1
+                kind = kinds[i] if i < hi else "end"
+            elif kind != "int":
+                edge_pos.pop()
+                break
+            if kind != "int":
+                r.i = i
+                raise r.error(f"expected a destination state number, found {r.found()}")
+            dest = int(texts[i])
+            dests_at.append((dest, starts[i]))
+            i += 1
+            if i < hi and texts[i] == "&" and kinds[i] == "sym":
+                conj = [dest]
+                if spans.univ_first is None:
+                    spans.univ_first = starts[i - 1]
+                while i < hi and texts[i] == "&" and kinds[i] == "sym":
+                    r.i = i + 1
+                    at = starts[r.i] if r.i < hi else 0
+                    conj.append(r.expect_int("a state number after '&'"))
+                    dests_at.append((conj[-1], at))
+                    i = r.i
+                dests = tuple(conj)
+            else:
+                dests = (dest,)
+            eacc = None
+            if i < hi and texts[i] == "{" and kinds[i] == "sym":
+                if spans.edge_acc_first is None:
+                    spans.edge_acc_first = starts[i]
+                r.i = i
+                eacc = _acc_sig(r, edge_acc)
+                i = r.i
+            edges.append(Edge(dests, elabel, eacc))
+        r.i = i
+        spans.edges.append(edge_pos)
+        states.append(State(index, name, label, acc, tuple(edges)))
+    return tuple(states)
+
+
+__all__ = ["REPEATABLE", "SUPPORTED_VERSIONS", "Spans", "iter_parse", "iter_parse_raw", "parse", "parse_file"]

@@ -1,0 +1,332 @@
+"""HOA v1 semantic checks: the rules a syntactically correct automaton can still break, located at line:col.
+
+Each check raises Gf01Error at the offending token (offsets come from the parser's :class:`hoa.parser.Spans`):
+AP count and names, aliases (used before definition, redefined, undefined), AP, acceptance set and state numbers in
+range, implicit-label edge counts, state labels mixed with edge labels, labelled and unlabelled edges in one state,
+``controllable-AP`` indices, duplicate ``State:`` items, and ``properties:`` that contradict each other or the
+automaton (labels, acceptance style, branching, determinism, completeness, weakness).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from hoa.label import And, Expr, Not, Or, conjunction_of_literals, evaluate_array, resolve, satisfiable
+from hoa.lexer import Source
+from hoa.model import Automaton, State
+
+if TYPE_CHECKING:
+    from hoa.parser import Spans
+
+#: APs up to which determinism and completeness are decided by truth tables (beyond: pairwise SAT on labels).
+TABLE_APS = 16
+
+#: ``p -> q`` for properties with specified meaning: declaring p and !q is a contradiction.
+IMPLIES: dict[str, tuple[str, ...]] = {
+    "very-weak": ("weak", "inherently-weak"),
+    "weak": ("inherently-weak",),
+    "terminal": ("weak", "inherently-weak"),
+    "deterministic": ("unambiguous", "semi-deterministic"),
+    "implicit-labels": ("trans-labels",),
+}
+#: Properties that cannot both hold.
+INCOMPATIBLE: tuple[tuple[str, str], ...] = (
+    ("state-labels", "trans-labels"),
+    ("state-labels", "implicit-labels"),
+    ("implicit-labels", "explicit-labels"),
+    ("univ-branch", "no-univ-branch"),
+    ("stutter-invariant", "stutter-sensitive"),
+)
+
+
+def validate(aut: Automaton, spans: Spans, source: Source) -> None:
+    """Raise Gf01Error (file, line, col, rule) if ``aut`` breaks a rule of HOA v1; ``spans`` locates its tokens."""
+    _check_header(aut, spans, source)
+    _check_body(aut, spans, source)
+    if aut.properties:
+        _check_properties(aut, spans, source)
+
+
+def _where(source: Source, pos: int) -> str:
+    line, col = source.linecol(pos)
+    return f"{line}:{col}"
+
+
+def _check_header(aut: Automaton, spans: Spans, source: Source) -> None:
+    n_aps = len(aut.aps)
+    seen: dict[str, int] = {}
+    for j, ap in enumerate(aut.aps):
+        if ap in seen:
+            raise source.error(
+                f"duplicate AP name {ap!r}: AP {j} repeats AP {seen[ap]} (AP names must be distinct)",
+                spans.ap_names[j],
+            )
+        seen[ap] = j
+    defined: set[str] = set()
+    all_aliases = {name for name, _ in aut.aliases}
+    for k, (name, _expr) in enumerate(aut.aliases):
+        for atom, pos in spans.alias_atoms[k]:
+            if isinstance(atom, str):
+                if atom not in defined:
+                    why = "used before its definition" if atom in all_aliases else "is not defined"
+                    raise source.error(f"alias @{atom} {why} (in the definition of @{name})", pos)
+            elif atom >= n_aps:
+                raise source.error(_ap_range(atom, n_aps, f"the definition of @{name}"), pos)
+        if name in defined:
+            raise source.error(f"alias @{name} redefined (an alias may be defined only once)", spans.alias_names[k])
+        defined.add(name)
+    for index, pos in spans.acc_atoms:
+        if index >= aut.acc_sets:
+            raise source.error(_acc_range(index, aut.acc_sets, "the acceptance condition"), pos)
+    for j, ap in enumerate(aut.controllable_ap or ()):
+        if ap >= n_aps:
+            raise source.error(_ap_range(ap, n_aps, "controllable-AP"), spans.controllable[j])
+    if aut.states_declared is not None:
+        for conj, offs in zip(aut.start, spans.start_states, strict=True):
+            for q, pos in zip(conj, offs, strict=True):
+                if q >= aut.states_declared:
+                    raise source.error(_state_range(q, aut.states_declared, "initial state"), pos)
+
+
+def _ap_range(ap: int, n_aps: int, where: str) -> str:
+    have = "no APs" if n_aps == 0 else f"APs 0..{n_aps - 1}"
+    return f"AP index {ap} out of range in {where}: the automaton declares {have} (AP: {n_aps})"
+
+
+def _acc_range(index: int, sets: int, where: str) -> str:
+    have = "no acceptance sets" if sets == 0 else f"acceptance sets 0..{sets - 1}"
+    return f"acceptance set {index} out of range in {where}: 'Acceptance: {sets}' declares {have}"
+
+
+def _state_range(q: int, declared: int, what: str) -> str:
+    return f"undefined state: {what} {q} is out of range, 'States: {declared}' declares states 0..{declared - 1}"
+
+
+def _check_body(aut: Automaton, spans: Spans, source: Source) -> None:
+    n_aps = len(aut.aps)
+    aliases = {name for name, _ in aut.aliases}
+    for atom, pos in spans.label_atoms:
+        if isinstance(atom, str):
+            if atom not in aliases:
+                raise source.error(f"alias @{atom} is not defined (no 'Alias: @{atom}' header)", pos)
+        elif atom >= n_aps:
+            raise source.error(_ap_range(atom, n_aps, "a label"), pos)
+    for atoms, where in ((spans.state_acc_atoms, "a state's acceptance signature"),
+                         (spans.edge_acc, "an edge's acceptance signature")):
+        for index, pos in atoms:
+            if index >= aut.acc_sets:
+                raise source.error(_acc_range(index, aut.acc_sets, where), pos)
+    declared = aut.states_declared
+    if declared is not None:
+        for q, pos in spans.dests:
+            if q >= declared:
+                raise source.error(_state_range(q, declared, "destination state"), pos)
+    defined: dict[int, int] = {}
+    implicit_edges = 1 << n_aps if n_aps < 64 else None
+    for k, st in enumerate(aut.states):
+        if declared is not None and st.index >= declared:
+            raise source.error(_state_range(st.index, declared, "state"), spans.state_index[k])
+        if st.index in defined:
+            first = _where(source, spans.states[defined[st.index]])
+            raise source.error(f"state {st.index} defined twice (first 'State: {st.index}' at {first})",
+                               spans.state_index[k])
+        defined[st.index] = k
+        if not st.edges:
+            continue
+        edge_pos = spans.edges[k]
+        labelled = [e.label is not None for e in st.edges]
+        if st.label is not None:
+            if any(labelled):
+                j = labelled.index(True)
+                raise source.error(
+                    f"edge label in state {st.index}, which has a state label (a labelled state's edges are "
+                    "unlabelled)", edge_pos[j])
+            continue
+        if labelled[0]:
+            if not all(labelled):
+                j = labelled.index(False)
+                raise source.error(
+                    f"unlabelled edge in state {st.index} after labelled ones (if one edge of a state has a label, "
+                    "all must)", edge_pos[j])
+        elif any(labelled):
+            j = labelled.index(True)
+            raise source.error(
+                f"labelled edge in state {st.index} after unlabelled ones (implicit and explicit labels cannot be "
+                "mixed in a state)", edge_pos[j])
+        elif len(st.edges) != implicit_edges:
+            need = implicit_edges if implicit_edges is not None else f"2^{n_aps}"
+            raise source.error(
+                f"state {st.index} has {len(st.edges)} implicitly labelled edge(s), but implicit labels need exactly "
+                f"2^{n_aps} = {need} edges (one per valuation of the {n_aps} AP(s))", spans.states[k])
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# properties:
+
+
+def _check_properties(aut: Automaton, spans: Spans, source: Source) -> None:
+    declared: dict[str, tuple[bool, int]] = {}
+    for prop, pos in zip(aut.properties, spans.properties, strict=True):
+        value, name = (False, prop[1:]) if prop.startswith("!") else (True, prop)
+        if name == "no-univ-branch":
+            value, name = not value, "univ-branch"
+        previous = declared.get(name)
+        if previous is not None and previous[0] != value:
+            raise source.error(
+                f"'properties: {prop}' contradicts '{'' if previous[0] else '!'}{name}' given at "
+                f"{_where(source, previous[1])}", pos)
+        declared.setdefault(name, (value, pos))
+    for p, qs in IMPLIES.items():
+        if declared.get(p, (False, 0))[0]:
+            for q in qs:
+                if q in declared and not declared[q][0]:
+                    raise source.error(f"'properties: {p}' contradicts '!{q}' ({p} implies {q})", declared[p][1])
+    for p, q in INCOMPATIBLE:
+        if declared.get(p, (False, 0))[0] and declared.get(q, (False, 0))[0]:
+            pp, qp = declared[p][1], declared[q][1]
+            raise source.error(f"'properties: {p}' is incompatible with '{q}'", max(pp, qp))
+
+    def claim(name: str) -> bool | None:
+        return declared[name][0] if name in declared else None
+
+    def fail(name: str, message: str, pos: int | None = None) -> None:
+        value, ppos = declared[name]
+        shown = name if value else "!" + name
+        where = f" at {_where(source, pos)}" if pos is not None else ""
+        raise source.error(f"'properties: {shown}' is contradicted by the automaton: {message}{where}", ppos)
+
+    implicit = [k for k, st in enumerate(aut.states) if st.edges and st.label is None and st.edges[0].label is None]
+    state_labelled = [k for k, st in enumerate(aut.states) if st.label is not None]
+    edge_labelled = [k for k, st in enumerate(aut.states) if st.edges and st.edges[0].label is not None]
+    # Spot writes "state-labels explicit-labels" and labels some edges of state-labelled automata (valid corpus
+    # files do both), so state-labels only excludes implicit edge labels and explicit-labels only excludes implicit
+    # ones; trans-labels and implicit-labels exclude state labels.
+    if claim("state-labels"):
+        for k in implicit[:1]:
+            fail("state-labels", f"state {aut.states[k].index} has implicit edge labels", spans.edges[k][0])
+    if claim("trans-labels") or claim("implicit-labels"):
+        name = "trans-labels" if claim("trans-labels") else "implicit-labels"
+        for k in state_labelled[:1]:
+            fail(name, f"state {aut.states[k].index} has a state label", spans.state_label[k])
+    if claim("implicit-labels"):
+        for k in edge_labelled[:1]:
+            fail("implicit-labels", f"state {aut.states[k].index} has explicit edge labels", spans.edges[k][0])
+    if claim("explicit-labels"):
+        for k in implicit[:1]:
+            fail("explicit-labels", f"state {aut.states[k].index} has implicit edge labels", spans.states[k])
+    if claim("state-acc") and spans.edge_acc_first is not None:
+        fail("state-acc", "an edge has an acceptance signature", spans.edge_acc_first)
+    if claim("trans-acc"):
+        for k, pos in enumerate(spans.state_acc):
+            if pos is not None and aut.states[k].acc is not None:
+                fail("trans-acc", f"state {aut.states[k].index} has an acceptance signature", pos)
+    univ = claim("univ-branch")
+    if univ is True and spans.univ_first is None:
+        fail("univ-branch", "no initial state or edge is a conjunction of states")
+    if univ is False and spans.univ_first is not None:
+        fail("univ-branch", "universal branching (a conjunction of states)", spans.univ_first)
+    for name, deterministic in (("deterministic", True), ("exist-branch", False)):
+        c = claim(name)
+        if c is None:
+            continue
+        witness = _nondeterminism(aut, spans)
+        if c == deterministic and witness is not None:
+            fail(name, f"the automaton is not deterministic: {witness[0]}", witness[1])
+        if c != deterministic and witness is None:
+            fail(name, "the automaton is deterministic (at most one Start: and disjoint edge labels in every state)")
+    c = claim("complete")
+    if c is not None:
+        witness = _incompleteness(aut, spans)
+        if c and witness is not None:
+            fail("complete", f"the automaton is not complete: {witness[0]}", witness[1])
+        if not c and witness is None:
+            fail("complete", "the automaton is complete (every state has an edge for every valuation)")
+    if _trivially_weak(aut):
+        # All transitions carry the same acceptance marks, so every SCC is uniform: the automaton is weak.
+        for name in ("weak", "inherently-weak"):
+            if claim(name) is False:
+                fail(name, "every transition belongs to the same acceptance sets, so the automaton is weak")
+        if claim("very-weak") is False and aut.num_states <= 1:
+            fail("very-weak", "an automaton with at most one state and uniform acceptance marks is very weak")
+
+
+def _effective_labels(aut: Automaton, st: State, aliases: dict[str, Expr]) -> list[Expr]:
+    """The label of each edge of ``st`` as a transition sees it (state label, implicit label or its own)."""
+    n_aps = len(aut.aps)
+    out = []
+    for j, e in enumerate(st.edges):
+        if st.label is not None:
+            out.append(resolve(st.label, aliases))
+        elif e.label is not None:
+            out.append(resolve(e.label, aliases))
+        else:
+            out.append(conjunction_of_literals((i, bool((j >> i) & 1)) for i in range(n_aps)))
+    return out
+
+
+def _label_tables(aut: Automaton, labels: Sequence[Expr]) -> np.ndarray:
+    vals = np.arange(1 << len(aut.aps), dtype=np.int64)
+    return np.array([evaluate_array(lab, vals) for lab in labels], dtype=bool).reshape(len(labels), vals.size)
+
+
+def _nondeterminism(aut: Automaton, spans: Spans) -> tuple[str, int | None] | None:
+    """A reason and an offset why ``aut`` is not deterministic, or None if it is."""
+    if len(aut.start) > 1:
+        return f"{len(aut.start)} Start: headers", spans.headers["Start"][1]
+    aliases = aut.alias_map()
+    for k, st in enumerate(aut.states):
+        if len(st.edges) < 2:
+            continue
+        if st.label is None and st.edges[0].label is None:
+            continue  # implicit labels are pairwise disjoint
+        labels = _effective_labels(aut, st, aliases)
+        if len(aut.aps) <= TABLE_APS:
+            table = _label_tables(aut, labels)
+            overlap = np.cumsum(table, axis=0) > 1
+            rows = np.flatnonzero(overlap.any(axis=1))
+            if rows.size:
+                j = int(rows[0])
+                return f"edge {j} of state {st.index} overlaps an earlier edge", spans.edges[k][j]
+        else:
+            for j in range(1, len(labels)):
+                for i in range(j):
+                    if satisfiable(And((labels[i], labels[j]))):
+                        return f"edges {i} and {j} of state {st.index} overlap", spans.edges[k][j]
+    return None
+
+
+def _incompleteness(aut: Automaton, spans: Spans) -> tuple[str, int | None] | None:
+    """A reason and an offset why ``aut`` is not complete, or None if it is."""
+    if aut.num_states == 0:
+        return "it has no state", None
+    if not aut.start:
+        return "it has no initial state", None
+    aliases = aut.alias_map()
+    defined = {st.index for st in aut.states}
+    for q in range(aut.num_states):
+        if q not in defined:
+            return f"state {q} is not defined (it has no edges)", None
+    for k, st in enumerate(aut.states):
+        if st.edges and st.label is None and st.edges[0].label is None:
+            continue  # implicit labels cover every valuation
+        labels = _effective_labels(aut, st, aliases)
+        if not labels:
+            return f"state {st.index} has no edges", spans.states[k]
+        if len(aut.aps) <= TABLE_APS:
+            covered = bool(_label_tables(aut, labels).any(axis=0).all())
+        else:
+            covered = not satisfiable(Not(Or(tuple(labels))))
+        if not covered:
+            return f"some valuation has no edge in state {st.index}", spans.states[k]
+    return None
+
+
+def _trivially_weak(aut: Automaton) -> bool:
+    marks = {frozenset((st.acc or ()) + (e.acc or ())) for st in aut.states for e in st.edges}
+    return len(marks) <= 1
+
+
+__all__ = ["IMPLIES", "INCOMPATIBLE", "TABLE_APS", "validate"]
