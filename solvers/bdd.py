@@ -1,0 +1,285 @@
+"""The BDD backend of the solver queries: exact counts, canonical enumeration and best match over M(I) / M_B(I).
+
+Every query builds the encoding of :mod:`encoders.bdd` in a fresh manager (``lib``: "cudd", "autoref" or None for
+the best available), then answers by BDD operations and exact walks (:mod:`solvers.bigcount`). Under ``limits``
+the clock is checked between BDD operations (one CUDD operation cannot be interrupted, so a query can overrun its
+time cap by the length of one operation) and the query raises :class:`solvers.limits.Unknown` instead of answering.
+
+>>> count(problem, budget=2)              # doctest: +SKIP
+17
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from encoders.bdd import Encoding, budget_bdd, count_constraint, encode, valid_bdd
+from encoders.problem import Atom, Flip, Problem
+from solvers.bigcount import Dag, export, models, profile
+from solvers.bigcount import count as dag_count
+from solvers.canonical import canonical, effective_flips, flips_to_atoms, timesteps
+from solvers.limits import NO_LIMITS, Clock, Limits
+from solvers.results import BestMatch, OracleResult, prf
+
+#: Models hashed between two clock checks in the final tie slice of best_match.
+_CHECK_EVERY = 256
+
+
+def _start(problem: Problem, query: str, lib: str | None, limits: Limits | None) -> tuple[Encoding, Clock]:
+    clock = (limits or NO_LIMITS).start()
+    enc = encode(problem, lib, tick=lambda nodes: clock.check(query, nodes))
+    return enc, clock
+
+
+def _tick(clock: Clock, query: str) -> Any:
+    return lambda nodes: clock.check(query, nodes)
+
+
+def _valid_within(enc: Encoding, budget: int | None, clock: Clock, query: str) -> Any:
+    """Valid AND |TS| <= budget; the budget is conjoined first so the Min1 conjunctions work on smaller BDDs."""
+    base = enc.suff & budget_bdd(enc, budget)
+    return valid_bdd(enc, base, tick=_tick(clock, query))
+
+
+def _export(enc: Encoding, u: Any, clock: Clock, query: str) -> Dag:
+    dag = export(enc.bdd, u, enc.num_vars)
+    clock.check(query, dag.size)
+    return dag
+
+
+def _flips(enc: Encoding, levels: Iterable[int]) -> list[Flip]:
+    return [enc.positions[lv] for lv in levels]
+
+
+def suff(problem: Problem, atoms: Iterable[Atom], *, lib: str | None = None) -> bool:
+    """Suff(C): the run on tau[C] shows the effect (Definition 10), read off the Suff BDD."""
+    enc, _ = _start(problem, "suff", lib, None)
+    return enc.holds(enc.suff, sorted(effective_flips(problem, atoms)))
+
+
+def min1(problem: Problem, atoms: Iterable[Atom], *, lib: str | None = None) -> bool:
+    """Min1(C): removing any single atom loses the effect (Definition 11)."""
+    c = list(atoms)
+    enc, _ = _start(problem, "min1", lib, None)
+    return not any(
+        enc.holds(enc.suff, sorted(effective_flips(problem, c[:k] + c[k + 1 :]))) for k in range(len(c))
+    )
+
+
+def valid(problem: Problem, atoms: Iterable[Atom], *, lib: str | None = None) -> bool:
+    """Valid(C) = Suff(C) and Min1(C) (Definition 12)."""
+    c = list(atoms)
+    enc, _ = _start(problem, "valid", lib, None)
+    flips = effective_flips(problem, c)
+    if not enc.holds(enc.suff, sorted(flips)):
+        return False
+    return not any(
+        enc.holds(enc.suff, sorted(effective_flips(problem, c[:k] + c[k + 1 :]))) for k in range(len(c))
+    )
+
+
+def subset_min(
+    problem: Problem, atoms: Iterable[Atom], limits: Limits | None = None, *, lib: str | None = None
+) -> bool:
+    """SubsetMin(C): no proper subset of C is sufficient (Definition 14; C itself need not be sufficient).
+
+    Only C's effective flips at t <= t* matter for Suff: restrict Suff to them (every other flip variable set to 0)
+    and ask whether a proper subset satisfies it, or, when C also holds atoms that change nothing relevant (no-ops,
+    atoms after t*), whether any subset of the flips does (dropping such an atom is already a proper subset).
+    """
+    c = list(atoms)
+    enc, clock = _start(problem, "subset_min", lib, limits)
+    bdd = enc.bdd
+    relevant = {(t, i) for t, i in effective_flips(problem, c) if t < enc.steps}
+    outside = {name: False for name, pos in zip(enc.names, enc.positions, strict=True) if pos not in relevant}
+    restricted = bdd.let(outside, enc.suff) if outside else enc.suff
+    clock.check("subset_min", len(bdd))
+    if len(c) > len(relevant) and restricted != bdd.false:
+        return False
+    everything = bdd.true
+    for t, i in relevant:
+        everything = everything & bdd.var(enc.names[enc.level_of(t, i)])
+    return (restricted & ~everything) == bdd.false
+
+
+def count(
+    problem: Problem, budget: int | None = None, limits: Limits | None = None, *, lib: str | None = None
+) -> int:
+    """|M(I)| (budget None) or |M_B(I)|, exact, as a Python int."""
+    enc, clock = _start(problem, "count", lib, limits)
+    v = _valid_within(enc, budget, clock, "count")
+    return dag_count(_export(enc, v, clock, "count"))
+
+
+def enumerate_certificates(
+    problem: Problem,
+    budget: int | None = None,
+    limit: int | None = None,
+    limits: Limits | None = None,
+    *,
+    lib: str | None = None,
+) -> Iterator[tuple[Atom, ...]]:
+    """The valid certificates (within ``budget`` timesteps), lazily, in canonical order (|TS|, |C|, atoms).
+
+    Layer by layer: the exact set of non-empty (|TS|, |C|) layers comes from one profile walk, then each layer's
+    BDD (Valid AND |TS| = k AND |C| = n) is walked depth first, 1 before 0, which is atom order inside a layer.
+    Stops after ``limit`` certificates; under ``limits`` raises Unknown when they run out (after what was yielded).
+    """
+    if limit is not None and limit <= 0:
+        return
+    enc, clock = _start(problem, "enumerate", lib, limits)
+    v = _valid_within(enc, budget, clock, "enumerate")
+    yield from _enumerate_valid(enc, v, clock, limit)
+
+
+def _enumerate_valid(enc: Encoding, v: Any, clock: Clock, limit: int | None) -> Iterator[tuple[Atom, ...]]:
+    bdd = enc.bdd
+    if v == bdd.false:
+        return
+    layers = profile(_export(enc, v, clock, "enumerate"), _step_of(enc), _size_weights)
+    touched = [enc.touched(t) for t in range(enc.steps)]
+    flip_vars = [bdd.var(n) for n in enc.names]
+    produced = 0
+    for k in sorted(layers):
+        by_steps = v & count_constraint(bdd, touched, lambda c, k=k: c == k)
+        mask = layers[k]
+        for n in range(mask.bit_length()):
+            if not (mask >> n) & 1:
+                continue
+            layer = by_steps & count_constraint(bdd, flip_vars, lambda c, n=n: c == n)
+            clock.check("enumerate", len(bdd))
+            for i, levels in enumerate(models(_export(enc, layer, clock, "enumerate"))):
+                if i % _CHECK_EVERY == 0:
+                    clock.check("enumerate")
+                yield flips_to_atoms(enc.problem, _flips(enc, levels))
+                produced += 1
+                if limit is not None and produced >= limit:
+                    return
+
+
+def _step_of(enc: Encoding) -> list[int]:
+    return [lv // enc.width for lv in range(enc.num_vars)]
+
+
+def _size_weights(kind: int, index: int) -> tuple[int, int]:
+    """x = |TS| (one per touched step), y = |C| (one per flip)."""
+    return (0, 1) if kind == 0 else (1, 0)
+
+
+def witness(
+    problem: Problem, budget: int | None = None, limits: Limits | None = None, *, lib: str | None = None
+) -> tuple[Atom, ...] | None:
+    """A valid certificate within ``budget`` (the first in canonical order), or None when there is none."""
+    return next(enumerate_certificates(problem, budget, 1, limits, lib=lib), None)
+
+
+def oracle(
+    problem: Problem, budget: int | None = None, limits: Limits | None = None, *, lib: str | None = None
+) -> OracleResult | None:
+    """The valid certificate minimising (Eff_t, Eff_a) within ``budget``: the first in canonical order (optimal).
+
+    None when M_B(I) is empty.
+    """
+    first = witness(problem, budget, limits, lib=lib)
+    if first is None:
+        return None
+    return OracleResult(first, len(timesteps(first)), len(first), True)
+
+
+def canonical_json(problem: Problem, atoms: Iterable[Atom]) -> str:
+    """A certificate's canonical JSON: ``[[t, input_name, v], ...]`` sorted by (t, name, v), compact separators."""
+    names = problem.system.inputs
+    return json.dumps(sorted([t, names[i], v] for t, i, v in atoms), separators=(",", ":"))
+
+
+def best_match(
+    problem: Problem,
+    atoms: Iterable[Atom],
+    budget: int | None = None,
+    limits: Limits | None = None,
+    *,
+    lib: str | None = None,
+) -> BestMatch:
+    """The gold certificate for the agent's ``atoms`` over M_B(I) (DESIGN.md §3.3) and the AP/TS P, R, F1.
+
+    Symbolic, never listing M_B(I): a profile walk gives every reachable (|C_a ∩ C|, |C|) pair, the best F1_AP is
+    picked with exact rationals, and the slice of M_B(I) with that pair is built with count constraints; the same
+    again for (|TS(C_a) ∩ TS(C)|, |TS(C)|) inside that slice, taking the least |TS(C)| among the best F1_TS. Only
+    the final tie slice (same F1_AP, F1_TS and Eff_t) is walked to find the lowest sha256; its size is bounded by
+    ``limits`` like the rest of the query.
+    """
+    agent = list(atoms)
+    enc, clock = _start(problem, "best_match", lib, limits)
+    bdd = enc.bdd
+    v = _valid_within(enc, budget, clock, "best_match")
+    if v == bdd.false:
+        return BestMatch((), 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    size_a = len(agent)
+    ts_a = timesteps(agent)
+    # Agent atoms that some valid certificate can contain: real flips at t <= t* (C_a ∩ C counts only those).
+    agent_levels = sorted(
+        enc.level_of(t, i) for t, i, x in agent if t < enc.steps and x != (problem.trace[t] >> i) & 1
+    )
+    in_agent = set(agent_levels)
+    step_of = _step_of(enc)
+
+    ap_pairs = _pairs(profile(_export(enc, v, clock, "best_match"), step_of,
+                              lambda kind, lv: (int(lv in in_agent), 1) if kind == 0 else (0, 0)))
+    best_ap = max(prf(i, size_a, n)[2] for i, n in ap_pairs)
+    keep = [(i, n) for i, n in ap_pairs if prf(i, size_a, n)[2] == best_ap]
+    flip_vars = [bdd.var(n) for n in enc.names]
+    agent_vars = [flip_vars[lv] for lv in agent_levels]
+    s1 = v if len(keep) == len(ap_pairs) else _pair_slice(bdd, v, keep, agent_vars, flip_vars)
+    clock.check("best_match", len(bdd))
+
+    touched = [enc.touched(t) for t in range(enc.steps)]
+    ts_pairs = _pairs(profile(_export(enc, s1, clock, "best_match"), step_of,
+                              lambda kind, t: (0, 0) if kind == 0 else (int(t in ts_a), 1)))
+    best_ts = max(prf(j, len(ts_a), k)[2] for j, k in ts_pairs)
+    j, k = min(((j, k) for j, k in ts_pairs if prf(j, len(ts_a), k)[2] == best_ts), key=lambda p: (p[1], p[0]))
+    agent_steps = [touched[t] for t in sorted(ts_a) if t < enc.steps]
+    s2 = _pair_slice(bdd, s1, [(j, k)], agent_steps, touched)
+    clock.check("best_match", len(bdd))
+
+    gold, best_digest = (), None
+    for m, levels in enumerate(models(_export(enc, s2, clock, "best_match"))):
+        if m % _CHECK_EVERY == 0:
+            clock.check("best_match")
+        cert = flips_to_atoms(problem, _flips(enc, levels))
+        digest = hashlib.sha256(canonical_json(problem, cert).encode()).hexdigest()
+        if best_digest is None or digest < best_digest:
+            gold, best_digest = cert, digest
+    ap = prf(len(set(agent) & set(gold)), size_a, len(gold))
+    ts = prf(len(ts_a & timesteps(gold)), len(ts_a), len(timesteps(gold)))
+    return BestMatch(canonical(problem, gold), *(float(x) for x in ap), *(float(x) for x in ts))
+
+
+def _pairs(p: dict[int, int]) -> list[tuple[int, int]]:
+    """The (x, y) pairs of a profile, sorted."""
+    return sorted((x, y) for x, mask in p.items() for y in range(mask.bit_length()) if (mask >> y) & 1)
+
+
+def _pair_slice(bdd: Any, u: Any, pairs: list[tuple[int, int]], sub_units: list[Any], units: list[Any]) -> Any:
+    """``u`` AND OR over (x, y) in ``pairs`` of (#true sub_units = x AND #true units = y)."""
+    out = bdd.false
+    for x, y in pairs:
+        part = u & count_constraint(bdd, sub_units, lambda c, x=x: c == x)
+        out = out | (part & count_constraint(bdd, units, lambda c, y=y: c == y))
+    return out
+
+
+__all__ = [
+    "best_match",
+    "canonical_json",
+    "count",
+    "enumerate_certificates",
+    "min1",
+    "oracle",
+    "subset_min",
+    "suff",
+    "valid",
+    "witness",
+]
