@@ -24,7 +24,8 @@ cli_instances.register(app)
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; a user-caused error (Gf01Error) prints one line on stderr and exits with status 2."""
     try:
-        app(args=argv, standalone_mode=False)
+        # In non-standalone mode click returns a typer.Exit's code instead of raising it.
+        status = app(args=argv, standalone_mode=False)
     except Gf01Error as err:
         print(f"gf01: error: {err}", file=sys.stderr)
         return 2
@@ -40,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
             ex.show()
             return ex.exit_code
         raise
-    return 0
+    return status if isinstance(status, int) else 0
 
 
 def run() -> None:

@@ -1,14 +1,14 @@
-"""HOA v1 tokens: split HOA text into kinds, texts and offsets, with nested comments and escaped strings.
+"""HOA v1 tokens: split HOA text into token texts and kinds, with nested comments and escaped strings.
 
-One compiled master regex scans the whole text with ``finditer``; leading whitespace is folded into each match so
-that a token costs one match. Positions are character offsets; :class:`Source` turns an offset into line and column
-(both from 1) only when a message needs them.
+Speed matters (automata with 10^5 edges are common), so the text is split by one compiled regex with ``findall``
+(whitespace folded into each match), comments are blanked out beforehand (nesting needs counting, not a regex), and
+each distinct token text is classified once. Token offsets are only computed when a message needs a line and column.
 
 >>> toks = tokenize('HOA: v1 /* a /* nested */ comment */ AP: 1 "a"')
->>> toks.error is None
-True
->>> list(zip(toks.kinds, toks.texts))
-[('hdr', 'HOA:'), ('id', 'v1'), ('hdr', 'AP:'), ('int', '1'), ('str', '"a"')]
+>>> list(zip(toks.kinds, toks.texts)), toks.error
+([('hdr', 'HOA:'), ('id', 'v1'), ('hdr', 'AP:'), ('int', '1'), ('str', '"a"')], None)
+>>> toks.linecol(2)
+(1, 38)
 """
 
 from __future__ import annotations
@@ -19,25 +19,27 @@ from dataclasses import dataclass, field
 
 from hoa.errors import Gf01Error
 
-# Token kinds: "hdr" HEADERNAME (with its colon), "id" IDENTIFIER, "bool" t/f, "int" INT, "str" STRING (quotes and
-# escapes kept as written), "aname" @alias, "sym" one of ! & | ( ) [ ] { }, "body" / "end" / "abort" for
-# --BODY-- / --END-- / --ABORT--.
-_MASTER = re.compile(
-    r"""[ \t\n\r]*(?:
-      (?P<str>"(?:[^"\\]|\\.)*")
-    | (?P<hdr>[A-Za-z_][0-9A-Za-z_-]*:)
-    | (?P<id>[A-Za-z_][0-9A-Za-z_-]*)
-    | (?P<int>[0-9]+)
-    | (?P<sym>[!&|()\[\]{}])
-    | (?P<aname>@[0-9A-Za-z_-]+)
-    | (?P<kw>--(?:BODY|END|ABORT)--)
-    | (?P<com>/\*)
-    | (?P<bad>[^ \t\n\r])
+# One token per match, most frequent kinds first; possessive quantifiers never backtrack. A character no token
+# accepts becomes a one-character token that classifies as "bad".
+_TOKEN = re.compile(
+    r"""[ \t\n\r]*+(
+      [!&|()\[\]{}]
+    | [0-9]++
+    | [A-Za-z_][0-9A-Za-z_-]*+:?
+    | "(?:[^"\\]|\\.)*+"
+    | @[0-9A-Za-z_-]*+
+    | --(?:BODY|END|ABORT)--
+    | [^ \t\n\r]
     )""",
     re.VERBOSE | re.DOTALL,
 )
+_STRING_OR_COMMENT = re.compile(r'"(?:[^"\\]|\\.)*"|/\*')
 _COMMENT_EDGE = re.compile(r"/\*|\*/")
+_NOT_NEWLINE = re.compile(r"[^\n]")
+_IDENT_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+_DIGITS = frozenset("0123456789")
 _KEYWORDS = {"--BODY--": "body", "--END--": "end", "--ABORT--": "abort"}
+_SYMBOLS = frozenset("!&|()[]{}")
 #: HOA integers are below 2^31 (spec, "Common Tokens").
 INT_LIMIT = 1 << 31
 
@@ -64,87 +66,119 @@ class Source:
         return Gf01Error(message, file=self.file, line=line, col=col)
 
 
-@dataclass(frozen=True)
+@dataclass
 class Tokens:
-    """Parallel token lists (kind, text as written, start offset), plus the source they came from.
+    """Token texts (as written) and kinds of an HOA text.
 
-    When the text has a lexical error, the lists stop there and ``error`` holds it: the parser raises it only if it
-    reaches that point, so an earlier syntax error is reported first and text after the last automaton that is not
-    HOA at all can be ignored.
+    Kinds: ``hdr`` HEADERNAME (with its colon), ``id`` IDENTIFIER, ``bool`` t/f, ``int`` INT, ``str`` STRING,
+    ``aname`` @alias, ``sym`` one of ``! & | ( ) [ ] { }``, ``body`` / ``end`` / ``abort`` for the three keywords.
+    When the text has a lexical error the lists stop before it and ``error`` holds it: the parser raises it only when
+    it gets there, so an earlier syntax error is reported first and foreign text after the last automaton can be
+    ignored.
     """
 
     source: Source
-    kinds: list[str]
     texts: list[str]
-    starts: list[int]
+    kinds: list[str]
     error: Gf01Error | None = None
+    blanked: str = ""  # the text with comments blanked out (same offsets), what the token regex scanned
+    _starts: list[int] | None = field(default=None, repr=False)
+
+    def start(self, i: int) -> int:
+        """The character offset of token ``i`` (``len(text)`` past the last token)."""
+        if self._starts is None:
+            self._starts = [m.start(1) for m in _TOKEN.finditer(self.blanked)]
+        return self._starts[i] if i < len(self._starts) else len(self.source.text)
+
+    def linecol(self, i: int) -> tuple[int, int]:
+        """The 1-based (line, column) of token ``i``."""
+        return self.source.linecol(self.start(i))
+
+    def error_at(self, message: str, i: int) -> Gf01Error:
+        """A Gf01Error located at token ``i``; past the tokens, the pending lexical error if there is one."""
+        if i >= len(self.texts) and self.error is not None:
+            return self.error
+        return self.source.error(message, self.start(i))
 
 
-def _comment_end(text: str, start: int, source: Source) -> int:
-    """The offset just after the comment opened at ``start``, honouring nesting (``/*a/*b*/c*/`` is one comment)."""
-    depth = 0
-    for m in _COMMENT_EDGE.finditer(text, start):
-        depth += 1 if m.group() == "/*" else -1
-        if depth == 0:
-            return m.end()
-    raise source.error("unclosed comment: '/*' without a matching '*/'", start)
+def _blank_comments(text: str) -> tuple[str, int | None]:
+    """``text`` with every (nested) comment replaced by spaces, newlines kept; and the offset of an unclosed one."""
+    pieces: list[str] = []
+    done = 0
+    pos = 0
+    while True:
+        m = _STRING_OR_COMMENT.search(text, pos)
+        if m is None:
+            break
+        if m.group() != "/*":
+            pos = m.end()  # a string: "/*" inside it is not a comment
+            continue
+        depth = 0
+        end = None
+        for e in _COMMENT_EDGE.finditer(text, m.start()):
+            depth += 1 if e.group() == "/*" else -1
+            if depth == 0:
+                end = e.end()
+                break
+        pieces.append(text[done : m.start()])
+        if end is None:
+            pieces.append(_NOT_NEWLINE.sub(" ", text[m.start() :]))
+            return "".join(pieces), m.start()
+        pieces.append(_NOT_NEWLINE.sub(" ", text[m.start() : end]))
+        done = pos = end
+    pieces.append(text[done:])
+    return "".join(pieces), None
+
+
+def _classify(tok: str) -> str:
+    c = tok[0]
+    if c in _IDENT_START:
+        if tok[-1] == ":":
+            return "hdr"
+        return "bool" if tok == "t" or tok == "f" else "id"
+    if c in _DIGITS:
+        if (len(tok) > 1 and c == "0") or len(tok) > 10 or int(tok) >= INT_LIMIT:
+            return "bad"
+        return "int"
+    if c == '"':
+        return "str" if len(tok) > 1 else "bad"
+    if len(tok) == 1 and c in _SYMBOLS:
+        return "sym"
+    if c == "@":
+        return "aname" if len(tok) > 1 else "bad"
+    return _KEYWORDS.get(tok, "bad")
+
+
+def _bad_message(tok: str) -> str:
+    c = tok[0]
+    if c in _DIGITS:
+        if c == "0":
+            return f"integer {tok} has a leading zero (HOA INT is 0|[1-9][0-9]*)"
+        return f"integer {tok} is too large (HOA integers are below 2^31)"
+    if c == '"':
+        return "unclosed string: '\"' without a matching '\"'"
+    if c == "-":
+        return "unexpected '-' (the keywords are --BODY--, --END-- and --ABORT--; names cannot start with '-')"
+    if c == "@":
+        return "empty alias name after '@'"
+    return f"unexpected character {c!r}"
 
 
 def tokenize(text: str, file: str | None = None) -> Tokens:
     """Split HOA ``text`` into tokens, stopping at the first lexical error (kept in ``Tokens.error``)."""
     source = Source(text, file)
-    kinds: list[str] = []
-    texts: list[str] = []
-    starts: list[int] = []
-    try:
-        _scan(text, source, kinds, texts, starts)
-    except Gf01Error as err:
-        return Tokens(source, kinds, texts, starts, err)
-    return Tokens(source, kinds, texts, starts)
-
-
-def _scan(text: str, source: Source, kinds: list[str], texts: list[str], starts: list[int]) -> None:
-    add_kind, add_text, add_start = kinds.append, texts.append, starts.append
-    it = _MASTER.finditer(text)
-    while True:
-        for m in it:
-            kind = m.lastgroup
-            start = m.start(kind)  # type: ignore[arg-type]
-            tok = m.group(kind)  # type: ignore[arg-type]
-            if kind == "id":
-                if tok == "t" or tok == "f":
-                    kind = "bool"
-            elif kind == "int":
-                if len(tok) > 1 and tok[0] == "0":
-                    raise source.error(f"integer {tok} has a leading zero (HOA INT is 0|[1-9][0-9]*)", start)
-                if len(tok) > 10 or int(tok) >= INT_LIMIT:
-                    raise source.error(f"integer {tok} is too large (HOA integers are below 2^31)", start)
-            elif kind == "kw":
-                kind = _KEYWORDS[tok]
-            elif kind == "com":
-                # Nested comments cannot be matched by a regex: find the end by counting, then resume scanning.
-                it = _MASTER.finditer(text, _comment_end(text, start, source))
-                break
-            elif kind == "bad":
-                raise source.error(_bad_message(text, start), start)
-            add_kind(kind)  # type: ignore[arg-type]
-            add_text(tok)
-            add_start(start)
-        else:
-            return
-
-
-def _bad_message(text: str, pos: int) -> str:
-    ch = text[pos]
-    if ch == '"':
-        return "unclosed string: '\"' without a matching '\"'"
-    if text.startswith("--", pos):
-        word = re.match(r"--[A-Za-z]*-*", text[pos:])
-        shown = word.group() if word else "--"
-        return f"unknown keyword {shown!r} (expected --BODY--, --END-- or --ABORT--)"
-    if ch == "@":
-        return "empty alias name after '@'"
-    return f"unexpected character {ch!r}"
+    blanked, unclosed = _blank_comments(text) if "/*" in text else (text, None)
+    texts: list[str] = _TOKEN.findall(blanked)
+    table = {t: _classify(t) for t in set(texts)}
+    kinds = list(map(table.__getitem__, texts))
+    toks = Tokens(source, texts, kinds, blanked=blanked)
+    if "bad" in table.values():
+        i = kinds.index("bad")
+        toks.error = source.error(_bad_message(texts[i]), toks.start(i))
+        del texts[i:], kinds[i:]
+    elif unclosed is not None:
+        toks.error = source.error("unclosed comment: '/*' without a matching '*/'", unclosed)
+    return toks
 
 
 def decode_string(token: str) -> str:

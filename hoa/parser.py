@@ -2,7 +2,7 @@
 
 Recursive descent over the token lists of :mod:`hoa.lexer`. The parser checks the grammar and the header rules
 (``HOA:`` first, mandatory ``Acceptance:``, headers that may occur once); :mod:`hoa.validate` checks the meaning,
-using the token offsets the parser records in a :class:`Spans` side structure (the frozen model carries no
+using the token indices the parser records in a :class:`Spans` side structure (the frozen model carries no
 positions). An automaton that reaches ``--ABORT--`` before its ``--END--`` is discarded and the stream goes on.
 
 >>> [a.aps for a in parse('HOA: v1 AP: 1 "a" Acceptance: 0 t --BODY-- State: 0 [0] 0 --END--')]
@@ -11,9 +11,11 @@ positions). An automaton that reaches ``--ABORT--`` before its ``--END--`` is di
 
 from __future__ import annotations
 
+import gc
 import re
 from bisect import bisect_left
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,14 +29,15 @@ from hoa.validate import validate
 REPEATABLE = frozenset({"Start", "Alias", "properties"})
 SUPPORTED_VERSIONS = frozenset({"v1"})
 
-Atom = tuple[int | str, int]  # (AP index or alias name, token offset)
+Atom = tuple[int | str, int]  # (AP index or alias name, token index)
 
 
 @dataclass
 class Spans:
-    """Token offsets of one automaton, recorded by the parser for the validator's messages (not part of the model).
+    """Token indices of one automaton, recorded by the parser for the validator's messages (not part of the model).
 
-    Lists of atoms are flat, in file order, so that the validator's range checks are single loops.
+    Body labels, destinations and acceptance signatures are not recorded one by one (that would cost as much as the
+    parse): the validator checks them on the model and, on an error, finds the token from the edge's first token.
     """
 
     begin: int
@@ -49,16 +52,12 @@ class Spans:
     properties: list[int] = field(default_factory=list)
     start_states: list[list[int]] = field(default_factory=list)
     body: int = 0
-    states: list[int] = field(default_factory=list)  # offset of each "State:" item, in file order
-    state_index: list[int] = field(default_factory=list)  # offset of each state's number
+    states: list[int] = field(default_factory=list)  # token of each "State:" item, in file order
+    state_index: list[int] = field(default_factory=list)  # token of each state's number
     state_label: list[int | None] = field(default_factory=list)
     state_acc: list[int | None] = field(default_factory=list)
-    edges: list[list[int]] = field(default_factory=list)  # per State item, offset of each edge's first token
-    edge_acc: list[tuple[int, int]] = field(default_factory=list)  # (acc set, offset) of every edge acc-sig entry
-    edge_acc_first: int | None = None
-    state_acc_atoms: list[tuple[int, int]] = field(default_factory=list)
-    label_atoms: list[Atom] = field(default_factory=list)  # AP indices and aliases in body labels
-    dests: list[tuple[int, int]] = field(default_factory=list)  # (state, offset) of every edge destination
+    edges: list[list[int]] = field(default_factory=list)  # per State item, token of each edge's first token
+    edge_acc_first: int | None = None  # token of the first edge acceptance signature
     univ_first: int | None = None  # first conjunction of states (Start: or edge)
     end: int = 0
 
@@ -70,16 +69,23 @@ class _Reader:
         self.toks = toks
         self.kinds = toks.kinds
         self.texts = toks.texts
-        self.starts = toks.starts
         self.i = lo
         self.hi = hi
+        # Literal cache: token text -> (AP index, Var, Not(Var)). Labels are mostly literals, and sharing the
+        # immutable objects saves building a frozen dataclass per occurrence.
+        self.literals: dict[str, tuple[int, Var, Not]] = {}
+
+    def literal(self, text: str) -> tuple[int, Var, Not]:
+        """The cached (index, Var, Not(Var)) of the AP number ``text``."""
+        lit = self.literals.get(text)
+        if lit is None:
+            var = Var(int(text))
+            lit = self.literals[text] = (var.index, var, Not(var))
+        return lit
 
     def error(self, message: str, at: int | None = None) -> Gf01Error:
-        i = self.i if at is None else at
-        if i >= len(self.starts) and self.toks.error is not None:
-            return self.toks.error  # the parser ran into the lexical error: that is the first problem
-        pos = self.starts[i] if i < len(self.starts) else len(self.toks.source.text)
-        return self.toks.source.error(message, pos)
+        """An error at token ``at`` (default: the current one); past the tokens, the pending lexical error."""
+        return self.toks.error_at(message, self.i if at is None else at)
 
     def found(self) -> str:
         i = self.i
@@ -115,17 +121,30 @@ def parse_file(path: str | Path) -> list[Automaton]:
 def iter_parse(text: str, file: str | None = None) -> Iterator[Automaton]:
     """The automata of an HOA stream one by one, each validated before it is yielded."""
     for aut, spans, toks in iter_parse_raw(text, file):
-        validate(aut, spans, toks.source)
+        with _gc_paused():
+            validate(aut, spans, toks)
         yield aut
 
 
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Cyclic GC off for a block: parsing allocates millions of small acyclic objects and GC passes only cost time."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
+
+
 def iter_parse_raw(text: str, file: str | None = None) -> Iterator[tuple[Automaton, Spans, Tokens]]:
-    """The automata of an HOA stream with their token offsets, syntax-checked but not validated."""
+    """The automata of an HOA stream with their token indices, syntax-checked but not validated."""
     toks = tokenize(text, file)
     kinds = toks.kinds
     n = len(kinds)
-    ends = [i for i, k in enumerate(kinds) if k == "end"]
-    aborts = [i for i, k in enumerate(kinds) if k == "abort"]
+    ends = _indices(toks.texts, "--END--")
+    aborts = _indices(toks.texts, "--ABORT--")
     i = 0
     while i < n or (i == n and toks.error is not None):
         if i > 0 and _trailing_text(toks, i):
@@ -135,10 +154,22 @@ def iter_parse_raw(text: str, file: str | None = None) -> Iterator[tuple[Automat
         if ab < len(aborts) and aborts[ab] < e:
             i = aborts[ab] + 1  # the automaton was aborted: discard it, the stream goes on after --ABORT--
             continue
-        reader = _Reader(toks, i, e)
-        aut, spans = _automaton(reader)
+        with _gc_paused():
+            aut, spans = _automaton(_Reader(toks, i, e))
         yield aut, spans, toks
         i = e + 1
+
+
+def _indices(items: list[str], value: str) -> list[int]:
+    """The positions of ``value`` in ``items`` (list.index scans at C speed)."""
+    out: list[int] = []
+    i = -1
+    try:
+        while True:
+            i = items.index(value, i + 1)
+            out.append(i)
+    except ValueError:
+        return out
 
 
 _HOA_KEYWORD = re.compile(r"HOA:|--BODY--|--END--|--ABORT--")
@@ -153,10 +184,8 @@ def _trailing_text(toks: Tokens, i: int) -> bool:
     """
     if i < len(toks.kinds) and (toks.kinds[i] == "abort" or toks.texts[i] == "HOA:"):
         return False
-    pos = toks.starts[i] if i < len(toks.starts) else len(toks.source.text)
-    if i >= len(toks.starts) and toks.error is not None:
-        pos = toks.starts[-1] if toks.starts else 0
-    return _HOA_KEYWORD.search(toks.source.text, pos) is None
+    pos = toks.start(i - 1)  # from the end of the previous automaton (--END-- or --ABORT--)
+    return _HOA_KEYWORD.search(toks.blanked, pos + 2) is None
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -167,7 +196,7 @@ def _automaton(r: _Reader) -> tuple[Automaton, Spans]:
     kinds, texts = r.kinds, r.texts
     if r.i >= r.hi or kinds[r.i] != "hdr" or texts[r.i] != "HOA:":
         raise r.error(f"an automaton must start with 'HOA:', found {r.found()}")
-    spans = Spans(begin=r.starts[r.i])
+    spans = Spans(begin=r.i)
     r.i += 1
     if r.i >= r.hi or kinds[r.i] != "id":
         raise r.error(f"'HOA:' must be followed by a version identifier, found {r.found()}")
@@ -189,10 +218,10 @@ def _automaton(r: _Reader) -> tuple[Automaton, Spans]:
         if kind != "hdr":
             raise r.error(f"expected a header item (a name followed by ':') or --BODY--, found {r.found()}")
         name = texts[r.i][:-1]
-        hpos = r.starts[r.i]
+        hpos = r.i
         seen = spans.headers.setdefault(name, [])
         if seen and name not in REPEATABLE:
-            first = r.toks.source.linecol(seen[0])
+            first = r.toks.linecol(seen[0])
             raise r.error(f"header '{name}:' occurs twice (first at line {first[0]}); only Start:, Alias: and "
                           "properties: may repeat")
         seen.append(hpos)
@@ -208,31 +237,31 @@ def _automaton(r: _Reader) -> tuple[Automaton, Spans]:
             start.append(conj)
             spans.start_states.append(offs)
         elif name == "AP":
-            spans.ap_count = r.starts[r.i] if r.i < r.hi else None
+            spans.ap_count = r.i if r.i < r.hi else None
             count = r.expect_int("the number of atomic propositions after 'AP:'")
             names = []
             while r.i < r.hi and kinds[r.i] == "str":
                 names.append(decode_string(texts[r.i]))
-                spans.ap_names.append(r.starts[r.i])
+                spans.ap_names.append(r.i)
                 r.i += 1
             if len(names) != count:
                 # Point at the first name too many, or at the count when names are missing.
                 at = spans.ap_names[count] if len(names) > count else spans.ap_count
-                raise r.toks.source.error(
+                raise r.toks.error_at(
                     f"'AP: {count}' declares {count} atomic proposition(s) but {len(names)} name(s) follow", at or 0
                 )
             fields["aps"] = tuple(names)
         elif name == "Alias":
             if r.i >= r.hi or kinds[r.i] != "aname":
                 raise r.error(f"expected an alias name (@name) after 'Alias:', found {r.found()}")
-            spans.alias_names.append(r.starts[r.i])
+            spans.alias_names.append(r.i)
             alias = texts[r.i][1:]
             r.i += 1
             atoms: list[Atom] = []
             aliases.append((alias, _label_expr(r, atoms)))
             spans.alias_atoms.append(atoms)
         elif name == "Acceptance":
-            spans.acc_count = r.starts[r.i] if r.i < r.hi else None
+            spans.acc_count = r.i if r.i < r.hi else None
             fields["acc_sets"] = r.expect_int("the number of acceptance sets after 'Acceptance:'")
             fields["acceptance"] = _acc_cond(r, spans.acc_atoms)
         elif name == "acc-name":
@@ -257,12 +286,12 @@ def _automaton(r: _Reader) -> tuple[Automaton, Spans]:
                 k = kinds[r.i]
                 if k == "id":
                     properties.append(texts[r.i])
-                    spans.properties.append(r.starts[r.i])
+                    spans.properties.append(r.i)
                     r.i += 1
                 elif k == "sym" and texts[r.i] == "!" and r.i + 1 < r.hi and kinds[r.i + 1] == "id":
                     # Spot's negated properties ("!complete"), kept with their "!" so they can be checked.
                     properties.append("!" + texts[r.i + 1])
-                    spans.properties.append(r.starts[r.i])
+                    spans.properties.append(r.i)
                     r.i += 2
                 else:
                     break
@@ -270,7 +299,7 @@ def _automaton(r: _Reader) -> tuple[Automaton, Spans]:
             ctrl = []
             while r.i < r.hi and kinds[r.i] == "int":
                 ctrl.append(int(texts[r.i]))
-                spans.controllable.append(r.starts[r.i])
+                spans.controllable.append(r.i)
                 r.i += 1
             fields["controllable_ap"] = tuple(ctrl)
         else:
@@ -280,11 +309,11 @@ def _automaton(r: _Reader) -> tuple[Automaton, Spans]:
                 r.i += 1
             unknown.append((name, tuple(vals)))
     if "Acceptance" not in spans.headers:
-        raise r.toks.source.error("missing 'Acceptance:' header (mandatory in HOA v1)", spans.begin)
-    spans.body = r.starts[r.i]
+        raise r.toks.error_at("missing 'Acceptance:' header (mandatory in HOA v1)", spans.begin)
+    spans.body = r.i
     r.i += 1
     states = _body(r, spans)
-    spans.end = r.starts[r.hi] if r.hi < len(r.starts) else len(r.toks.source.text)
+    spans.end = r.hi
     if r.hi >= len(kinds):
         raise r.error("missing --END-- at the end of the automaton")
     aut = Automaton(
@@ -306,11 +335,11 @@ def _string(r: _Reader, what: str) -> str:
 
 
 def _state_conj(r: _Reader, what: str) -> tuple[tuple[int, ...], list[int]]:
-    offs = [r.starts[r.i]] if r.i < r.hi else []
+    offs = [r.i] if r.i < r.hi else []
     conj = [r.expect_int(what)]
     while r.i < r.hi and r.texts[r.i] == "&" and r.kinds[r.i] == "sym":
         r.i += 1
-        offs.append(r.starts[r.i] if r.i < r.hi else 0)
+        offs.append(r.i if r.i < r.hi else 0)
         conj.append(r.expect_int("a state number after '&'"))
     return tuple(conj), offs
 
@@ -322,7 +351,7 @@ def _state_conj(r: _Reader, what: str) -> tuple[tuple[int, ...], list[int]]:
 
 def _label_expr(r: _Reader, atoms: list[Atom]) -> Expr:
     args = [_label_conj(r, atoms)]
-    while r.i < r.hi and r.texts[r.i] == "|" and r.kinds[r.i] == "sym":
+    while r.i < r.hi and r.texts[r.i] == "|":
         r.i += 1
         args.append(_label_conj(r, atoms))
     if len(args) == 1:
@@ -331,10 +360,27 @@ def _label_expr(r: _Reader, atoms: list[Atom]) -> Expr:
 
 
 def _label_conj(r: _Reader, atoms: list[Atom]) -> Expr:
-    args = [_label_atom(r, atoms)]
-    while r.i < r.hi and r.texts[r.i] == "&" and r.kinds[r.i] == "sym":
-        r.i += 1
-        args.append(_label_atom(r, atoms))
+    kinds, texts, hi = r.kinds, r.texts, r.hi
+    args: list[Expr] = []
+    while True:
+        i = r.i
+        # Fast paths for the common literals "n" and "!n"; anything else goes through _label_atom.
+        if i < hi and kinds[i] == "int":
+            ap, var, _ = r.literal(texts[i])
+            atoms.append((ap, i))
+            args.append(var)
+            r.i = i + 1
+        elif i + 1 < hi and texts[i] == "!" and kinds[i + 1] == "int":
+            ap, _, neg = r.literal(texts[i + 1])
+            atoms.append((ap, i + 1))
+            args.append(neg)
+            r.i = i + 2
+        else:
+            args.append(_label_atom(r, atoms))
+        if r.i < hi and texts[r.i] == "&":
+            r.i += 1
+            continue
+        break
     if len(args) == 1:
         return args[0]
     return And(tuple(_flatten(args, And)))
@@ -357,23 +403,23 @@ def _label_atom(r: _Reader, atoms: list[Atom]) -> Expr:
     kind, text = r.kinds[i], r.texts[i]
     r.i = i + 1
     if kind == "int":
-        ap = int(text)
-        atoms.append((ap, r.starts[i]))
-        return Var(ap)
+        ap, var, _ = r.literal(text)
+        atoms.append((ap, i))
+        return var
     if kind == "sym":
         if text == "!":
             return Not(_label_atom(r, atoms))
         if text == "(":
             inner = _label_expr(r, atoms)
             if r.i >= r.hi or r.texts[r.i] != ")" or r.kinds[r.i] != "sym":
-                raise r.error(f"expected ')' to close the '(' of line {r.toks.source.linecol(r.starts[i])[0]}, "
+                raise r.error(f"expected ')' to close the '(' of line {r.toks.linecol(i)[0]}, "
                               f"found {r.found()}")
             r.i += 1
             return inner
     elif kind == "bool":
         return Const(text == "t")
     elif kind == "aname":
-        atoms.append((text[1:], r.starts[i]))
+        atoms.append((text[1:], i))
         return AliasRef(text[1:])
     r.i = i
     raise r.error(f"expected a label expression (an AP number, t, f, @alias, '!' or '('), found {r.found()}")
@@ -434,7 +480,7 @@ def _acc_atom(r: _Reader, atoms: list[tuple[int, int]]) -> AccExpr:
         negated = r.i < r.hi and r.texts[r.i] == "!" and r.kinds[r.i] == "sym"
         if negated:
             r.i += 1
-        pos = r.starts[r.i] if r.i < r.hi else 0
+        pos = r.i
         index = r.expect_int(f"an acceptance set number in {text}(...)")
         atoms.append((index, pos))
         if r.i >= r.hi or r.texts[r.i] != ")" or r.kinds[r.i] != "sym":
@@ -448,93 +494,115 @@ def _acc_atom(r: _Reader, atoms: list[tuple[int, int]]) -> AccExpr:
 # Body: (State: label? INT STRING? acc-sig? edge*)*, edge = label? state-conj acc-sig?
 
 
-def _acc_sig(r: _Reader, atoms: list[tuple[int, int]]) -> tuple[int, ...]:
+def _acc_sig(r: _Reader) -> tuple[int, ...]:
     r.i += 1  # the "{"
-    kinds, texts, starts, hi = r.kinds, r.texts, r.starts, r.hi
+    kinds, texts, hi = r.kinds, r.texts, r.hi
     sets = []
     while r.i < hi and kinds[r.i] == "int":
         sets.append(int(texts[r.i]))
-        atoms.append((sets[-1], starts[r.i]))
         r.i += 1
-    if r.i >= hi or texts[r.i] != "}" or kinds[r.i] != "sym":
+    if r.i >= hi or texts[r.i] != "}":
         raise r.error(f"expected an acceptance set number or '}}' in an acceptance signature, found {r.found()}")
     r.i += 1
     return tuple(sets)
 
 
+def _bracket_label(r: _Reader, cache: dict[tuple[str, ...], Expr]) -> Expr:
+    """The label ``[ ... ]`` at token ``r.i``; leaves ``r.i`` after the ``]``.
+
+    Labels repeat a lot, so each distinct token sequence is parsed once and its (immutable) value shared.
+    """
+    i, texts = r.i, r.texts
+    try:
+        j = texts.index("]", i + 1, r.hi)
+    except ValueError:
+        j = -1
+    if j > 0:
+        key = tuple(texts[i + 1 : j])
+        label = cache.get(key)
+        if label is not None:
+            r.i = j + 1
+            return label
+    r.i = i + 1
+    label = _label_expr(r, [])
+    if r.i >= r.hi or texts[r.i] != "]":
+        raise r.error(f"expected ']' to close the label, found {r.found()}")
+    if r.i == j:
+        cache[key] = label
+    r.i += 1
+    return label
+
+
 def _body(r: _Reader, spans: Spans) -> tuple[State, ...]:
-    kinds, texts, starts, hi = r.kinds, r.texts, r.starts, r.hi
-    label_atoms = spans.label_atoms
-    dests_at = spans.dests
-    edge_acc = spans.edge_acc
+    kinds, texts, hi = r.kinds, r.texts, r.hi
+    labels: dict[tuple[str, ...], Expr] = {}
+    accs: dict[str, tuple[int, ...]] = {}  # "{n}" signatures, shared
     states: list[State] = []
     while r.i < hi:
         if kinds[r.i] != "hdr" or texts[r.i] != "State:":
             raise r.error(f"expected 'State:' or --END--, found {r.found()}")
-        spans.states.append(starts[r.i])
+        spans.states.append(r.i)
         r.i += 1
         label = None
-        spans.state_label.append(starts[r.i] if r.i < hi and texts[r.i] == "[" else None)
-        if r.i < hi and texts[r.i] == "[" and kinds[r.i] == "sym":
-            r.i += 1
-            label = _label_expr(r, label_atoms)
-            if r.i >= hi or texts[r.i] != "]":
-                raise r.error(f"expected ']' to close the state label, found {r.found()}")
-            r.i += 1
-        spans.state_index.append(starts[r.i] if r.i < hi else spans.states[-1])
+        if r.i < hi and texts[r.i] == "[":
+            spans.state_label.append(r.i)
+            label = _bracket_label(r, labels)
+        else:
+            spans.state_label.append(None)
+        spans.state_index.append(r.i)
         index = r.expect_int("a state number after 'State:'")
         name = None
         if r.i < hi and kinds[r.i] == "str":
             name = decode_string(texts[r.i])
             r.i += 1
         acc = None
-        spans.state_acc.append(starts[r.i] if r.i < hi and texts[r.i] == "{" else None)
-        if r.i < hi and texts[r.i] == "{" and kinds[r.i] == "sym":
-            acc = _acc_sig(r, spans.state_acc_atoms)
+        if r.i < hi and texts[r.i] == "{":
+            spans.state_acc.append(r.i)
+            acc = _acc_sig(r)
+        else:
+            spans.state_acc.append(None)
         edges: list[Edge] = []
         edge_pos: list[int] = []
         i = r.i
         while i < hi:
-            kind = kinds[i]
-            edge_pos.append(starts[i])
+            edge_pos.append(i)
             elabel = None
-            if kind == "sym" and texts[i] == "[":
-                r.i = i + 1
-                elabel = _label_expr(r, label_atoms)
+            if texts[i] == "[":
+                r.i = i
+                elabel = _bracket_label(r, labels)
                 i = r.i
-                if i >= hi or texts[i] != "]":
-                    raise r.error(f"expected ']' to close the edge label, found {r.found()}")
-                i += 1
-                kind = kinds[i] if i < hi else "end"
-            elif kind != "int":
+            elif kinds[i] != "int":
                 edge_pos.pop()
                 break
-            if kind != "int":
+            if i >= hi or kinds[i] != "int":
                 r.i = i
                 raise r.error(f"expected a destination state number, found {r.found()}")
             dest = int(texts[i])
-            dests_at.append((dest, starts[i]))
             i += 1
-            if i < hi and texts[i] == "&" and kinds[i] == "sym":
+            if i < hi and texts[i] == "&":
                 conj = [dest]
                 if spans.univ_first is None:
-                    spans.univ_first = starts[i - 1]
-                while i < hi and texts[i] == "&" and kinds[i] == "sym":
+                    spans.univ_first = i - 1
+                while i < hi and texts[i] == "&":
                     r.i = i + 1
-                    at = starts[r.i] if r.i < hi else 0
                     conj.append(r.expect_int("a state number after '&'"))
-                    dests_at.append((conj[-1], at))
                     i = r.i
                 dests = tuple(conj)
             else:
                 dests = (dest,)
             eacc = None
-            if i < hi and texts[i] == "{" and kinds[i] == "sym":
+            if i < hi and texts[i] == "{":
                 if spans.edge_acc_first is None:
-                    spans.edge_acc_first = starts[i]
-                r.i = i
-                eacc = _acc_sig(r, edge_acc)
-                i = r.i
+                    spans.edge_acc_first = i
+                if i + 2 < hi and texts[i + 2] == "}" and kinds[i + 1] == "int":
+                    eacc = accs.get(texts[i + 1])
+                    if eacc is None:
+                        eacc = accs[texts[i + 1]] = (int(texts[i + 1]),)
+                    i += 3
+                else:
+                    r.i = i
+                    eacc = _acc_sig(r)
+                    i = r.i
             edges.append(Edge(dests, elabel, eacc))
         r.i = i
         spans.edges.append(edge_pos)

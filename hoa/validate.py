@@ -1,6 +1,6 @@
 """HOA v1 semantic checks: the rules a syntactically correct automaton can still break, located at line:col.
 
-Each check raises Gf01Error at the offending token (offsets come from the parser's :class:`hoa.parser.Spans`):
+Each check raises Gf01Error at the offending token (token indices come from the parser's :class:`hoa.parser.Spans`):
 AP count and names, aliases (used before definition, redefined, undefined), AP, acceptance set and state numbers in
 range, implicit-label edge counts, state labels mixed with edge labels, labelled and unlabelled edges in one state,
 ``controllable-AP`` indices, duplicate ``State:`` items, and ``properties:`` that contradict each other or the
@@ -14,8 +14,20 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from hoa.label import And, Expr, Not, Or, conjunction_of_literals, evaluate_array, resolve, satisfiable
-from hoa.lexer import Source
+from hoa.errors import Gf01Error
+from hoa.label import (
+    And,
+    Expr,
+    Not,
+    Or,
+    aliases_used,
+    conjunction_of_literals,
+    evaluate_array,
+    resolve,
+    satisfiable,
+    variables,
+)
+from hoa.lexer import Tokens
 from hoa.model import Automaton, State
 
 if TYPE_CHECKING:
@@ -42,25 +54,28 @@ INCOMPATIBLE: tuple[tuple[str, str], ...] = (
 )
 
 
-def validate(aut: Automaton, spans: Spans, source: Source) -> None:
-    """Raise Gf01Error (file, line, col, rule) if ``aut`` breaks a rule of HOA v1; ``spans`` locates its tokens."""
-    _check_header(aut, spans, source)
-    _check_body(aut, spans, source)
+def validate(aut: Automaton, spans: Spans, toks: Tokens) -> None:
+    """Raise Gf01Error (file, line, col, rule) if ``aut`` breaks a rule of HOA v1.
+
+    ``spans`` (from the parser) locates the automaton's items among ``toks`` for the messages.
+    """
+    _check_header(aut, spans, toks)
+    _check_body(aut, spans, toks)
     if aut.properties:
-        _check_properties(aut, spans, source)
+        _check_properties(aut, spans, toks)
 
 
-def _where(source: Source, pos: int) -> str:
-    line, col = source.linecol(pos)
+def _where(toks: Tokens, pos: int) -> str:
+    line, col = toks.linecol(pos)
     return f"{line}:{col}"
 
 
-def _check_header(aut: Automaton, spans: Spans, source: Source) -> None:
+def _check_header(aut: Automaton, spans: Spans, toks: Tokens) -> None:
     n_aps = len(aut.aps)
     seen: dict[str, int] = {}
     for j, ap in enumerate(aut.aps):
         if ap in seen:
-            raise source.error(
+            raise toks.error_at(
                 f"duplicate AP name {ap!r}: AP {j} repeats AP {seen[ap]} (AP names must be distinct)",
                 spans.ap_names[j],
             )
@@ -72,23 +87,23 @@ def _check_header(aut: Automaton, spans: Spans, source: Source) -> None:
             if isinstance(atom, str):
                 if atom not in defined:
                     why = "used before its definition" if atom in all_aliases else "is not defined"
-                    raise source.error(f"alias @{atom} {why} (in the definition of @{name})", pos)
+                    raise toks.error_at(f"alias @{atom} {why} (in the definition of @{name})", pos)
             elif atom >= n_aps:
-                raise source.error(_ap_range(atom, n_aps, f"the definition of @{name}"), pos)
+                raise toks.error_at(_ap_range(atom, n_aps, f"the definition of @{name}"), pos)
         if name in defined:
-            raise source.error(f"alias @{name} redefined (an alias may be defined only once)", spans.alias_names[k])
+            raise toks.error_at(f"alias @{name} redefined (an alias may be defined only once)", spans.alias_names[k])
         defined.add(name)
     for index, pos in spans.acc_atoms:
         if index >= aut.acc_sets:
-            raise source.error(_acc_range(index, aut.acc_sets, "the acceptance condition"), pos)
+            raise toks.error_at(_acc_range(index, aut.acc_sets, "the acceptance condition"), pos)
     for j, ap in enumerate(aut.controllable_ap or ()):
         if ap >= n_aps:
-            raise source.error(_ap_range(ap, n_aps, "controllable-AP"), spans.controllable[j])
+            raise toks.error_at(_ap_range(ap, n_aps, "controllable-AP"), spans.controllable[j])
     if aut.states_declared is not None:
         for conj, offs in zip(aut.start, spans.start_states, strict=True):
             for q, pos in zip(conj, offs, strict=True):
                 if q >= aut.states_declared:
-                    raise source.error(_state_range(q, aut.states_declared, "initial state"), pos)
+                    raise toks.error_at(_state_range(q, aut.states_declared, "initial state"), pos)
 
 
 def _ap_range(ap: int, n_aps: int, where: str) -> str:
@@ -105,69 +120,104 @@ def _state_range(q: int, declared: int, what: str) -> str:
     return f"undefined state: {what} {q} is out of range, 'States: {declared}' declares states 0..{declared - 1}"
 
 
-def _check_body(aut: Automaton, spans: Spans, source: Source) -> None:
+def _check_body(aut: Automaton, spans: Spans, toks: Tokens) -> None:
     n_aps = len(aut.aps)
     aliases = {name for name, _ in aut.aliases}
-    for atom, pos in spans.label_atoms:
-        if isinstance(atom, str):
-            if atom not in aliases:
-                raise source.error(f"alias @{atom} is not defined (no 'Alias: @{atom}' header)", pos)
-        elif atom >= n_aps:
-            raise source.error(_ap_range(atom, n_aps, "a label"), pos)
-    for atoms, where in ((spans.state_acc_atoms, "a state's acceptance signature"),
-                         (spans.edge_acc, "an edge's acceptance signature")):
-        for index, pos in atoms:
-            if index >= aut.acc_sets:
-                raise source.error(_acc_range(index, aut.acc_sets, where), pos)
     declared = aut.states_declared
-    if declared is not None:
-        for q, pos in spans.dests:
-            if q >= declared:
-                raise source.error(_state_range(q, declared, "destination state"), pos)
+    sets = aut.acc_sets
+    texts = toks.texts
+    # Labels are shared objects (the parser reuses the value of a repeated label): check each distinct one once.
+    memo: dict[int, bool] = {}
+
+    def label_ok(expr: Expr) -> bool:
+        ok = memo.get(id(expr))
+        if ok is None:
+            ok = memo[id(expr)] = all(v < n_aps for v in variables(expr)) and aliases_used(expr) <= aliases
+        return ok
+
+    def label_error(at: int, where: str) -> Gf01Error:
+        """The error for the first bad AP number or alias in the label starting at token ``at`` (its '[')."""
+        i = at + 1
+        while texts[i] != "]":
+            t = texts[i]
+            if t[0] == "@" and t[1:] not in aliases:
+                return toks.error_at(f"alias {t} is not defined (no 'Alias: {t}' header)", i)
+            if t.isdigit() and int(t) >= n_aps:
+                return toks.error_at(_ap_range(int(t), n_aps, where), i)
+            i += 1
+        return toks.error_at(f"bad label in {where}", at)  # unreachable for labels the parser produced
+
+    def acc_error(at: int, where: str) -> Gf01Error:
+        """The error for the first out-of-range set in the acceptance signature at or after token ``at``."""
+        i = texts.index("{", at)
+        while texts[i] != "}":
+            if texts[i].isdigit() and int(texts[i]) >= sets:
+                return toks.error_at(_acc_range(int(texts[i]), sets, where), i)
+            i += 1
+        return toks.error_at(f"bad acceptance signature in {where}", at)
+
     defined: dict[int, int] = {}
-    implicit_edges = 1 << n_aps if n_aps < 64 else None
     for k, st in enumerate(aut.states):
         if declared is not None and st.index >= declared:
-            raise source.error(_state_range(st.index, declared, "state"), spans.state_index[k])
+            raise toks.error_at(_state_range(st.index, declared, "state"), spans.state_index[k])
         if st.index in defined:
-            first = _where(source, spans.states[defined[st.index]])
-            raise source.error(f"state {st.index} defined twice (first 'State: {st.index}' at {first})",
-                               spans.state_index[k])
+            first = _where(toks, spans.states[defined[st.index]])
+            raise toks.error_at(f"state {st.index} defined twice (first 'State: {st.index}' at {first})",
+                                spans.state_index[k])
         defined[st.index] = k
-        if not st.edges:
-            continue
+        if st.label is not None and not label_ok(st.label):
+            raise label_error(spans.state_label[k] or 0, f"the label of state {st.index}")
+        if st.acc and max(st.acc) >= sets:
+            raise acc_error(spans.state_acc[k] or 0, f"the acceptance signature of state {st.index}")
         edge_pos = spans.edges[k]
-        labelled = [e.label is not None for e in st.edges]
-        if st.label is not None:
-            if any(labelled):
-                j = labelled.index(True)
-                raise source.error(
-                    f"edge label in state {st.index}, which has a state label (a labelled state's edges are "
-                    "unlabelled)", edge_pos[j])
-            continue
-        if labelled[0]:
-            if not all(labelled):
-                j = labelled.index(False)
-                raise source.error(
-                    f"unlabelled edge in state {st.index} after labelled ones (if one edge of a state has a label, "
-                    "all must)", edge_pos[j])
-        elif any(labelled):
+        for j, e in enumerate(st.edges):
+            if e.label is not None and not label_ok(e.label):
+                raise label_error(edge_pos[j], f"an edge label of state {st.index}")
+            if declared is not None and max(e.dests) >= declared:
+                i = edge_pos[j]
+                if texts[i] == "[":
+                    i = texts.index("]", i) + 1
+                while not (texts[i].isdigit() and int(texts[i]) >= declared):
+                    i += 1
+                raise toks.error_at(_state_range(int(texts[i]), declared, "destination state"), i)
+            if e.acc and max(e.acc) >= sets:
+                raise acc_error(edge_pos[j], f"an edge's acceptance signature (state {st.index})")
+        if st.edges:
+            _check_labelling(st, edge_pos, n_aps, spans.states[k], toks)
+
+
+def _check_labelling(st: State, edge_pos: list[int], n_aps: int, state_at: int, toks: Tokens) -> None:
+    """State labels exclude edge labels; edges of a state are all labelled or all implicit (2^|AP| of them)."""
+    labelled = [e.label is not None for e in st.edges]
+    if st.label is not None:
+        if any(labelled):
             j = labelled.index(True)
-            raise source.error(
-                f"labelled edge in state {st.index} after unlabelled ones (implicit and explicit labels cannot be "
-                "mixed in a state)", edge_pos[j])
-        elif len(st.edges) != implicit_edges:
-            need = implicit_edges if implicit_edges is not None else f"2^{n_aps}"
-            raise source.error(
-                f"state {st.index} has {len(st.edges)} implicitly labelled edge(s), but implicit labels need exactly "
-                f"2^{n_aps} = {need} edges (one per valuation of the {n_aps} AP(s))", spans.states[k])
+            raise toks.error_at(
+                f"edge label in state {st.index}, which has a state label (a labelled state's edges are "
+                "unlabelled)", edge_pos[j])
+        return
+    if labelled[0]:
+        if not all(labelled):
+            j = labelled.index(False)
+            raise toks.error_at(
+                f"unlabelled edge in state {st.index} after labelled ones (if one edge of a state has a label, "
+                "all must)", edge_pos[j])
+    elif any(labelled):
+        j = labelled.index(True)
+        raise toks.error_at(
+            f"labelled edge in state {st.index} after unlabelled ones (implicit and explicit labels cannot be "
+            "mixed in a state)", edge_pos[j])
+    elif n_aps >= 64 or len(st.edges) != 1 << n_aps:
+        raise toks.error_at(
+            f"state {st.index} has {len(st.edges)} implicitly labelled edge(s), but implicit labels need exactly "
+            f"2^{n_aps} edges (one per valuation of the {n_aps} AP(s))", state_at)
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # properties:
 
 
-def _check_properties(aut: Automaton, spans: Spans, source: Source) -> None:
+def _check_properties(aut: Automaton, spans: Spans, toks: Tokens) -> None:
     declared: dict[str, tuple[bool, int]] = {}
     for prop, pos in zip(aut.properties, spans.properties, strict=True):
         value, name = (False, prop[1:]) if prop.startswith("!") else (True, prop)
@@ -175,19 +225,19 @@ def _check_properties(aut: Automaton, spans: Spans, source: Source) -> None:
             value, name = not value, "univ-branch"
         previous = declared.get(name)
         if previous is not None and previous[0] != value:
-            raise source.error(
+            raise toks.error_at(
                 f"'properties: {prop}' contradicts '{'' if previous[0] else '!'}{name}' given at "
-                f"{_where(source, previous[1])}", pos)
+                f"{_where(toks, previous[1])}", pos)
         declared.setdefault(name, (value, pos))
     for p, qs in IMPLIES.items():
         if declared.get(p, (False, 0))[0]:
             for q in qs:
                 if q in declared and not declared[q][0]:
-                    raise source.error(f"'properties: {p}' contradicts '!{q}' ({p} implies {q})", declared[p][1])
+                    raise toks.error_at(f"'properties: {p}' contradicts '!{q}' ({p} implies {q})", declared[p][1])
     for p, q in INCOMPATIBLE:
         if declared.get(p, (False, 0))[0] and declared.get(q, (False, 0))[0]:
             pp, qp = declared[p][1], declared[q][1]
-            raise source.error(f"'properties: {p}' is incompatible with '{q}'", max(pp, qp))
+            raise toks.error_at(f"'properties: {p}' is incompatible with '{q}'", max(pp, qp))
 
     def claim(name: str) -> bool | None:
         return declared[name][0] if name in declared else None
@@ -195,8 +245,8 @@ def _check_properties(aut: Automaton, spans: Spans, source: Source) -> None:
     def fail(name: str, message: str, pos: int | None = None) -> None:
         value, ppos = declared[name]
         shown = name if value else "!" + name
-        where = f" at {_where(source, pos)}" if pos is not None else ""
-        raise source.error(f"'properties: {shown}' is contradicted by the automaton: {message}{where}", ppos)
+        where = f" at {_where(toks, pos)}" if pos is not None else ""
+        raise toks.error_at(f"'properties: {shown}' is contradicted by the automaton: {message}{where}", ppos)
 
     implicit = [k for k, st in enumerate(aut.states) if st.edges and st.label is None and st.edges[0].label is None]
     state_labelled = [k for k, st in enumerate(aut.states) if st.label is not None]
