@@ -1,0 +1,281 @@
+"""CNF encoding of a GF-01 problem: the Mealy view unrolled under one flip variable per (t, input), Tseitin gates.
+
+Input ``i`` at step ``t`` is ``tau_t(i) XOR f[t][i]``, which is the literal ``f[t][i]`` or ``-f[t][i]`` (tau is a
+constant), so no input variables exist. Only steps ``0 .. t*`` are unrolled: later inputs cannot change the effect.
+Per step the state is one-hot (one literal per state, constants folded); for each state q and edge k, "k fires" =
+``s[q] AND first_k(x)`` with ``first_k`` = "k's guard is satisfiable with x and no earlier edge's is"; output j is
+``OR_{q,k} (fires AND out_{k,j}(x))`` where ``out_{k,j}`` is bit j of the least output completion of k's guard, as a
+Boolean function of the inputs (computed once per edge by Shannon expansion over the edge's few outputs). The next
+state is the OR of the fires into it. The effect is one literal: e(y_{t*}) in hard mode, OR over the window in normal
+mode. Every gate is a full Tseitin equivalence, so the CNF is a circuit: each flip assignment has one model.
+
+Min1 terms (``with_valid=True``): for each flip position p = (t0, i0), a copy of the steps ``t0 .. t*`` that starts
+from the main run's state at t0 and reads the base value at p; ``Valid = Suff AND AND_p (f_p -> NOT Suff_p)``.
+
+Variable numbering is canonical (one ``pysat.formula.IDPool``, deterministic construction order): flips first,
+``("f", t, i)`` = ``1 + t * |AP_in| + i``, then ``("true",)``, then named literals (``("ts", t)``, ``("suff",)``,
+``("suff", t, i)``, ``("valid",)``) and hash-consed gates ``("and", lits)`` / ``("or", lits)`` in creation order.
+
+>>> enc = encode(problem, with_valid=True)  # doctest: +SKIP
+>>> enc.write_dimacs(fp, assert_lits=[enc.valid])  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TextIO
+
+from pysat.card import CardEnc, EncType
+from pysat.formula import CNF, IDPool
+
+from encoders.problem import Flip, Problem
+from hoa.label import FALSE, And, Const, Expr, Not, Or, Var, restrict, variables
+
+
+@dataclass(frozen=True)
+class EdgeLogic:
+    """One edge's behaviour as Boolean functions of the inputs: when it is taken, and each output bit then."""
+
+    first: Expr  # the edge is the first enabled edge of its state
+    outputs: tuple[Expr, ...]  # bit j of the least output completion (meaningful when the edge is enabled)
+    dest: int
+
+
+def edge_logic(problem: Problem) -> tuple[tuple[EdgeLogic, ...], ...]:
+    """Per state, per edge (file order): :class:`EdgeLogic` with every expression over input indices only."""
+    system = problem.system
+    n, m = system.num_inputs, system.num_outputs
+    out_vars = range(n, n + m)
+    result = []
+    for edges in system.edges:
+        logic = []
+        earlier: Expr = FALSE
+        for e in edges:
+            enabled = _simplify(_exists(e.guard, out_vars))
+            first = _simplify(And((enabled, Not(earlier))))
+            earlier = _simplify(Or((earlier, enabled)))
+            if first == FALSE:
+                continue  # shadowed by earlier edges: never taken
+            logic.append(EdgeLogic(first, _least_completion(e.guard, n, m), e.dest))
+        result.append(tuple(logic))
+    return tuple(result)
+
+
+def _least_completion(guard: Expr, n: int, m: int) -> tuple[Expr, ...]:
+    """Bits of the least satisfying output valuation (outputs compared by index, 0 before 1) as functions of x."""
+    cur = guard
+    bits: list[Expr] = []
+    for j in range(m):
+        v = n + j
+        if v not in variables(cur):
+            bits.append(FALSE)
+            continue
+        low = restrict(cur, {v: False})
+        high = restrict(cur, {v: True})
+        low_ok = _simplify(_exists(low, range(v + 1, n + m)))
+        bits.append(_simplify(Not(low_ok)))
+        cur = _simplify(Or((And((low_ok, low)), And((Not(low_ok), high)))))
+    return tuple(bits)
+
+
+def _exists(expr: Expr, over: Iterable[int]) -> Expr:
+    for v in sorted(variables(expr) & set(over)):
+        expr = _simplify(Or((restrict(expr, {v: False}), restrict(expr, {v: True}))))
+    return expr
+
+
+def _simplify(expr: Expr) -> Expr:
+    return restrict(expr, {})
+
+
+@dataclass
+class Encoding:
+    """A CNF under construction: clauses, the variable pool, flip variables and the named literals."""
+
+    problem: Problem
+    pool: IDPool
+    clauses: list[list[int]]
+    flips: dict[Flip, int]
+    true: int
+    suff: int = 0
+    valid: int = 0
+    timestep: dict[int, int] = field(default_factory=dict)  # t -> literal "some flip at t"
+    suff_without: dict[Flip, int] = field(default_factory=dict)  # p -> Suff with f_p forced to the base value
+
+    # -- gates ----------------------------------------------------------------------------------------------------
+
+    def and_(self, lits: Iterable[int]) -> int:
+        """A literal equivalent to the conjunction of ``lits`` (constants folded, hash-consed)."""
+        t = self.true
+        keep = set()
+        for lit in lits:
+            if lit == -t:
+                return -t
+            if lit != t:
+                keep.add(lit)
+        if any(-lit in keep for lit in keep):
+            return -t
+        if not keep:
+            return t
+        if len(keep) == 1:
+            return next(iter(keep))
+        key = ("and", tuple(sorted(keep, key=lambda x: (abs(x), x))))
+        known = key in self.pool.obj2id
+        g = self.pool.id(key)
+        if not known:
+            for lit in key[1]:
+                self.clauses.append([-g, lit])
+            self.clauses.append([g, *(-lit for lit in key[1])])
+        return g
+
+    def or_(self, lits: Iterable[int]) -> int:
+        """A literal equivalent to the disjunction of ``lits``."""
+        return -self.and_(-lit for lit in lits)
+
+    def named(self, name: tuple, lit: int) -> int:
+        """A fresh variable called ``name``, equivalent to ``lit`` (for readable DIMACS comments)."""
+        v = self.pool.id(name)
+        self.clauses.extend(([-v, lit], [v, -lit]))
+        return v
+
+    def expr(self, e: Expr, sig: Callable[[int], int]) -> int:
+        """Tseitin literal of ``e``, whose variable ``i`` is the literal ``sig(i)``."""
+        if isinstance(e, Var):
+            return sig(e.index)
+        if isinstance(e, Const):
+            return self.true if e.value else -self.true
+        if isinstance(e, Not):
+            return -self.expr(e.arg, sig)
+        if isinstance(e, And):
+            return self.and_(self.expr(a, sig) for a in e.args)
+        if isinstance(e, Or):
+            return self.or_(self.expr(a, sig) for a in e.args)
+        raise TypeError(f"unresolved alias in {e!r}")
+
+    # -- output -----------------------------------------------------------------------------------------------------
+
+    def cnf(self, assert_lits: Sequence[int] = ()) -> CNF:
+        """The clauses (plus a unit clause per literal in ``assert_lits``) as a pysat CNF."""
+        return CNF(from_clauses=[*self.clauses, *([lit] for lit in assert_lits)])
+
+    def write_dimacs(self, fp: TextIO, assert_lits: Sequence[int] = (), budget: int | None = None) -> None:
+        """Write DIMACS with comments naming the flip variables and named literals (see docs/solvers.md).
+
+        ``budget`` adds "at most ``budget`` timesteps" (sequential counter) before writing.
+        """
+        if budget is not None:
+            add_timestep_budget(self, budget)
+        p = self.problem
+        names = p.system.inputs
+        comments = [
+            f"c gf01 unrolling: T={p.horizon} t*={p.t_star} mode={p.mode} window={p.window} "
+            f"inputs={len(names)} states={p.system.num_states}",
+            "c flip variables: f[t][i] true = input i at step t differs from the base trace",
+        ]
+        comments += [f"c flip {v} t={t} input={names[i]}" for (t, i), v in self.flips.items()]
+        named = [(v, k) for k, v in self.pool.obj2id.items() if k[0] not in ("and", "or", "f")]
+        comments += [f"c var {v} {' '.join(map(str, k))}" for v, k in sorted(named)]
+        comments += [f"c asserted {lit}" for lit in assert_lits]
+        self.cnf(assert_lits).to_fp(fp, comments=comments)
+
+
+def encode(problem: Problem, with_valid: bool = False, check: Callable[[], None] | None = None) -> Encoding:
+    """The unrolling of ``problem`` up to t*: flip variables, Suff, timestep literals, and (optionally) Valid.
+
+    ``check`` is called once per encoded step (a limits clock hook).
+    """
+    system = problem.system
+    n = system.num_inputs
+    steps = problem.t_star + 1
+    pool = IDPool()
+    flips = {(t, i): pool.id(("f", t, i)) for t in range(steps) for i in range(n)}
+    true = pool.id(("true",))
+    enc = Encoding(problem, pool, [[true]], flips, true)
+    logic = edge_logic(problem)
+    window = set(problem.effect_steps)
+
+    def x_lits(t: int, fixed: Flip | None = None) -> list[int]:
+        out = []
+        for i in range(n):
+            base = (problem.trace[t] >> i) & 1
+            if (t, i) == fixed:
+                out.append(true if base else -true)
+            else:
+                f = flips[(t, i)]
+                out.append(-f if base else f)
+        return out
+
+    def run(start: list[int], t_from: int, fixed: Flip | None) -> list[int]:
+        """Effect literals at t_from .. t* of the run from one-hot state literals ``start`` at ``t_from``."""
+        state = start
+        hits = []
+        for t in range(t_from, steps):
+            if check is not None:
+                check()
+            xs = x_lits(t, fixed)
+            state, ys = _step(enc, logic, state, xs, system.num_states, system.num_outputs)
+            hits.append(enc.expr(problem.effect, ys.__getitem__) if t in window else -true)
+            if fixed is None:
+                states_at[t + 1] = state
+        return hits
+
+    states_at: dict[int, list[int]] = {}
+    init = [true if q == system.initial else -true for q in range(system.num_states)]
+    states_at[0] = init
+    main_hits = run(init, 0, None)
+    enc.suff = enc.named(("suff",), enc.or_(main_hits))
+    for t in range(steps):
+        enc.timestep[t] = enc.named(("ts", t), enc.or_(flips[(t, i)] for i in range(n)))
+    if with_valid:
+        terms = []
+        for (t0, i0), f in flips.items():
+            hits = main_hits[:t0] + run(states_at[t0], t0, (t0, i0))
+            s_p = enc.named(("suff", t0, i0), enc.or_(hits))
+            enc.suff_without[(t0, i0)] = s_p
+            terms.append(enc.or_((-f, -s_p)))
+        enc.valid = enc.named(("valid",), enc.and_([enc.suff, *terms]))
+    return enc
+
+
+def _step(
+    enc: Encoding, logic: tuple[tuple[EdgeLogic, ...], ...], state: list[int], xs: list[int], n_states: int, m: int
+) -> tuple[list[int], list[int]]:
+    """One transition: next one-hot state literals and output literals."""
+    false = -enc.true
+    into: list[list[int]] = [[] for _ in range(n_states)]
+    out_terms: list[list[int]] = [[] for _ in range(m)]
+    memo: dict[Expr, int] = {}
+
+    def lit(e: Expr) -> int:
+        if e not in memo:
+            memo[e] = enc.expr(e, xs.__getitem__)
+        return memo[e]
+
+    for q, s in enumerate(state):
+        if s == false:
+            continue
+        for edge in logic[q]:
+            fire = enc.and_((s, lit(edge.first)))
+            if fire == false:
+                continue
+            into[edge.dest].append(fire)
+            for j, bit in enumerate(edge.outputs):
+                if bit != FALSE:
+                    out_terms[j].append(enc.and_((fire, lit(bit))))
+    return [enc.or_(ls) for ls in into], [enc.or_(ls) for ls in out_terms]
+
+
+def add_timestep_budget(enc: Encoding, budget: int) -> None:
+    """Clauses for "at most ``budget`` timesteps carry a flip" (nothing when the budget cannot bind)."""
+    lits = [enc.timestep[t] for t in sorted(enc.timestep)]
+    if budget >= len(lits):
+        return
+    if budget <= 0:
+        enc.clauses.extend([-lit] for lit in lits)
+        return
+    card = CardEnc.atmost(lits=lits, bound=budget, vpool=enc.pool, encoding=EncType.seqcounter)
+    enc.clauses.extend(card.clauses)
+
+
+__all__ = ["EdgeLogic", "Encoding", "add_timestep_budget", "edge_logic", "encode"]

@@ -1,0 +1,46 @@
+"""The SAT backend against the brute-force twin on random small problems."""
+
+from __future__ import annotations
+
+from brute import brute_min1, brute_oracle, brute_subset_min, brute_suff, brute_valid_set
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from strategies import certificates, problems
+
+from encoders.problem import Problem
+from solvers import sat
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_suff_min1_subset_min_agree_with_brute(data: st.DataObject) -> None:
+    problem = data.draw(problems())
+    cert = data.draw(certificates(problem))
+    assert sat.suff(problem, cert) == brute_suff(problem, cert)
+    assert sat.min1(problem, cert) == brute_min1(problem, cert)
+    assert sat.subset_min(problem, cert) == brute_subset_min(problem, cert)
+
+
+@settings(max_examples=60, deadline=None)
+@given(problems())
+def test_witness_and_oracle_agree_with_brute(problem: Problem) -> None:
+    gold = brute_valid_set(problem, problem.budget_t)
+    w = sat.witness(problem, problem.budget_t)
+    assert (w is None) == (not gold)
+    if w is not None:
+        assert w in gold
+    res = sat.oracle(problem, problem.budget_t)
+    best = brute_oracle(problem, problem.budget_t)
+    assert (res is None) == (best is None)
+    if res is not None:
+        assert res.optimal and (res.eff_t, res.eff_a) == best and res.certificate in gold
+
+
+@settings(max_examples=40, deadline=None)
+@given(problems(max_flips=9))
+def test_count_and_enumeration_agree_with_brute(problem: Problem) -> None:
+    gold = brute_valid_set(problem, problem.budget_t)
+    assert sat.count(problem, problem.budget_t) == len(gold)
+    assert list(sat.enumerate_certificates(problem, problem.budget_t)) == gold
+    assert list(sat.enumerate_certificates(problem, problem.budget_t, limit=3)) == gold[:3]
+    assert sat.count(problem, None) == len(brute_valid_set(problem, None))
