@@ -1,0 +1,114 @@
+"""The verify / enumerate / oracle commands on the example arbiter controller, and the certificate checks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gf01_formal.certificates import parse_certificate, score
+from gf01_formal.cli import main
+from gf01_formal.cli_solve import problem_from_flags
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "gf01_formal" / "examples"
+HOA = str(EXAMPLES / "arbiter.hoa")
+# Round-robin arbiter: the request r0 at t=0 gives priority to r1, so at t=3 "g0" needs r0 up and r1 down, or a
+# change of priority earlier.
+FLAGS = ["--trace", "r0&!r1;!r0&!r1;!r0&!r1;!r0&r1", "--effect", "g0"]
+ALL = [
+    [[3, "r0", 1], [3, "r1", 0]],
+    [[0, "r0", 0], [3, "r0", 1]],
+    [[1, "r1", 1], [3, "r0", 1]],
+    [[2, "r1", 1], [3, "r0", 1]],
+]
+
+
+def run_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict:
+    assert main([*args, *FLAGS, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("backend", ["explicit", "sat"])
+def test_verify_valid_certificate(capsys: pytest.CaptureFixture[str], backend: str) -> None:
+    rec = run_json(capsys, "verify", HOA, str(EXAMPLES / "arbiter_cert_valid.json"), "--subset-min",
+                   "--backend", backend)
+    assert rec == {"suff": True, "min1": True, "valid": True, "goal": True, "eff_t": 1, "eff_a": 2, "score_c": 1,
+                   "kappa": [1, 1, -1, -2], "subset_min": True, "errors": []}
+
+
+def test_verify_sufficient_but_not_min1(capsys: pytest.CaptureFixture[str]) -> None:
+    rec = run_json(capsys, "verify", HOA, str(EXAMPLES / "arbiter_cert_not_min1.json"))
+    assert (rec["suff"], rec["min1"], rec["valid"], rec["score_c"]) == (True, False, False, 0)
+    assert rec["kappa"] == [0, 1, -2, -3] and rec["subset_min"] is None
+
+
+def test_verify_malformed_certificate_scores_false_with_reasons(capsys: pytest.CaptureFixture[str]) -> None:
+    rec = run_json(capsys, "verify", HOA, str(EXAMPLES / "arbiter_cert_malformed.json"))
+    assert not (rec["suff"] or rec["min1"] or rec["valid"] or rec["goal"])
+    assert rec["errors"] == [
+        "atom 1: a second atom on (t=3, r0)",
+        "atom 2: time 9 is outside [0, 3]",
+        "atom 2: 'zz' is not an input (inputs: r0, r1)",
+        "atom 2: value 2 must be 0 or 1",
+    ]
+
+
+def test_verify_over_budget(capsys: pytest.CaptureFixture[str]) -> None:
+    rec = run_json(capsys, "verify", HOA, str(EXAMPLES / "arbiter_cert_not_min1.json"), "--budget-t", "1")
+    assert rec["errors"] == ["the certificate touches 2 timesteps, more than B_T = 1"] and not rec["suff"]
+
+
+@pytest.mark.parametrize("backend", ["explicit", "sat"])
+def test_enumerate_lists_all_in_canonical_order(capsys: pytest.CaptureFixture[str], backend: str) -> None:
+    rec = run_json(capsys, "enumerate", HOA, "--backend", backend)
+    assert rec == {"count": 4, "certificates": ALL}
+    rec = run_json(capsys, "enumerate", HOA, "--backend", backend, "--limit", "2")
+    assert rec == {"count": 4, "certificates": ALL[:2]}
+    rec = run_json(capsys, "enumerate", HOA, "--backend", backend, "--count", "--budget-t", "1")
+    assert rec == {"count": 1, "certificates": []}
+    rec = run_json(capsys, "enumerate", HOA, "--backend", backend, "--no-budget", "--budget-t", "1")
+    assert rec["count"] == 4
+
+
+@pytest.mark.parametrize("backend", ["explicit", "sat"])
+def test_oracle(capsys: pytest.CaptureFixture[str], backend: str) -> None:
+    rec = run_json(capsys, "oracle", HOA, "--backend", backend)
+    assert rec == {"certificate": ALL[0], "eff_t": 1, "eff_a": 2, "optimal": True}
+    rec = run_json(capsys, "oracle", HOA, "--backend", backend, "--budget-t", "0")
+    assert rec == {"certificate": None, "eff_t": None, "eff_a": None, "optimal": True}
+
+
+def test_readable_output_and_unknown_exit_status(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["oracle", HOA, *FLAGS]) == 0
+    assert "Eff_t = 1, Eff_a = 2, optimal (proven)" in capsys.readouterr().out
+    assert main(["enumerate", HOA, *FLAGS, "--backend", "sat", "--seconds", "0"]) == 3
+    assert capsys.readouterr().out.startswith("unknown (time limit 0.0 s")
+
+
+def test_bad_flags_are_one_line_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["oracle", HOA, "--trace", "r0;r1", "--effect", "g0"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("gf01: error: trace:") and err.count("\n") == 1
+    assert main(["oracle", HOA, *FLAGS[:2], "--effect", "nope"]) == 2
+    assert "unknown name 'nope'" in capsys.readouterr().err
+
+
+def test_json_trace_and_defaults() -> None:
+    trace = json.dumps([{"r0": 1, "r1": 0}, {"r0": 0, "r1": 1}])
+    p = problem_from_flags(HOA, trace, "g1", None, "normal", 1, 2, None)
+    assert p.trace == (1, 2) and p.t_star == 1 and p.mode == "normal" and p.budget_t == 2
+
+
+def test_parse_certificate_and_score_directly() -> None:
+    p = problem_from_flags(HOA, FLAGS[1], "g0", None, "hard", 1, None, None)
+    atoms, errors = parse_certificate([[3, "r1", 0], [3, "r0", 1]], p.system.inputs, p.horizon, None)
+    assert atoms == ((3, 1, 0), (3, 0, 1)) and errors == []
+    assert score(p, atoms)["valid"]
+    # (2, r1, 0) restates the base value: allowed, and it breaks Min1
+    atoms, errors = parse_certificate([[3, "r1", 0], [3, "r0", 1], [2, "r1", 0]], p.system.inputs, p.horizon, None)
+    rec = score(p, atoms, errors)
+    assert errors == [] and rec["suff"] and not rec["min1"]
+    assert parse_certificate({"t": 1}, p.system.inputs, p.horizon, None)[1] == [
+        'a certificate is a JSON list of [t, "input", v] atoms'
+    ]
