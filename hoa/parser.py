@@ -58,6 +58,8 @@ class Spans:
     state_acc: list[int | None] = field(default_factory=list)
     edges: list[list[int]] = field(default_factory=list)  # per State item, token of each edge's first token
     edge_acc_first: int | None = None  # token of the first edge acceptance signature
+    label_max_ap: int = -1  # the largest AP number in a body label
+    label_aliases: frozenset[str] = frozenset()  # the aliases used in body labels
     univ_first: int | None = None  # first conjunction of states (Start: or edge)
     end: int = 0
 
@@ -74,6 +76,8 @@ class _Reader:
         # Literal cache: token text -> (AP index, Var, Not(Var)). Labels are mostly literals, and sharing the
         # immutable objects saves building a frozen dataclass per occurrence.
         self.literals: dict[str, tuple[int, Var, Not]] = {}
+        self.spans_max_ap = -1  # the largest AP number and the aliases used in body labels
+        self.spans_aliases: set[str] = set()
 
     def literal(self, text: str) -> tuple[int, Var, Not]:
         """The cached (index, Var, Not(Var)) of the AP number ``text``."""
@@ -524,7 +528,14 @@ def _bracket_label(r: _Reader, cache: dict[tuple[str, ...], Expr]) -> Expr:
             r.i = j + 1
             return label
     r.i = i + 1
-    label = _label_expr(r, [])
+    atoms: list[Atom] = []
+    label = _label_expr(r, atoms)
+    # Summarise what body labels use, so the validator checks AP and alias ranges once, not per label.
+    for atom, _ in atoms:
+        if isinstance(atom, str):
+            r.spans_aliases.add(atom)
+        elif atom > r.spans_max_ap:
+            r.spans_max_ap = atom
     if r.i >= r.hi or texts[r.i] != "]":
         raise r.error(f"expected ']' to close the label, found {r.found()}")
     if r.i == j:
@@ -607,6 +618,8 @@ def _body(r: _Reader, spans: Spans) -> tuple[State, ...]:
         r.i = i
         spans.edges.append(edge_pos)
         states.append(State(index, name, label, acc, tuple(edges)))
+    spans.label_max_ap = r.spans_max_ap
+    spans.label_aliases = frozenset(r.spans_aliases)
     return tuple(states)
 
 

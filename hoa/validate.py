@@ -126,10 +126,14 @@ def _check_body(aut: Automaton, spans: Spans, toks: Tokens) -> None:
     declared = aut.states_declared
     sets = aut.acc_sets
     texts = toks.texts
-    # Labels are shared objects (the parser reuses the value of a repeated label): check each distinct one once.
+    # The parser summarised the body labels: when the summary is in range, no label needs a look.
+    labels_in_range = spans.label_max_ap < n_aps and spans.label_aliases <= aliases
+    # Otherwise labels are checked one by one; they are shared objects, so each distinct one once.
     memo: dict[int, bool] = {}
 
     def label_ok(expr: Expr) -> bool:
+        if labels_in_range:
+            return True
         ok = memo.get(id(expr))
         if ok is None:
             ok = memo[id(expr)] = all(v < n_aps for v in variables(expr)) and aliases_used(expr) <= aliases

@@ -1,0 +1,116 @@
+"""HOA parsing throughput: MB/s and edges/s on the largest corpus files and on generated automata.
+
+Run: ``python bench/hoa_parse.py`` (``--repeat N``: best of N runs, default 3). Prints one table; the baseline is the
+generated 10^3-edge automaton, and ``cost/edge`` is each row's time per edge divided by the baseline's. Checks the
+two targets of issue 2 and exits 1 if one fails: the cost grows linearly (10x the edges in at most 12x the time)
+and the 10^5-edge automaton parses in under 5 s. Parsing here means lexing, parsing and validating.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import itertools
+
+from hoa import parse, write
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "hoa"
+SIZES = (10**3, 10**4, 10**5)
+EDGES_PER_STATE = 10
+N_APS = 8
+
+
+def generated(edges: int, seed: int = 2) -> str:
+    """A transition-labelled automaton with ``edges`` edges: random literal conjunctions, some disjunctions,
+    acceptance marks and universal branches, from a seeded generator (the same text for the same arguments)."""
+    rng = np.random.Generator(np.random.PCG64(seed))
+    n_states = edges // EDGES_PER_STATE
+    aps = " ".join(f'"p{i}"' for i in range(N_APS))
+    lines = [
+        "HOA: v1", f'name: "generated {edges}"', f"States: {n_states}", "Start: 0", f"AP: {N_APS} {aps}",
+        "Alias: @r 0 & !1", "acc-name: Rabin 1", "Acceptance: 2 Fin(0) & Inf(1)", "--BODY--",
+    ]
+    lits = rng.integers(0, 3, size=(edges, N_APS))  # 0: absent, 1: positive, 2: negative
+    dests = rng.integers(0, n_states, size=(edges, 2))
+    kinds = rng.integers(0, 10, size=edges)
+    for q in range(n_states):
+        lines.append(f"State: {q}")
+        for k in range(q * EDGES_PER_STATE, (q + 1) * EDGES_PER_STATE):
+            conj = [("!" if v == 2 else "") + str(i) for i, v in enumerate(lits[k]) if v] or ["t"]
+            label = " & ".join(conj)
+            kind = kinds[k]
+            if kind == 0:
+                label = f"{label} | @r"
+            elif kind == 1:
+                label = f"!({label}) & 7"
+            dest = f"{dests[k, 0]}&{dests[k, 1]}" if kind == 2 else str(dests[k, 0])
+            acc = " {0}" if kind in (3, 4) else " {1}" if kind == 5 else ""
+            lines.append(f"[{label}] {dest}{acc}")
+    lines.append("--END--")
+    return "\n".join(lines) + "\n"
+
+
+def best_time(text: str, repeat: int) -> tuple[float, int]:
+    """The best wall time of ``repeat`` parses of ``text``, and its edge count."""
+    best = float("inf")
+    edges = 0
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        automata = parse(text)
+        best = min(best, time.perf_counter() - t0)
+        edges = sum(a.num_edges for a in automata)
+    return best, edges
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the throughput table and the verdict on the two targets; 0 if both hold."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=3, help="best of N runs (default 3)")
+    args = ap.parse_args(argv)
+
+    rows: list[tuple[str, int, int, float]] = []  # name, bytes, edges, seconds
+    for edges in SIZES:
+        text = generated(edges)
+        [aut] = parse(text)
+        assert aut.num_edges == edges and parse(write(aut)) == [aut]
+        seconds, n = best_time(text, args.repeat)
+        rows.append((f"generated 10^{len(str(edges)) - 1} edges", len(text.encode()), n, seconds))
+    largest = sorted(CORPUS.glob("*/*.hoa"), key=lambda p: p.stat().st_size, reverse=True)[:3]
+    for path in largest:
+        text = path.read_text()
+        try:
+            seconds, n = best_time(text, args.repeat)
+        except Exception as ex:  # a rejected file still measures reading speed, but not here
+            print(f"skipping {path.name}: {ex}")
+            continue
+        rows.append((f"corpus {path.parent.name}/{path.name}", len(text.encode()), n, seconds))
+
+    base = rows[0][3] / rows[0][2]
+    print(f"{'input':<44} {'KB':>8} {'edges':>8} {'seconds':>9} {'MB/s':>7} {'edges/s':>10} {'cost/edge':>9}")
+    for name, size, n, seconds in rows:
+        per_edge = (seconds / n) / base if n else float("nan")
+        print(f"{name:<44} {size / 1e3:>8.1f} {n:>8} {seconds:>9.4f} {size / 1e6 / seconds:>7.2f} "
+              f"{n / seconds:>10.0f} {per_edge:>9.2f}")
+
+    ok = True
+    for (name_a, _, ea, ta), (name_b, _, eb, tb) in itertools.pairwise(rows):
+        ratio = tb / ta
+        good = ratio <= 12 * (eb / ea) / 10
+        ok &= good
+        print(f"growth {name_a} -> {name_b}: {eb / ea:.0f}x the edges in {ratio:.1f}x the time "
+              f"({'ok' if good else 'FAIL'}: at most 12x)")
+    big = rows[len(SIZES) - 1][3]
+    ok &= big < 5.0
+    print(f"10^5-edge automaton: {big:.2f} s ({'ok' if big < 5.0 else 'FAIL'}: under 5 s)")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
