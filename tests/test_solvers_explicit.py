@@ -13,7 +13,7 @@ from hoa.mealy import MealyView
 from solvers import explicit, paths
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.data())
 def test_check_many_agrees_with_brute(data: st.DataObject) -> None:
     problem = data.draw(problems())
@@ -31,7 +31,7 @@ def test_subset_min_agrees_with_brute(data: st.DataObject) -> None:
     assert explicit.subset_min(problem, cert) == brute_subset_min(problem, cert)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(problems())
 def test_oracle_is_optimal_and_valid(problem: Problem) -> None:
     res = paths.oracle(problem, problem.budget_t)
