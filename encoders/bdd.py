@@ -34,11 +34,15 @@ from hoa.mealy import MAX_TABLE_INPUTS
 #: BDD libraries, best first: CUDD (C, complement edges) and dd's pure-Python autoref.
 LIBS = ("cudd", "autoref")
 
-Tick = Callable[[int], None]
-"""A progress callback: called with the manager's live node count between BDD operations; it may raise to stop."""
+Tick = Callable[[Callable[[], int]], None]
+"""A progress callback between BDD operations; it may raise to stop the construction.
+
+It gets a function that returns the manager's live node count (not the count itself: counting walks CUDD's unique
+table, so a callback without a node cap should not call it).
+"""
 
 
-def _no_tick(nodes: int) -> None:
+def _no_tick(nodes: Callable[[], int]) -> None:
     return None
 
 
@@ -162,7 +166,7 @@ def encode(problem: Problem, lib: str | None = None, tick: Tick = _no_tick) -> E
             leaves = [bdd.true if hit[k] else w_next.get(int(dest[k]), bdd.false) for k in range(len(xs))]
             w_t[q] = _tree(bdd, step_vars, leaves)
         w_next = w_t
-        tick(len(bdd))
+        tick(bdd.__len__)
     suff = w_next[system.initial]
     return Encoding(problem, bdd, lib_name, positions, names, problem.t_star + 1, n, suff)
 
@@ -203,7 +207,7 @@ def valid_bdd(enc: Encoding, within: Any | None = None, tick: Tick = _no_tick) -
         name = enc.names[level]
         removed = bdd.let({name: False}, s)
         u = u & (~bdd.var(name) | ~removed)
-        tick(len(bdd))
+        tick(bdd.__len__)
     return u
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from encoders.bdd import Encoding, budget_bdd, count_constraint, encode, valid_bdd
@@ -30,12 +30,17 @@ _CHECK_EVERY = 256
 
 def _start(problem: Problem, query: str, lib: str | None, limits: Limits | None) -> tuple[Encoding, Clock]:
     clock = (limits or NO_LIMITS).start()
-    enc = encode(problem, lib, tick=lambda nodes: clock.check(query, nodes))
+    enc = encode(problem, lib, tick=_tick(clock, query))
     return enc, clock
 
 
-def _tick(clock: Clock, query: str) -> Any:
-    return lambda nodes: clock.check(query, nodes)
+def _tick(clock: Clock, query: str) -> Callable[[Callable[[], int]], None]:
+    """The encoder's progress callback: check the clock, counting live nodes only under a node cap."""
+    return lambda nodes: clock.check(query, nodes() if clock.limits.nodes is not None else None)
+
+
+def _check(clock: Clock, query: str, bdd: Any) -> None:
+    clock.check(query, len(bdd) if clock.limits.nodes is not None else None)
 
 
 def _valid_within(enc: Encoding, budget: int | None, clock: Clock, query: str) -> Any:
@@ -95,7 +100,7 @@ def subset_min(
     relevant = {(t, i) for t, i in effective_flips(problem, c) if t < enc.steps}
     outside = {name: False for name, pos in zip(enc.names, enc.positions, strict=True) if pos not in relevant}
     restricted = bdd.let(outside, enc.suff) if outside else enc.suff
-    clock.check("subset_min", len(bdd))
+    _check(clock, "subset_min", bdd)
     if len(c) > len(relevant) and restricted != bdd.false:
         return False
     everything = bdd.true
@@ -149,7 +154,7 @@ def _enumerate_valid(enc: Encoding, v: Any, clock: Clock, limit: int | None) -> 
             if not (mask >> n) & 1:
                 continue
             layer = by_steps & count_constraint(bdd, flip_vars, lambda c, n=n: c == n)
-            clock.check("enumerate", len(bdd))
+            _check(clock, "enumerate", bdd)
             for i, levels in enumerate(models(_export(enc, layer, clock, "enumerate"))):
                 if i % _CHECK_EVERY == 0:
                     clock.check("enumerate")
@@ -232,7 +237,7 @@ def best_match(
     flip_vars = [bdd.var(n) for n in enc.names]
     agent_vars = [flip_vars[lv] for lv in agent_levels]
     s1 = v if len(keep) == len(ap_pairs) else _pair_slice(bdd, v, keep, agent_vars, flip_vars)
-    clock.check("best_match", len(bdd))
+    _check(clock, "best_match", bdd)
 
     touched = [enc.touched(t) for t in range(enc.steps)]
     ts_pairs = _pairs(profile(_export(enc, s1, clock, "best_match"), step_of,
@@ -241,7 +246,7 @@ def best_match(
     j, k = min(((j, k) for j, k in ts_pairs if prf(j, len(ts_a), k)[2] == best_ts), key=lambda p: (p[1], p[0]))
     agent_steps = [touched[t] for t in sorted(ts_a) if t < enc.steps]
     s2 = _pair_slice(bdd, s1, [(j, k)], agent_steps, touched)
-    clock.check("best_match", len(bdd))
+    _check(clock, "best_match", bdd)
 
     gold, best_digest = (), None
     for m, levels in enumerate(models(_export(enc, s2, clock, "best_match"))):
