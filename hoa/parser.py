@@ -124,10 +124,14 @@ def parse_file(path: str | Path) -> list[Automaton]:
 
 def iter_parse(text: str, file: str | None = None) -> Iterator[Automaton]:
     """The automata of an HOA stream one by one, each validated before it is yielded."""
-    for aut, spans, toks in iter_parse_raw(text, file):
-        with _gc_paused():
-            validate(aut, spans, toks)
-        yield aut
+    raw = iter_parse_raw(text, file)
+    while True:
+        with _gc_paused():  # one pause for reading and validating an automaton
+            item = next(raw, None)
+            if item is None:
+                return
+            validate(*item)
+        yield item[0]
 
 
 @contextmanager
