@@ -51,7 +51,6 @@ class Spans:
     controllable: list[int] = field(default_factory=list)
     properties: list[int] = field(default_factory=list)
     start_states: list[list[int]] = field(default_factory=list)
-    body: int = 0
     states: list[int] = field(default_factory=list)  # token of each "State:" item, in file order
     state_index: list[int] = field(default_factory=list)  # token of each state's number
     state_label: list[int | None] = field(default_factory=list)
@@ -61,7 +60,6 @@ class Spans:
     label_max_ap: int = -1  # the largest AP number in a body label
     label_aliases: frozenset[str] = frozenset()  # the aliases used in body labels
     univ_first: int | None = None  # first conjunction of states (Start: or edge)
-    end: int = 0
 
 
 class _Reader:
@@ -192,8 +190,8 @@ def _trailing_text(toks: Tokens, i: int) -> bool:
     """
     if i < len(toks.kinds) and (toks.kinds[i] == "abort" or toks.texts[i] == "HOA:"):
         return False
-    pos = toks.start(i - 1)  # from the end of the previous automaton (--END-- or --ABORT--)
-    return _HOA_KEYWORD.search(toks.blanked, pos + 2) is None
+    after = toks.start(i - 1) + len(toks.texts[i - 1])  # the end of the previous --END-- or --ABORT--
+    return _HOA_KEYWORD.search(toks.blanked, after) is None
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -227,6 +225,8 @@ def _automaton(r: _Reader) -> tuple[Automaton, Spans]:
             raise r.error(f"expected a header item (a name followed by ':') or --BODY--, found {r.found()}")
         name = texts[r.i][:-1]
         hpos = r.i
+        if name == "HOA":
+            raise r.error("'HOA:' inside a header: the automaton before it lacks --BODY-- ... --END--")
         seen = spans.headers.setdefault(name, [])
         if seen and name not in REPEATABLE:
             first = r.toks.linecol(seen[0])
@@ -234,8 +234,6 @@ def _automaton(r: _Reader) -> tuple[Automaton, Spans]:
                           "properties: may repeat")
         seen.append(hpos)
         r.i += 1
-        if name == "HOA":
-            raise r.error("'HOA:' may only appear first", r.i - 1)
         if name == "States":
             fields["states_declared"] = r.expect_int("the number of states after 'States:'")
         elif name == "Start":
@@ -318,10 +316,8 @@ def _automaton(r: _Reader) -> tuple[Automaton, Spans]:
             unknown.append((name, tuple(vals)))
     if "Acceptance" not in spans.headers:
         raise r.toks.error_at("missing 'Acceptance:' header (mandatory in HOA v1)", spans.begin)
-    spans.body = r.i
     r.i += 1
     states = _body(r, spans)
-    spans.end = r.hi
     if r.hi >= len(kinds):
         raise r.error("missing --END-- at the end of the automaton")
     aut = Automaton(

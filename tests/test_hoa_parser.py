@@ -144,6 +144,7 @@ def test_header_rules():
     assert_error_at("States: 1\nHOA: v1", "States:", "must start with 'HOA:'")
     assert_error_at("HOA: v2\nAcceptance: 0 t --BODY-- --END--", "v2", "unsupported HOA version")
     assert_error_at("HOA: v1\nStates: 1\nStates: 1\n", "States:", "occurs twice", nth=1)
+    assert_error_at("HOA: v1\nStates: 1\nHOA: v1\n", "HOA:", "inside a header", nth=1)
     assert_error_at("HOA: v1\nAcceptance: 0 t\nname: \"a\"\nname: \"b\"", "name:", "occurs twice", nth=1)
     assert_error_at("HOA: v1\nStates: 1\n--BODY--\n--END--", "HOA:", "missing 'Acceptance:'")
     err = error("HOA: v1\nAcceptance: 0 t\n--BODY--\nState: 0\n")
@@ -197,6 +198,10 @@ def test_streams_and_abort():
     assert len(automata) == 2 and automata[1].name == "kept"
     assert automata[1].headers == (("x", ("foo--ABORT--",)),)  # foo--ABORT-- is an identifier, not an abort
     assert parse("HOA: v1 Acceptance: 0 t --ABORT--") == []
+
+
+def test_an_empty_stream_has_no_automaton():
+    assert parse("") == [] and parse(" /* only /* a */ comment */\n") == []
 
 
 def test_foreign_text_after_the_last_automaton_is_ignored_but_not_between_automata():
