@@ -76,11 +76,28 @@ def var_name(t: int, i: int) -> str:
     return f"f{t}_{i}"
 
 
-def flip_positions(problem: Problem) -> tuple[Flip, ...]:
-    """The flips ``(t, i)`` with ``t <= t*``, in variable-level order (time-major, inputs by name inside a step)."""
+#: Variable orders: "time" (the default and the only one the enumeration walks accept), and two measured
+#: alternatives kept for the order benchmark (docs/encoding.md): "input" (input-major) and "time-reversed".
+ORDERS = ("time", "input", "time-reversed")
+
+
+def inputs_by_name(problem: Problem) -> tuple[int, ...]:
+    """Input indices sorted by input name (the canonical atom order inside a step)."""
     names = problem.system.inputs
-    by_name = sorted(range(len(names)), key=lambda i: names[i])
-    return tuple((t, i) for t in range(problem.t_star + 1) for i in by_name)
+    return tuple(sorted(range(len(names)), key=lambda i: names[i]))
+
+
+def flip_positions(problem: Problem, order: str = "time") -> tuple[Flip, ...]:
+    """The flips ``(t, i)`` with ``t <= t*``, in variable-level order (default: time-major, inputs by name)."""
+    ranked = inputs_by_name(problem)
+    steps = range(problem.t_star + 1)
+    if order == "time":
+        return tuple((t, i) for t in steps for i in ranked)
+    if order == "input":
+        return tuple((t, i) for i in ranked for t in steps)
+    if order == "time-reversed":
+        return tuple((t, i) for t in reversed(steps) for i in ranked)
+    raise Gf01Error(f"unknown variable order {order!r} (choose from {', '.join(ORDERS)})")
 
 
 @dataclass(frozen=True)
@@ -88,7 +105,7 @@ class Encoding:
     """A problem's BDD variables and its Suff function in one manager.
 
     ``positions[level]`` is the flip at that level, ``names[level]`` its variable; ``steps`` = t* + 1 and
-    ``width`` = |AP_in|, so the level of ``(t, rank r)`` is ``t * width + r``.
+    ``width`` = |AP_in|. In the default "time" order the level of ``(t, rank r)`` is ``t * width + r``.
     """
 
     problem: Problem
@@ -99,6 +116,7 @@ class Encoding:
     steps: int
     width: int
     suff: Any
+    order: str = "time"
 
     @property
     def num_vars(self) -> int:
@@ -106,11 +124,11 @@ class Encoding:
 
     def level_of(self, t: int, i: int) -> int:
         """The level of flip ``(t, i)`` (``t <= t*``)."""
-        return self.positions.index((t, i), t * self.width, (t + 1) * self.width)
+        return self.positions.index((t, i))
 
     def step_vars(self, t: int) -> list[Any]:
-        """The flip variables of step ``t``, in level order."""
-        return [self.bdd.var(n) for n in self.names[t * self.width : (t + 1) * self.width]]
+        """The flip variables of step ``t``, inputs by name."""
+        return [self.bdd.var(var_name(t, i)) for i in inputs_by_name(self.problem)]
 
     def touched(self, t: int) -> Any:
         """TS_t: some input is flipped at step ``t``."""
@@ -130,34 +148,35 @@ class Encoding:
         return r == self.bdd.true
 
 
-def encode(problem: Problem, lib: str | None = None, tick: Tick = _no_tick) -> Encoding:
+def encode(problem: Problem, lib: str | None = None, tick: Tick = _no_tick, order: str = "time") -> Encoding:
     """Declare the flip variables of ``problem`` and build Suff backward (module docstring).
 
-    Needs the dense Mealy tables (at most 20 inputs); each state and step costs 2^|AP_in| - 1 ITEs at most.
+    Needs the dense Mealy tables (at most 20 inputs); each state and step costs 2^|AP_in| - 1 ITEs at most (each a
+    single node in the "time" order, where the step's variables are above everything built so far).
     """
     system = problem.system
     n = system.num_inputs
     if n > MAX_TABLE_INPUTS:
         raise Gf01Error(f"the BDD encoding needs dense tables: at most {MAX_TABLE_INPUTS} inputs, not {n}")
     bdd, lib_name = manager(lib)
-    positions = flip_positions(problem)
+    positions = flip_positions(problem, order)
     names = tuple(var_name(t, i) for t, i in positions)
     bdd.declare(*names)
     nxt, out = system.tables
     # Effect value of every (state, input valuation): evaluate the effect once per distinct output valuation.
     ys, inverse = np.unique(out, return_inverse=True)
     eff = evaluate_array(problem.effect, ys)[inverse.reshape(out.shape)]
-    order = [i for _, i in positions[:n]]  # input at rank r
+    ranked = inputs_by_name(problem)  # input at rank r
     # f_of_g[g]: the flip pattern (bit i = input i) whose rank-ordered encoding is g (bit r = input order[r]).
     g = np.arange(1 << n, dtype=np.int64)
     f_of_g = np.zeros(1 << n, dtype=np.int64)
-    for r, i in enumerate(order):
+    for r, i in enumerate(ranked):
         f_of_g |= ((g >> r) & 1) << i
     reach = _reachable(nxt, system.initial, problem.t_star + 1)
     effect_steps = set(problem.effect_steps)
     w_next: dict[int, Any] = {}
     for t in range(problem.t_star, -1, -1):
-        step_vars = [bdd.var(names[t * n + r]) for r in range(n)]
+        step_vars = [bdd.var(var_name(t, i)) for i in ranked]
         xs = f_of_g ^ problem.trace[t]
         w_t: dict[int, Any] = {}
         for q in reach[t]:
@@ -168,7 +187,7 @@ def encode(problem: Problem, lib: str | None = None, tick: Tick = _no_tick) -> E
         w_next = w_t
         tick(bdd.__len__)
     suff = w_next[system.initial]
-    return Encoding(problem, bdd, lib_name, positions, names, problem.t_star + 1, n, suff)
+    return Encoding(problem, bdd, lib_name, positions, names, problem.t_star + 1, n, suff, order)
 
 
 def _reachable(nxt: np.ndarray, initial: int, steps: int) -> list[list[int]]:
@@ -234,11 +253,13 @@ def budget_bdd(enc: Encoding, budget: int | None) -> Any:
 
 __all__ = [
     "LIBS",
+    "ORDERS",
     "Encoding",
     "budget_bdd",
     "count_constraint",
     "encode",
     "flip_positions",
+    "inputs_by_name",
     "manager",
     "valid_bdd",
     "var_name",

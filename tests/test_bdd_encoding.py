@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import problems
 
-from encoders.bdd import budget_bdd, count_constraint, encode, flip_positions, manager, var_name
+from encoders.bdd import ORDERS, budget_bdd, count_constraint, encode, flip_positions, manager, valid_bdd, var_name
 from encoders.problem import Problem
 from hoa.errors import Gf01Error
 from hoa.label import Var
@@ -104,3 +104,22 @@ def test_count_constraint_counts_exactly(lib: str) -> None:
         for bits in itertools.product((False, True), repeat=6):
             r = bdd.let(dict(zip(names, bits, strict=True)), u)
             assert (r == bdd.true) == (sum(bits) == k)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problem=problems(max_flips=8))
+def test_every_variable_order_gives_the_same_count(problem: Problem) -> None:
+    counts = set()
+    for order in ORDERS:
+        enc = encode(problem, "cudd", order=order)
+        v = valid_bdd(enc, budget_bdd(enc, problem.budget_t))
+        counts.add(count(export(enc.bdd, v, enc.num_vars)))
+    assert len(counts) == 1
+
+
+def test_orders_place_variables_as_documented() -> None:
+    problem = _problem(("r", "g"), steps=3, t_star=1)
+    assert flip_positions(problem, "input") == ((0, 1), (1, 1), (0, 0), (1, 0))
+    assert flip_positions(problem, "time-reversed") == ((1, 1), (1, 0), (0, 1), (0, 0))
+    with pytest.raises(Gf01Error, match="unknown variable order"):
+        flip_positions(problem, "random")
