@@ -1,0 +1,136 @@
+"""Complexity knobs (DEC-058), their normalisation to [0, 1], z(I), and the normal-mode window w(I) (DEC-014b).
+
+The circularity "w(I) depends on z(I), z(I) on oracle Eff_t and |M_B(I)|, and those on w(I) in normal mode" is
+cut by measuring every knob on the *hard-mode* problem at t* (same system, trace, effect, t* and B_T). The hard
+problem does not depend on the window, so z(I) and w(I) are well defined; the instance's own (normal-mode) oracle
+and count are stored separately, in its certification.
+
+Scales (``SCALES``, documented in docs/instances.md), each clamped to [0, 1]:
+
+====================  ==========================================  ==========================
+knob                  normalised value                            0 at / 1 at
+====================  ==========================================  ==========================
+states                (log2(|Q|) - 1) / 3                         2 / 16 states
+inputs                (|AP_in| - 1) / 4                           1 / 5 inputs
+outputs               (|AP_out| - 1) / 3                          1 / 4 outputs
+transitions           (log2(edges) - 2) / 7                       4 / 512 Mealy edges
+horizon               (log2(T) - 2) / 3                           T = 4 / T = 32
+effect_depth          (t* + 1) / T                                t* at the start / at T-1
+oracle_eff_t          (Eff_t - 1) / 3                             1 / 4 timesteps
+gold_count            log2(|M_B|) / 10                            exactly 1 / 1024 or more
+====================  ==========================================  ==========================
+
+Every knob grows with the size of what it measures (``gold_count`` with the number of valid certificates within
+B_T); the scales map the default generator's size ranges onto [0, 1] and clamp larger systems at 1. z(I) is the
+equal-weight composite of DEC-058; whether it predicts difficulty is a pilot question (HYP-007). A knob that could
+not be measured (no valid certificate in hard mode; a count past its limits) is null with a note, and z(I) is the
+mean of the known ones. Values are rounded to 6 decimals so that the stored floats do not depend on the platform's libm.
+
+>>> window_of(0.0), window_of(0.25), window_of(0.5), window_of(1.0)
+(1, 2, 2, 3)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+from encoders.problem import Problem
+from gf01_formal.instances import Complexity, Knob
+from solvers import api
+from solvers.limits import Limits, Unknown
+
+SCALES = "gf01-formal.scales.v1"  # bump when a scale below changes
+#: DEC-014b defaults: w = clamp(W_MIN, W_MAX, round(A0 + AT*T + AC*z)).
+A0, AT, AC, W_MIN, W_MAX = 1.0, 0.0, 2.0, 1, 6
+_DIGITS = 6
+
+
+def _clamp01(x: float) -> float:
+    return round(min(1.0, max(0.0, x)), _DIGITS)
+
+
+def window_of(z: float, horizon: int = 0) -> int:
+    """w(I) = clamp(1, 6, round(1 + 0*T + 2*z)), rounding halves up (not Python's banker's rounding)."""
+    raw = A0 + AT * horizon + AC * z
+    return int(min(W_MAX, max(W_MIN, math.floor(raw + 0.5))))
+
+
+def knobs(
+    *,
+    states: int,
+    inputs: int,
+    outputs: int,
+    transitions: int,
+    horizon: int,
+    t_star: int,
+    oracle_eff_t: int | None,
+    gold_count: int | None,
+    oracle_note: str | None = None,
+    count_note: str | None = None,
+) -> Complexity:
+    """The Complexity record of raw knob values (normalised by the documented scales), z(I) and w(I)."""
+    k = {
+        "states": Knob(raw=states, norm=_clamp01((math.log2(max(1, states)) - 1) / 3)),
+        "inputs": Knob(raw=inputs, norm=_clamp01((inputs - 1) / 4)),
+        "outputs": Knob(raw=outputs, norm=_clamp01((outputs - 1) / 3)),
+        "transitions": Knob(raw=transitions, norm=_clamp01((math.log2(max(1, transitions)) - 2) / 7)),
+        "horizon": Knob(raw=horizon, norm=_clamp01((math.log2(max(1, horizon)) - 2) / 3)),
+        "effect_depth": Knob(raw=t_star, norm=_clamp01((t_star + 1) / max(1, horizon))),
+        "oracle_eff_t": (
+            Knob(raw=oracle_eff_t, norm=_clamp01((oracle_eff_t - 1) / 3))
+            if oracle_eff_t is not None
+            else Knob(raw=None, norm=None, note=oracle_note or "no valid certificate in hard mode at t*")
+        ),
+        "gold_count": (
+            Knob(raw=gold_count, norm=_clamp01(math.log2(gold_count) / 10))
+            if gold_count
+            else Knob(raw=gold_count, norm=None, note=count_note or "M_B(I) is empty in hard mode at t*")
+        ),
+    }
+    known = [v.norm for v in k.values() if v.norm is not None]
+    z = round(sum(known) / len(known), _DIGITS)
+    return Complexity(scales=SCALES, z=z, window=window_of(z, horizon), **k)
+
+
+def hard_problem(problem: Problem) -> Problem:
+    """The hard-mode problem at t* with the same system, trace, effect and budgets (where the knobs are measured)."""
+    return replace(problem, mode="hard", window=1)
+
+
+def measure_complexity(
+    problem: Problem,
+    *,
+    oracle_backend: str = "explicit",
+    count_backend: str = "bdd",
+    count_limits: Limits | None = None,
+    hard_oracle: tuple[int | None] | None = None,
+) -> Complexity:
+    """Measure the knobs of ``problem`` in hard mode at t* with exact queries (count under ``count_limits``).
+
+    ``hard_oracle`` passes an already-known hard-mode oracle Eff_t (as a 1-tuple) to avoid asking twice.
+    """
+    hard = hard_problem(problem)
+    if hard_oracle is None:
+        res = api.oracle(hard, None, backend=oracle_backend)
+        eff_t = res.eff_t if res is not None else None
+    else:
+        eff_t = hard_oracle[0]
+    gold: int | None
+    note = None
+    try:
+        gold = api.count(hard, problem.budget_t, backend=count_backend, limits=count_limits)
+    except Unknown as ex:
+        gold, note = None, f"unknown: {ex.reason}"
+    view = problem.system
+    return knobs(
+        states=view.num_states,
+        inputs=view.num_inputs,
+        outputs=view.num_outputs,
+        transitions=view.num_edges,
+        horizon=problem.horizon,
+        t_star=problem.t_star,
+        oracle_eff_t=eff_t,
+        gold_count=gold,
+        count_note=note,
+    )

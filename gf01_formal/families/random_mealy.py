@@ -1,0 +1,91 @@
+"""Random Mealy machines with controllable structure: states, inputs, outputs, guard density and locality.
+
+Unlike uniformly random tables (where almost every effect is one flip away), each state reads only a random subset
+of the inputs (``guard_density`` of them), idles when the inputs it reads are all 0, and otherwise moves to a state
+at most ``locality`` steps away on a ring. Outputs are mostly a function of the state (each output bit is 1 with
+probability ``output_density``), with a ``mealy`` fraction of transitions perturbing one output bit. Reaching a
+state whose outputs show the effect therefore takes several steps, and sparse base traces keep the system near
+where it is. The machine is an explicit table (kind ``table``), input-complete by construction.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from gf01_formal.families.base import FamilySystem, draw_float, draw_int
+from gf01_formal.instances import System, TableSystem
+
+DEFAULTS: dict[str, Any] = {
+    "states": [2, 16],
+    "inputs": [1, 5],
+    "outputs": [1, 4],
+    "guard_density": [0.3, 0.8],
+    "locality": [1, 2],
+    "output_density": [0.2, 0.4],
+    "mealy": [0.0, 0.3],
+    "trace_density": [0.1, 0.35],
+}
+
+
+def build(rng: np.random.Generator, params: dict[str, Any], level: float) -> FamilySystem:
+    """Draw one random structured Mealy machine (see the module docstring for the parameters)."""
+    p = {**DEFAULTS, **params}
+    n_q = draw_int(rng, p, "states", DEFAULTS["states"], level)
+    n_in = draw_int(rng, p, "inputs", DEFAULTS["inputs"], level)
+    n_out = draw_int(rng, p, "outputs", DEFAULTS["outputs"], level)
+    density = draw_float(rng, p, "guard_density", DEFAULTS["guard_density"])
+    locality = draw_int(rng, p, "locality", DEFAULTS["locality"], level)
+    out_density = draw_float(rng, p, "output_density", DEFAULTS["output_density"])
+    mealy = draw_float(rng, p, "mealy", DEFAULTS["mealy"])
+    trace_density = draw_float(rng, p, "trace_density", DEFAULTS["trace_density"])
+    inputs = [f"i{k}" for k in range(n_in)]
+    outputs = [f"o{k}" for k in range(n_out)]
+    k_read = max(1, round(density * n_in))
+    state_out = (rng.random((n_q, n_out)) < out_density).astype(np.int64)
+    weights = 1 << np.arange(n_out, dtype=np.int64)
+    nxt = np.zeros((n_q, 1 << n_in), dtype=np.int64)
+    out = np.zeros((n_q, 1 << n_in), dtype=np.int64)
+    xs = np.arange(1 << n_in, dtype=np.int64)
+    for q in range(n_q):
+        reads = np.sort(rng.choice(n_in, size=k_read, replace=False))
+        pattern = np.zeros(xs.shape, dtype=np.int64)
+        for j, i in enumerate(reads):
+            pattern |= ((xs >> int(i)) & 1) << j
+        steps = rng.integers(-locality, locality + 1, size=1 << k_read)
+        steps[0] = 0  # the all-zero reading idles
+        dest = (q + steps) % n_q
+        y_base = int((state_out[q] * weights).sum())
+        y = np.full(1 << k_read, y_base, dtype=np.int64)
+        perturb = rng.random(1 << k_read) < mealy
+        bits = rng.integers(0, n_out, size=1 << k_read)
+        y = np.where(perturb, y ^ (1 << bits), y)
+        nxt[q] = dest[pattern]
+        out[q] = y[pattern]
+    effects = [o for o in outputs] + [f"!{o}" for o in outputs]
+    effects += [f"{a} & {b}" for k, a in enumerate(outputs) for b in outputs[k + 1 :]]
+    effects += [f"{a} & !{b}" for a in outputs for b in outputs if a != b]
+    return FamilySystem(
+        family="random_mealy",
+        params={
+            "states": n_q,
+            "inputs": n_in,
+            "outputs": n_out,
+            "guard_density": density,
+            "locality": locality,
+            "output_density": out_density,
+            "mealy": mealy,
+            "trace_density": trace_density,
+        },
+        system=System(
+            kind="table",
+            inputs=inputs,
+            outputs=outputs,
+            table=TableSystem(
+                states=[f"s{q}" for q in range(n_q)], initial=0, next=nxt.tolist(), out=out.tolist()
+            ),
+        ),
+        effects=tuple(effects),
+        input_density=tuple([trace_density] * n_in),
+    )

@@ -1,0 +1,61 @@
+"""User-supplied controllers as a family: a directory of ``.hoa`` files (e.g. ltlsynt outputs).
+
+cfg: ``{"kind": "hoa_dir", "path": "controllers/", "trace_density": [0.2, 0.5]}``. Each draw picks one file
+uniformly from the directory's ``*.hoa`` files in sorted name order (so the draw does not depend on directory
+listing order); its outputs are its ``controllable-AP``; the candidate effects are each output and its negation.
+The file's sha256 is recorded in the family parameters, so an instance says exactly which controller it used.
+A file that is not a single input-complete Mealy controller is refused with its name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gf01_formal.families.base import FamilySystem, draw_float
+from gf01_formal.instances import System
+from hoa.errors import Gf01Error
+
+DEFAULTS: dict[str, Any] = {"trace_density": [0.2, 0.5]}
+
+
+def hoa_files(path: str | Path) -> list[Path]:
+    """The ``*.hoa`` files of a directory, sorted by name; an error when there are none."""
+    d = Path(path)
+    if not d.is_dir():
+        raise Gf01Error(f"not a directory: {d}", field="families.path")
+    files = sorted(d.glob("*.hoa"), key=lambda p: p.name)
+    if not files:
+        raise Gf01Error(f"no .hoa files in {d}", field="families.path")
+    return files
+
+
+def build(rng: np.random.Generator, params: dict[str, Any], level: float) -> FamilySystem:
+    """Draw one controller of the directory ``params["path"]`` (its size is what it is: ``level`` is unused)."""
+    from gf01_formal.instance_io import system_view
+
+    if "path" not in params:
+        raise Gf01Error("a hoa_dir family needs a 'path'", field="families.path")
+    files = hoa_files(params["path"])
+    f = files[int(rng.integers(len(files)))]
+    density = draw_float(rng, {**DEFAULTS, **params}, "trace_density", DEFAULTS["trace_density"])
+    text = f.read_text(encoding="utf-8")
+    from gf01_formal.instance_io import hoa_text_view
+
+    try:
+        view = hoa_text_view(text, None, file=str(f))
+        system = System(kind="hoa", inputs=list(view.inputs), outputs=list(view.outputs), hoa=text)
+        system_view(system)  # input-completeness, named in the error
+    except Gf01Error as ex:
+        raise Gf01Error(ex.message, file=str(f), line=ex.line, col=ex.col, field=ex.field) from ex
+    effects = [*view.outputs, *(f"!{o}" for o in view.outputs)]
+    return FamilySystem(
+        family="hoa_dir",
+        params={"file": f.name, "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(), "trace_density": density},
+        system=system,
+        effects=tuple(effects),
+        input_density=tuple([density] * view.num_inputs),
+    )

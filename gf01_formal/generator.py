@@ -1,0 +1,446 @@
+"""The certified instance generator (spec §8, DEC-024, DEC-014b, DEC-058): seeded, reproducible, solver-proven.
+
+``generate(seed, count, cfg)`` fills ``count`` slots. Slot k draws from its own ``Generator(PCG64(SeedSequence(
+[seed, k])))``: a size level, a family member of that size, a horizon T, a base trace, t*, a mode and an effect the
+base run does not show. A candidate is accepted only when exact solver queries prove that the base trace does not
+achieve the effect and that M_B(I) is non-empty (the oracle finds a valid certificate within B_T), and when the
+cfg's difficulty targets hold: a minimum oracle Eff_t, and caps on the fractions of single-timestep optima,
+single-atom optima and instances the greedy baseline certifies. A cap is met slot by slot (``slot_allowance``), so
+slots are independent and may run in parallel. A slot whose ``max_attempts`` attempts all fail is skipped and
+reported in the bundle, never a crash.
+
+The output depends only on (seed, cfg, generator version): no clock, no global random state, and counts limited by
+BDD nodes (deterministic) rather than by seconds. See docs/instances.md.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+from fractions import Fraction
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from encoders.problem import Atom, Problem
+from gf01_formal.artifacts import sha256_hex
+from gf01_formal.complexity import W_MIN, hard_problem, measure_complexity, window_of
+from gf01_formal.families import FAMILIES, FamilySystem
+from gf01_formal.families.base import at_level
+from gf01_formal.greedy import greedy_certificate
+from gf01_formal.instance_io import system_view
+from gf01_formal.instances import (
+    Bundle,
+    Certification,
+    Instance,
+    Meta,
+    Skip,
+    make_bundle,
+    make_instance,
+    validate_model,
+)
+from gf01_formal.traces import atoms_to_json, effect_text, parse_effect, trace_to_json
+from hoa.errors import Gf01Error
+from hoa.label import evaluate
+from solvers import api
+from solvers.canonical import timesteps
+from solvers.limits import Limits, Unknown
+
+GENERATOR_VERSION = "gf01-formal.generator.1.0.0"
+CFG_SCHEMA = "gf01-formal.gen_cfg.v1"
+
+
+class FamilyCfg(BaseModel):
+    """One family of the mix: its ``kind`` (a key of FAMILIES), its weight, and its size parameters (extra keys)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+    kind: str
+    weight: float = Field(default=1.0, gt=0)
+
+
+class Targets(BaseModel):
+    """Difficulty targets, each checked with exact queries; fractions are caps over the requested count."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    min_oracle_eff_t: int = Field(default=1, ge=1)
+    max_single_timestep_fraction: float | None = Field(default=0.4, ge=0, le=1)
+    max_single_atom_fraction: float | None = Field(default=0.25, ge=0, le=1)
+    max_greedy_fraction: float | None = Field(default=0.6, ge=0, le=1)
+
+
+def _default_families() -> list[FamilyCfg]:
+    return [
+        FamilyCfg(kind="random_mealy", weight=3.0),
+        FamilyCfg(kind="arbiter", weight=1.0),
+        FamilyCfg(kind="register", weight=1.0),
+        FamilyCfg(kind="counter", weight=1.0),
+        FamilyCfg(kind="traffic_light", weight=1.0),
+    ]
+
+
+class GenConfig(BaseModel):
+    """Generator configuration (``--cfg cfg.json``); its hash covers every field, defaults included."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    schema_version: Literal["gf01-formal.gen_cfg.v1"] = CFG_SCHEMA
+    families: list[FamilyCfg] = Field(default_factory=_default_families)
+    horizon: list[int] = Field(default=[5, 32], min_length=2, max_length=2, description="[min T, max T]")
+    t_star_from: float = Field(default=0.2, ge=0, le=1, description="t* is placed in [f*(T-1), T-1] by the level")
+    normal_fraction: float = Field(default=0.5, ge=0, le=1)
+    budget_slack: list[int] = Field(default=[0, 2], min_length=2, max_length=2, description="B_T = Eff_t + slack")
+    atom_slack: list[int] = Field(default=[0, 3], min_length=2, max_length=2, description="B_A = Eff_a + slack")
+    max_attempts: int = Field(default=40, ge=1)
+    oracle_backend: str = "explicit"
+    count_backend: str = "bdd"
+    count_node_limit: int | None = Field(default=2_000_000, description="BDD node cap for |M_B(I)| (null: none)")
+    targets: Targets = Field(default_factory=Targets)
+
+
+def load_config(data: dict[str, Any] | None, *, file: str | None = None) -> GenConfig:
+    """The generator config from decoded JSON (None: the defaults); unknown families and bad ranges are refused."""
+    cfg: GenConfig = validate_model(GenConfig, data or {}, file=file)
+    for k, f in enumerate(cfg.families):
+        if f.kind not in FAMILIES:
+            raise Gf01Error(f"unknown family kind {f.kind!r} (known: {', '.join(sorted(FAMILIES))})",
+                            file=file, field=f"families[{k}].kind")
+    lo, hi = cfg.horizon
+    if not 2 <= lo <= hi:
+        raise Gf01Error(f"horizon [{lo}, {hi}] must satisfy 2 <= min <= max", file=file, field="horizon")
+    for name in ("budget_slack", "atom_slack"):
+        a, b = getattr(cfg, name)
+        if not 0 <= a <= b:
+            raise Gf01Error(f"{name} must be [lo, hi] with 0 <= lo <= hi", file=file, field=name)
+    return cfg
+
+
+def config_hash(cfg: GenConfig) -> str:
+    """sha256 of the canonical JSON of the full config (defaults filled in)."""
+    return sha256_hex(cfg.model_dump(mode="json"))
+
+
+class Rejected(Exception):
+    """A candidate failed a check; ``reason`` is a short stable key (counted in skip reports)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def slot_allowance(fraction: float | None, slot: int) -> bool:
+    """Whether slot ``slot`` may hold an instance with an easy property whose bundle fraction is capped.
+
+    Slot k may iff floor((k+1) f) > floor(k f): among any first n slots at most floor(n f) may, so the cap holds
+    for every bundle size, and each slot is decided on its own.
+
+    >>> [slot_allowance(0.4, k) for k in range(5)]
+    [False, False, True, False, True]
+    """
+    if fraction is None:
+        return True
+    f = Fraction(str(fraction))
+    return math.floor((slot + 1) * f) > math.floor(slot * f)
+
+
+@dataclass(frozen=True)
+class Allowances:
+    """Which capped easy properties a slot may have."""
+
+    single_timestep: bool = True
+    single_atom: bool = True
+    greedy: bool = True
+
+
+def within_budget(problem: Problem, atoms: Iterable[Atom]) -> bool:
+    """Whether a certificate touches at most B_T distinct timesteps."""
+    return problem.budget_t is None or len(timesteps(atoms)) <= problem.budget_t
+
+
+def greedy_result(problem: Problem) -> tuple[tuple[Atom, ...] | None, bool]:
+    """The greedy baseline's certificate and whether the exact checker finds it valid within B_T."""
+    cert = greedy_certificate(problem)
+    return cert, cert is not None and within_budget(problem, cert) and api.valid(problem, cert)
+
+
+def certify(
+    problem: Problem,
+    *,
+    oracle_backend: str = "explicit",
+    count_backend: str = "bdd",
+    count_limits: Limits | None = None,
+    known_count: tuple[int | None, str | None] | None = None,
+) -> Certification:
+    """Exact facts about ``problem`` as stored: base outcome, optimal valid certificate, |M_B(I)|, greedy result.
+
+    ``known_count`` passes an already-computed (count, note) for the same problem and budget.
+    """
+    names = problem.system.inputs
+    base = api.suff(problem, ())
+    best = api.oracle(problem, problem.budget_t, backend=oracle_backend)
+    if known_count is not None:
+        gold, note = known_count
+    else:
+        try:
+            gold, note = api.count(problem, problem.budget_t, backend=count_backend, limits=count_limits), None
+        except Unknown as ex:
+            gold, note = None, f"unknown: {ex.reason}"
+    greedy, greedy_ok = greedy_result(problem)
+    return Certification(
+        base_achieves_effect=base,
+        oracle_certificate=atoms_to_json(best.certificate, names) if best else None,
+        oracle_eff_t=best.eff_t if best else None,
+        oracle_eff_a=best.eff_a if best else None,
+        oracle_backend=oracle_backend,
+        gold_count=gold,
+        gold_count_note=note,
+        gold_count_backend=count_backend,
+        greedy_valid=greedy_ok,
+        greedy_certificate=atoms_to_json(greedy, names) if greedy is not None else None,
+    )
+
+
+def _check_targets(cfg: GenConfig, allow: Allowances, eff_t: int, eff_a: int) -> None:
+    """Reject an optimum (Eff_t, Eff_a) that misses the cfg targets or the slot's allowances."""
+    if eff_t < cfg.targets.min_oracle_eff_t:
+        raise Rejected("oracle Eff_t below target")
+    if eff_t == 1 and not allow.single_timestep:
+        raise Rejected("single-timestep optimum (slot not allowed)")
+    if eff_a == 1 and not allow.single_atom:
+        raise Rejected("single-atom optimum (slot not allowed)")
+
+
+def _draw_range(rng: np.random.Generator, pair: list[int]) -> int:
+    return int(rng.integers(pair[0], pair[1] + 1))
+
+
+def _cheap_checks(
+    cfg: GenConfig, allow: Allowances, view: Any, trace: tuple[int, ...], effect: Any, t_star: int, mode: str,
+    slack_t: int,
+) -> tuple[int, int, Problem]:
+    """Checks before the count: hard-mode M(I) non-empty, base outcome, oracle targets. Returns what they found.
+
+    In normal mode the window is not known yet; the optimum (Eff_t, Eff_a) never grows with the window, so the
+    narrowest window (w = 1) bounds it from above: an optimum already too easy there is too easy for any window.
+    """
+    T = len(trace)
+    hard_best = api.oracle(Problem(view, trace, effect, t_star, "hard", W_MIN, None, None), None,
+                           backend=cfg.oracle_backend)
+    if hard_best is None:
+        raise Rejected("M(I) empty in hard mode at t*")
+    budget_t = min(t_star + 1, hard_best.eff_t + slack_t)
+    widest = Problem(view, trace, effect, t_star, mode, window_of(1.0, T), budget_t, None)
+    if api.suff(widest, ()):
+        raise Rejected("base trace achieves the effect")
+    narrow = api.oracle(replace(widest, window=W_MIN), budget_t, backend=cfg.oracle_backend)
+    if narrow is not None:
+        _check_targets(cfg, allow, narrow.eff_t, narrow.eff_a)
+    if mode == "hard" and not allow.greedy and greedy_result(widest)[1]:  # hard mode: the window plays no part
+        raise Rejected("greedy certifies it (slot not allowed)")
+    return hard_best.eff_t, budget_t, widest
+
+
+def _attempt(
+    rng: np.random.Generator, cfg: GenConfig, allow: Allowances, mode: str, meta: dict[str, Any]
+) -> Instance:
+    """One candidate: draw it, then accept it (an Instance) or raise Rejected with the failed check."""
+    weights = np.array([f.weight for f in cfg.families], dtype=np.float64)
+    fam_cfg = cfg.families[int(rng.choice(len(cfg.families), p=weights / weights.sum()))]
+    params = dict(fam_cfg.model_extra or {})
+    level = float(rng.random())  # the attempt's size level: every size of this attempt grows with it
+    fs: FamilySystem = FAMILIES[fam_cfg.kind](rng, params, level)
+    view = system_view(fs.system)
+    lo, hi = cfg.horizon
+    T = lo + math.floor((hi - lo + 1) * at_level(rng, level) * 0.999999)
+    dens = np.array(fs.input_density, dtype=np.float64)
+    bits = rng.random((T, view.num_inputs)) < dens[None, :]
+    trace = tuple(sum(int(b) << i for i, b in enumerate(row)) for row in bits)
+    first = cfg.t_star_from * (T - 1)
+    t_star = min(T - 1, round(first + (T - 1 - first) * at_level(rng, level)))
+    # Effects the base run does not show at any step that the widest possible window could cover.
+    reach = window_of(1.0, T) if mode == "normal" else 0
+    _, outs = view.run(trace)
+    steps = range(max(0, t_star - reach), t_star + 1)
+    effects = [parse_effect(e, view.outputs) for e in fs.effects]
+    open_ = [e for e in effects if not any(evaluate(e, outs[t]) for t in steps)]
+    if not open_:
+        raise Rejected("base run shows every candidate effect")
+    slack_t = _draw_range(rng, cfg.budget_slack)
+    slack_a = _draw_range(rng, cfg.atom_slack)
+    limits = Limits(nodes=cfg.count_node_limit) if cfg.count_node_limit else None
+    # Try the open effects in a random order and keep the first that passes the cheap checks, so that one drawn
+    # system serves several candidates before the costly count.
+    reason = ""
+    for k in rng.permutation(len(open_)):
+        effect = open_[int(k)]
+        try:
+            hard_eff_t, budget_t, widest = _cheap_checks(cfg, allow, view, trace, effect, t_star, mode, slack_t)
+            break
+        except Rejected as rej:
+            reason = rej.reason
+    else:
+        raise Rejected(reason)
+    complexity = measure_complexity(
+        hard_problem(widest),
+        oracle_backend=cfg.oracle_backend,
+        count_backend=cfg.count_backend,
+        count_limits=limits,
+        hard_oracle=(hard_eff_t,),
+    )
+    window = complexity.window
+    problem = Problem(view, trace, effect, t_star, mode, window, budget_t, None)
+    best = api.oracle(problem, budget_t, backend=cfg.oracle_backend)
+    if best is None:
+        raise Rejected("M_B(I) empty")
+    _check_targets(cfg, allow, best.eff_t, best.eff_a)
+    _, greedy_ok = greedy_result(problem)
+    if greedy_ok and not allow.greedy:
+        raise Rejected("greedy certifies it (slot not allowed)")
+    budget_a = min(T * view.num_inputs, best.eff_a + slack_a)
+    problem = Problem(view, trace, effect, t_star, mode, window, budget_t, budget_a)
+    known = (complexity.gold_count.raw, complexity.gold_count.note) if mode == "hard" else None
+    cert = certify(problem, oracle_backend=cfg.oracle_backend, count_backend=cfg.count_backend,
+                   count_limits=limits, known_count=known)
+    if cert.base_achieves_effect or cert.oracle_eff_t != best.eff_t or cert.greedy_valid != greedy_ok:
+        raise Gf01Error("internal: the certification disagrees with the acceptance checks")
+    return make_instance(
+        system=fs.system,
+        base_trace=trace_to_json(trace, view.inputs),
+        effect=effect_text(effect, view.outputs),
+        t_star=t_star,
+        mode=mode,
+        window=window,
+        budget_timesteps=budget_t,
+        budget_atoms=budget_a,
+        complexity=complexity,
+        certification=cert,
+        meta=Meta(family=fs.family, family_params={**fs.params, "level": round(level, 4)}, **meta),
+    )
+
+
+def generate_slot(seed: int, slot: int, cfg: GenConfig, chash: str | None = None) -> Instance | Skip:
+    """Fill one slot: the first accepted attempt's instance, or a Skip with the rejection reasons counted."""
+    chash = chash or config_hash(cfg)
+    rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, slot])))
+    t = cfg.targets
+    allow = Allowances(
+        single_timestep=slot_allowance(t.max_single_timestep_fraction, slot),
+        single_atom=slot_allowance(t.max_single_atom_fraction, slot),
+        greedy=slot_allowance(t.max_greedy_fraction, slot),
+    )
+    # The mode is the slot's, not the attempt's: normal-mode candidates fail more often, and drawing the mode per
+    # attempt would tilt the bundle towards hard mode.
+    mode = "normal" if rng.random() < cfg.normal_fraction else "hard"
+    reasons: Counter[str] = Counter()
+    for attempt in range(cfg.max_attempts):
+        meta = dict(generator_version=GENERATOR_VERSION, provenance="generated", id_scheme="content",
+                    seed=seed, slot=slot, attempt=attempt, cfg_hash=chash)
+        try:
+            return _attempt(rng, cfg, allow, mode, meta)
+        except Rejected as rej:
+            reasons[rej.reason] += 1
+    return Skip(slot=slot, seed=[seed, slot], attempts=cfg.max_attempts, reasons=dict(sorted(reasons.items())))
+
+
+def _slot_job(args: tuple[int, int, dict[str, Any], str]) -> tuple[int, dict[str, Any], bool]:
+    seed, slot, cfg_json, chash = args
+    res = generate_slot(seed, slot, GenConfig.model_validate(cfg_json), chash)
+    return slot, res.model_dump(mode="json"), isinstance(res, Instance)
+
+
+def generate(
+    seed: int,
+    count: int,
+    cfg: GenConfig | None = None,
+    *,
+    split_id: str | None = None,
+    jobs: int = 1,
+    progress: Callable[[int], None] | None = None,
+) -> Bundle:
+    """Generate a bundle of up to ``count`` certified instances on ``jobs`` processes (same bytes for any ``jobs``).
+
+    Slots are independent (their own seed, their own allowances), so they run in any order and are assembled by
+    slot number. ``progress(done)`` is called after each finished slot.
+    """
+    cfg = cfg or GenConfig()
+    if count < 0:
+        raise Gf01Error("count must be >= 0", field="count")
+    if seed < 0:
+        raise Gf01Error("seed must be >= 0", field="seed")
+    chash = config_hash(cfg)
+    results: dict[int, Instance | Skip] = {}
+    if jobs <= 1 or count <= 1:
+        for slot in range(count):
+            results[slot] = generate_slot(seed, slot, cfg, chash)
+            if progress is not None:
+                progress(len(results))
+    else:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
+        cfg_json = cfg.model_dump(mode="json")
+        ctx = multiprocessing.get_context("spawn")  # fresh interpreters: nothing inherited from the parent
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+            futures = [pool.submit(_slot_job, (seed, slot, cfg_json, chash)) for slot in range(count)]
+            for fut in as_completed(futures):
+                slot, data, ok = fut.result()
+                results[slot] = Instance.model_validate(data) if ok else Skip.model_validate(data)
+                if progress is not None:
+                    progress(len(results))
+    instances: list[Instance] = []
+    skipped: list[Skip] = []
+    seen: set[str] = set()
+    for slot in range(count):
+        res = results[slot]
+        if isinstance(res, Skip):
+            skipped.append(res)
+        elif res.instance_id in seen:  # two slots drew the same task: keep the first
+            skipped.append(Skip(slot=slot, seed=[seed, slot], attempts=0, reasons={"duplicate instance": 1}))
+        else:
+            seen.add(res.instance_id)
+            instances.append(res.model_copy(update={"split_id": split_id}) if split_id else res)
+    return make_bundle(
+        instances,
+        generator_version=GENERATOR_VERSION,
+        provenance="generated",
+        seed=seed,
+        cfg=cfg.model_dump(mode="json"),
+        cfg_hash=chash,
+        count_requested=count,
+        skipped=skipped,
+    )
+
+
+def summary(bundle: Bundle) -> dict[str, Any]:
+    """Distribution facts of a bundle: families, modes, windows, oracle Eff_t, fractions achieved, knob ranges."""
+    insts = bundle.instances
+    n = len(insts)
+    certs = [i.certification for i in insts if i.certification is not None]
+
+    def hist(values: Iterable[Any]) -> dict[str, int]:
+        c = Counter(str(v) for v in values)
+        return {k: c[k] for k in sorted(c, key=lambda s: (len(s), s))}
+
+    knobs: dict[str, dict[str, Any]] = {}
+    for name in ("states", "inputs", "outputs", "transitions", "horizon", "effect_depth", "oracle_eff_t",
+                 "gold_count"):
+        vals = [getattr(i.complexity, name).norm for i in insts if i.complexity is not None]
+        vals = [v for v in vals if v is not None]
+        knobs[name] = {"min": min(vals) if vals else None, "max": max(vals) if vals else None,
+                       "distinct": len(set(vals))}
+    zs = [i.complexity.z for i in insts if i.complexity is not None]
+    return {
+        "instances": n,
+        "skipped": len(bundle.skipped),
+        "families": hist(i.meta.family for i in insts),
+        "modes": hist(i.mode for i in insts),
+        "windows": hist(i.window for i in insts),
+        "oracle_eff_t": hist(c.oracle_eff_t for c in certs),
+        "single_timestep_fraction": round(sum(c.oracle_eff_t == 1 for c in certs) / n, 4) if n else None,
+        "single_atom_fraction": round(sum(c.oracle_eff_a == 1 for c in certs) / n, 4) if n else None,
+        "greedy_fraction": round(sum(bool(c.greedy_valid) for c in certs) / n, 4) if n else None,
+        "gold_count_unknown": sum(c.gold_count is None for c in certs),
+        "z": {"min": min(zs) if zs else None, "max": max(zs) if zs else None},
+        "knobs": knobs,
+    }

@@ -1,0 +1,195 @@
+"""Importers: the peer implementation's ``gf01.instance_bundle.v1`` and instances built from any Mealy HOA file.
+
+Peer instances keep their ``instance_id`` (``meta.id_scheme = "imported"``); their explicit tables become
+``System(kind="table")`` with ``next[q][x]``, ``out[q][x]`` bit-packed in ``input_aps`` / ``output_aps`` order
+(the peer's input key ``"in0=b|in1=b|in2=b"`` lists the inputs in ``input_aps`` order).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from gf01_formal.artifacts import read_json
+from gf01_formal.instance_io import check_instance, hoa_text_view
+from gf01_formal.instances import Bundle, Instance, Meta, System, TableSystem, make_bundle, make_instance
+from gf01_formal.traces import effect_text, parse_effect, parse_trace, trace_from_json, trace_to_json
+from hoa.errors import Gf01Error
+
+PEER_BUNDLE_SCHEMA = "gf01.instance_bundle.v1"
+IMPORTER_VERSION = "gf01-formal.importers.v1"
+#: Peer per-instance fields kept verbatim in ``meta.source_fields`` (the rest become our own fields).
+_PEER_KEPT = ("complexity", "identifiability", "renderer_track", "seed", "split_id")
+_PEER_BUNDLE_KEPT = (
+    "benchmark_version",
+    "checker_version",
+    "config_hash",
+    "family_id",
+    "generator_version",
+    "git_commit",
+    "harness_version",
+    "instances_hash",
+    "schema_version",
+    "seed_start",
+    "split_id",
+)
+
+
+def _need(obj: Any, key: str, where: str, kind: type | tuple[type, ...]) -> Any:
+    if not isinstance(obj, dict) or key not in obj:
+        raise Gf01Error("missing field", field=f"{where}.{key}" if where else key)
+    val = obj[key]
+    if not isinstance(val, kind) or (isinstance(val, bool) and kind is int):
+        raise Gf01Error(f"expected {getattr(kind, '__name__', kind)}, got {type(val).__name__}",
+                        field=f"{where}.{key}" if where else key)
+    return val
+
+
+def peer_table(automaton: dict[str, Any], where: str) -> System:
+    """Our table System from a peer ``automaton`` object (states, initial_state, input_aps, output_aps, transitions)."""
+    inputs = _need(automaton, "input_aps", where, list)
+    outputs = _need(automaton, "output_aps", where, list)
+    states = _need(automaton, "states", where, list)
+    initial = _need(automaton, "initial_state", where, str)
+    trans = _need(automaton, "transitions", where, dict)
+    if initial not in states:
+        raise Gf01Error(f"initial state {initial!r} is not a state", field=f"{where}.initial_state")
+    index = {s: q for q, s in enumerate(states)}
+    n = len(inputs)
+    nxt: list[list[int]] = []
+    out: list[list[int]] = []
+    for s in states:
+        rows = _need(trans, s, f"{where}.transitions", dict)
+        nrow, orow = [], []
+        for x in range(1 << n):
+            key = "|".join(f"{a}={(x >> i) & 1}" for i, a in enumerate(inputs))
+            cell = _need(rows, key, f"{where}.transitions.{s}", dict)
+            dest = _need(cell, "next_state", f"{where}.transitions.{s}.{key}", str)
+            if dest not in index:
+                raise Gf01Error(f"unknown state {dest!r}", field=f"{where}.transitions.{s}.{key}.next_state")
+            ovals = _need(cell, "output", f"{where}.transitions.{s}.{key}", dict)
+            y = 0
+            for j, o in enumerate(outputs):
+                bit = _need(ovals, o, f"{where}.transitions.{s}.{key}.output", int)
+                if bit not in (0, 1):
+                    raise Gf01Error(f"output bit {bit!r}", field=f"{where}.transitions.{s}.{key}.output.{o}")
+                y |= bit << j
+            nrow.append(index[dest])
+            orow.append(y)
+        extra = sorted(set(rows) - {"|".join(f"{a}={(x >> i) & 1}" for i, a in enumerate(inputs))
+                                    for x in range(1 << n)})
+        if extra:
+            raise Gf01Error(f"unknown input key {extra[0]!r}", field=f"{where}.transitions.{s}")
+        nxt.append(nrow)
+        out.append(orow)
+    return System(
+        kind="table",
+        inputs=list(inputs),
+        outputs=list(outputs),
+        table=TableSystem(states=list(states), initial=index[initial], next=nxt, out=out),
+    )
+
+
+def peer_instance(rec: dict[str, Any], where: str, source: str | None) -> Instance:
+    """One of our instances from a peer instance record (its ``instance_id`` is kept)."""
+    system = peer_table(_need(rec, "automaton", where, dict), f"{where}.automaton")
+    trace = trace_from_json(_need(rec, "base_trace", where, list), system.inputs, field=f"{where}.base_trace")
+    effect_ap = _need(rec, "effect_ap", where, str)
+    effect = effect_text(parse_effect(effect_ap, system.outputs, field=f"{where}.effect_ap"), system.outputs)
+    mode = _need(rec, "mode", where, str)
+    inst = make_instance(
+        system=system,
+        base_trace=trace_to_json(trace, system.inputs),
+        effect=effect,
+        t_star=_need(rec, "t_star", where, int),
+        mode=mode,
+        window=_need(rec, "window_size", where, int),
+        budget_timesteps=_need(rec, "budget_timestep", where, int),
+        budget_atoms=_need(rec, "budget_atoms", where, int),
+        split_id=rec.get("split_id") if rec.get("split_id") in ("public_dev", "public_val", "private_eval") else None,
+        meta=Meta(
+            generator_version=IMPORTER_VERSION,
+            provenance="import:peer",
+            id_scheme="imported",
+            seed=rec.get("seed") if isinstance(rec.get("seed"), int) else None,
+            family="peer-random-table",
+            source=source,
+            source_fields={k: rec[k] for k in _PEER_KEPT if k in rec},
+        ),
+        instance_id=_need(rec, "instance_id", where, str),
+    )
+    check_instance(inst, file=source)
+    return inst
+
+
+def import_peer_bundle(path: str | Path) -> Bundle:
+    """Our bundle from the peer's ``gf01.instance_bundle.v1`` file, keeping its instance ids and its fields."""
+    data = read_json(path)
+    src = str(path)
+    try:
+        if not isinstance(data, dict) or data.get("schema_version") != PEER_BUNDLE_SCHEMA:
+            got = data.get("schema_version") if isinstance(data, dict) else type(data).__name__
+            raise Gf01Error(f"expected {PEER_BUNDLE_SCHEMA}, got {got!r}", field="schema_version")
+        recs = _need(data, "instances", "", list)
+        instances = [peer_instance(r, f"instances[{k}]", src) for k, r in enumerate(recs)]
+    except Gf01Error as ex:
+        raise Gf01Error(ex.message, file=src, field=ex.field) from ex
+    ids = [i.instance_id for i in instances]
+    dup = sorted({i for i in ids if ids.count(i) > 1})
+    if dup:
+        raise Gf01Error(f"instance id {dup[0]!r} occurs more than once", file=src, field="instances")
+    return make_bundle(
+        instances,
+        generator_version=IMPORTER_VERSION,
+        provenance=f"import:peer {Path(path).name}",
+        source_fields={k: data[k] for k in _PEER_BUNDLE_KEPT if k in data},
+    )
+
+
+def import_hoa_instance(
+    hoa_text: str,
+    *,
+    trace: str | list[Any],
+    effect: str,
+    t_star: int,
+    mode: str = "hard",
+    window: int | None = None,
+    budget_timesteps: int | None = None,
+    budget_atoms: int | None = None,
+    outputs: Sequence[str] | None = None,
+    source: str | None = None,
+    measure: bool = True,
+) -> Instance:
+    """An instance from Mealy HOA text, a trace (JSON or Spot-style word), an effect over output names and t*.
+
+    Defaults: B_T = T, B_A = T x |AP_in|. With ``measure`` the complexity knobs and the certification are computed
+    by the exact solvers (the window, when not given, is w(I) of DEC-014b from them); without it the window
+    defaults to 1 and nothing is measured.
+    """
+    view = hoa_text_view(hoa_text, outputs, file=source)
+    system = System(kind="hoa", inputs=list(view.inputs), outputs=list(view.outputs), hoa=hoa_text)
+    tr = parse_trace(trace, view.inputs)
+    eff = effect_text(parse_effect(effect, view.outputs), view.outputs)
+    T = len(tr)
+    b_t = T if budget_timesteps is None else budget_timesteps
+    b_a = T * max(1, view.num_inputs) if budget_atoms is None else budget_atoms
+    meta = Meta(generator_version=IMPORTER_VERSION, provenance="import:hoa", id_scheme="content",
+                family="user-hoa", source=Path(source).name if source else None)
+    fields = dict(system=system, base_trace=trace_to_json(tr, view.inputs), effect=eff, t_star=t_star,
+                  budget_timesteps=b_t, budget_atoms=b_a, meta=meta)
+    complexity = certification = None
+    if measure:
+        from gf01_formal.complexity import measure_complexity
+        from gf01_formal.generator import certify
+
+        probe = make_instance(mode="hard", window=1 if window is None else window, **fields)
+        complexity = measure_complexity(check_instance(probe, file=source))
+        if window is None:
+            window = complexity.window
+        draft = make_instance(mode=mode, window=window, **fields)
+        certification = certify(check_instance(draft, file=source))
+    inst = make_instance(mode=mode, window=1 if window is None else window, complexity=complexity,
+                         certification=certification, **fields)
+    check_instance(inst, file=source)
+    return inst

@@ -1,0 +1,209 @@
+"""Reading, checking and writing instance files and bundles; the solver-level Problem of an instance.
+
+Every command that takes INSTANCE accepts an instance file, or a bundle plus an id (``load_instance``). Loading
+refuses a bad instance with a message naming the field: unknown AP in the trace or effect, t* out of range, window
+or budgets out of range, system not input-complete, hash mismatch.
+
+>>> # inst = load_instance("bundle.json", "gf01f-0123456789abcdef"); problem = instance_problem(inst)
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from encoders.problem import Problem
+from gf01_formal.artifacts import canonical_json, read_json, write_text_atomic
+from gf01_formal.instances import (
+    BUNDLE_SCHEMA,
+    INSTANCE_SCHEMA,
+    Bundle,
+    Instance,
+    System,
+    check_hashes,
+    dumps,
+    instances_hash,
+    validate_model,
+)
+from gf01_formal.traces import parse_effect, trace_from_json
+from hoa.errors import Gf01Error
+from hoa.mealy import MAX_TABLE_INPUTS, MealyView
+
+
+def system_view(system: System) -> MealyView:
+    """The Mealy view of an instance's system (HOA parsed, or the explicit table), checked input-complete."""
+    return _view_cached(canonical_json(system.model_dump(mode="json")))
+
+
+@lru_cache(maxsize=256)
+def _view_cached(system_json: str) -> MealyView:
+    # Keyed by the canonical JSON so that equal systems share one parsed view (and its compiled tables).
+    system = System.model_validate_json(system_json)
+    if system.kind == "hoa":
+        if not system.hoa:
+            raise Gf01Error("a system of kind 'hoa' needs its HOA text", field="system.hoa")
+        view = hoa_text_view(system.hoa, system.outputs)
+    else:
+        tab = system.table
+        if tab is None:
+            raise Gf01Error("a system of kind 'table' needs its table", field="system.table")
+        if not 0 <= tab.initial < len(tab.states):
+            raise Gf01Error(f"initial state {tab.initial} out of range", field="system.table.initial")
+        if len(tab.next) != len(tab.states) or len(tab.out) != len(tab.states):
+            raise Gf01Error("next and out need one row per state", field="system.table")
+        for q, row in enumerate(tab.out):
+            bad = [y for y in row if not 0 <= y < 1 << len(system.outputs)]
+            if bad:
+                raise Gf01Error(f"state {tab.states[q]}: output valuation {bad[0]} out of range",
+                                field="system.table.out")
+        try:
+            view = MealyView.from_table(system.inputs, system.outputs, tab.next, tab.out, tab.initial, tab.states)
+        except Gf01Error as ex:
+            raise Gf01Error(ex.message, field="system.table") from ex
+    if list(view.inputs) != list(system.inputs) or list(view.outputs) != list(system.outputs):
+        raise Gf01Error(
+            f"the system's APs are inputs {list(view.inputs)}, outputs {list(view.outputs)}; the instance says "
+            f"inputs {list(system.inputs)}, outputs {list(system.outputs)}",
+            field="system",
+        )
+    if view.num_inputs > MAX_TABLE_INPUTS:
+        raise Gf01Error(f"at most {MAX_TABLE_INPUTS} inputs are supported, the system has {view.num_inputs}",
+                        field="system.inputs")
+    try:
+        view.check_input_complete()
+    except Gf01Error as ex:
+        raise Gf01Error(ex.message, field="system") from ex
+    return view
+
+
+def hoa_text_view(
+    text: str, outputs: list[str] | tuple[str, ...] | None = None, *, file: str | None = None
+) -> MealyView:
+    """The Mealy view of HOA text holding exactly one automaton (outputs: ``outputs`` or its controllable-AP)."""
+    from hoa.parser import parse  # the parser module is the HOA layer's entry point
+
+    auts = parse(text, file=file)
+    if len(auts) != 1:
+        raise Gf01Error(f"a system is one automaton; the HOA text holds {len(auts)}", file=file, field="system.hoa")
+    return MealyView.from_automaton(auts[0], list(outputs) if outputs is not None else None)
+
+
+def instance_problem(inst: Instance) -> Problem:
+    """The solver-level Problem of an instance (everything checked; errors name the field)."""
+    view = system_view(inst.system)
+    trace = trace_from_json(inst.base_trace, view.inputs, field="base_trace")
+    effect = parse_effect(inst.effect, view.outputs, field="effect")
+    T = len(trace)
+    if not 0 <= inst.t_star < T:
+        raise Gf01Error(f"t* = {inst.t_star} is outside [0, {T - 1}]", field="t_star")
+    if not 0 <= inst.window <= T:
+        raise Gf01Error(f"window {inst.window} is outside [0, {T}]", field="window")
+    if not 1 <= inst.budget_timesteps <= T:
+        raise Gf01Error(f"B_T = {inst.budget_timesteps} is outside [1, {T}]", field="budget_timesteps")
+    max_atoms = T * view.num_inputs
+    if not 1 <= inst.budget_atoms <= max_atoms:
+        raise Gf01Error(f"B_A = {inst.budget_atoms} is outside [1, {max_atoms}] (T x |AP_in|)", field="budget_atoms")
+    return Problem(
+        system=view,
+        trace=trace,
+        effect=effect,
+        t_star=inst.t_star,
+        mode=inst.mode,
+        window=inst.window,
+        budget_t=inst.budget_timesteps,
+        budget_a=inst.budget_atoms,
+    )
+
+
+def input_names(inst: Instance) -> tuple[str, ...]:
+    """AP_in of an instance, in bit order (input index i = ``input_names(inst)[i]``)."""
+    return tuple(inst.system.inputs)
+
+
+def output_names(inst: Instance) -> tuple[str, ...]:
+    """AP_out of an instance, in bit order."""
+    return tuple(inst.system.outputs)
+
+
+def check_instance(inst: Instance, *, file: str | None = None) -> Problem:
+    """Check hashes and semantics of an instance; returns its Problem. Errors name the file and field."""
+    try:
+        check_hashes(inst)
+        return instance_problem(inst)
+    except Gf01Error as ex:
+        msg = ex.message if ex.message.startswith("instance ") else f"instance {inst.instance_id}: {ex.message}"
+        raise Gf01Error(msg, file=file or ex.file, line=ex.line, col=ex.col, field=ex.field) from ex
+
+
+def parse_artifact(data: Any, *, file: str | None = None) -> Instance | Bundle:
+    """An Instance or a Bundle from decoded JSON, by its ``schema_version``; every instance is checked."""
+    if not isinstance(data, dict):
+        raise Gf01Error("expected a JSON object (an instance or a bundle)", file=file)
+    version = data.get("schema_version")
+    if version == INSTANCE_SCHEMA:
+        inst = validate_model(Instance, data, file=file)
+        check_instance(inst, file=file)
+        return inst
+    if version == BUNDLE_SCHEMA:
+        bundle = validate_model(Bundle, data, file=file)
+        if instances_hash(bundle.instances) != bundle.instances_hash:
+            raise Gf01Error("hash over the instances does not match", file=file, field="instances_hash")
+        ids = [i.instance_id for i in bundle.instances]
+        dup = sorted({i for i in ids if ids.count(i) > 1})
+        if dup:
+            raise Gf01Error(f"instance id {dup[0]!r} occurs more than once", file=file, field="instances")
+        for inst in bundle.instances:
+            check_instance(inst, file=file)
+        return bundle
+    hint = " (a peer bundle? convert it with 'gf01 import peer')" if str(version).startswith("gf01.") else ""
+    raise Gf01Error(
+        f"unknown schema_version {version!r}; expected {INSTANCE_SCHEMA} or {BUNDLE_SCHEMA}{hint}",
+        file=file,
+        field="schema_version",
+    )
+
+
+def load_artifact(path: str | Path) -> Instance | Bundle:
+    """Load and check an instance file or a bundle file."""
+    return parse_artifact(read_json(path), file=str(path))
+
+
+def load_bundle(path: str | Path) -> Bundle:
+    """Load and check a bundle file (an instance file is refused)."""
+    art = load_artifact(path)
+    if not isinstance(art, Bundle):
+        raise Gf01Error("expected a bundle, found a single instance", file=str(path), field="schema_version")
+    return art
+
+
+def load_instances(path: str | Path) -> list[Instance]:
+    """All instances of an instance file (one) or a bundle (in bundle order)."""
+    art = load_artifact(path)
+    return [art] if isinstance(art, Instance) else list(art.instances)
+
+
+def load_instance(path: str | Path, instance_id: str | None = None) -> Instance:
+    """One instance: from an instance file, or from a bundle by ``instance_id`` (optional if it holds just one)."""
+    art = load_artifact(path)
+    if isinstance(art, Instance):
+        if instance_id is not None and instance_id != art.instance_id:
+            raise Gf01Error(f"the file holds instance {art.instance_id}, not {instance_id}", file=str(path))
+        return art
+    if instance_id is None:
+        if len(art.instances) == 1:
+            return art.instances[0]
+        shown = ", ".join(i.instance_id for i in art.instances[:5])
+        more = f", ... ({len(art.instances)} in all)" if len(art.instances) > 5 else ""
+        raise Gf01Error(
+            f"the bundle holds {len(art.instances)} instances: pick one with --id ID ({shown}{more})", file=str(path)
+        )
+    for inst in art.instances:
+        if inst.instance_id == instance_id:
+            return inst
+    raise Gf01Error(f"no instance {instance_id!r} in the bundle", file=str(path), field="instance_id")
+
+
+def save_artifact(path: str | Path, art: Instance | Bundle) -> None:
+    """Write an instance or bundle file atomically (sorted keys)."""
+    write_text_atomic(path, dumps(art))

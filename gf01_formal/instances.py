@@ -1,0 +1,281 @@
+"""The GF-01 instance and bundle artifacts (spec Definition 9): pydantic schemas, content hash, JSON Schema export.
+
+An instance is the task (system, base trace, effect, t*, mode, window, budgets) plus what the generator measured
+about it (complexity knobs, certification) and where it came from (meta). The ``content_hash`` covers the task
+fields only (:data:`CONTENT_FIELDS`), so a split assignment or a re-measurement never changes an instance's identity.
+See docs/instances.md for every decision recorded here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from gf01_formal.artifacts import pretty_json, sha256_hex, write_text_atomic
+from hoa.errors import Gf01Error
+
+INSTANCE_SCHEMA = "gf01-formal.instance.v1"
+BUNDLE_SCHEMA = "gf01-formal.bundle.v1"
+#: The task fields that the content hash covers (the order is irrelevant: canonical JSON sorts keys).
+CONTENT_FIELDS = ("system", "base_trace", "effect", "t_star", "mode", "window", "budget_timesteps", "budget_atoms")
+#: Prefix of content-derived instance ids; ``instance_id = ID_PREFIX + content_hash[:ID_HEX]``.
+ID_PREFIX = "gf01f-"
+ID_HEX = 16
+SPLITS = ("public_dev", "public_val", "private_eval")
+
+_FROZEN = ConfigDict(extra="forbid", frozen=True)
+
+
+class TableSystem(BaseModel):
+    """An explicit Mealy table: ``next[q][x]`` and ``out[q][x]`` with x, y bit-packed in input/output order."""
+
+    model_config = _FROZEN
+    states: list[str] = Field(description="state names, index = state number")
+    initial: int = Field(ge=0)
+    next: list[list[int]]
+    out: list[list[int]]
+
+
+class System(BaseModel):
+    """The system A: HOA text (outputs = ``outputs``), or an imported explicit table."""
+
+    model_config = _FROZEN
+    kind: Literal["hoa", "table"]
+    inputs: list[str] = Field(description="AP_in in bit order (bit i of a valuation = inputs[i])")
+    outputs: list[str] = Field(description="AP_out in bit order")
+    hoa: str | None = Field(default=None, description="HOA v1 text (kind = hoa)")
+    table: TableSystem | None = Field(default=None, description="explicit Mealy table (kind = table)")
+
+
+class Knob(BaseModel):
+    """One complexity knob: its raw value and its normalised value in [0, 1] (null when unknown)."""
+
+    model_config = _FROZEN
+    raw: float | int | None
+    norm: float | None = Field(ge=0.0, le=1.0)
+    note: str | None = Field(default=None, description="why the value is null, when it is")
+
+
+class Complexity(BaseModel):
+    """The DEC-058 knobs (measured in hard mode at t*), z(I) their equal-weight mean, and the window they give."""
+
+    model_config = _FROZEN
+    policy: Literal["gf01.complexity_policy.v1"] = "gf01.complexity_policy.v1"
+    scales: str = Field(description="identifier of the documented normalisation scales (docs/instances.md)")
+    states: Knob
+    inputs: Knob
+    outputs: Knob
+    transitions: Knob
+    horizon: Knob
+    effect_depth: Knob
+    oracle_eff_t: Knob
+    gold_count: Knob
+    z: float = Field(ge=0.0, le=1.0, description="equal-weight mean of the known normalised knobs")
+    window: int = Field(description="w(I) = clamp(1, 6, round(1 + 0*T + 2*z)) (DEC-014b)")
+
+
+class Certification(BaseModel):
+    """What exact solver queries proved about the instance as stored (its own mode, window and B_T)."""
+
+    model_config = _FROZEN
+    base_achieves_effect: bool
+    oracle_certificate: list[list[Any]] | None = Field(
+        description="a (Eff_t, Eff_a)-optimal valid certificate within B_T; null when proven none exists"
+    )
+    oracle_eff_t: int | None
+    oracle_eff_a: int | None
+    oracle_backend: str
+    gold_count: int | None = Field(description="|M_B(I)| exactly, or null when the count ran out of its limits")
+    gold_count_note: str | None = None
+    gold_count_backend: str | None = None
+    greedy_valid: bool | None = Field(description="whether the greedy baseline found a valid certificate within B_T")
+    greedy_certificate: list[list[Any]] | None = None
+
+
+class Meta(BaseModel):
+    """Provenance: generator version, seed, cfg hash, family, and how the instance id was made."""
+
+    model_config = _FROZEN
+    generator_version: str
+    provenance: Literal["generated", "import:peer", "import:hoa"]
+    id_scheme: Literal["content", "imported"] = Field(
+        description="content: instance_id derives from content_hash; imported: an id kept from the source"
+    )
+    seed: int | None = None
+    slot: int | None = None
+    attempt: int | None = None
+    cfg_hash: str | None = None
+    family: str | None = None
+    family_params: dict[str, Any] = Field(default_factory=dict)
+    source: str | None = Field(default=None, description="source file or record the instance was imported from")
+    source_fields: dict[str, Any] = Field(default_factory=dict, description="source fields kept verbatim")
+
+
+class Instance(BaseModel):
+    """A GF-01 instance (spec Definition 9)."""
+
+    model_config = _FROZEN
+    schema_version: Literal["gf01-formal.instance.v1"] = INSTANCE_SCHEMA
+    instance_id: str
+    content_hash: str = Field(description="sha256 of the canonical JSON of the CONTENT_FIELDS")
+    system: System
+    base_trace: list[dict[str, int]] = Field(description="one {input: 0|1} object per step")
+    effect: str = Field(description="Boolean expression over output names")
+    t_star: int
+    mode: Literal["hard", "normal"]
+    window: int
+    budget_timesteps: int = Field(description="B_T: max distinct timesteps of a certificate")
+    budget_atoms: int = Field(description="B_A: atom budget carried for the play protocol; not a validity constraint")
+    complexity: Complexity | None = None
+    certification: Certification | None = None
+    split_id: Literal["public_dev", "public_val", "private_eval"] | None = None
+    meta: Meta
+
+
+class Skip(BaseModel):
+    """A generator slot whose attempts all failed: reported, never a crash."""
+
+    model_config = _FROZEN
+    slot: int
+    seed: list[int] = Field(description="the SeedSequence entropy of the slot")
+    attempts: int
+    reasons: dict[str, int] = Field(description="rejection reason -> number of attempts")
+
+
+class Bundle(BaseModel):
+    """Many instances with versions, the cfg and its hash, and a hash over the instances."""
+
+    model_config = _FROZEN
+    schema_version: Literal["gf01-formal.bundle.v1"] = BUNDLE_SCHEMA
+    generator_version: str
+    provenance: str
+    seed: int | None = None
+    cfg: dict[str, Any] | None = None
+    cfg_hash: str | None = None
+    count_requested: int | None = None
+    instances: list[Instance]
+    instances_hash: str = Field(description="sha256 of the canonical JSON of the list of instances")
+    skipped: list[Skip] = Field(default_factory=list)
+    source_fields: dict[str, Any] = Field(default_factory=dict, description="source bundle fields kept verbatim")
+
+
+def content_of(task: dict[str, Any]) -> dict[str, Any]:
+    """The part of an instance dict that the content hash covers."""
+    return {k: task[k] for k in CONTENT_FIELDS}
+
+
+def content_id(content_hash: str) -> str:
+    """The content-derived instance id for ``content_hash``."""
+    return ID_PREFIX + content_hash[:ID_HEX]
+
+
+def make_instance(
+    *,
+    system: System,
+    base_trace: list[dict[str, int]],
+    effect: str,
+    t_star: int,
+    mode: str,
+    window: int,
+    budget_timesteps: int,
+    budget_atoms: int,
+    meta: Meta,
+    complexity: Complexity | None = None,
+    certification: Certification | None = None,
+    split_id: str | None = None,
+    instance_id: str | None = None,
+) -> Instance:
+    """An Instance with its content hash filled in; the id is content-derived unless ``instance_id`` is given."""
+    task = {
+        "system": system.model_dump(mode="json"),
+        "base_trace": base_trace,
+        "effect": effect,
+        "t_star": t_star,
+        "mode": mode,
+        "window": window,
+        "budget_timesteps": budget_timesteps,
+        "budget_atoms": budget_atoms,
+    }
+    digest = sha256_hex(task)
+    if instance_id is None:
+        if meta.id_scheme != "content":
+            raise Gf01Error("an imported id scheme needs the source's instance_id", field="instance_id")
+        instance_id = content_id(digest)
+    return validate_model(
+        Instance,
+        {
+            **task,
+            "instance_id": instance_id,
+            "content_hash": digest,
+            "complexity": complexity.model_dump(mode="json") if complexity else None,
+            "certification": certification.model_dump(mode="json") if certification else None,
+            "split_id": split_id,
+            "meta": meta.model_dump(mode="json"),
+        },
+    )
+
+
+def check_hashes(inst: Instance) -> None:
+    """Raise Gf01Error (field ``content_hash`` or ``instance_id``) if the stored hash or id does not match."""
+    digest = sha256_hex(content_of(inst.model_dump(mode="json")))
+    if digest != inst.content_hash:
+        raise Gf01Error(
+            f"instance {inst.instance_id}: hash mismatch "
+            f"(stored {inst.content_hash[:16]}..., content {digest[:16]}...)",
+            field="content_hash",
+        )
+    if inst.meta.id_scheme == "content" and inst.instance_id != content_id(digest):
+        raise Gf01Error(
+            f"instance id {inst.instance_id!r} does not match its content (expected {content_id(digest)!r})",
+            field="instance_id",
+        )
+
+
+def instances_hash(instances: list[Instance]) -> str:
+    """The hash over a bundle's instances: sha256 of the canonical JSON of their list, in bundle order."""
+    return sha256_hex([i.model_dump(mode="json") for i in instances])
+
+
+def make_bundle(instances: list[Instance], **fields: Any) -> Bundle:
+    """A Bundle over ``instances`` with its instances hash filled in."""
+    return Bundle(instances=instances, instances_hash=instances_hash(instances), **fields)
+
+
+def validate_model(model: type[BaseModel], data: Any, *, file: str | None = None) -> Any:
+    """``model.model_validate(data)``, with a pydantic error turned into Gf01Error naming the field path."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as ex:
+        err = ex.errors()[0]
+        where = ".".join(str(p) for p in err["loc"]) or model.__name__
+        raise Gf01Error(err["msg"], file=file, field=where) from ex
+
+
+def artifact_dict(model: BaseModel) -> dict[str, Any]:
+    """The JSON-ready dict of an artifact model."""
+    return model.model_dump(mode="json")
+
+
+def schema_documents() -> dict[str, dict[str, Any]]:
+    """The JSON Schemas of the artifacts declared here, by file name under docs/schemas/."""
+    return {
+        "instance.v1.json": Instance.model_json_schema(),
+        "bundle.v1.json": Bundle.model_json_schema(),
+    }
+
+
+def export_schemas(directory: str | Path) -> list[Path]:
+    """Write the JSON Schemas into ``directory`` (sorted keys); returns the written paths."""
+    paths = []
+    for name, doc in sorted(schema_documents().items()):
+        path = Path(directory) / name
+        write_text_atomic(path, pretty_json(doc))
+        paths.append(path)
+    return paths
+
+
+def dumps(model: BaseModel) -> str:
+    """The on-disk text of an artifact model (sorted keys, indented)."""
+    return pretty_json(model.model_dump(mode="json"))

@@ -1,0 +1,120 @@
+"""Importers: the peer's gf01.instance_bundle.v1 (same answers as its run records) and instances from Mealy HOA."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gf01_formal.cli import main
+from gf01_formal.families.arbiters import arbiter_hoa
+from gf01_formal.families.counters import counter_hoa
+from gf01_formal.importers import import_hoa_instance, import_peer_bundle
+from gf01_formal.instance_io import instance_problem, load_bundle, load_instance
+from gf01_formal.traces import atoms_from_json
+from hoa.errors import Gf01Error
+from solvers import api
+
+PEER = Path("/work/shared/corpus/peer")
+if not PEER.is_dir():  # the corpus copy kept beside the repository
+    PEER = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus" / "peer"
+BUNDLE = PEER / "instance_bundle_v1.json"
+
+
+@pytest.fixture(scope="module")
+def peer_raw() -> dict:
+    return json.loads(BUNDLE.read_text())
+
+
+@pytest.fixture(scope="module")
+def peer_ours():
+    return import_peer_bundle(BUNDLE)
+
+
+def test_peer_ids_fields_and_tables_are_kept(peer_raw, peer_ours):
+    assert [i.instance_id for i in peer_ours.instances] == [r["instance_id"] for r in peer_raw["instances"]]
+    for rec, inst in zip(peer_raw["instances"], peer_ours.instances, strict=True):
+        p = instance_problem(inst)
+        aut = rec["automaton"]
+        assert list(p.system.inputs) == aut["input_aps"] and list(p.system.outputs) == aut["output_aps"]
+        assert (inst.t_star, inst.mode, inst.window) == (rec["t_star"], rec["mode"], rec["window_size"])
+        assert (inst.budget_timesteps, inst.budget_atoms) == (rec["budget_timestep"], rec["budget_atoms"])
+        assert inst.effect == rec["effect_ap"] and inst.meta.id_scheme == "imported"
+        assert inst.meta.source_fields["complexity"] == rec["complexity"]
+        # Every table cell steps exactly as the peer's transition record says.
+        for q, s in enumerate(aut["states"]):
+            for key, cell in aut["transitions"][s].items():
+                x = sum(int(part.split("=")[1]) << i for i, part in enumerate(key.split("|")))
+                nq, y = p.system.step(q, x)
+                assert aut["states"][nq] == cell["next_state"]
+                assert {o: (y >> j) & 1 for j, o in enumerate(aut["output_aps"])} == cell["output"]
+
+
+def test_peer_runs_get_the_same_answers(tmp_path, peer_ours):
+    path = tmp_path / "peer.json"
+    assert main(["import", "peer", str(BUNDLE), "-o", str(path)]) == 0
+    assert load_bundle(path) == peer_ours
+    rows = [json.loads(line) for line in (PEER / "runs_v1_valid.jsonl").read_text().splitlines() if line.strip()]
+    assert rows
+    for row in rows:
+        inst = load_instance(path, row["instance_id"])
+        p = instance_problem(inst)
+        atoms = atoms_from_json(row["certificate"], p.system.inputs, p.horizon)
+        assert api.suff(p, atoms) == row["suff"]
+        assert api.min1(p, atoms) == row["min1"]
+        assert api.valid(p, atoms) == row["valid"]
+    inst = load_instance(path, "gf01-2306ebfa159a")
+    assert api.valid(instance_problem(inst), atoms_from_json([[3, "in2", 0]], inst.system.inputs))
+
+
+def test_bad_peer_bundle_names_the_field(tmp_path, peer_raw):
+    bad = json.loads(json.dumps(peer_raw))
+    del bad["instances"][1]["automaton"]["transitions"]["s0"]["in0=0|in1=1|in2=0"]
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(bad))
+    with pytest.raises(Gf01Error, match="missing field") as ei:
+        import_peer_bundle(path)
+    assert ei.value.field == "instances[1].automaton.transitions.s0.in0=0|in1=1|in2=0"
+    bad = json.loads(json.dumps(peer_raw))
+    bad["instances"][0]["effect_ap"] = "out7"
+    path.write_text(json.dumps(bad))
+    with pytest.raises(Gf01Error, match="unknown name 'out7'") as ei:
+        import_peer_bundle(path)
+    assert ei.value.field == "instances[0].effect_ap"
+    path.write_text(json.dumps({"schema_version": "other"}))
+    with pytest.raises(Gf01Error, match=r"expected gf01\.instance_bundle\.v1"):
+        import_peer_bundle(path)
+
+
+def test_import_hoa_with_a_word_measures_and_certifies():
+    text = counter_hoa(4)
+    inst = import_hoa_instance(text, trace="!inc&!rst;" * 5 + "!inc&!rst", effect="c0 & c1", t_star=4)
+    p = instance_problem(inst)
+    assert p.trace == (0,) * 6 and inst.budget_timesteps == 6 and inst.budget_atoms == 12
+    cert = inst.certification
+    assert cert is not None and not cert.base_achieves_effect
+    assert cert.oracle_eff_t == 3  # three increments before t*
+    assert api.valid(p, atoms_from_json(cert.oracle_certificate, p.system.inputs))
+    assert cert.gold_count == api.count(p, p.budget_t)
+    assert inst.complexity is not None and inst.window == inst.complexity.window
+
+
+def test_import_hoa_cli_with_json_trace_and_errors(tmp_path, capsys):
+    hoa = tmp_path / "arb.hoa"
+    hoa.write_text(arbiter_hoa(2, "round_robin"))
+    trace = json.dumps([{"r0": 1, "r1": 0}, {"r0": 1, "r1": 0}, {"r0": 1, "r1": 1}])
+    out = tmp_path / "i.json"
+    args = ["import", "hoa", str(hoa), "--trace", trace, "--effect", "g1", "--t-star", "2", "--mode", "normal",
+            "--window", "1", "--budget", "2", "-o", str(out)]
+    assert main(args) == 0
+    inst = load_instance(out)
+    assert inst.mode == "normal" and inst.window == 1 and inst.system.kind == "hoa"
+    assert inst.certification is not None and inst.certification.oracle_eff_t is not None
+    assert "wrote instance" in capsys.readouterr().out
+    bad = [*args[:4], '[{"r0": 1, "rX": 0}]', *args[5:]]
+    assert main(bad) == 2
+    assert "unknown input 'rX'" in capsys.readouterr().err
+    late = [*args[:8], "5", *args[9:]]
+    assert main(late) == 2
+    assert "t* = 5 is outside [0, 2]" in capsys.readouterr().err
