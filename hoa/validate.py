@@ -9,32 +9,15 @@ automaton (labels, acceptance style, branching, determinism, completeness, weakn
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from hoa.errors import Gf01Error
-from hoa.label import (
-    And,
-    Expr,
-    Not,
-    Or,
-    aliases_used,
-    conjunction_of_literals,
-    evaluate_array,
-    resolve,
-    satisfiable,
-    variables,
-)
+from hoa.label import AliasRef, And, Const, Expr, Not, Var, aliases_used, variables
 from hoa.lexer import Tokens
 from hoa.model import Automaton, State
 
 if TYPE_CHECKING:
     from hoa.parser import Spans
-
-#: APs up to which determinism and completeness are decided by truth tables (beyond: pairwise SAT on labels).
-TABLE_APS = 16
 
 #: ``p -> q`` for properties with specified meaning: declaring p and !q is a contradiction.
 IMPLIES: dict[str, tuple[str, ...]] = {
@@ -307,73 +290,98 @@ def _check_properties(aut: Automaton, spans: Spans, toks: Tokens) -> None:
             fail("very-weak", "an automaton with at most one state and uniform acceptance marks is very weak")
 
 
-def _effective_labels(aut: Automaton, st: State, aliases: dict[str, Expr]) -> list[Expr]:
-    """The label of each edge of ``st`` as a transition sees it (state label, implicit label or its own)."""
-    n_aps = len(aut.aps)
-    out = []
-    for j, e in enumerate(st.edges):
-        if st.label is not None:
-            out.append(resolve(st.label, aliases))
-        elif e.label is not None:
-            out.append(resolve(e.label, aliases))
+class _LabelBdds:
+    """Labels as BDDs over the APs (dd.cudd, or dd.autoref where CUDD is missing), for determinism and completeness.
+
+    A BDD answers "do two labels overlap" and "do the labels cover every valuation" in time polynomial in the BDD
+    size, where truth tables or case splits grow as 2^|AP|.
+    """
+
+    def __init__(self, aut: Automaton) -> None:
+        try:
+            from dd.cudd import BDD
+        except ImportError:  # pragma: no cover - the dd wheel ships CUDD; the pure-Python backend is the fallback
+            from dd.autoref import BDD
+        self.bdd = BDD()
+        self.bdd.configure(reordering=False)
+        self.n_aps = len(aut.aps)
+        if self.n_aps:
+            self.bdd.declare(*(f"p{i}" for i in range(self.n_aps)))
+        self.aliases = aut.alias_map()
+        self.memo: dict[int, tuple[Expr, Any]] = {}  # id(expr) -> (expr kept alive, BDD)
+
+    def of(self, expr: Expr) -> Any:
+        """The BDD of ``expr`` (aliases expanded on the way)."""
+        hit = self.memo.get(id(expr))
+        if hit is not None:
+            return hit[1]
+        bdd = self.bdd
+        if isinstance(expr, Var):
+            u = bdd.var(f"p{expr.index}")
+        elif isinstance(expr, Const):
+            u = bdd.true if expr.value else bdd.false
+        elif isinstance(expr, AliasRef):
+            u = self.of(self.aliases[expr.name])
+        elif isinstance(expr, Not):
+            u = ~self.of(expr.arg)
+        elif isinstance(expr, And):
+            u = bdd.true
+            for a in expr.args:
+                u &= self.of(a)
         else:
-            out.append(conjunction_of_literals((i, bool((j >> i) & 1)) for i in range(n_aps)))
-    return out
+            u = bdd.false
+            for a in expr.args:
+                u |= self.of(a)
+        self.memo[id(expr)] = (expr, u)
+        return u
+
+    def edge_labels(self, st: State) -> list[Any]:
+        """The BDD of each edge of ``st`` as a transition sees it (the state's label or the edge's own)."""
+        return [self.of(st.label if st.label is not None else e.label) for e in st.edges]  # type: ignore[arg-type]
 
 
-def _label_tables(aut: Automaton, labels: Sequence[Expr]) -> np.ndarray:
-    vals = np.arange(1 << len(aut.aps), dtype=np.int64)
-    return np.array([evaluate_array(lab, vals) for lab in labels], dtype=bool).reshape(len(labels), vals.size)
+def _implicit(st: State) -> bool:
+    return bool(st.edges) and st.label is None and st.edges[0].label is None
 
 
 def _nondeterminism(aut: Automaton, spans: Spans) -> tuple[str, int | None] | None:
-    """A reason and an offset why ``aut`` is not deterministic, or None if it is."""
+    """A reason and a token why ``aut`` is not deterministic, or None if it is."""
     if len(aut.start) > 1:
         return f"{len(aut.start)} Start: headers", spans.headers["Start"][1]
-    aliases = aut.alias_map()
+    bdds: _LabelBdds | None = None
     for k, st in enumerate(aut.states):
-        if len(st.edges) < 2:
-            continue
-        if st.label is None and st.edges[0].label is None:
+        if len(st.edges) < 2 or _implicit(st):
             continue  # implicit labels are pairwise disjoint
-        labels = _effective_labels(aut, st, aliases)
-        if len(aut.aps) <= TABLE_APS:
-            table = _label_tables(aut, labels)
-            overlap = np.cumsum(table, axis=0) > 1
-            rows = np.flatnonzero(overlap.any(axis=1))
-            if rows.size:
-                j = int(rows[0])
+        bdds = bdds or _LabelBdds(aut)
+        seen = bdds.bdd.false
+        for j, u in enumerate(bdds.edge_labels(st)):
+            if (seen & u) != bdds.bdd.false:
                 return f"edge {j} of state {st.index} overlaps an earlier edge", spans.edges[k][j]
-        else:
-            for j in range(1, len(labels)):
-                for i in range(j):
-                    if satisfiable(And((labels[i], labels[j]))):
-                        return f"edges {i} and {j} of state {st.index} overlap", spans.edges[k][j]
+            seen |= u
     return None
 
 
 def _incompleteness(aut: Automaton, spans: Spans) -> tuple[str, int | None] | None:
-    """A reason and an offset why ``aut`` is not complete, or None if it is."""
+    """A reason and a token why ``aut`` is not complete, or None if it is."""
     if aut.num_states == 0:
         return "it has no state", None
     if not aut.start:
         return "it has no initial state", None
-    aliases = aut.alias_map()
     defined = {st.index for st in aut.states}
-    for q in range(aut.num_states):
+    for q in range(aut.num_states):  # stops at the first gap, so at most len(defined) + 1 steps
         if q not in defined:
             return f"state {q} is not defined (it has no edges)", None
+    bdds: _LabelBdds | None = None
     for k, st in enumerate(aut.states):
-        if st.edges and st.label is None and st.edges[0].label is None:
+        if _implicit(st):
             continue  # implicit labels cover every valuation
-        labels = _effective_labels(aut, st, aliases)
-        if not labels:
+        if not st.edges:
             return f"state {st.index} has no edges", spans.states[k]
-        if len(aut.aps) <= TABLE_APS:
-            covered = bool(_label_tables(aut, labels).any(axis=0).all())
-        else:
-            covered = not satisfiable(Not(Or(tuple(labels))))
-        if not covered:
+        bdds = bdds or _LabelBdds(aut)
+        covered = bdds.bdd.false
+        for u in bdds.edge_labels(st):
+            covered |= u
+        if covered != bdds.bdd.true:
             return f"some valuation has no edge in state {st.index}", spans.states[k]
     return None
 
@@ -383,4 +391,4 @@ def _trivially_weak(aut: Automaton) -> bool:
     return len(marks) <= 1
 
 
-__all__ = ["IMPLIES", "INCOMPATIBLE", "TABLE_APS", "validate"]
+__all__ = ["IMPLIES", "INCOMPATIBLE", "validate"]

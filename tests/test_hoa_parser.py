@@ -291,6 +291,18 @@ def test_properties_contradictions(props: str, body: str, needle: str, words: st
     assert_error_at(text, needle, words)
 
 
+def test_determinism_and_completeness_with_many_aps():
+    n = 40  # far beyond truth tables: 2^40 valuations
+    aps = " ".join(f'"p{i}"' for i in range(n))
+    chain = " & ".join(f"!{i}" for i in range(n - 1))
+    head = f"HOA: v1 States: 1 Start: 0 AP: {n} {aps} Acceptance: 0 t properties: deterministic complete --BODY--\n"
+    edges = "".join(f"[{' & '.join(f'!{i}' for i in range(k))}{' & ' if k else ''}{k}] 0\n" for k in range(n))
+    one(head + f"State: 0\n{edges}[{chain} & !{n - 1}] 0\n--END--")
+    assert_error_at(head + f"State: 0\n{edges}--END--", "complete", "some valuation has no edge")
+    overlap = head + f"State: 0\n{edges}[{chain} & !{n - 1}] 0\n[{n - 1} & 3] 0\n--END--"
+    assert_error_at(overlap, "deterministic", "overlaps an earlier edge")
+
+
 def test_properties_that_hold_are_accepted():
     aut = one(HEAD + "properties: deterministic complete trans-labels explicit-labels trans-acc !univ-branch\n"
               "--BODY--\nState: 0\n[0] 1\n[!0] 0 {0}\nState: 1\n[t] 1\n--END--")
