@@ -1,0 +1,151 @@
+"""The certified generator: determinism across processes, certified facts re-checked by the solvers, targets, skips."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gf01_formal.complexity import hard_problem, window_of
+from gf01_formal.families.arbiters import arbiter_hoa
+from gf01_formal.families.traffic import traffic_hoa
+from gf01_formal.generator import (
+    GenConfig,
+    generate,
+    greedy_result,
+    load_config,
+    slot_allowance,
+    summary,
+)
+from gf01_formal.instance_io import check_instance, load_bundle
+from gf01_formal.traces import atoms_from_json
+from hoa.errors import Gf01Error
+from solvers import api
+from solvers.canonical import timesteps
+
+ROOT = Path(__file__).resolve().parent.parent
+KNOBS = ("states", "inputs", "outputs", "transitions", "horizon", "effect_depth", "oracle_eff_t", "gold_count")
+
+
+@pytest.fixture(scope="module")
+def bundle():
+    return generate(5, 30, GenConfig(), jobs=1)
+
+
+def _gen(tmp_path: Path, name: str, *args: str) -> bytes:
+    out = tmp_path / name
+    subprocess.run([sys.executable, "-m", "gf01_formal", "generate", "-o", str(out), *args], check=True, cwd=ROOT,
+                   capture_output=True)
+    return out.read_bytes()
+
+
+def test_two_processes_same_seed_give_identical_bytes(tmp_path):
+    a = _gen(tmp_path, "a.json", "--seed", "11", "--count", "5", "--jobs", "1")
+    b = _gen(tmp_path, "b.json", "--seed", "11", "--count", "5", "--jobs", "2")
+    c = _gen(tmp_path, "c.json", "--seed", "12", "--count", "5", "--jobs", "1")
+    assert a == b
+    assert a != c
+    assert len(load_bundle(tmp_path / "a.json").instances) == 5
+
+
+def test_every_stored_fact_is_what_the_solvers_say(bundle):
+    assert len(bundle.instances) == 30 and not bundle.skipped
+    for inst in bundle.instances:
+        p = check_instance(inst)
+        cert = inst.certification
+        assert cert is not None and not cert.base_achieves_effect
+        assert not api.suff(p, ())
+        oracle_atoms = atoms_from_json(cert.oracle_certificate, p.system.inputs, p.horizon)
+        assert api.valid(p, oracle_atoms) and len(timesteps(oracle_atoms)) <= p.budget_t
+        best = api.oracle(p, p.budget_t)
+        assert (best.eff_t, best.eff_a) == (cert.oracle_eff_t, cert.oracle_eff_a)
+        assert cert.gold_count == api.count(p, p.budget_t)
+        assert cert.greedy_valid == greedy_result(p)[1]
+        cx = inst.complexity
+        norms = [getattr(cx, k).norm for k in KNOBS if getattr(cx, k).norm is not None]
+        assert cx.z == round(sum(norms) / len(norms), 6)
+        assert inst.window == cx.window == window_of(cx.z)
+        hard = hard_problem(p)
+        assert cx.oracle_eff_t.raw == api.oracle(hard).eff_t
+        assert cx.gold_count.raw == api.count(hard, p.budget_t)
+        assert (cx.states.raw, cx.inputs.raw, cx.transitions.raw) == (
+            p.system.num_states, p.system.num_inputs, p.system.num_edges)
+        assert inst.meta.cfg_hash == bundle.cfg_hash and inst.meta.seed == 5
+
+
+def test_difficulty_targets_hold_and_knobs_vary(bundle):
+    t = GenConfig().targets
+    for inst in bundle.instances:
+        c = inst.certification
+        slot = inst.meta.slot
+        if not slot_allowance(t.max_single_timestep_fraction, slot):
+            assert c.oracle_eff_t >= 2
+        if not slot_allowance(t.max_single_atom_fraction, slot):
+            assert c.oracle_eff_a >= 2
+        if not slot_allowance(t.max_greedy_fraction, slot):
+            assert not c.greedy_valid
+    info = summary(bundle)
+    assert info["single_timestep_fraction"] <= t.max_single_timestep_fraction
+    assert info["single_atom_fraction"] <= t.max_single_atom_fraction
+    assert info["greedy_fraction"] <= t.max_greedy_fraction
+    assert len(info["windows"]) >= 2 and len(info["modes"]) == 2 and len(info["families"]) >= 4
+    for name, k in info["knobs"].items():
+        assert k["distinct"] >= 2, f"knob {name} is constant"
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.sampled_from([0.0, 0.05, 0.25, 0.4, 0.5, 1 / 3, 0.6, 1.0]), st.integers(1, 300))
+def test_slot_allowances_cap_every_prefix(frac, n):
+    allowed = sum(slot_allowance(frac, k) for k in range(n))
+    assert allowed <= math.floor(n * frac + 1e-9)
+    assert allowed >= math.floor(n * frac + 1e-9) - 1
+
+
+def test_impossible_targets_skip_and_report():
+    cfg = load_config({"targets": {"min_oracle_eff_t": 40}, "max_attempts": 2, "horizon": [5, 6]})
+    b = generate(3, 2, cfg)
+    assert b.instances == [] and [s.slot for s in b.skipped] == [0, 1]
+    assert all(s.attempts == 2 and sum(s.reasons.values()) == 2 for s in b.skipped)
+
+
+@pytest.mark.parametrize("kind", ["arbiter", "register", "counter", "traffic_light", "random_mealy"])
+def test_each_family_gives_multi_step_instances(kind):
+    cfg = load_config({"families": [{"kind": kind}], "targets": {"max_single_timestep_fraction": 0.0}})
+    b = generate(1, 2, cfg)
+    assert b.instances, f"family {kind}: {[s.reasons for s in b.skipped]}"
+    for inst in b.instances:
+        assert inst.certification.oracle_eff_t >= 2
+        assert inst.meta.family.startswith(kind.split("_")[0]) or kind == "register"
+
+
+def test_hoa_dir_family(tmp_path):
+    (tmp_path / "b_arbiter.hoa").write_text(arbiter_hoa(3, "round_robin"))
+    (tmp_path / "a_traffic.hoa").write_text(traffic_hoa(2, 2))
+    (tmp_path / "notes.txt").write_text("ignored")
+    cfg = load_config({"families": [{"kind": "hoa_dir", "path": str(tmp_path)}]})
+    b = generate(2, 4, cfg)
+    assert b.instances
+    files = {i.meta.family_params["file"] for i in b.instances}
+    assert files <= {"a_traffic.hoa", "b_arbiter.hoa"}
+    assert all(i.meta.family == "hoa_dir" and len(i.meta.family_params["sha256"]) == 64 for i in b.instances)
+    (tmp_path / "c_bad.hoa").write_text("HOA: v1\nStates: 1\nStart: 0\nAP: 1 \"a\"\n--BODY--\nState: 0\n--END--\n")
+    with pytest.raises(Gf01Error) as ei:
+        generate(2, 12, load_config({"families": [{"kind": "hoa_dir", "path": str(tmp_path)}]}))
+    assert ei.value.file is not None and ei.value.file.endswith("c_bad.hoa")
+
+
+def test_config_errors_name_the_field():
+    with pytest.raises(Gf01Error, match="unknown family kind 'nope'") as ei:
+        load_config({"families": [{"kind": "nope"}]})
+    assert ei.value.field == "families[0].kind"
+    with pytest.raises(Gf01Error) as ei:
+        load_config({"horizon": [9, 3]})
+    assert ei.value.field == "horizon"
+    with pytest.raises(Gf01Error) as ei:
+        load_config({"colour": 1})
+    assert ei.value.field == "colour"
