@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hoa import parse, write
+from hoa import parse, parse_file, write
 from hoa.errors import Gf01Error
 from hoa.label import AliasRef, And, Const, Not, Or, Var
 from hoa.lexer import decode_string, encode_string, tokenize
@@ -336,3 +336,19 @@ def test_writer_round_trips_a_mealy_view():
     back = MealyView.from_automaton(again)
     assert [[back.step(q, x) for x in range(2)] for q in range(2)] == [[view.step(q, x) for x in range(2)]
                                                                        for q in range(2)]
+
+
+def test_files_that_are_not_utf8_or_missing_are_user_errors(tmp_path):
+    bad = tmp_path / "latin1.hoa"
+    bad.write_bytes(b'HOA: v1 name: "caf\xe9"')
+    with pytest.raises(Gf01Error, match="not UTF-8") as info:
+        parse_file(bad)
+    assert info.value.file == str(bad)
+    with pytest.raises(Gf01Error, match="cannot read"):
+        parse_file(tmp_path / "absent.hoa")
+
+
+def test_crlf_line_endings_and_tabs_count_as_whitespace():
+    text = 'HOA: v1\r\nAP:\t1 "a"\r\nAcceptance: 0 t\r\n--BODY--\r\nState: 0\r\n[0 & 1] 0\r\n--END--\r\n'
+    err = error(text)
+    assert (err.line, err.col) == (6, 6)  # the "1" after "[0 & "
