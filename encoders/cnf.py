@@ -2,12 +2,14 @@
 
 Input ``i`` at step ``t`` is ``tau_t(i) XOR f[t][i]``, which is the literal ``f[t][i]`` or ``-f[t][i]`` (tau is a
 constant), so no input variables exist. Only steps ``0 .. t*`` are unrolled: later inputs cannot change the effect.
-Per step the state is one-hot (one literal per state, constants folded); for each state q and edge k, "k fires" =
-``s[q] AND first_k(x)`` with ``first_k`` = "k's guard is satisfiable with x and no earlier edge's is"; output j is
-``OR_{q,k} (fires AND out_{k,j}(x))`` where ``out_{k,j}`` is bit j of the least output completion of k's guard, as a
-Boolean function of the inputs (computed once per edge by Shannon expansion over the edge's few outputs). The next
-state is the OR of the fires into it. The effect is one literal: e(y_{t*}) in hard mode, OR over the window in normal
-mode. Every gate is a full Tseitin equivalence, so the CNF is a circuit: each flip assignment has one model.
+Per step the state is one-hot (one literal per state, constants folded); edge k of state q fires when
+``s[q] AND enabled_k(x) AND NOT (enabled_0(x) OR .. OR enabled_{k-1}(x))`` (a prefix-OR chain), where
+``enabled_k = exists outputs . guard_k``; output j is ``OR_{q,k} (fires AND out_{k,j}(x))`` where ``out_{k,j}`` is
+bit j of the least output completion of k's guard, as a Boolean function of the inputs (computed once per edge by
+Shannon expansion over the edge's few outputs). These per-edge functions are compiled once into a shared netlist
+that is instantiated at each step. The next state is the OR of the fires into it. The effect is one literal:
+e(y_{t*}) in hard mode, OR over the window in normal mode. Every gate is a full Tseitin equivalence, so the CNF is
+a circuit: each flip assignment has exactly one model.
 
 Min1 terms (``with_valid=True``): for each flip position p = (t0, i0), a copy of the steps ``t0 .. t*`` that starts
 from the main run's state at t0 and reads the base value at p; ``Valid = Suff AND AND_p (f_p -> NOT Suff_p)``.
@@ -30,34 +32,42 @@ from pysat.card import CardEnc, EncType
 from pysat.formula import CNF, IDPool
 
 from encoders.problem import Flip, Problem
-from hoa.label import FALSE, And, Const, Expr, Not, Or, Var, restrict, variables
+from hoa.label import FALSE, TRUE, And, Const, Expr, Not, Or, Var, restrict, variables
 
 
 @dataclass(frozen=True)
 class EdgeLogic:
-    """One edge's behaviour as Boolean functions of the inputs: when it is taken, and each output bit then."""
+    """One edge's behaviour as Boolean functions of the inputs: when it is enabled, and each output bit then."""
 
-    first: Expr  # the edge is the first enabled edge of its state
+    enabled: Expr  # some output valuation satisfies the guard together with x
     outputs: tuple[Expr, ...]  # bit j of the least output completion (meaningful when the edge is enabled)
     dest: int
 
 
 def edge_logic(problem: Problem) -> tuple[tuple[EdgeLogic, ...], ...]:
-    """Per state, per edge (file order): :class:`EdgeLogic` with every expression over input indices only."""
+    """Per state, per edge (file order): :class:`EdgeLogic` with every expression over input indices only.
+
+    Edges that are never enabled are left out; the edge taken is the first enabled one.
+    """
     system = problem.system
     n, m = system.num_inputs, system.num_outputs
     out_vars = range(n, n + m)
     result = []
     for edges in system.edges:
         logic = []
-        earlier: Expr = FALSE
         for e in edges:
             enabled = _simplify(_exists(e.guard, out_vars))
-            first = _simplify(And((enabled, Not(earlier))))
-            earlier = _simplify(Or((earlier, enabled)))
-            if first == FALSE:
-                continue  # shadowed by earlier edges: never taken
-            logic.append(EdgeLogic(first, _least_completion(e.guard, n, m), e.dest))
+            if enabled == FALSE:
+                continue
+            bits = []
+            for bit in _least_completion(e.guard, n, m):
+                # Only bit AND enabled matters: the common shapes "not enabled" / "enabled" fold to constants.
+                if bit == enabled:
+                    bit = TRUE
+                elif bit == _simplify(Not(enabled)):
+                    bit = FALSE
+                bits.append(bit)
+            logic.append(EdgeLogic(enabled, tuple(bits), e.dest))
         result.append(tuple(logic))
     return tuple(result)
 
@@ -192,7 +202,7 @@ def encode(problem: Problem, with_valid: bool = False, check: Callable[[], None]
     flips = {(t, i): pool.id(("f", t, i)) for t in range(steps) for i in range(n)}
     true = pool.id(("true",))
     enc = Encoding(problem, pool, [[true]], flips, true)
-    logic = edge_logic(problem)
+    comp = compile_system(problem)
     window = set(problem.effect_steps)
 
     def x_lits(t: int, fixed: Flip | None = None) -> list[int]:
@@ -214,7 +224,7 @@ def encode(problem: Problem, with_valid: bool = False, check: Callable[[], None]
             if check is not None:
                 check()
             xs = x_lits(t, fixed)
-            state, ys = _step(enc, logic, state, xs, system.num_states, system.num_outputs)
+            state, ys = _step(enc, comp, state, xs)
             hits.append(enc.expr(problem.effect, ys.__getitem__) if t in window else -true)
             if fixed is None:
                 states_at[t + 1] = state
@@ -238,31 +248,97 @@ def encode(problem: Problem, with_valid: bool = False, check: Callable[[], None]
     return enc
 
 
-def _step(
-    enc: Encoding, logic: tuple[tuple[EdgeLogic, ...], ...], state: list[int], xs: list[int], n_states: int, m: int
-) -> tuple[list[int], list[int]]:
-    """One transition: next one-hot state literals and output literals."""
+class Netlist:
+    """Expressions over the inputs compiled once into one shared gate list, instantiated per step without hashing."""
+
+    def __init__(self) -> None:
+        self.nodes: list[tuple] = []
+        self._index: dict[Expr, int] = {}
+
+    def add(self, e: Expr) -> int:
+        """The node index of ``e`` (structurally equal subexpressions share a node)."""
+        k = self._index.get(e)
+        if k is not None:
+            return k
+        node: tuple
+        if isinstance(e, Var):
+            node = ("var", e.index)
+        elif isinstance(e, Const):
+            node = ("const", e.value)
+        elif isinstance(e, Not):
+            node = ("not", self.add(e.arg))
+        elif isinstance(e, And | Or):
+            node = ("and" if isinstance(e, And) else "or", tuple(self.add(x) for x in e.args))
+        else:
+            raise TypeError(f"unresolved alias in {e!r}")
+        self.nodes.append(node)
+        self._index[e] = len(self.nodes) - 1
+        return len(self.nodes) - 1
+
+    def instantiate(self, enc: Encoding, xs: Sequence[int]) -> list[int]:
+        """A literal per node, with input ``i`` read as the literal ``xs[i]``."""
+        out: list[int] = []
+        t = enc.true
+        for node in self.nodes:
+            kind, arg = node
+            if kind == "var":
+                out.append(xs[arg])
+            elif kind == "const":
+                out.append(t if arg else -t)
+            elif kind == "not":
+                out.append(-out[arg])
+            elif kind == "and":
+                out.append(enc.and_([out[k] for k in arg]))
+            else:
+                out.append(enc.or_([out[k] for k in arg]))
+        return out
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """A system's edge logic as netlist nodes: per state, per edge, (enabled node, output bit nodes, dest)."""
+
+    net: Netlist
+    edges: tuple[tuple[tuple[int, tuple[int | None, ...], int], ...], ...]
+    num_outputs: int
+
+
+def compile_system(problem: Problem) -> Compiled:
+    """Compile :func:`edge_logic` into one netlist (output bits that are constant false become None)."""
+    net = Netlist()
+    edges = []
+    for logic in edge_logic(problem):
+        edges.append(tuple(
+            (net.add(e.enabled), tuple(None if b == FALSE else net.add(b) for b in e.outputs), e.dest) for e in logic
+        ))
+    return Compiled(net, tuple(edges), problem.system.num_outputs)
+
+
+def _step(enc: Encoding, comp: Compiled, state: list[int], xs: list[int]) -> tuple[list[int], list[int]]:
+    """One transition: next one-hot state literals and output literals.
+
+    Edge k of state q fires when q is active, k is enabled and no earlier edge of q is (a prefix-OR chain per state,
+    linear in the number of edges).
+    """
     false = -enc.true
-    into: list[list[int]] = [[] for _ in range(n_states)]
-    out_terms: list[list[int]] = [[] for _ in range(m)]
-    memo: dict[Expr, int] = {}
-
-    def lit(e: Expr) -> int:
-        if e not in memo:
-            memo[e] = enc.expr(e, xs.__getitem__)
-        return memo[e]
-
+    vals = comp.net.instantiate(enc, xs)
+    into: list[list[int]] = [[] for _ in range(len(state))]
+    out_terms: list[list[int]] = [[] for _ in range(comp.num_outputs)]
     for q, s in enumerate(state):
         if s == false:
             continue
-        for edge in logic[q]:
-            fire = enc.and_((s, lit(edge.first)))
-            if fire == false:
-                continue
-            into[edge.dest].append(fire)
-            for j, bit in enumerate(edge.outputs):
-                if bit != FALSE:
-                    out_terms[j].append(enc.and_((fire, lit(bit))))
+        earlier = false
+        for en_node, bits, dest in comp.edges[q]:
+            en = vals[en_node]
+            fire = enc.and_((s, en, -earlier))
+            if fire != false:
+                into[dest].append(fire)
+                for j, b in enumerate(bits):
+                    if b is not None:
+                        out_terms[j].append(enc.and_((fire, vals[b])))
+            earlier = enc.or_((earlier, en))
+            if earlier == enc.true:
+                break
     return [enc.or_(ls) for ls in into], [enc.or_(ls) for ls in out_terms]
 
 
@@ -278,4 +354,5 @@ def add_timestep_budget(enc: Encoding, budget: int) -> None:
     enc.clauses.extend(card.clauses)
 
 
-__all__ = ["EdgeLogic", "Encoding", "add_timestep_budget", "edge_logic", "encode"]
+__all__ = ["Compiled", "EdgeLogic", "Encoding", "Netlist", "add_timestep_budget", "compile_system", "edge_logic",
+           "encode"]
