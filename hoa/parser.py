@@ -28,6 +28,9 @@ from hoa.validate import validate
 #: Headers that may occur more than once (spec: every other HEADERNAME at most once).
 REPEATABLE = frozenset({"Start", "Alias", "properties"})
 SUPPORTED_VERSIONS = frozenset({"v1"})
+#: Deepest nesting of '!' and '(' read in a label or acceptance condition: it bounds every recursive walk over
+#: expressions (parser, writer, validator, Mealy view) far below Python's recursion limit.
+MAX_DEPTH = 100
 
 Atom = tuple[int | str, int]  # (AP index or alias name, token index)
 
@@ -74,8 +77,9 @@ class _Reader:
         # Literal cache: token text -> (AP index, Var, Not(Var)). Labels are mostly literals, and sharing the
         # immutable objects saves building a frozen dataclass per occurrence.
         self.literals: dict[str, tuple[int, Var, Not]] = {}
-        self.spans_max_ap = -1  # the largest AP number and the aliases used in body labels
-        self.spans_aliases: set[str] = set()
+        self.label_max_ap = -1  # the largest AP number and the aliases used in body labels
+        self.label_aliases: set[str] = set()
+        self.depth = 0  # nesting of '!' and '(' in the expression being read
 
     def literal(self, text: str) -> tuple[int, Var, Not]:
         """The cached (index, Var, Not(Var)) of the AP number ``text``."""
@@ -84,6 +88,12 @@ class _Reader:
             var = Var(int(text))
             lit = self.literals[text] = (var.index, var, Not(var))
         return lit
+
+    def nest(self, at: int) -> None:
+        """Enter one more level of '!' or '(' at token ``at``; refuse nesting deeper than MAX_DEPTH."""
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise self.error(f"expression nested deeper than {MAX_DEPTH} levels of '!' and '('", at)
 
     def error(self, message: str, at: int | None = None) -> Gf01Error:
         """An error at token ``at`` (default: the current one); past the tokens, the pending lexical error."""
@@ -412,9 +422,14 @@ def _label_atom(r: _Reader, atoms: list[Atom]) -> Expr:
         return var
     if kind == "sym":
         if text == "!":
-            return Not(_label_atom(r, atoms))
+            r.nest(i)
+            arg = _label_atom(r, atoms)
+            r.depth -= 1
+            return Not(arg)
         if text == "(":
+            r.nest(i)
             inner = _label_expr(r, atoms)
+            r.depth -= 1
             if r.i >= r.hi or r.texts[r.i] != ")" or r.kinds[r.i] != "sym":
                 raise r.error(f"expected ')' to close the '(' of line {r.toks.linecol(i)[0]}, "
                               f"found {r.found()}")
@@ -468,8 +483,10 @@ def _acc_atom(r: _Reader, atoms: list[tuple[int, int]]) -> AccExpr:
         r.i += 1
         return AccConst(text == "t")
     if kind == "sym" and text == "(":
+        r.nest(i)
         r.i += 1
         inner = _acc_cond(r, atoms)
+        r.depth -= 1
         if r.i >= r.hi or r.texts[r.i] != ")" or r.kinds[r.i] != "sym":
             raise r.error(f"expected ')' in the acceptance condition, found {r.found()}")
         r.i += 1
@@ -533,9 +550,9 @@ def _bracket_label(r: _Reader, cache: dict[tuple[str, ...], Expr]) -> Expr:
     # Summarise what body labels use, so the validator checks AP and alias ranges once, not per label.
     for atom, _ in atoms:
         if isinstance(atom, str):
-            r.spans_aliases.add(atom)
-        elif atom > r.spans_max_ap:
-            r.spans_max_ap = atom
+            r.label_aliases.add(atom)
+        elif atom > r.label_max_ap:
+            r.label_max_ap = atom
     if r.i >= r.hi or texts[r.i] != "]":
         raise r.error(f"expected ']' to close the label, found {r.found()}")
     if r.i == j:
@@ -618,9 +635,18 @@ def _body(r: _Reader, spans: Spans) -> tuple[State, ...]:
         r.i = i
         spans.edges.append(edge_pos)
         states.append(State(index, name, label, acc, tuple(edges)))
-    spans.label_max_ap = r.spans_max_ap
-    spans.label_aliases = frozenset(r.spans_aliases)
+    spans.label_max_ap = r.label_max_ap
+    spans.label_aliases = frozenset(r.label_aliases)
     return tuple(states)
 
 
-__all__ = ["REPEATABLE", "SUPPORTED_VERSIONS", "Spans", "iter_parse", "iter_parse_raw", "parse", "parse_file"]
+__all__ = [
+    "MAX_DEPTH",
+    "REPEATABLE",
+    "SUPPORTED_VERSIONS",
+    "Spans",
+    "iter_parse",
+    "iter_parse_raw",
+    "parse",
+    "parse_file",
+]

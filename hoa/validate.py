@@ -12,12 +12,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from hoa.errors import Gf01Error
-from hoa.label import AliasRef, And, Const, Expr, Not, Var, aliases_used, variables
+from hoa.label import AliasRef, And, Const, Expr, Not, Or, Var, aliases_used, variables
 from hoa.lexer import Tokens
 from hoa.model import Automaton, State
 
 if TYPE_CHECKING:
     from hoa.parser import Spans
+
+#: Deepest nesting of an alias definition once its aliases are expanded: like the parser's MAX_DEPTH, it keeps every
+#: recursive walk over resolved labels (validator, Mealy view) far below Python's recursion limit.
+MAX_ALIAS_DEPTH = 200
 
 #: ``p -> q`` for properties with specified meaning: declaring p and !q is a contradiction.
 IMPLIES: dict[str, tuple[str, ...]] = {
@@ -64,6 +68,7 @@ def _check_header(aut: Automaton, spans: Spans, toks: Tokens) -> None:
             )
         seen[ap] = j
     defined: set[str] = set()
+    depth: dict[str, int] = {}
     all_aliases = {name for name, _ in aut.aliases}
     for k, (name, _expr) in enumerate(aut.aliases):
         for atom, pos in spans.alias_atoms[k]:
@@ -76,6 +81,10 @@ def _check_header(aut: Automaton, spans: Spans, toks: Tokens) -> None:
         if name in defined:
             raise toks.error_at(f"alias @{name} redefined (an alias may be defined only once)", spans.alias_names[k])
         defined.add(name)
+        depth[name] = _depth(_expr, depth)
+        if depth[name] > MAX_ALIAS_DEPTH:
+            raise toks.error_at(f"alias @{name} nests {depth[name]} levels deep once its aliases are expanded "
+                                f"(at most {MAX_ALIAS_DEPTH})", spans.alias_names[k])
     for index, pos in spans.acc_atoms:
         if index >= aut.acc_sets:
             raise toks.error_at(_acc_range(index, aut.acc_sets, "the acceptance condition"), pos)
@@ -87,6 +96,17 @@ def _check_header(aut: Automaton, spans: Spans, toks: Tokens) -> None:
             for q, pos in zip(conj, offs, strict=True):
                 if q >= aut.states_declared:
                     raise toks.error_at(_state_range(q, aut.states_declared, "initial state"), pos)
+
+
+def _depth(expr: Expr, alias_depth: dict[str, int]) -> int:
+    """The nesting depth of ``expr`` with its aliases expanded (their depths given)."""
+    if isinstance(expr, AliasRef):
+        return alias_depth[expr.name]
+    if isinstance(expr, Not):
+        return 1 + _depth(expr.arg, alias_depth)
+    if isinstance(expr, And | Or):
+        return 1 + max(_depth(a, alias_depth) for a in expr.args)
+    return 1
 
 
 def _ap_range(ap: int, n_aps: int, where: str) -> str:
@@ -391,4 +411,4 @@ def _trivially_weak(aut: Automaton) -> bool:
     return len(marks) <= 1
 
 
-__all__ = ["IMPLIES", "INCOMPATIBLE", "validate"]
+__all__ = ["IMPLIES", "INCOMPATIBLE", "MAX_ALIAS_DEPTH", "validate"]

@@ -352,3 +352,17 @@ def test_crlf_line_endings_and_tabs_count_as_whitespace():
     text = 'HOA: v1\r\nAP:\t1 "a"\r\nAcceptance: 0 t\r\n--BODY--\r\nState: 0\r\n[0 & 1] 0\r\n--END--\r\n'
     err = error(text)
     assert (err.line, err.col) == (6, 6)  # the "1" after "[0 & "
+
+
+def test_nesting_is_bounded_so_no_walk_overflows_the_stack():
+    body = 'HOA: v1 AP: 1 "a" Acceptance: 1 {acc} --BODY-- State: 0 [{label}] 0 --END--'
+    one(body.format(acc="Inf(0)", label="(" * 99 + "!" + "0" + ")" * 99))
+    for label in ("(" * 5000 + "0" + ")" * 5000, "!" * 5000 + "0", "!(" * 3000 + "0" + ")" * 3000):
+        text = body.format(acc="Inf(0)", label=label)
+        err = error(text)
+        assert "nested deeper than 100 levels" in err.message and err.line == 1
+    text = body.format(acc="(" * 500 + "Inf(0)" + ")" * 500, label="0")
+    assert "nested deeper than 100 levels" in error(text).message
+    chain = " ".join(f"Alias: @a{k + 1} !@a{k}" for k in range(300))
+    text = f'HOA: v1 AP: 1 "a" Alias: @a0 0 {chain} Acceptance: 0 t --BODY-- State: 0 [@a300] 0 --END--'
+    assert_error_at(text, "@a200 ", "nests 201 levels deep once its aliases are expanded")
