@@ -98,15 +98,36 @@ def hard_problem(problem: Problem) -> Problem:
     return replace(problem, mode="hard", window=1)
 
 
+def exact_count(
+    problem: Problem,
+    *,
+    backend: str = "bdd",
+    limits: Limits | None = None,
+    max_positions: int | None = None,
+) -> tuple[int | None, str | None]:
+    """|M_B(I)| exactly, or (None, reason) when the count was not run (too many flip positions) or hit its limits.
+
+    ``max_positions`` is a static, deterministic guard: (t* + 1) x |AP_in| flip positions at most.
+    """
+    positions = (problem.t_star + 1) * problem.system.num_inputs
+    if max_positions is not None and positions > max_positions:
+        return None, f"not counted: {positions} flip positions exceed count_max_positions {max_positions}"
+    try:
+        return api.count(problem, problem.budget_t, backend=backend, limits=limits), None
+    except Unknown as ex:
+        return None, f"unknown: {ex.reason}"
+
+
 def measure_complexity(
     problem: Problem,
     *,
     oracle_backend: str = "explicit",
     count_backend: str = "bdd",
     count_limits: Limits | None = None,
+    count_max_positions: int | None = None,
     hard_oracle: tuple[int | None] | None = None,
 ) -> Complexity:
-    """Measure the knobs of ``problem`` in hard mode at t* with exact queries (count under ``count_limits``).
+    """Measure the knobs of ``problem`` in hard mode at t* with exact queries (the count as in :func:`exact_count`).
 
     ``hard_oracle`` passes an already-known hard-mode oracle Eff_t (as a 1-tuple) to avoid asking twice.
     """
@@ -116,12 +137,7 @@ def measure_complexity(
         eff_t = res.eff_t if res is not None else None
     else:
         eff_t = hard_oracle[0]
-    gold: int | None
-    note = None
-    try:
-        gold = api.count(hard, problem.budget_t, backend=count_backend, limits=count_limits)
-    except Unknown as ex:
-        gold, note = None, f"unknown: {ex.reason}"
+    gold, note = exact_count(hard, backend=count_backend, limits=count_limits, max_positions=count_max_positions)
     view = problem.system
     return knobs(
         states=view.num_states,

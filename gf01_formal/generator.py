@@ -9,8 +9,8 @@ single-atom optima and instances the greedy baseline certifies. A cap is met slo
 slots are independent and may run in parallel. A slot whose ``max_attempts`` attempts all fail is skipped and
 reported in the bundle, never a crash.
 
-The output depends only on (seed, cfg, generator version): no clock, no global random state, and counts limited by
-BDD nodes (deterministic) rather than by seconds. See docs/instances.md.
+The output depends only on (seed, cfg, generator version): no clock, no global random state, and counts bounded by
+deterministic limits (a static size guard, optionally BDD nodes), never by seconds. See docs/instances.md.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from encoders.problem import Atom, Problem
 from gf01_formal.artifacts import sha256_hex
-from gf01_formal.complexity import W_MIN, hard_problem, measure_complexity, window_of
+from gf01_formal.complexity import W_MIN, exact_count, hard_problem, measure_complexity, window_of
 from gf01_formal.families import FAMILIES, FamilySystem
 from gf01_formal.families.base import at_level
 from gf01_formal.greedy import greedy_certificate
@@ -47,7 +47,7 @@ from hoa.errors import Gf01Error
 from hoa.label import evaluate
 from solvers import api
 from solvers.canonical import timesteps
-from solvers.limits import Limits, Unknown
+from solvers.limits import Limits
 
 GENERATOR_VERSION = "gf01-formal.generator.1.0.0"
 CFG_SCHEMA = "gf01-formal.gen_cfg.v1"
@@ -95,7 +95,10 @@ class GenConfig(BaseModel):
     max_attempts: int = Field(default=40, ge=1)
     oracle_backend: str = "explicit"
     count_backend: str = "bdd"
-    count_node_limit: int | None = Field(default=2_000_000, description="BDD node cap for |M_B(I)| (null: none)")
+    count_node_limit: int | None = Field(default=None, description="BDD node cap for |M_B(I)| (null: none)")
+    count_max_positions: int | None = Field(
+        default=200, description="count |M_B(I)| only when (t*+1) x |AP_in| is at most this (null: always)"
+    )
     targets: Targets = Field(default_factory=Targets)
 
 
@@ -170,6 +173,7 @@ def certify(
     oracle_backend: str = "explicit",
     count_backend: str = "bdd",
     count_limits: Limits | None = None,
+    count_max_positions: int | None = None,
     known_count: tuple[int | None, str | None] | None = None,
 ) -> Certification:
     """Exact facts about ``problem`` as stored: base outcome, optimal valid certificate, |M_B(I)|, greedy result.
@@ -182,10 +186,8 @@ def certify(
     if known_count is not None:
         gold, note = known_count
     else:
-        try:
-            gold, note = api.count(problem, problem.budget_t, backend=count_backend, limits=count_limits), None
-        except Unknown as ex:
-            gold, note = None, f"unknown: {ex.reason}"
+        gold, note = exact_count(problem, backend=count_backend, limits=count_limits,
+                                 max_positions=count_max_positions)
     greedy, greedy_ok = greedy_result(problem)
     return Certification(
         base_achieves_effect=base,
@@ -241,12 +243,15 @@ def _cheap_checks(
     return hard_best.eff_t, budget_t, widest
 
 
+def _draw_family(rng: np.random.Generator, cfg: GenConfig) -> FamilyCfg:
+    weights = np.array([f.weight for f in cfg.families], dtype=np.float64)
+    return cfg.families[int(rng.choice(len(cfg.families), p=weights / weights.sum()))]
+
+
 def _attempt(
-    rng: np.random.Generator, cfg: GenConfig, allow: Allowances, mode: str, meta: dict[str, Any]
+    rng: np.random.Generator, cfg: GenConfig, allow: Allowances, mode: str, fam_cfg: FamilyCfg, meta: dict[str, Any]
 ) -> Instance:
     """One candidate: draw it, then accept it (an Instance) or raise Rejected with the failed check."""
-    weights = np.array([f.weight for f in cfg.families], dtype=np.float64)
-    fam_cfg = cfg.families[int(rng.choice(len(cfg.families), p=weights / weights.sum()))]
     params = dict(fam_cfg.model_extra or {})
     level = float(rng.random())  # the attempt's size level: every size of this attempt grows with it
     fs: FamilySystem = FAMILIES[fam_cfg.kind](rng, params, level)
@@ -286,6 +291,7 @@ def _attempt(
         oracle_backend=cfg.oracle_backend,
         count_backend=cfg.count_backend,
         count_limits=limits,
+        count_max_positions=cfg.count_max_positions,
         hard_oracle=(hard_eff_t,),
     )
     window = complexity.window
@@ -301,7 +307,7 @@ def _attempt(
     problem = Problem(view, trace, effect, t_star, mode, window, budget_t, budget_a)
     known = (complexity.gold_count.raw, complexity.gold_count.note) if mode == "hard" else None
     cert = certify(problem, oracle_backend=cfg.oracle_backend, count_backend=cfg.count_backend,
-                   count_limits=limits, known_count=known)
+                   count_limits=limits, count_max_positions=cfg.count_max_positions, known_count=known)
     if cert.base_achieves_effect or cert.oracle_eff_t != best.eff_t or cert.greedy_valid != greedy_ok:
         raise Gf01Error("internal: the certification disagrees with the acceptance checks")
     return make_instance(
@@ -331,13 +337,18 @@ def generate_slot(seed: int, slot: int, cfg: GenConfig, chash: str | None = None
     )
     # The mode is the slot's, not the attempt's: normal-mode candidates fail more often, and drawing the mode per
     # attempt would tilt the bundle towards hard mode.
+    # The family, too, is the slot's for the first half of the attempts (so that the bundle's family mix follows the
+    # weights rather than the acceptance rates); the second half draws from the whole mix, so a family that cannot
+    # meet this slot's targets does not cost the slot.
     mode = "normal" if rng.random() < cfg.normal_fraction else "hard"
+    slot_family = _draw_family(rng, cfg)
     reasons: Counter[str] = Counter()
     for attempt in range(cfg.max_attempts):
         meta = dict(generator_version=GENERATOR_VERSION, provenance="generated", id_scheme="content",
                     seed=seed, slot=slot, attempt=attempt, cfg_hash=chash)
+        fam = slot_family if attempt < (cfg.max_attempts + 1) // 2 else _draw_family(rng, cfg)
         try:
-            return _attempt(rng, cfg, allow, mode, meta)
+            return _attempt(rng, cfg, allow, mode, fam, meta)
         except Rejected as rej:
             reasons[rej.reason] += 1
     return Skip(slot=slot, seed=[seed, slot], attempts=cfg.max_attempts, reasons=dict(sorted(reasons.items())))
