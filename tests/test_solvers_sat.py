@@ -44,3 +44,15 @@ def test_count_and_enumeration_agree_with_brute(problem: Problem) -> None:
     assert list(sat.enumerate_certificates(problem, problem.budget_t)) == gold
     assert list(sat.enumerate_certificates(problem, problem.budget_t, limit=3)) == gold[:3]
     assert sat.count(problem, None) == len(brute_valid_set(problem, None))
+
+
+@settings(max_examples=15, deadline=None)
+@given(problems(max_states=14, max_inputs=2, max_outputs=2, max_T=5, max_flips=8))
+def test_wide_steps_with_counter_hints_agree_with_brute(problem: Problem) -> None:
+    """More than 8 live states per step switches the one-hot hint to a sequential counter: still exact."""
+    gold = brute_valid_set(problem, problem.budget_t)
+    assert sat.count(problem, problem.budget_t) == len(gold)
+    res = sat.oracle(problem, problem.budget_t)
+    assert (res is None) == (not gold)
+    if res is not None:
+        assert (res.eff_t, res.eff_a) == brute_oracle(problem, problem.budget_t)
