@@ -27,6 +27,7 @@ from gf01_formal.instances import (
     validate_model,
 )
 from gf01_formal.traces import parse_effect, trace_from_json
+from hoa import parse
 from hoa.errors import Gf01Error
 from hoa.mealy import MAX_TABLE_INPUTS, MealyView
 
@@ -81,8 +82,6 @@ def hoa_text_view(
     text: str, outputs: list[str] | tuple[str, ...] | None = None, *, file: str | None = None
 ) -> MealyView:
     """The Mealy view of HOA text holding exactly one automaton (outputs: ``outputs`` or its controllable-AP)."""
-    from hoa.parser import parse  # the parser module is the HOA layer's entry point
-
     auts = parse(text, file=file)
     if len(auts) != 1:
         raise Gf01Error(f"a system is one automaton; the HOA text holds {len(auts)}", file=file, field="system.hoa")

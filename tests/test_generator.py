@@ -149,3 +149,22 @@ def test_config_errors_name_the_field():
     with pytest.raises(Gf01Error) as ei:
         load_config({"colour": 1})
     assert ei.value.field == "colour"
+
+
+def test_generate_cli_with_cfg_and_split(tmp_path, capsys):
+    from gf01_formal.cli import main
+
+    cfg = tmp_path / "cfg.json"
+    cfg.write_text('{"families": [{"kind": "counter", "modulus": [3, 5]}], "horizon": [6, 10]}')
+    out = tmp_path / "b.json"
+    assert main(["generate", "--seed", "4", "--count", "3", "--cfg", str(cfg), "--split", "public_dev",
+                 "--jobs", "1", "-o", str(out)]) == 0
+    b = load_bundle(out)
+    assert {i.split_id for i in b.instances} == {"public_dev"} and b.cfg["horizon"] == [6, 10]
+    assert all(i.meta.family == "counter" and 6 <= len(i.base_trace) <= 10 for i in b.instances)
+    assert "wrote 3 instances" in capsys.readouterr().out
+    assert main(["generate", "--count", "1", "--split", "holdout", "-o", str(out)]) == 2
+    assert "unknown split 'holdout'" in capsys.readouterr().err
+    cfg.write_text('{"families": [{"kind": "counter"}], "horizon": [1, 3]}')
+    assert main(["generate", "--count", "1", "--cfg", str(cfg), "-o", str(out)]) == 2
+    assert "horizon" in capsys.readouterr().err
