@@ -181,7 +181,7 @@ class Encoding:
         comments = [
             f"c gf01 unrolling: T={p.horizon} t*={p.t_star} mode={p.mode} window={p.window} "
             f"inputs={len(names)} states={p.system.num_states}",
-            "c flip variables: f[t][i] true = input i at step t differs from the base trace",
+            "c meaning: flip variable f[t][i] is true when input i at step t differs from the base trace",
         ]
         comments += [f"c flip {v} t={t} input={names[i]}" for (t, i), v in self.flips.items()]
         named = [(v, k) for k, v in self.pool.obj2id.items() if k[0] not in ("and", "or", "f")]

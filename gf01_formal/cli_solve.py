@@ -1,4 +1,4 @@
-"""CLI commands for the exact queries on one instance: ``verify``, ``enumerate``, ``oracle``.
+"""CLI commands for the exact queries on one instance: ``verify``, ``enumerate``, ``oracle``, and ``cnf`` (DIMACS).
 
 INSTANCE is an HOA file (a Mealy controller) plus flags that give the rest of the instance: ``--trace`` (a JSON
 list of ``{input: 0|1}`` objects or a Spot-style word ``a&!b;!a&b``), ``--effect``, ``--t-star`` (default T-1),
@@ -9,6 +9,7 @@ list of ``{input: 0|1}`` objects or a Spot-style word ``a&!b;!a&b``), ``--effect
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
@@ -17,8 +18,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from encoders.cnf import encode
 from encoders.problem import Atom, Problem
-from gf01_formal.artifacts import read_json
+from gf01_formal.artifacts import read_json, write_text_atomic
 from gf01_formal.certificates import parse_certificate, score
 from gf01_formal.traces import atoms_to_json, parse_effect, parse_trace
 from hoa.errors import Gf01Error
@@ -212,8 +214,35 @@ def oracle_cmd(
     typer.echo(f"{_cert_text(problem, res.certificate)}  Eff_t = {res.eff_t}, Eff_a = {res.eff_a}, {proven}")
 
 
+def cnf_cmd(
+    instance: InstanceArg,
+    out: Annotated[str, typer.Argument(help="DIMACS file to write.")],
+    query: Annotated[str, typer.Option("--query", help="suff or valid (M(I) / M_B(I)).")] = "valid",
+    use_budget: Annotated[bool, typer.Option("--budget/--no-budget", help="Add 'at most B_T timesteps'.")] = True,
+    instance_id: IdOpt = None,
+    trace: TraceOpt = None,
+    effect: EffectOpt = None,
+    t_star: TStarOpt = None,
+    mode: ModeOpt = "hard",
+    window: WindowOpt = 1,
+    budget_t: BudgetTOpt = None,
+    outputs: OutputsOpt = None,
+) -> None:
+    """Write the CNF unrolling as DIMACS: its models' flip variables (1 .. P, see comments) are the answers."""
+    if query not in ("suff", "valid"):
+        raise Gf01Error(f"--query must be suff or valid, not {query!r}", field="query")
+    problem = load_problem(instance, instance_id, _flags(trace, effect, t_star, mode, window, budget_t, outputs))
+    enc = encode(problem, with_valid=query == "valid")
+    fp = io.StringIO()
+    enc.write_dimacs(fp, assert_lits=[enc.valid if query == "valid" else enc.suff],
+                     budget=problem.budget_t if use_budget else None)
+    write_text_atomic(out, fp.getvalue())
+    typer.echo(f"wrote {out}: {enc.pool.top} variables, {len(enc.clauses) + 1} clauses, flips 1..{len(enc.flips)}")
+
+
 def register(app: typer.Typer) -> None:
-    """Add ``verify``, ``enumerate`` and ``oracle`` to ``app``."""
+    """Add ``verify``, ``enumerate``, ``oracle`` and ``cnf`` to ``app``."""
     app.command("verify")(verify)
     app.command("enumerate")(enumerate_cmd)
     app.command("oracle")(oracle_cmd)
+    app.command("cnf")(cnf_cmd)

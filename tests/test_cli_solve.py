@@ -112,3 +112,22 @@ def test_parse_certificate_and_score_directly() -> None:
     assert parse_certificate({"t": 1}, p.system.inputs, p.horizon, None)[1] == [
         'a certificate is a JSON list of [t, "input", v] atoms'
     ]
+
+
+def test_cnf_writes_dimacs_whose_flip_models_are_m_of_i(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from pysat.formula import CNF
+    from pysat.solvers import Solver
+
+    out = tmp_path / "arbiter.cnf"
+    assert main(["cnf", HOA, str(out), *FLAGS]) == 0
+    assert "flips 1..8" in capsys.readouterr().out
+    cnf = CNF(from_file=str(out))
+    names = {int(w[2]): (int(w[3][2:]), w[4][6:]) for w in (c.split() for c in cnf.comments) if w[1] == "flip"}
+    found = []
+    with Solver(name="minisat22", bootstrap_with=cnf.clauses) as s:
+        while s.solve():
+            model = s.get_model()
+            found.append(sorted(names[v] for v in names if model[v - 1] > 0))
+            s.add_clause([-v if model[v - 1] > 0 else v for v in names])
+    assert sorted(found) == sorted(sorted((t, a) for t, a, _ in c) for c in ALL)
+    assert main(["cnf", HOA, str(out), *FLAGS, "--query", "nope"]) == 2
