@@ -140,11 +140,20 @@ def split_policy_check_cmd(
     print(json.dumps(report, sort_keys=True))
 
 
+def other_schemas() -> dict[str, dict]:
+    """JSON Schemas of the generator cfg and the split manifest (declared in generator.py and splits.py)."""
+    from gf01_formal.generator import GenConfig
+    from gf01_formal.splits import SplitManifest
+
+    return {"gen_cfg.v1.json": GenConfig.model_json_schema(),
+            "split_manifest.v1.json": SplitManifest.model_json_schema()}
+
+
 def export_schemas_cmd(
     directory: Annotated[Path, typer.Argument(help="target directory (docs/schemas)")] = Path("docs/schemas"),
 ) -> None:
-    """Write the JSON Schemas of the instance and bundle artifacts."""
-    for p in export_schemas(directory):
+    """Write the JSON Schemas of the instance, bundle, generator cfg and split manifest artifacts."""
+    for p in export_schemas(directory, other_schemas()):
         print(p)
 
 

@@ -266,10 +266,10 @@ def schema_documents() -> dict[str, dict[str, Any]]:
     }
 
 
-def export_schemas(directory: str | Path) -> list[Path]:
-    """Write the JSON Schemas into ``directory`` (sorted keys); returns the written paths."""
+def export_schemas(directory: str | Path, extra: dict[str, dict[str, Any]] | None = None) -> list[Path]:
+    """Write the JSON Schemas (these, plus ``extra`` by file name) into ``directory``; returns the written paths."""
     paths = []
-    for name, doc in sorted(schema_documents().items()):
+    for name, doc in sorted({**schema_documents(), **(extra or {})}.items()):
         path = Path(directory) / name
         write_text_atomic(path, pretty_json(doc))
         paths.append(path)

@@ -168,3 +168,18 @@ def test_generate_cli_with_cfg_and_split(tmp_path, capsys):
     cfg.write_text('{"families": [{"kind": "counter"}], "horizon": [1, 3]}')
     assert main(["generate", "--count", "1", "--cfg", str(cfg), "-o", str(out)]) == 2
     assert "horizon" in capsys.readouterr().err
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(0, 50))
+def test_any_seed_gives_an_instance_or_a_reported_skip(seed, slot):
+    from gf01_formal.generator import generate_slot
+    from gf01_formal.instances import Instance, Skip
+
+    cfg = load_config({"horizon": [5, 9], "max_attempts": 4})
+    res = generate_slot(seed, slot, cfg)
+    assert isinstance(res, Instance | Skip)
+    if isinstance(res, Instance):
+        check_instance(res)
+    else:
+        assert sum(res.reasons.values()) == 4
