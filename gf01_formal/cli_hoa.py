@@ -22,10 +22,18 @@ from hoa.writer import acceptance_text, write
 hoa_app = typer.Typer(help="HOA v1 files: check, print canonically, Mealy view.", no_args_is_help=True)
 
 
+def states_defined_or_declared(aut: Automaton) -> int:
+    """``States:`` or one more than the largest ``State:`` number, whichever is larger.
+
+    Unlike ``Automaton.num_states`` this ignores states only referenced (by ``Start:`` or an edge) and never listed.
+    """
+    return max([aut.states_declared or 0, *(s.index + 1 for s in aut.states)])
+
+
 def automaton_summary(aut: Automaton) -> dict[str, Any]:
     """The per-automaton record of ``gf01 hoa check --json``."""
     return {
-        "states": aut.num_states,
+        "states": states_defined_or_declared(aut),
         "aps": len(aut.aps),
         "acc_sets": aut.acc_sets,
         "acceptance": acceptance_text(aut.acceptance),

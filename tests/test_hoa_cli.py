@@ -68,6 +68,14 @@ def test_check_json_counts_match_the_corpus_index(capsys):
         ]
 
 
+def test_check_json_counts_defined_or_declared_states_only(capsys, tmp_path):
+    f = tmp_path / "ref.hoa"
+    f.write_text("HOA: v1 Start: 6 Acceptance: 0 t --BODY-- State: 1 [t] 9 --END--")
+    code, out, _ = run(capsys, "hoa", "check", "--json", str(f))
+    assert code == 0
+    assert json.loads(out)["automata"][0]["states"] == 2  # State: 1 is defined; 6 and 9 are only referenced
+
+
 def test_print_writes_the_canonical_text(capsys):
     stream = str(VALID / "spot-sbacc-L63.hoa")
     code, out, _ = run(capsys, "hoa", "print", stream)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from gf01_formal.cli_hoa import automaton_summary
 from hoa import load_mealy, parse, parse_file, write
 from hoa.errors import Gf01Error
 from hoa.label import evaluate, resolve
@@ -132,7 +133,12 @@ def test_tricky_file_follows_the_documented_decision(entry: dict):
         assert decision == "reject" or "complete" in err.message, err
         return
     assert decision == "accept"
-    assert len(automata) == sum(a["parsed"] == "ok" for a in entry["automata"])
+    expected = [a for a in entry["automata"] if a["parsed"] == "ok"]
+    assert len(automata) == len(expected)
+    for aut, exp in zip(automata, expected, strict=True):
+        summary = automaton_summary(aut)
+        assert (summary["states"], summary["aps"], summary["acc_sets"], summary["edges"]) == (
+            exp["states"], exp["aps"] or 0, exp["acc_sets"], exp["edges"])
 
 
 # ---------------------------------------------------------------------------------------------------------------
