@@ -38,6 +38,8 @@ from hoa.label import (
 )
 from hoa.model import Automaton, Edge, State
 
+#: Largest state count a Mealy view accepts (a ``States:`` header can declare billions of states that are never listed).
+MAX_STATES = 1 << 22
 #: Largest input count for which dense ``next[q, x]`` / ``out[q, x]`` tables are compiled.
 MAX_TABLE_INPUTS = 20
 _CHUNK = 1 << 22  # valuations evaluated at once when compiling tables (bounds memory)
@@ -215,6 +217,8 @@ class MealyView:
         if len(aut.start) != 1 or len(aut.start[0]) != 1:
             starts = " ".join("&".join(map(str, c)) for c in aut.start) or "none"
             raise Gf01Error(f"a Mealy system needs exactly one initial state (Start: {starts})")
+        if aut.num_states > MAX_STATES:
+            raise Gf01Error(f"{aut.num_states} states: a Mealy view holds at most {MAX_STATES}")
         signal = {ap: s for s, ap in enumerate([*in_aps, *out_aps])}
         aliases = aut.alias_map()
         by_index: dict[int, State] = {s.index: s for s in aut.states}

@@ -74,3 +74,11 @@ def test_tables_agree_with_symbolic_steps(spec):
 def test_run_collects_states_and_outputs():
     v = MealyView.from_table(("a",), ("o",), next_table=[[0, 1], [1, 0]], out_table=[[0, 0], [1, 1]])
     assert v.run([1, 0, 1]) == ([0, 1, 1, 0], [0, 1, 1])
+
+
+def test_absurd_state_declaration_is_an_error_not_a_hang():
+    from hoa.model import Automaton
+
+    aut = Automaton(states_declared=2_147_483_647, start=((0,),), aps=("a", "o"), controllable_ap=(1,))
+    with pytest.raises(Gf01Error, match="at most"):
+        MealyView.from_automaton(aut)
