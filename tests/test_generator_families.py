@@ -52,3 +52,12 @@ def test_counter_and_shift_register_semantics():
     d, en = 0b01, 0b10
     _, outs = v.run([d | en, en, 0, d | en])
     assert outs == [0b001, 0b010, 0b010, 0b101]
+
+
+def test_random_mealy_idles_on_zero_and_moves_locally():
+    fs = FAMILIES["random_mealy"](np.random.Generator(np.random.PCG64(5)), {"states": 9, "locality": 1}, 0.5)
+    v = system_view(fs.system)
+    for q in range(v.num_states):
+        assert v.step(q, 0)[0] == q
+        for x in range(1 << v.num_inputs):
+            assert (v.step(q, x)[0] - q) % 9 in (0, 1, 8)

@@ -5,7 +5,8 @@ of the inputs (``guard_density`` of them), idles when the inputs it reads are al
 at most ``locality`` steps away on a ring. Outputs are mostly a function of the state (each output bit is 1 with
 probability ``output_density``), with a ``mealy`` fraction of transitions perturbing one output bit. Reaching a
 state whose outputs show the effect therefore takes several steps, and sparse base traces keep the system near
-where it is. The machine is an explicit table (kind ``table``), input-complete by construction.
+where it is. The machine is written as HOA (one edge per pattern of the inputs a state reads, so the guard density
+is visible in the labels), input-complete by construction.
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from gf01_formal.families.base import FamilySystem, draw_float, draw_int
-from gf01_formal.instances import System, TableSystem
+from gf01_formal.families.base import FamilySystem, conj, draw_float, draw_int, hoa_text, lit
+from gf01_formal.instances import System
 
 DEFAULTS: dict[str, Any] = {
     "states": [2, 16],
@@ -45,24 +46,22 @@ def build(rng: np.random.Generator, params: dict[str, Any], level: float) -> Fam
     k_read = max(1, round(density * n_in))
     state_out = (rng.random((n_q, n_out)) < out_density).astype(np.int64)
     weights = 1 << np.arange(n_out, dtype=np.int64)
-    nxt = np.zeros((n_q, 1 << n_in), dtype=np.int64)
-    out = np.zeros((n_q, 1 << n_in), dtype=np.int64)
-    xs = np.arange(1 << n_in, dtype=np.int64)
+    states = []
     for q in range(n_q):
-        reads = np.sort(rng.choice(n_in, size=k_read, replace=False))
-        pattern = np.zeros(xs.shape, dtype=np.int64)
-        for j, i in enumerate(reads):
-            pattern |= ((xs >> int(i)) & 1) << j
+        reads = [int(i) for i in np.sort(rng.choice(n_in, size=k_read, replace=False))]
         steps = rng.integers(-locality, locality + 1, size=1 << k_read)
         steps[0] = 0  # the all-zero reading idles
         dest = (q + steps) % n_q
         y_base = int((state_out[q] * weights).sum())
-        y = np.full(1 << k_read, y_base, dtype=np.int64)
         perturb = rng.random(1 << k_read) < mealy
         bits = rng.integers(0, n_out, size=1 << k_read)
-        y = np.where(perturb, y ^ (1 << bits), y)
-        nxt[q] = dest[pattern]
-        out[q] = y[pattern]
+        edges = []
+        for pat in range(1 << k_read):
+            y = y_base ^ (1 << int(bits[pat])) if perturb[pat] else y_base
+            guard = conj(*(lit(inputs[i], (pat >> j) & 1) for j, i in enumerate(reads)),
+                         *(lit(o, (y >> b) & 1) for b, o in enumerate(outputs)))
+            edges.append((guard, int(dest[pat])))
+        states.append((f"s{q}", edges))
     effects = [o for o in outputs] + [f"!{o}" for o in outputs]
     effects += [f"{a} & {b}" for k, a in enumerate(outputs) for b in outputs[k + 1 :]]
     effects += [f"{a} & !{b}" for a in outputs for b in outputs if a != b]
@@ -79,12 +78,10 @@ def build(rng: np.random.Generator, params: dict[str, Any], level: float) -> Fam
             "trace_density": trace_density,
         },
         system=System(
-            kind="table",
+            kind="hoa",
             inputs=inputs,
             outputs=outputs,
-            table=TableSystem(
-                states=[f"s{q}" for q in range(n_q)], initial=0, next=nxt.tolist(), out=out.tolist()
-            ),
+            hoa=hoa_text(f"random-mealy-{n_q}-{n_in}-{n_out}", inputs, outputs, states),
         ),
         effects=tuple(effects),
         input_density=tuple([trace_density] * n_in),
