@@ -45,12 +45,16 @@ def write_text_atomic(path: str | Path, text: str) -> None:
     target = Path(path)
     directory = target.parent if str(target.parent) else Path(".")
     directory.mkdir(parents=True, exist_ok=True)
+    # mkstemp creates the file readable by its owner only; an artifact keeps the mode of the file it replaces,
+    # or gets the usual rw-r--r--.
+    mode = target.stat().st_mode & 0o777 if target.exists() else 0o644
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -135,8 +135,12 @@ def check_instance(inst: Instance, *, file: str | None = None) -> Problem:
         raise Gf01Error(msg, file=file or ex.file, line=ex.line, col=ex.col, field=ex.field) from ex
 
 
-def parse_artifact(data: Any, *, file: str | None = None) -> Instance | Bundle:
-    """An Instance or a Bundle from decoded JSON, by its ``schema_version``; every instance is checked."""
+def parse_artifact(data: Any, *, file: str | None = None, check_all: bool = True) -> Instance | Bundle:
+    """An Instance or a Bundle from decoded JSON, by its ``schema_version``.
+
+    Schemas, hashes and ids are always checked; the semantic checks (system, trace, effect, ranges) run on every
+    instance of a bundle unless ``check_all`` is False (then the caller checks the instances it uses).
+    """
     if not isinstance(data, dict):
         raise Gf01Error("expected a JSON object (an instance or a bundle)", file=file)
     version = data.get("schema_version")
@@ -153,7 +157,13 @@ def parse_artifact(data: Any, *, file: str | None = None) -> Instance | Bundle:
         if dup:
             raise Gf01Error(f"instance id {dup[0]!r} occurs more than once", file=file, field="instances")
         for inst in bundle.instances:
-            check_instance(inst, file=file)
+            if check_all:
+                check_instance(inst, file=file)
+            else:
+                try:
+                    check_hashes(inst)
+                except Gf01Error as ex:
+                    raise Gf01Error(ex.message, file=file, field=ex.field) from ex
         return bundle
     hint = " (a peer bundle? convert it with 'gf01 import peer')" if str(version).startswith("gf01.") else ""
     raise Gf01Error(
@@ -163,9 +173,9 @@ def parse_artifact(data: Any, *, file: str | None = None) -> Instance | Bundle:
     )
 
 
-def load_artifact(path: str | Path) -> Instance | Bundle:
-    """Load and check an instance file or a bundle file."""
-    return parse_artifact(read_json(path), file=str(path))
+def load_artifact(path: str | Path, *, check_all: bool = True) -> Instance | Bundle:
+    """Load and check an instance file or a bundle file (see :func:`parse_artifact`)."""
+    return parse_artifact(read_json(path), file=str(path), check_all=check_all)
 
 
 def load_bundle(path: str | Path) -> Bundle:
@@ -183,14 +193,18 @@ def load_instances(path: str | Path) -> list[Instance]:
 
 
 def load_instance(path: str | Path, instance_id: str | None = None) -> Instance:
-    """One instance: from an instance file, or from a bundle by ``instance_id`` (optional if it holds just one)."""
-    art = load_artifact(path)
+    """One instance: from an instance file, or from a bundle by ``instance_id`` (optional if it holds just one).
+
+    Every instance's hash is checked, the semantics only of the one returned.
+    """
+    art = load_artifact(path, check_all=False)
     if isinstance(art, Instance):
         if instance_id is not None and instance_id != art.instance_id:
             raise Gf01Error(f"the file holds instance {art.instance_id}, not {instance_id}", file=str(path))
         return art
     if instance_id is None:
         if len(art.instances) == 1:
+            check_instance(art.instances[0], file=str(path))
             return art.instances[0]
         shown = ", ".join(i.instance_id for i in art.instances[:5])
         more = f", ... ({len(art.instances)} in all)" if len(art.instances) > 5 else ""
@@ -199,6 +213,7 @@ def load_instance(path: str | Path, instance_id: str | None = None) -> Instance:
         )
     for inst in art.instances:
         if inst.instance_id == instance_id:
+            check_instance(inst, file=str(path))
             return inst
     raise Gf01Error(f"no instance {instance_id!r} in the bundle", file=str(path), field="instance_id")
 

@@ -14,6 +14,7 @@ from gf01_formal.instance_io import (
     input_names,
     instance_problem,
     load_artifact,
+    load_bundle,
     load_instance,
     load_instances,
     output_names,
@@ -187,3 +188,17 @@ def test_committed_json_schemas_match_the_code():
     for name, doc in {**schema_documents(), **other_schemas()}.items():
         assert read_json(ROOT / "docs" / "schemas" / name) == doc, f"docs/schemas/{name} is stale: gf01 export-schemas"
     Instance.model_json_schema()  # exported from the same models the loader validates with
+
+
+def test_picking_from_a_bundle_checks_the_picked_instance(tmp_path):
+    good = make_instance(**task())
+    bad = make_instance(**task(t_star=1)).model_dump(mode="json")
+    bad["effect"] = "nope"
+    bad = Instance.model_validate(rehashed(bad))
+    path = tmp_path / "b.json"
+    save_artifact(path, make_bundle([good, bad], generator_version="test", provenance="test"))
+    assert load_instance(path, good.instance_id) == good
+    with pytest.raises(Gf01Error, match="unknown name 'nope'"):
+        load_instance(path, bad.instance_id)
+    with pytest.raises(Gf01Error, match="unknown name 'nope'"):
+        load_bundle(path)

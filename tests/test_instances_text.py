@@ -109,3 +109,12 @@ def test_certificate_atoms_structural_checks():
     ]:
         with pytest.raises(Gf01Error, match=msg):
             atoms_from_json(bad, INPUTS, 5)
+
+
+def test_atomic_write_gives_a_readable_file_and_keeps_the_mode(tmp_path):
+    path = tmp_path / "m.json"
+    write_json_atomic(path, {"a": 1})
+    assert path.stat().st_mode & 0o777 == 0o644
+    path.chmod(0o600)
+    write_json_atomic(path, {"a": 2})
+    assert path.stat().st_mode & 0o777 == 0o600 and read_json(path) == {"a": 2}
