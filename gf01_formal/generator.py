@@ -44,7 +44,8 @@ from gf01_formal.instances import (
 )
 from gf01_formal.traces import atoms_to_json, effect_text, parse_effect, trace_to_json
 from hoa.errors import Gf01Error
-from hoa.label import evaluate
+from hoa.label import Expr, evaluate
+from hoa.mealy import MealyView
 from solvers import api
 from solvers.canonical import timesteps
 from solvers.limits import Limits
@@ -218,8 +219,8 @@ def _draw_range(rng: np.random.Generator, pair: list[int]) -> int:
 
 
 def _cheap_checks(
-    cfg: GenConfig, allow: Allowances, view: Any, trace: tuple[int, ...], effect: Any, t_star: int, mode: str,
-    slack_t: int,
+    cfg: GenConfig, allow: Allowances, view: MealyView, trace: tuple[int, ...], effect: Expr, t_star: int,
+    mode: str, slack_t: int,
 ) -> tuple[int, int, Problem]:
     """Checks before the count: hard-mode M(I) non-empty, base outcome, oracle targets. Returns what they found.
 
@@ -309,7 +310,8 @@ def _attempt(
     cert = certify(problem, oracle_backend=cfg.oracle_backend, count_backend=cfg.count_backend,
                    count_limits=limits, count_max_positions=cfg.count_max_positions, known_count=known)
     if cert.base_achieves_effect or cert.oracle_eff_t != best.eff_t or cert.greedy_valid != greedy_ok:
-        raise Gf01Error("internal: the certification disagrees with the acceptance checks")
+        # Not a user error: the same queries answered differently twice.
+        raise RuntimeError("the certification disagrees with the acceptance checks")
     return make_instance(
         system=fs.system,
         base_trace=trace_to_json(trace, view.inputs),
