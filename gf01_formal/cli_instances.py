@@ -57,12 +57,13 @@ def generate_cmd(
 def import_peer_cmd(
     bundle: Annotated[Path, typer.Argument(help="a gf01.instance_bundle.v1 file")],
     output: OutOpt,
+    measure: Annotated[bool, typer.Option(help="measure the complexity knobs and certify with the solvers")] = True,
 ) -> None:
     """Import the peer implementation's instance bundle, keeping its instance ids."""
     from gf01_formal.importers import import_peer_bundle
     from gf01_formal.instance_io import save_artifact
 
-    ours = import_peer_bundle(bundle)
+    ours = import_peer_bundle(bundle, measure=measure)
     save_artifact(output, ours)
     print(f"imported {len(ours.instances)} instances to {output}")
 

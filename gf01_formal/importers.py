@@ -91,8 +91,12 @@ def peer_table(automaton: dict[str, Any], where: str) -> System:
     )
 
 
-def peer_instance(rec: dict[str, Any], where: str, source: str | None) -> Instance:
-    """One of our instances from a peer instance record (its ``instance_id`` is kept)."""
+def peer_instance(rec: dict[str, Any], where: str, source: str | None, *, measure: bool = True) -> Instance:
+    """One of our instances from a peer instance record (its ``instance_id`` is kept).
+
+    With ``measure`` the complexity knobs (our scales) and the certification are computed by the exact solvers;
+    the peer's own window is kept as the instance's window (it is part of the task).
+    """
     system = peer_table(_need(rec, "automaton", where, dict), f"{where}.automaton")
     trace = trace_from_json(_need(rec, "base_trace", where, list), system.inputs, field=f"{where}.base_trace")
     effect_ap = _need(rec, "effect_ap", where, str)
@@ -119,11 +123,20 @@ def peer_instance(rec: dict[str, Any], where: str, source: str | None) -> Instan
         ),
         instance_id=_need(rec, "instance_id", where, str),
     )
-    check_instance(inst, file=source)
+    problem = check_instance(inst, file=source)
+    if measure:
+        from gf01_formal.complexity import measure_complexity
+        from gf01_formal.generator import certify
+
+        fields = inst.model_dump(exclude={"instance_id", "content_hash", "schema_version", "complexity",
+                                          "certification"})
+        fields["system"], fields["meta"] = inst.system, inst.meta
+        inst = make_instance(**fields, complexity=measure_complexity(problem), certification=certify(problem),
+                             instance_id=inst.instance_id)
     return inst
 
 
-def import_peer_bundle(path: str | Path) -> Bundle:
+def import_peer_bundle(path: str | Path, *, measure: bool = True) -> Bundle:
     """Our bundle from the peer's ``gf01.instance_bundle.v1`` file, keeping its instance ids and its fields."""
     data = read_json(path)
     src = str(path)
@@ -132,7 +145,7 @@ def import_peer_bundle(path: str | Path) -> Bundle:
             got = data.get("schema_version") if isinstance(data, dict) else type(data).__name__
             raise Gf01Error(f"expected {PEER_BUNDLE_SCHEMA}, got {got!r}", field="schema_version")
         recs = _need(data, "instances", "", list)
-        instances = [peer_instance(r, f"instances[{k}]", src) for k, r in enumerate(recs)]
+        instances = [peer_instance(r, f"instances[{k}]", src, measure=measure) for k, r in enumerate(recs)]
     except Gf01Error as ex:
         raise Gf01Error(ex.message, file=src, field=ex.field) from ex
     ids = [i.instance_id for i in instances]

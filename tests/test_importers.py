@@ -42,6 +42,10 @@ def test_peer_ids_fields_and_tables_are_kept(peer_raw, peer_ours):
         assert (inst.budget_timesteps, inst.budget_atoms) == (rec["budget_timestep"], rec["budget_atoms"])
         assert inst.effect == rec["effect_ap"] and inst.meta.id_scheme == "imported"
         assert inst.meta.source_fields["complexity"] == rec["complexity"]
+        # Measured and certified by our solvers: the peer's optima are single atoms that the greedy baseline finds.
+        cert = inst.certification
+        assert (cert.oracle_eff_t, cert.oracle_eff_a, cert.greedy_valid) == (1, 1, True)
+        assert cert.gold_count == api.count(p, p.budget_t) and inst.complexity is not None
         # Every table cell steps exactly as the peer's transition record says.
         for q, s in enumerate(aut["states"]):
             for key, cell in aut["transitions"][s].items():
