@@ -253,11 +253,6 @@ def validate_model(model: type[BaseModel], data: Any, *, file: str | None = None
         raise Gf01Error(err["msg"], file=file, field=where) from ex
 
 
-def artifact_dict(model: BaseModel) -> dict[str, Any]:
-    """The JSON-ready dict of an artifact model."""
-    return model.model_dump(mode="json")
-
-
 def schema_documents() -> dict[str, dict[str, Any]]:
     """The JSON Schemas of the artifacts declared here, by file name under docs/schemas/."""
     return {
