@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from brute import brute_min1, brute_oracle, brute_subset_min, brute_suff, brute_valid_set
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -56,3 +57,35 @@ def test_wide_steps_with_counter_hints_agree_with_brute(problem: Problem) -> Non
     assert (res is None) == (not gold)
     if res is not None:
         assert (res.eff_t, res.eff_a) == brute_oracle(problem, problem.budget_t)
+
+
+def random_table_problem(seed: int, n_states: int = 8, T: int = 16) -> Problem:
+    import numpy as np
+
+    from hoa.label import And, Var
+    from hoa.mealy import MealyView
+
+    rng = np.random.Generator(np.random.PCG64(seed))
+    nxt = rng.integers(0, n_states, size=(n_states, 8))
+    out = rng.integers(0, 4, size=(n_states, 8))
+    view = MealyView.from_table(("a", "b", "c"), ("o", "p"), nxt, out)
+    trace = tuple(int(x) for x in rng.integers(0, 8, size=T))
+    return Problem(view, trace, And((Var(0), Var(1))), t_star=T - 1)
+
+
+def test_conflict_and_time_limits_say_unknown_and_never_guess() -> None:
+    from solvers import paths
+    from solvers.limits import Limits, Unknown
+
+    p = random_table_problem(5)
+    with pytest.raises(Unknown) as info:
+        sat.oracle(p, None, Limits(conflicts=1))
+    assert "conflict limit 1" in info.value.reason and info.value.spent["conflicts"] >= 1
+    res = sat.oracle(p, None, Limits(conflicts=10**7, seconds=600))  # the limited (Glucose) path, answering
+    best = paths.oracle(p)
+    assert res is not None and best is not None and (res.eff_t, res.eff_a) == (best.eff_t, best.eff_a)
+    # |M(I)| is 699008999 here: blocking-clause counting cannot finish in 1.5 s, and must say so.
+    with pytest.raises(Unknown) as info:
+        sat.count(p, None, Limits(seconds=1.5))
+    assert info.value.query == "count" and "time limit" in info.value.reason
+    assert info.value.spent.get("sat_calls", 0) > 1
