@@ -130,9 +130,19 @@ def peer_count(problem: Problem, budget: int) -> tuple[int, float]:
 # -- sections ------------------------------------------------------------------------------------------------------
 
 
+def _times_power_of_two(seconds: float, k: int) -> float:
+    """``seconds * 2**k``, saturating at infinity (2^1024 does not fit a float)."""
+    try:
+        return math.ldexp(seconds, k)
+    except OverflowError:
+        return math.inf
+
+
 def fmt_s(x: float | None) -> str:
     if x is None:
         return "-"
+    if math.isinf(x):
+        return "> 1e+300 y"
     if x >= 86400 * 365:
         return f"{x / (86400 * 365):.1e} y"
     if x >= 86400:
@@ -143,6 +153,8 @@ def fmt_s(x: float | None) -> str:
 def ratio(base: float | None, ours: float | None, bound: bool) -> str:
     if base is None or ours is None:
         return "-"
+    if math.isinf(base):
+        return "≥ 1e+300x"
     return ("≥ " if bound else "") + f"{base / ours:.3g}x"
 
 
@@ -174,7 +186,7 @@ def section_count(quick: bool, seed: int) -> None:
             twin, twin_bound = time.perf_counter() - start, False
             assert res is None or int(res["count"]) == twin_n, (res, twin_n)
         else:
-            twin, twin_bound = per_run * 2.0 ** (t * n), True
+            twin, twin_bound = _times_power_of_two(per_run, t * n), True
         if measure:
             peer_n, peer = peer_count(problem, budget)
             peer_bound = False
