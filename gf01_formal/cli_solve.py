@@ -1,10 +1,10 @@
 """CLI commands for the exact queries on one instance: ``verify``, ``enumerate``, ``oracle``, and ``cnf`` (DIMACS).
 
-INSTANCE is an HOA file (a Mealy controller) plus flags that give the rest of the instance: ``--trace`` (a JSON
-list of ``{input: 0|1}`` objects or a Spot-style word ``a&!b;!a&b``), ``--effect``, ``--t-star`` (default T-1),
-``--mode``, ``--window``, ``--budget-t`` (B_T) and ``--outputs`` (when the file has no ``controllable-AP``).
-``--id`` names an instance inside a bundle file and is unused for HOA files. A query that runs out of
-``--seconds`` prints ``unknown (...)`` and exits with status 3.
+INSTANCE is an instance file or bundle (``--id`` picks one instance of a bundle), or an HOA file (a Mealy
+controller) plus flags that give the rest of the instance: ``--trace`` (a JSON list of ``{input: 0|1}`` objects or a
+Spot-style word ``a&!b;!a&b``), ``--effect``, ``--t-star`` (default T-1), ``--mode``, ``--window``, ``--budget-t``
+(B_T) and ``--outputs`` (when the file has no ``controllable-AP``). A query that runs out of ``--seconds`` prints
+``unknown (...)`` and exits with status 3.
 """
 
 from __future__ import annotations
@@ -60,13 +60,33 @@ def problem_from_flags(
 
 
 def load_problem(instance: str, instance_id: str | None, flags: dict[str, Any]) -> Problem:
-    """The Problem of the INSTANCE argument (an HOA file with flags)."""
-    return problem_from_flags(instance, **flags)
+    """The Problem of the INSTANCE argument: an HOA file (text starting ``HOA:``) with flags, else an instance file
+    or bundle (``--id`` picks the instance), whose fields the HOA flags must not try to override."""
+    if _is_hoa(instance):
+        return problem_from_flags(instance, **flags)
+    hoa_only = {"trace": "--trace", "effect": "--effect", "t_star": "--t-star", "budget": "--budget-t",
+                "outputs": "--outputs"}
+    given = [opt for key, opt in hoa_only.items() if flags[key] is not None]
+    if given:
+        raise Gf01Error(f"{', '.join(given)} apply to HOA files only; {instance} is an instance file", file=instance)
+    from gf01_formal.instance_io import instance_problem, load_instance
+
+    return instance_problem(load_instance(instance, instance_id))
+
+
+def _is_hoa(path: str) -> bool:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            head = fh.read(4096)
+    except OSError as ex:
+        raise Gf01Error(f"cannot read: {ex.strerror or ex}", file=path) from ex
+    # HOA files may start with comments (/* ... */) before the HOA: header
+    return "HOA:" in head.split("--BODY--")[0] and not head.lstrip().startswith("{")
 
 
 # -- shared options ---------------------------------------------------------------------------------------------
 
-InstanceArg = Annotated[str, typer.Argument(help="HOA file of the system (with the instance flags below).")]
+InstanceArg = Annotated[str, typer.Argument(help="Instance file or bundle, or an HOA file with the instance flags.")]
 IdOpt = Annotated[str | None, typer.Option("--id", help="Instance id inside a bundle (unused for HOA files).")]
 TraceOpt = Annotated[str | None, typer.Option("--trace", help="Base trace: JSON list of {input: 0|1} or 'a&!b;!a&b'.")]
 EffectOpt = Annotated[str | None, typer.Option("--effect", help="Effect: expression over output names.")]

@@ -131,3 +131,20 @@ def test_cnf_writes_dimacs_whose_flip_models_are_m_of_i(tmp_path: Path, capsys: 
             s.add_clause([-v if model[v - 1] > 0 else v for v in names])
     assert sorted(found) == sorted(sorted((t, a) for t, a, _ in c) for c in ALL)
     assert main(["cnf", HOA, str(out), *FLAGS, "--query", "nope"]) == 2
+
+
+def test_instance_files_are_accepted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    inst = str(tmp_path / "arbiter.json")
+    assert main(["import", "hoa", HOA, "-o", inst, *FLAGS, "--t-star", "3"]) == 0
+    capsys.readouterr()
+    for args in (["enumerate", inst, "--backend", "sat"], ["oracle", inst]):
+        assert main([*args, "--json"]) == 0
+        direct = json.loads(capsys.readouterr().out)
+        assert main([*args[:1], HOA, *args[2:], *FLAGS, "--budget-t", "4", "--json"]) == 0
+        assert direct == json.loads(capsys.readouterr().out)
+    assert main(["verify", inst, str(EXAMPLES / "arbiter_cert_valid.json"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["valid"] is True
+    assert main(["oracle", inst, "--effect", "g1"]) == 2
+    assert "--effect apply to HOA files only" in capsys.readouterr().err
+    assert main(["oracle", inst, "--id", "nope"]) == 2
+    assert "not nope" in capsys.readouterr().err
