@@ -121,11 +121,17 @@ def _variant_hits(prep: Prepared, certs: list[list[Atom]]) -> np.ndarray:
     system = problem.system
     if system.num_inputs <= MAX_TABLE_INPUTS:
         nxt, out = system.tables
+        width = nxt.shape[1]
+        # Flat tables indexed by q * width + x, with the next state stored pre-multiplied by width.
+        out_flat = out.ravel()
+        nxt_pre = nxt.ravel().astype(np.int64) * width
+        qpre = q * width
+        xs_t = np.ascontiguousarray(xs.T)
         for k in range(span):
-            x = xs[:, k]
+            idx = qpre + xs_t[k]
             if prep.in_window[t0 + k]:
-                hit |= prep.effect_of(out[q, x])
-            q = nxt[q, x]
+                hit |= prep.effect_of(out_flat[idx])
+            qpre = nxt_pre[idx]
     else:
         for k in range(span):
             steps = [system.step(int(qq), int(xx)) for qq, xx in zip(q, xs[:, k], strict=True)]
