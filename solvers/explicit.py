@@ -58,9 +58,9 @@ def prepare(problem: Problem) -> Prepared:
         table = evaluate_array(problem.effect, np.arange(1 << system.num_outputs, dtype=np.int64))
     in_window = np.zeros(problem.horizon, dtype=bool)
     in_window[list(problem.effect_steps)] = True
-    prep = Prepared(problem, np.asarray(states, dtype=np.int64), np.zeros(0, dtype=bool), table, in_window)
-    hits = prep.effect_of(np.asarray(outs, dtype=np.int64)) & in_window
-    return Prepared(problem, prep.base_states, hits, table, in_window)
+    ys = np.asarray(outs, dtype=np.int64)
+    shows = table[ys] if table is not None else np.array([evaluate(problem.effect, int(y)) for y in ys], dtype=bool)
+    return Prepared(problem, np.asarray(states, dtype=np.int64), shows & in_window, table, in_window)
 
 
 def check_many(problem: Problem, certs: Sequence[Iterable[Atom]]) -> tuple[np.ndarray, np.ndarray]:

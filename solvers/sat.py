@@ -71,8 +71,8 @@ class Session:
             self.solver.clear_interrupt()
         self.clock.add("conflicts", self.solver.accum_stats().get("conflicts", 0) - before)
         if res is None:
-            reason = f"time limit {lim.seconds} s" if remaining is not None and self.clock.elapsed() >= (
-                lim.seconds or 0) else f"conflict limit {lim.conflicts}"
+            timed_out = lim.seconds is not None and self.clock.elapsed() >= lim.seconds
+            reason = f"time limit {lim.seconds} s" if timed_out else f"conflict limit {lim.conflicts}"
             raise Unknown(self.query, reason, {**self.clock.spent, "seconds": round(self.clock.elapsed(), 3)})
         return bool(res)
 
