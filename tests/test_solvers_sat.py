@@ -89,3 +89,33 @@ def test_conflict_and_time_limits_say_unknown_and_never_guess() -> None:
         sat.count(p, None, Limits(seconds=1.5))
     assert info.value.query == "count" and "time limit" in info.value.reason
     assert info.value.spent.get("sat_calls", 0) > 1
+
+
+@settings(max_examples=30, deadline=None)
+@given(problems(max_states=6, max_inputs=3, max_T=8, max_flips=24))
+def test_oracle_cost_matches_rc2_maxsat(problem: Problem) -> None:
+    """Cross-check on larger problems than brute force allows: weighted MaxSAT (RC2) minimises BIG*Eff_t + Eff_a."""
+    from pysat.examples.rc2 import RC2
+    from pysat.formula import WCNF
+
+    from encoders.cnf import add_timestep_budget, encode
+    from solvers import paths
+
+    enc = encode(problem)
+    if problem.budget_t is not None:
+        add_timestep_budget(enc, problem.budget_t)
+    big = len(enc.flips) + 1
+    wcnf = WCNF()
+    for clause in [*enc.clauses, [enc.suff]]:
+        wcnf.append(clause)
+    for lit in enc.timestep.values():
+        wcnf.append([-lit], weight=big)
+    for lit in enc.flips.values():
+        wcnf.append([-lit], weight=1)
+    with RC2(wcnf) as rc2:
+        model = rc2.compute()
+        cost = None if model is None else rc2.cost
+    res = sat.oracle(problem, problem.budget_t)
+    ref = paths.oracle(problem, problem.budget_t)
+    got = None if res is None else res.eff_t * big + res.eff_a
+    assert got == cost == (None if ref is None else ref.eff_t * big + ref.eff_a)
