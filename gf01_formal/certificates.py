@@ -37,7 +37,10 @@ def parse_certificate(
             continue
         t, name, v = atom
         bad = False
-        if isinstance(t, bool) or not isinstance(t, int) or not 0 <= t < T:
+        if isinstance(t, bool) or not isinstance(t, int):
+            errors.append(f"atom {k}: time {t!r} is not an integer")
+            bad = True
+        elif not 0 <= t < T:
             errors.append(f"atom {k}: time {t!r} is outside [0, {T - 1}]")
             bad = True
         if not isinstance(name, str) or name not in index:

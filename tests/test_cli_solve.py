@@ -109,6 +109,9 @@ def test_parse_certificate_and_score_directly() -> None:
     atoms, errors = parse_certificate([[3, "r1", 0], [3, "r0", 1], [2, "r1", 0]], p.system.inputs, p.horizon, None)
     rec = score(p, atoms, errors)
     assert errors == [] and rec["suff"] and not rec["min1"]
+    assert parse_certificate([[1.0, "r0", 1], [True, "r0", 0], ["x"]], p.system.inputs, p.horizon, None) == ((), [
+        "atom 0: time 1.0 is not an integer", "atom 1: time True is not an integer",
+        "atom 2: expected [t, \"input\", v], got ['x']"])
     assert parse_certificate({"t": 1}, p.system.inputs, p.horizon, None)[1] == [
         'a certificate is a JSON list of [t, "input", v] atoms'
     ]
