@@ -112,6 +112,9 @@ class Encoding:
     valid: int = 0
     timestep: dict[int, int] = field(default_factory=dict)  # t -> literal "some flip at t"
     suff_without: dict[Flip, int] = field(default_factory=dict)  # p -> Suff with f_p forced to the base value
+    compiled: Compiled | None = None  # the edge logic, for building Min1 copies later
+    main_states: dict[int, list[int]] = field(default_factory=dict)  # t -> one-hot state literals of the main run
+    main_hits: list[int] = field(default_factory=list)  # t -> effect literal of the main run (false off-window)
 
     # -- gates ----------------------------------------------------------------------------------------------------
 
@@ -202,51 +205,61 @@ def encode(problem: Problem, with_valid: bool = False, check: Callable[[], None]
     flips = {(t, i): pool.id(("f", t, i)) for t in range(steps) for i in range(n)}
     true = pool.id(("true",))
     enc = Encoding(problem, pool, [[true]], flips, true)
-    comp = compile_system(problem)
-    window = set(problem.effect_steps)
-
-    def x_lits(t: int, fixed: Flip | None = None) -> list[int]:
-        out = []
-        for i in range(n):
-            base = (problem.trace[t] >> i) & 1
-            if (t, i) == fixed:
-                out.append(true if base else -true)
-            else:
-                f = flips[(t, i)]
-                out.append(-f if base else f)
-        return out
-
-    def run(start: list[int], t_from: int, fixed: Flip | None) -> list[int]:
-        """Effect literals at t_from .. t* of the run from one-hot state literals ``start`` at ``t_from``."""
-        state = start
-        hits = []
-        for t in range(t_from, steps):
-            if check is not None:
-                check()
-            xs = x_lits(t, fixed)
-            state, ys = _step(enc, comp, state, xs)
-            _one_hot_hint(enc, state)
-            hits.append(enc.expr(problem.effect, ys.__getitem__) if t in window else -true)
-            if fixed is None:
-                states_at[t + 1] = state
-        return hits
-
-    states_at: dict[int, list[int]] = {}
+    enc.compiled = compile_system(problem)
     init = [true if q == system.initial else -true for q in range(system.num_states)]
-    states_at[0] = init
-    main_hits = run(init, 0, None)
-    enc.suff = enc.named(("suff",), enc.or_(main_hits))
+    enc.main_states[0] = init
+    enc.main_hits = _run(enc, init, 0, None, check)
+    enc.suff = enc.named(("suff",), enc.or_(enc.main_hits))
     for t in range(steps):
         enc.timestep[t] = enc.named(("ts", t), enc.or_(flips[(t, i)] for i in range(n)))
     if with_valid:
-        terms = []
-        for (t0, i0), f in flips.items():
-            hits = main_hits[:t0] + run(states_at[t0], t0, (t0, i0))
-            s_p = enc.named(("suff", t0, i0), enc.or_(hits))
-            enc.suff_without[(t0, i0)] = s_p
-            terms.append(enc.or_((-f, -s_p)))
+        terms = [min1_term(enc, p, check) for p in flips]
         enc.valid = enc.named(("valid",), enc.and_([enc.suff, *terms]))
     return enc
+
+
+def min1_term(enc: Encoding, p: Flip, check: Callable[[], None] | None = None) -> int:
+    """The literal of ``f_p -> NOT Suff_p`` (Suff with input p at its base value), building p's copy once.
+
+    The copy re-runs steps t0 .. t* from the main run's state literals at t0; the effect literals before t0 are the
+    main run's.
+    """
+    if p not in enc.suff_without:
+        t0 = p[0]
+        hits = enc.main_hits[:t0] + _run(enc, enc.main_states[t0], t0, p, check)
+        enc.suff_without[p] = enc.named(("suff", *p), enc.or_(hits))
+    return enc.or_((-enc.flips[p], -enc.suff_without[p]))
+
+
+def _run(enc: Encoding, start: list[int], t_from: int, fixed: Flip | None,
+         check: Callable[[], None] | None) -> list[int]:
+    """Effect literals at t_from .. t* of the run from one-hot state literals ``start`` at ``t_from``.
+
+    ``fixed`` is a flip position read at its base value (a Min1 copy); the main run (``fixed`` None) records its
+    state literals in ``enc.main_states``.
+    """
+    problem = enc.problem
+    n, true = problem.system.num_inputs, enc.true
+    window = set(problem.effect_steps)
+    state = start
+    hits = []
+    for t in range(t_from, problem.t_star + 1):
+        if check is not None:
+            check()
+        xs = []
+        for i in range(n):
+            base = (problem.trace[t] >> i) & 1
+            if (t, i) == fixed:
+                xs.append(true if base else -true)
+            else:
+                f = enc.flips[(t, i)]
+                xs.append(-f if base else f)
+        state, ys = _step(enc, enc.compiled, state, xs)
+        _one_hot_hint(enc, state)
+        hits.append(enc.expr(problem.effect, ys.__getitem__) if t in window else -true)
+        if fixed is None:
+            enc.main_states[t + 1] = state
+    return hits
 
 
 class Netlist:
@@ -372,4 +385,4 @@ def add_timestep_budget(enc: Encoding, budget: int) -> None:
 
 
 __all__ = ["Compiled", "EdgeLogic", "Encoding", "Netlist", "add_timestep_budget", "compile_system", "edge_logic",
-           "encode"]
+           "encode", "min1_term"]
