@@ -84,11 +84,11 @@ def test_conflict_and_time_limits_say_unknown_and_never_guess() -> None:
     res = sat.oracle(p, None, Limits(conflicts=10**7, seconds=600))  # the limited (Glucose) path, answering
     best = paths.oracle(p)
     assert res is not None and best is not None and (res.eff_t, res.eff_a) == (best.eff_t, best.eff_a)
-    # |M(I)| is 699008999 here: blocking-clause counting cannot finish in 1.5 s, and must say so.
+    # |M(I)| is 699008999 here: blocking-clause counting cannot finish in 1.5 s, and must say so (whether the
+    # limit strikes while encoding, between SAT calls or inside one depends on the machine's load).
     with pytest.raises(Unknown) as info:
         sat.count(p, None, Limits(seconds=1.5))
     assert info.value.query == "count" and "time limit" in info.value.reason
-    assert info.value.spent.get("sat_calls", 0) > 1
 
 
 @settings(max_examples=30, deadline=None)
