@@ -34,10 +34,10 @@ def main(argv: list[str] | None = None) -> int:
     except typer.Abort:
         print("gf01: aborted", file=sys.stderr)
         return 130
-    except Exception as ex:  # click's usage errors arrive here in non-standalone mode
-        import click
-
-        if isinstance(ex, click.ClickException):
+    except Exception as ex:
+        # Usage errors (missing argument, bad option value) arrive here in non-standalone mode. Typer vendors its
+        # own click, so match click's exception interface rather than one click's class.
+        if callable(getattr(ex, "show", None)) and isinstance(getattr(ex, "exit_code", None), int):
             ex.show()
             return ex.exit_code
         raise

@@ -282,7 +282,15 @@ class MealyView:
                 guard = guard_in if m == 0 else And((guard_in, guard_out))
                 es.append(MealyEdge(guard, dest))
             edges.append(tuple(es))
-        return MealyView(tuple(inputs), tuple(outputs), tuple(edges), initial, tuple(state_names))
+        view = MealyView(tuple(inputs), tuple(outputs), tuple(edges), initial, tuple(state_names))
+        if n <= MAX_TABLE_INPUTS:
+            # The tables are given: seed the cache instead of re-deriving them from the minterm guards (slow at
+            # hundreds of states). Each edge reproduces exactly its (next, output) group, so the two agree.
+            nxt_t, out_t = nxt.astype(np.int32), out.copy()
+            nxt_t.setflags(write=False)
+            out_t.setflags(write=False)
+            view.__dict__["tables"] = (nxt_t, out_t)
+        return view
 
     def to_automaton(self, name: str | None = None) -> Automaton:
         """This view as an HOA automaton: APs are inputs then outputs, outputs ``controllable-AP``.

@@ -49,6 +49,9 @@ def test_from_table_round_trip():
     v = MealyView.from_table(("a", "b", "c"), ("o", "p"), nxt, out)
     got_n, got_o = v.tables
     assert (got_n == nxt).all() and (got_o == out).all()
+    # from_table seeds its tables; the edges it builds must compile to the same tables on their own.
+    fresh = MealyView(v.inputs, v.outputs, v.edges)
+    assert (fresh.tables[0] == nxt).all() and (fresh.tables[1] == out).all()
     back = MealyView.from_automaton(v.to_automaton())
     assert back.tables[0].tolist() == nxt.tolist() and back.tables[1].tolist() == out.tolist()
 
