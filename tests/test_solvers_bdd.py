@@ -121,3 +121,20 @@ def test_api_dispatches_to_the_bdd_backend() -> None:
     assert api.count(problem, 3, backend="bdd") == math.comb(6, 1) + math.comb(6, 3)
     assert api.best_match(problem, [(5, 0, 1)], 3, backend="bdd").gold == ((5, 0, 1),)
     assert api.witness(problem, 3, backend="bdd") == ((0, 0, 1),)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problem=problems(max_flips=10), cap=st.integers(1, 400))
+def test_under_a_node_cap_the_answer_is_exact_or_unknown(problem: Problem, cap: int) -> None:
+    expected = brute_valid_set(problem, problem.budget_t)
+    try:
+        got = B.count(problem, problem.budget_t, Limits(nodes=cap))
+    except Unknown as err:
+        assert err.spent["nodes"] > cap
+    else:
+        assert got == len(expected)
+    try:
+        listed = list(B.enumerate_certificates(problem, problem.budget_t, None, Limits(nodes=cap)))
+    except Unknown:
+        return
+    assert listed == expected
