@@ -18,15 +18,13 @@ True
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Iterable, Iterator
 from types import ModuleType
 
 from encoders.problem import Atom, Problem
 from hoa.errors import Gf01Error
 from solvers import explicit, paths
-from solvers.canonical import timesteps
+from solvers.canonical import certificate_digest, timesteps
 from solvers.limits import Limits
 from solvers.results import BestMatch, OracleResult, prf
 
@@ -131,9 +129,7 @@ def best_match(
 
 def gold_digest(problem: Problem, cert: Iterable[Atom]) -> str:
     """sha256 hex digest of a certificate's canonical JSON (atoms ``[t, input_name, v]`` sorted, compact)."""
-    names = problem.system.inputs
-    rows = sorted([t, names[i], v] for t, i, v in cert)
-    return hashlib.sha256(json.dumps(rows, separators=(",", ":")).encode()).hexdigest()
+    return certificate_digest(problem, cert)
 
 
 def best_match_among(problem: Problem, atoms: Iterable[Atom], golds: Iterable[tuple[Atom, ...]]) -> BestMatch:

@@ -11,8 +11,6 @@ time cap by the length of one operation) and the query raises :class:`solvers.li
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -20,7 +18,14 @@ from encoders.bdd import Encoding, budget_bdd, count_constraint, encode, valid_b
 from encoders.problem import Atom, Flip, Problem
 from solvers.bigcount import Dag, export, models, profile
 from solvers.bigcount import count as dag_count
-from solvers.canonical import canonical, effective_flips, flips_to_atoms, timesteps
+from solvers.canonical import (
+    canonical,
+    certificate_digest,
+    certificate_json,
+    effective_flips,
+    flips_to_atoms,
+    timesteps,
+)
 from solvers.limits import NO_LIMITS, Clock, Limits
 from solvers.results import BestMatch, OracleResult, prf
 
@@ -194,9 +199,8 @@ def oracle(
 
 
 def canonical_json(problem: Problem, atoms: Iterable[Atom]) -> str:
-    """A certificate's canonical JSON: ``[[t, input_name, v], ...]`` sorted by (t, name, v), compact separators."""
-    names = problem.system.inputs
-    return json.dumps(sorted([t, names[i], v] for t, i, v in atoms), separators=(",", ":"))
+    """A certificate's canonical JSON (see :func:`solvers.canonical.certificate_json`)."""
+    return certificate_json(problem, atoms)
 
 
 def best_match(
@@ -253,7 +257,7 @@ def best_match(
         if m % _CHECK_EVERY == 0:
             clock.check("best_match")
         cert = flips_to_atoms(problem, _flips(enc, levels))
-        digest = hashlib.sha256(canonical_json(problem, cert).encode()).hexdigest()
+        digest = certificate_digest(problem, cert)
         if best_digest is None or digest < best_digest:
             gold, best_digest = cert, digest
     ap = prf(len(set(agent) & set(gold)), size_a, len(gold))

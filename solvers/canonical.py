@@ -7,6 +7,8 @@ A certificate is a tuple of atoms ``(t, i, v)`` (input index ``i``). Its canonic
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterable
 
 from encoders.problem import Atom, Flip, Problem
@@ -38,3 +40,14 @@ def flips_to_atoms(problem: Problem, flips: Iterable[Flip]) -> tuple[Atom, ...]:
 def effective_flips(problem: Problem, atoms: Iterable[Atom]) -> frozenset[Flip]:
     """The flips an atom set really makes (atoms that restate the base value change nothing)."""
     return frozenset((t, i) for t, i, v in atoms if ((problem.trace[t] >> i) & 1) != v)
+
+
+def certificate_json(problem: Problem, atoms: Iterable[Atom]) -> str:
+    """A certificate's canonical JSON: ``[[t, input_name, v], ...]`` sorted by (t, name, v), compact separators."""
+    names = problem.system.inputs
+    return json.dumps(sorted([t, names[i], v] for t, i, v in atoms), separators=(",", ":"))
+
+
+def certificate_digest(problem: Problem, atoms: Iterable[Atom]) -> str:
+    """sha256 hex digest of :func:`certificate_json`: the last tie-break of the best match (DESIGN.md §3.3)."""
+    return hashlib.sha256(certificate_json(problem, atoms).encode()).hexdigest()
