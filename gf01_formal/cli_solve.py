@@ -149,7 +149,8 @@ def verify(
     if json_out:
         typer.echo(json.dumps(record, sort_keys=True))
         return
-    table = Table(title=f"certificate {_cert_text(problem, atoms)}", show_header=False)
+    table = Table(show_header=False)
+    table.add_row("certificate", _cert_text(problem, atoms))
     for key in ("suff", "min1", "valid", "goal", "subset_min", "eff_t", "eff_a", "score_c", "kappa"):
         if record[key] is not None:
             table.add_row(key, str(record[key]))
