@@ -13,8 +13,10 @@ from __future__ import annotations
 from typing import Any
 
 from encoders.problem import Atom, Problem
+from gf01_formal.traces import atoms_to_json
 from solvers import api
 from solvers.canonical import canonical, timesteps
+from solvers.limits import Limits
 
 
 def parse_certificate(
@@ -98,4 +100,24 @@ def score(
         "kappa": [int(v), int(s), -eff_t, -eff_a],
         "subset_min": sm,
         "errors": errors,
+    }
+
+
+def best_match_record(
+    problem: Problem, atoms: tuple[Atom, ...] | list[Atom], *, backend: str = "bdd", limits: Limits | None = None
+) -> dict[str, Any]:
+    """AP/TS precision, recall and F1 against the best-matching gold of the complete M_B(I) (DEC-025).
+
+    The gold set is M_B(I) with B_T = the instance's budget, exact and complete (DESIGN.md §3.3). Only the
+    structurally well-formed atoms take part (see :func:`parse_certificate`). May raise ``Unknown`` under ``limits``.
+    """
+    bm = api.best_match(problem, canonical(problem, atoms), problem.budget_t, backend, limits)
+    return {
+        "gold": atoms_to_json(bm.gold, problem.system.inputs),
+        "ap_precision": bm.ap_precision,
+        "ap_recall": bm.ap_recall,
+        "ap_f1": bm.ap_f1,
+        "ts_precision": bm.ts_precision,
+        "ts_recall": bm.ts_recall,
+        "ts_f1": bm.ts_f1,
     }

@@ -21,7 +21,7 @@ from rich.table import Table
 from encoders.cnf import encode
 from encoders.problem import Atom, Problem
 from gf01_formal.artifacts import read_json, write_text_atomic
-from gf01_formal.certificates import parse_certificate, score
+from gf01_formal.certificates import best_match_record, parse_certificate, score
 from gf01_formal.traces import atoms_to_json, parse_effect, parse_trace
 from hoa.errors import Gf01Error
 from solvers import api
@@ -131,7 +131,11 @@ def verify(
     instance: InstanceArg,
     cert: Annotated[str, typer.Argument(help='Certificate JSON file: a list of [t, "input", v] atoms.')],
     subset_min: Annotated[bool, typer.Option("--subset-min", help="Also decide exact subset-minimality.")] = False,
+    best_match: Annotated[
+        bool, typer.Option("--best-match", help="Also score AP/TS precision, recall and F1 against the exact M_B(I).")
+    ] = False,
     backend: BackendOpt = "explicit",
+    seconds: SecondsOpt = None,
     json_out: JsonOpt = False,
     instance_id: IdOpt = None,
     trace: TraceOpt = None,
@@ -146,6 +150,8 @@ def verify(
     problem = load_problem(instance, instance_id, _flags(trace, effect, t_star, mode, window, budget_t, outputs))
     atoms, errors = parse_certificate(read_json(cert), problem.system.inputs, problem.horizon, problem.budget_t)
     record = score(problem, atoms, errors, subset_min=subset_min, backend=backend)
+    if best_match:
+        record["best_match"] = _answer(lambda: best_match_record(problem, atoms, limits=Limits(seconds=seconds)))
     if json_out:
         typer.echo(json.dumps(record, sort_keys=True))
         return
@@ -154,6 +160,12 @@ def verify(
     for key in ("suff", "min1", "valid", "goal", "subset_min", "eff_t", "eff_a", "score_c", "kappa"):
         if record[key] is not None:
             table.add_row(key, str(record[key]))
+    if best_match:
+        bm = record["best_match"]
+        table.add_row("best-match gold", "{" + ", ".join(f"({t}, {a}, {v})" for t, a, v in bm["gold"]) + "}")
+        for level in ("ap", "ts"):
+            p, r, f = (bm[f"{level}_{m}"] for m in ("precision", "recall", "f1"))
+            table.add_row(f"{level.upper()} P / R / F1", f"{p:.3f} / {r:.3f} / {f:.3f}")
     for err in record["errors"]:
         table.add_row("error", err)
     Console().print(table)

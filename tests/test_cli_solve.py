@@ -151,3 +151,24 @@ def test_instance_files_are_accepted(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "--effect apply to HOA files only" in capsys.readouterr().err
     assert main(["oracle", inst, "--id", "nope"]) == 2
     assert "not nope" in capsys.readouterr().err
+
+
+def test_verify_best_match_on_the_bundled_instance(capsys: pytest.CaptureFixture[str]) -> None:
+    """verify --best-match (symbolic, bdd) agrees with ranking the SAT backend's complete M_B(I), and by hand."""
+    from gf01_formal.instance_io import instance_problem, load_instance
+    from solvers import api
+
+    inst, cert = str(EXAMPLES / "arbiter_priority.json"), str(EXAMPLES / "arbiter_priority_cert.json")
+    problem = instance_problem(load_instance(inst))
+    atoms, errors = parse_certificate(json.loads(Path(cert).read_text()), problem.system.inputs,
+                                      problem.horizon, problem.budget_t)
+    assert not errors
+    assert main(["verify", inst, cert, "--best-match", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)["best_match"]
+    want = api.best_match(problem, atoms, problem.budget_t, "sat")
+    names = problem.system.inputs
+    assert got["gold"] == [[t, names[i], v] for t, i, v in want.gold] == [[20, "r2", 1], [21, "r2", 1]]
+    for key in ("ap_precision", "ap_recall", "ap_f1", "ts_precision", "ts_recall", "ts_f1"):
+        assert got[key] == pytest.approx(getattr(want, key))
+    # 2 of the agent's 3 atoms are the gold's 2 atoms; both touch steps {20, 21}.
+    assert (got["ap_precision"], got["ap_recall"], got["ts_f1"]) == (pytest.approx(2 / 3), 1.0, 1.0)
