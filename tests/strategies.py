@@ -12,25 +12,34 @@ T * |AP_in| so that the brute-force twin (2^(T*|AP_in|) flip sets) stays fast.
 
 from __future__ import annotations
 
+from functools import cache
+
 from hypothesis import strategies as st
 
 from encoders.problem import Atom, Problem
-from hoa.label import And, Const, Expr, Not, Or, Var, satisfiable
+from hoa.label import AliasRef, And, Const, Expr, Not, Or, Var, satisfiable
 from hoa.mealy import MealyEdge, MealyView
 
 
-def expressions(num_vars: int, offset: int = 0, max_leaves: int = 5) -> st.SearchStrategy[Expr]:
-    """Random Boolean expressions over ``Var(offset) .. Var(offset + num_vars - 1)`` and the constants."""
-    leaves: st.SearchStrategy[Expr] = st.one_of(
-        st.integers(offset, offset + num_vars - 1).map(Var),
-        st.sampled_from([Const(True), Const(False)]),
-    ) if num_vars else st.sampled_from([Const(True), Const(False)])
+@cache
+def expressions(
+    num_vars: int, offset: int = 0, max_leaves: int = 5, aliases: tuple[str, ...] = (), max_args: int = 3
+) -> st.SearchStrategy[Expr]:
+    """Random Boolean expressions over ``Var(offset) .. Var(offset + num_vars - 1)``, the constants and ``aliases``.
+
+    Built once per signature (building hypothesis strategies is costly); shared by the solver and HOA tests.
+    """
+    leaves: list[st.SearchStrategy[Expr]] = [st.sampled_from([Const(True), Const(False)])]
+    if num_vars:
+        leaves.append(st.integers(offset, offset + num_vars - 1).map(Var))
+    if aliases:
+        leaves.append(st.sampled_from(aliases).map(AliasRef))
     return st.recursive(
-        leaves,
+        st.one_of(leaves),
         lambda kids: st.one_of(
             kids.map(Not),
-            st.lists(kids, min_size=2, max_size=3).map(lambda xs: And(tuple(xs))),
-            st.lists(kids, min_size=2, max_size=3).map(lambda xs: Or(tuple(xs))),
+            st.lists(kids, min_size=2, max_size=max_args).map(lambda xs: And(tuple(xs))),
+            st.lists(kids, min_size=2, max_size=max_args).map(lambda xs: Or(tuple(xs))),
         ),
         max_leaves=max_leaves,
     )

@@ -3,35 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import cache
 
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strategies import expressions
 
 from hoa import parse, write
-from hoa.label import AliasRef, And, Const, Expr, Not, Or, Var, evaluate, evaluate_array, resolve, to_text
+from hoa.label import AliasRef, And, Const, Expr, Not, Var, evaluate, evaluate_array, resolve, to_text
 
 
-@cache
 def exprs(n_aps: int, n_aliases: int) -> st.SearchStrategy[Expr]:
-    """Random label expressions over APs ``0..n_aps-1`` and aliases ``a0 .. a{n_aliases-1}`` (built once, reused)."""
-    aliases = [f"a{k}" for k in range(n_aliases)]
-    leaves: list[st.SearchStrategy[Expr]] = [
-        st.builds(Var, st.integers(0, n_aps - 1)),
-        st.builds(Const, st.booleans()),
-    ]
-    if aliases:
-        leaves.append(st.builds(AliasRef, st.sampled_from(aliases)))
-    return st.recursive(
-        st.one_of(leaves),
-        lambda sub: st.one_of(
-            st.builds(Not, sub),
-            st.builds(And, st.lists(sub, min_size=2, max_size=4).map(tuple)),
-            st.builds(Or, st.lists(sub, min_size=2, max_size=4).map(tuple)),
-        ),
-        max_leaves=8,
-    )
+    """Random label expressions over APs ``0..n_aps-1`` and aliases ``a0 .. a{n_aliases-1}``."""
+    return expressions(n_aps, max_leaves=8, aliases=tuple(f"a{k}" for k in range(n_aliases)), max_args=4)
 
 
 def truth(expr: Expr, env: dict[str, Expr], valuation: int) -> bool:

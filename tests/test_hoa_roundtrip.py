@@ -6,9 +6,10 @@ from functools import cache
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strategies import expressions
 
 from hoa import parse, write
-from hoa.label import AliasRef, And, Const, Expr, Not, Or, Var
+from hoa.label import And, Expr, Not, Or
 from hoa.model import AccAnd, AccConst, AccExpr, AccOr, AccSet, Automaton, Edge, State
 
 
@@ -33,23 +34,9 @@ def normal_acc(cond: AccExpr) -> AccExpr:
     return cond
 
 
-@cache
 def labels(n_aps: int, aliases: tuple[str, ...]) -> st.SearchStrategy[Expr]:
-    """Random labels in normal form (built once per signature: building strategies is costly)."""
-    leaves: list[st.SearchStrategy[Expr]] = [st.builds(Const, st.booleans())]
-    if n_aps:
-        leaves.append(st.builds(Var, st.integers(0, n_aps - 1)))
-    if aliases:
-        leaves.append(st.builds(AliasRef, st.sampled_from(aliases)))
-    return st.recursive(
-        st.one_of(leaves),
-        lambda sub: st.one_of(
-            st.builds(Not, sub),
-            st.builds(And, st.lists(sub, min_size=2, max_size=3).map(tuple)),
-            st.builds(Or, st.lists(sub, min_size=2, max_size=3).map(tuple)),
-        ),
-        max_leaves=6,
-    ).map(normal)
+    """Random labels in the parser's normal form."""
+    return expressions(n_aps, max_leaves=6, aliases=aliases).map(normal)
 
 
 @cache

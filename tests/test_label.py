@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strategies import expressions
 
 from hoa.errors import Gf01Error
 from hoa.label import (
     And,
     Const,
     Not,
-    Or,
     Var,
     evaluate,
     evaluate_array,
@@ -29,16 +29,7 @@ NVARS = 5
 
 
 def exprs(max_leaves: int = 12):
-    leaf = st.one_of(st.builds(Var, st.integers(0, NVARS - 1)), st.builds(Const, st.booleans()))
-    return st.recursive(
-        leaf,
-        lambda sub: st.one_of(
-            st.builds(Not, sub),
-            st.builds(lambda xs: And(tuple(xs)), st.lists(sub, min_size=2, max_size=3)),
-            st.builds(lambda xs: Or(tuple(xs)), st.lists(sub, min_size=2, max_size=3)),
-        ),
-        max_leaves=max_leaves,
-    )
+    return expressions(NVARS, max_leaves=max_leaves)
 
 
 def truth(expr, val: int) -> bool:
