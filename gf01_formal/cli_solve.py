@@ -69,9 +69,9 @@ def load_problem(instance: str, instance_id: str | None, flags: dict[str, Any]) 
     given = [opt for key, opt in hoa_only.items() if flags[key] is not None]
     if given:
         raise Gf01Error(f"{', '.join(given)} apply to HOA files only; {instance} is an instance file", file=instance)
-    from gf01_formal.instance_io import instance_problem, load_instance
+    from gf01_formal.instance_io import load_checked
 
-    return instance_problem(load_instance(instance, instance_id))
+    return load_checked(instance, instance_id)[1]
 
 
 def _is_hoa(path: str) -> bool:

@@ -146,7 +146,10 @@ def parse_artifact(data: Any, *, file: str | None = None, check_all: bool = True
     version = data.get("schema_version")
     if version == INSTANCE_SCHEMA:
         inst = validate_model(Instance, data, file=file)
-        check_instance(inst, file=file)
+        if check_all:
+            check_instance(inst, file=file)
+        else:
+            _check_hashes(inst, file)
         return inst
     if version == BUNDLE_SCHEMA:
         bundle = validate_model(Bundle, data, file=file)
@@ -160,10 +163,7 @@ def parse_artifact(data: Any, *, file: str | None = None, check_all: bool = True
             if check_all:
                 check_instance(inst, file=file)
             else:
-                try:
-                    check_hashes(inst)
-                except Gf01Error as ex:
-                    raise Gf01Error(ex.message, file=file, field=ex.field) from ex
+                _check_hashes(inst, file)
         return bundle
     hint = " (a peer bundle? convert it with 'gf01 import peer')" if str(version).startswith("gf01.") else ""
     raise Gf01Error(
@@ -197,25 +197,36 @@ def load_instance(path: str | Path, instance_id: str | None = None) -> Instance:
 
     Every instance's hash is checked, the semantics only of the one returned.
     """
+    return load_checked(path, instance_id)[0]
+
+
+def load_checked(path: str | Path, instance_id: str | None = None) -> tuple[Instance, Problem]:
+    """:func:`load_instance` together with the Problem its semantic check built (so no caller builds it twice)."""
+    file = str(path)
     art = load_artifact(path, check_all=False)
     if isinstance(art, Instance):
         if instance_id is not None and instance_id != art.instance_id:
-            raise Gf01Error(f"the file holds instance {art.instance_id}, not {instance_id}", file=str(path))
-        return art
+            raise Gf01Error(f"the file holds instance {art.instance_id}, not {instance_id}", file=file)
+        return art, check_instance(art, file=file)
     if instance_id is None:
         if len(art.instances) == 1:
-            check_instance(art.instances[0], file=str(path))
-            return art.instances[0]
+            return art.instances[0], check_instance(art.instances[0], file=file)
         shown = ", ".join(i.instance_id for i in art.instances[:5])
         more = f", ... ({len(art.instances)} in all)" if len(art.instances) > 5 else ""
         raise Gf01Error(
-            f"the bundle holds {len(art.instances)} instances: pick one with --id ID ({shown}{more})", file=str(path)
+            f"the bundle holds {len(art.instances)} instances: pick one with --id ID ({shown}{more})", file=file
         )
     for inst in art.instances:
         if inst.instance_id == instance_id:
-            check_instance(inst, file=str(path))
-            return inst
-    raise Gf01Error(f"no instance {instance_id!r} in the bundle", file=str(path), field="instance_id")
+            return inst, check_instance(inst, file=file)
+    raise Gf01Error(f"no instance {instance_id!r} in the bundle", file=file, field="instance_id")
+
+
+def _check_hashes(inst: Instance, file: str | None) -> None:
+    try:
+        check_hashes(inst)
+    except Gf01Error as ex:
+        raise Gf01Error(ex.message, file=file, field=ex.field) from ex
 
 
 def save_artifact(path: str | Path, art: Instance | Bundle) -> None:
