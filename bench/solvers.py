@@ -228,9 +228,9 @@ def section_explicit(quick: bool, seed: int) -> None:
 def section_check_many(quick: bool, seed: int) -> None:
     from brute import brute_min1, brute_suff
 
-    from solvers import explicit
+    from solvers.simulate import check_many
 
-    print("\n## suff + min1 of random certificates (explicit.check_many vs a plain Python loop, the twin)\n")
+    print("\n## suff + min1 of random certificates (check_many vs a plain Python loop, the twin)\n")
     print("| |Q| | |AP_in| | T | certificates | check_many | plain loop | ratio | answers agree |")
     print("|---:|---:|---:|---:|---:|---:|---:|---:|")
     q, n, t = 64, 4, 64
@@ -245,7 +245,7 @@ def section_check_many(quick: bool, seed: int) -> None:
         certs.append(tuple(sorted((int(c) // n, int(c) % n, 1 - ((problem.trace[int(c) // n] >> (int(c) % n)) & 1))
                                   for c in cells)))
     start = time.perf_counter()
-    s_arr, m_arr = explicit.check_many(problem, certs)
+    s_arr, m_arr = check_many(problem, certs)
     fast = time.perf_counter() - start
     start = time.perf_counter()
     slow = [(brute_suff(problem, c), brute_min1(problem, c)) for c in certs]

@@ -1,7 +1,9 @@
 """A GF-01 query at the solver level: Mealy system, base trace, effect, target time, mode, window, budgets.
 
 Everything is by index, not by name: input ``i`` is ``system.inputs[i]``, the effect is an expression over output
-indices. An atom is ``(t, i, v)``: at step ``t`` set input ``i`` to ``v``. A flip is ``(t, i)``.
+indices. An atom is ``(t, i, v)``: at step ``t`` set input ``i`` to ``v``. A flip is ``(t, i)``: the atom that sets
+input ``i`` at step ``t`` to the opposite of its base value. A certificate is a tuple of atoms; the solvers return
+them canonical (sorted by ``(t, input name, v)``, no duplicates; :func:`solvers.canonical.canonical`).
 """
 
 from __future__ import annotations
@@ -12,8 +14,12 @@ from hoa.errors import Gf01Error
 from hoa.label import Expr, variables
 from hoa.mealy import MealyView
 
+#: ``(t, i, v)``: at step t, set input i (index into ``system.inputs``) to v.
 Atom = tuple[int, int, int]
+#: ``(t, i)``: at step t, input i takes the opposite of its base value.
 Flip = tuple[int, int]
+#: A set of atoms as a tuple; canonical when sorted by (t, input name, v) without duplicates.
+Certificate = tuple[Atom, ...]
 
 MODES = ("hard", "normal")
 

@@ -111,7 +111,7 @@ def best_match_record(
     The gold set is M_B(I) with B_T = the instance's budget, exact and complete (DESIGN.md §3.3). Only the
     structurally well-formed atoms take part (see :func:`parse_certificate`). May raise ``Unknown`` under ``limits``.
     """
-    bm = api.best_match(problem, canonical(problem, atoms), problem.budget_t, backend, limits)
+    bm = api.best_match(problem, canonical(problem, atoms), problem.budget_t, backend, limits=limits)
     return {
         "gold": atoms_to_json(bm.gold, problem.system.inputs),
         "ap_precision": bm.ap_precision,

@@ -194,11 +194,11 @@ def enumerate_cmd(
     limits = Limits(seconds=seconds)
     certs: list[tuple[Atom, ...]] = []
     if count_only:
-        total = _answer(lambda: api.count(problem, budget, backend, limits))
+        total = _answer(lambda: api.count(problem, budget, backend, limits=limits))
     else:
-        certs = _answer(lambda: list(api.enumerate_certificates(problem, budget, limit, backend, limits)))
+        certs = _answer(lambda: list(api.enumerate_certificates(problem, budget, limit, backend, limits=limits)))
         complete = limit is None or len(certs) < limit
-        total = len(certs) if complete else _answer(lambda: api.count(problem, budget, backend, limits))
+        total = len(certs) if complete else _answer(lambda: api.count(problem, budget, backend, limits=limits))
     if json_out:
         typer.echo(json.dumps({"count": total, "certificates": [_cert_json(problem, c) for c in certs]},
                               sort_keys=True))
@@ -230,7 +230,7 @@ def oracle_cmd(
     """The valid certificate minimising (Eff_t, Eff_a), with its optimality proven."""
     problem = load_problem(instance, instance_id, _flags(trace, effect, t_star, mode, window, budget_t, outputs))
     budget = problem.budget_t if use_budget else None
-    res = _answer(lambda: api.oracle(problem, budget, backend, Limits(seconds=seconds)))
+    res = _answer(lambda: api.oracle(problem, budget, backend, limits=Limits(seconds=seconds)))
     record = {
         "certificate": None if res is None else _cert_json(problem, res.certificate),
         "eff_t": None if res is None else res.eff_t,

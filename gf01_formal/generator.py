@@ -229,7 +229,7 @@ def _cheap_checks(
     """
     T = len(trace)
     hard_best = api.oracle(Problem(view, trace, effect, t_star, "hard", W_MIN, None, None), None,
-                           backend=cfg.oracle_backend)
+                           cfg.oracle_backend)
     if hard_best is None:
         raise Rejected("M(I) empty in hard mode at t*")
     budget_t = min(t_star + 1, hard_best.eff_t + slack_t)

@@ -36,23 +36,9 @@ def effect_distance_table(problem: Problem) -> tuple[np.ndarray, np.ndarray]:
     return evars, pop.min(axis=1)
 
 
-def _simulate(problem: Problem, traces: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """States (before each step) and outputs of many runs at once: traces is [runs, T] of input valuations."""
-    nxt, out = problem.system.tables
-    runs, horizon = traces.shape
-    q = np.full(runs, problem.system.initial, dtype=np.int64)
-    states = np.empty((runs, horizon), dtype=np.int64)
-    outs = np.empty((runs, horizon), dtype=np.int64)
-    for t in range(horizon):
-        states[:, t] = q
-        outs[:, t] = out[q, traces[:, t]]
-        q = nxt[q, traces[:, t]]
-    return states, outs
-
-
 def _scores(problem: Problem, traces: np.ndarray, base_states: np.ndarray, table) -> tuple[np.ndarray, np.ndarray]:
     evars, dist = table
-    states, outs = _simulate(problem, traces)
+    states, outs = problem.system.simulate(traces)
     steps = list(problem.effect_steps)
     sub = np.zeros((traces.shape[0], len(steps)), dtype=np.int64)
     for j, v in enumerate(evars):
@@ -75,7 +61,7 @@ def greedy_certificate(problem: Problem) -> tuple[Atom, ...] | None:
     budget = problem.budget_t if problem.budget_t is not None else problem.t_star + 1
     table = effect_distance_table(problem)
     base = np.array([problem.trace], dtype=np.int64)
-    base_states, _ = _simulate(problem, base)
+    base_states, _ = problem.system.simulate(base)
     flips: list[Flip] = []
     for _ in range(budget * n_in):
         used = {t for t, _ in flips}

@@ -42,6 +42,9 @@ from hoa.model import Automaton, Edge, State
 MAX_STATES = 1 << 22
 #: Largest input count for which dense ``next[q, x]`` / ``out[q, x]`` tables are compiled.
 MAX_TABLE_INPUTS = 20
+#: Largest table (states x 2^inputs cells) compiled: 4 Mi cells take 48 MiB and about a second to build; a 256-state,
+#: 20-input controller would ask for 3 GiB.
+MAX_TABLE_CELLS = 1 << 22
 _CHUNK = 1 << 22  # valuations evaluated at once when compiling tables (bounds memory)
 
 
@@ -79,6 +82,16 @@ class MealyView:
     def num_edges(self) -> int:
         return sum(len(es) for es in self.edges)
 
+    @property
+    def table_cells(self) -> int:
+        """states x 2^inputs: the size of the dense tables."""
+        return self.num_states << self.num_inputs
+
+    @cached_property
+    def has_tables(self) -> bool:
+        """Whether the dense tables fit the limits (:data:`MAX_TABLE_INPUTS`, :data:`MAX_TABLE_CELLS`)."""
+        return self.num_inputs <= MAX_TABLE_INPUTS and self.table_cells <= MAX_TABLE_CELLS
+
     def state_name(self, q: int) -> str:
         """The state's name if it has one, else its index."""
         return self.state_names[q] if q < len(self.state_names) and self.state_names[q] else str(q)
@@ -94,7 +107,7 @@ class MealyView:
 
         Raises Gf01Error when no edge of ``q`` is enabled under ``x``.
         """
-        if self.num_inputs <= MAX_TABLE_INPUTS:
+        if self.has_tables:
             nxt, out = self.tables
             return int(nxt[q, x]), int(out[q, x])
         return self._step_symbolic(q, x)
@@ -113,23 +126,68 @@ class MealyView:
 
     def run(self, trace: Sequence[int]) -> tuple[list[int], list[int]]:
         """States ``q_0 .. q_T`` and outputs ``y_0 .. y_{T-1}`` of the run on input valuations ``trace``."""
+        if self.has_tables:
+            states, outs = self.simulate(np.asarray([list(trace)], dtype=np.int64).reshape(1, len(trace)))
+            return [int(q) for q in states[0]], [int(y) for y in outs[0]]
         q = self.initial
-        states, outs = [q], []
+        qs, ys = [q], []
         for x in trace:
-            q, y = self.step(q, x)
-            states.append(q)
-            outs.append(y)
+            q, y = self._step_symbolic(q, x)
+            qs.append(q)
+            ys.append(y)
+        return qs, ys
+
+    def simulate(self, xs: np.ndarray, start: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Many runs in lock-step: ``xs[r, k]`` is run r's input valuation at its k-th step.
+
+        Runs start in ``start[r]`` (default: the initial state). Returns the states ``[runs, steps + 1]`` (before
+        each step, then the last) and the outputs ``[runs, steps]``. This is the one simulator of the project: the
+        explicit backend, the baselines and the episode engine all step the system through it.
+        """
+        runs, steps = xs.shape
+        q = np.full(runs, self.initial, dtype=np.int64) if start is None else np.asarray(start, dtype=np.int64)
+        states = np.empty((runs, steps + 1), dtype=np.int64)
+        outs = np.empty((runs, steps), dtype=np.int64)
+        states[:, 0] = q
+        if self.has_tables:
+            nxt, out = self._flat_tables
+            width = 1 << self.num_inputs
+            qpre = q * width
+            cols = np.ascontiguousarray(xs.T, dtype=np.int64)
+            for k in range(steps):
+                idx = qpre + cols[k]
+                outs[:, k] = out[idx]
+                qpre = nxt[idx]
+                states[:, k + 1] = qpre // width
+            return states, outs
+        for r in range(runs):
+            qq = int(q[r])
+            for k in range(steps):
+                qq, outs[r, k] = self._step_symbolic(qq, int(xs[r, k]))
+                states[r, k + 1] = qq
         return states, outs
 
     @cached_property
-    def tables(self) -> tuple[np.ndarray, np.ndarray]:
-        """Dense ``next[q, x]`` (int32) and ``out[q, x]`` (int64 output valuation), for up to 20 inputs.
+    def _flat_tables(self) -> tuple[np.ndarray, np.ndarray]:
+        """The tables flattened for lock-step simulation: index ``q * 2^n + x``; next states pre-multiplied by 2^n."""
+        nxt, out = self.tables
+        width = 1 << self.num_inputs
+        return nxt.ravel().astype(np.int64) * width, out.ravel()
 
-        Raises Gf01Error naming the first (state, input valuation) without an enabled edge.
+    @cached_property
+    def tables(self) -> tuple[np.ndarray, np.ndarray]:
+        """Dense ``next[q, x]`` (int32) and ``out[q, x]`` (int64 output valuation), within :attr:`has_tables`.
+
+        Raises Gf01Error naming the first (state, input valuation) without an enabled edge, or when the tables
+        would exceed the limits.
         """
         n = self.num_inputs
-        if n > MAX_TABLE_INPUTS:
-            raise Gf01Error(f"dense tables need at most {MAX_TABLE_INPUTS} inputs, this system has {n}")
+        if not self.has_tables:
+            raise Gf01Error(
+                f"the system has {self.num_states} states and {n} inputs: its dense tables would have "
+                f"{self.table_cells:,} cells, more than the {MAX_TABLE_CELLS:,} supported "
+                f"(states x 2^inputs; at most {MAX_TABLE_INPUTS} inputs)"
+            )
         size = 1 << n
         nxt = np.full((self.num_states, size), -1, dtype=np.int32)
         out = np.zeros((self.num_states, size), dtype=np.int64)
@@ -170,7 +228,7 @@ class MealyView:
     def first_missing(self) -> tuple[int, int] | None:
         """The first (state, input valuation) with no enabled edge, or None when the view is input-complete."""
         n = self.num_inputs
-        if n <= MAX_TABLE_INPUTS:
+        if self.has_tables:
             try:
                 self.tables  # noqa: B018 - compiling the tables is the check
             except Gf01Error:
@@ -283,7 +341,7 @@ class MealyView:
                 es.append(MealyEdge(guard, dest))
             edges.append(tuple(es))
         view = MealyView(tuple(inputs), tuple(outputs), tuple(edges), initial, tuple(state_names))
-        if n <= MAX_TABLE_INPUTS:
+        if view.has_tables:
             # The tables are given: seed the cache instead of re-deriving them from the minterm guards (slow at
             # hundreds of states). Each edge reproduces exactly its (next, output) group, so the two agree.
             nxt_t, out_t = nxt.astype(np.int32), out.copy()
@@ -343,4 +401,4 @@ def _or(a: Expr, b: Expr) -> Expr:
     return Or((a, b))
 
 
-__all__ = ["MAX_TABLE_INPUTS", "MealyEdge", "MealyView"]
+__all__ = ["MAX_TABLE_CELLS", "MAX_TABLE_INPUTS", "MealyEdge", "MealyView"]

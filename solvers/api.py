@@ -1,14 +1,8 @@
-"""The solver contract: one function per GF-01 query, answered by a chosen backend (explicit, sat, bdd).
+"""The solver front: one function per GF-01 query, answered by a backend picked by name from one table.
 
-Every backend gives the same answers (tests check them against a brute-force twin). A backend that does not answer
-a query raises Gf01Error("backend X does not answer Y"); under ``limits`` a query answers exactly or raises
-:class:`solvers.limits.Unknown`, never a guess.
-
-- ``atoms``: structurally valid certificates (t in range, distinct (t, i)); atoms may restate base values.
-- ``budget``: B_T, the most distinct timesteps a certificate may touch; None means unbounded (M(I)). Pass
-  ``problem.budget_t`` for M_B(I).
-- Returned certificates are canonical tuples (:func:`solvers.canonical.canonical`); enumeration follows
-  :func:`solvers.canonical.order_key`.
+Every backend implements :class:`solvers.contract.Backend` with the same signatures; this module only chooses one
+(``backend=None`` takes the query's natural backend, :data:`DEFAULT_BACKEND`) and calls it. Conventions on atoms,
+budgets and limits are those of :mod:`solvers.contract`.
 
 >>> valid(problem, [(2, 0, 1)])  # doctest: +SKIP
 True
@@ -18,113 +12,116 @@ True
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterable, Iterator
-from types import ModuleType
 
-from encoders.problem import Atom, Problem
+from encoders.problem import Atom, Certificate, Problem
 from hoa.errors import Gf01Error
-from solvers import explicit, paths
-from solvers.canonical import certificate_digest, timesteps
+from solvers.canonical import certificate_digest
+from solvers.contract import Backend
 from solvers.limits import Limits
-from solvers.results import BestMatch, OracleResult, prf
+from solvers.results import BestMatch, OracleResult, best_match_among
 
-BACKENDS = ("explicit", "sat", "bdd")
+#: Backend name -> (module, attribute naming the backend object, or "" for the module itself). Imported on first use,
+#: so that a query on one backend does not pay for the others' libraries (python-sat, dd).
+TABLE: dict[str, tuple[str, str]] = {
+    "explicit": ("solvers.explicit", ""),
+    "sat": ("solvers.sat", ""),
+    "bdd": ("solvers.bdd", "CUDD"),
+    "bdd-autoref": ("solvers.bdd", "AUTOREF"),
+}
+BACKENDS = tuple(TABLE)
 
-
-def _backend(name: str) -> ModuleType:
-    if name == "explicit":
-        return explicit
-    if name == "sat":
-        from solvers import sat
-
-        return sat
-    if name == "bdd":
-        from solvers import bdd  # written by the BDD side; imported lazily so the other backends work without it
-
-        return bdd
-    raise Gf01Error(f"unknown backend {name!r} (expected one of {', '.join(BACKENDS)})")
-
-
-def _no(backend: str, query: str) -> Gf01Error:
-    return Gf01Error(f"backend {backend} does not answer {query}")
-
-
-def _call(backend: str, query: str, *args, **kwargs):
-    fn = getattr(_backend(backend), query, None)
-    if fn is None:
-        raise _no(backend, query)
-    return fn(*args, **kwargs)
+#: The natural backend of each query (DESIGN.md §4).
+DEFAULT_BACKEND: dict[str, str] = {
+    "suff": "explicit",
+    "min1": "explicit",
+    "valid": "explicit",
+    "subset_min": "sat",
+    "witness": "explicit",
+    "count": "bdd",
+    "enumerate_certificates": "bdd",
+    "oracle": "explicit",
+    "best_match": "bdd",
+}
 
 
-def suff(problem: Problem, atoms: Iterable[Atom], backend: str = "explicit") -> bool:
+def backend(name: str) -> Backend:
+    """The backend called ``name`` (one of :data:`BACKENDS`)."""
+    if name not in TABLE:
+        raise Gf01Error(f"unknown backend {name!r} (expected one of {', '.join(BACKENDS)})", field="backend")
+    module, attr = TABLE[name]
+    mod = importlib.import_module(module)
+    return getattr(mod, attr) if attr else mod  # type: ignore[return-value]
+
+
+def _pick(query: str, name: str | None) -> Backend:
+    return backend(DEFAULT_BACKEND[query] if name is None else name)
+
+
+def suff(problem: Problem, atoms: Iterable[Atom], backend: str | None = None, *, limits: Limits | None = None) -> bool:
     """Suff(C): the intervened run shows the effect (Definition 10)."""
-    return bool(_call(backend, "suff", problem, list(atoms)))
+    return bool(_pick("suff", backend).suff(problem, list(atoms), limits=limits))
 
 
-def min1(problem: Problem, atoms: Iterable[Atom], backend: str = "explicit") -> bool:
+def min1(problem: Problem, atoms: Iterable[Atom], backend: str | None = None, *, limits: Limits | None = None) -> bool:
     """Min1(C): removing any single atom loses the effect (Definition 11)."""
-    return bool(_call(backend, "min1", problem, list(atoms)))
+    return bool(_pick("min1", backend).min1(problem, list(atoms), limits=limits))
 
 
-def valid(problem: Problem, atoms: Iterable[Atom], backend: str = "explicit") -> bool:
+def valid(problem: Problem, atoms: Iterable[Atom], backend: str | None = None, *, limits: Limits | None = None) -> bool:
     """Valid(C) = Suff(C) and Min1(C) (Definition 12)."""
-    return bool(_call(backend, "valid", problem, list(atoms)))
+    return bool(_pick("valid", backend).valid(problem, list(atoms), limits=limits))
 
 
-def subset_min(problem: Problem, atoms: Iterable[Atom], backend: str = "sat", limits: Limits | None = None) -> bool:
+def subset_min(
+    problem: Problem, atoms: Iterable[Atom], backend: str | None = None, *, limits: Limits | None = None
+) -> bool:
     """SubsetMin(C): no proper subset of C is sufficient (Definition 14; C itself need not be)."""
-    return bool(_call(backend, "subset_min", problem, list(atoms), limits=limits))
+    return bool(_pick("subset_min", backend).subset_min(problem, list(atoms), limits=limits))
 
 
 def witness(
-    problem: Problem, budget: int | None = None, backend: str = "explicit", limits: Limits | None = None
-) -> tuple[Atom, ...] | None:
-    """A valid certificate with at most ``budget`` timesteps, or None when it is proven that there is none."""
-    if backend == "explicit":
-        return paths.witness(problem, budget, limits)
-    return _call(backend, "witness", problem, budget, limits=limits)
+    problem: Problem, budget_t: int | None, backend: str | None = None, *, limits: Limits | None = None
+) -> Certificate | None:
+    """A valid certificate with at most ``budget_t`` timesteps, or None when it is proven that there is none."""
+    return _pick("witness", backend).witness(problem, budget_t, limits=limits)
 
 
-def count(problem: Problem, budget: int | None = None, backend: str = "bdd", limits: Limits | None = None) -> int:
-    """|M(I)| (budget None) or |M_B(I)|, exactly."""
-    return int(_call(backend, "count", problem, budget, limits=limits))
+def count(problem: Problem, budget_t: int | None, backend: str | None = None, *, limits: Limits | None = None) -> int:
+    """|M(I)| (``budget_t`` None) or |M_B(I)|, exactly."""
+    return int(_pick("count", backend).count(problem, budget_t, limits=limits))
 
 
 def enumerate_certificates(
     problem: Problem,
-    budget: int | None = None,
+    budget_t: int | None,
     limit: int | None = None,
-    backend: str = "bdd",
+    backend: str | None = None,
+    *,
     limits: Limits | None = None,
-) -> Iterator[tuple[Atom, ...]]:
-    """The valid certificates (within ``budget``) in canonical order, lazily; at most ``limit`` of them."""
-    return _call(backend, "enumerate_certificates", problem, budget, limit, limits=limits)
+) -> Iterator[Certificate]:
+    """The valid certificates (within ``budget_t``) in canonical order, lazily; at most ``limit`` of them."""
+    return _pick("enumerate_certificates", backend).enumerate_certificates(problem, budget_t, limit, limits=limits)
 
 
 def oracle(
-    problem: Problem, budget: int | None = None, backend: str = "explicit", limits: Limits | None = None
+    problem: Problem, budget_t: int | None, backend: str | None = None, *, limits: Limits | None = None
 ) -> OracleResult | None:
-    """The valid certificate minimising (Eff_t, Eff_a) within ``budget``; None when M_B(I) is empty."""
-    if backend == "explicit":
-        return paths.oracle(problem, budget, limits)
-    return _call(backend, "oracle", problem, budget, limits=limits)
+    """The valid certificate minimising (Eff_t, Eff_a) within ``budget_t``; None when M_B(I) is empty."""
+    return _pick("oracle", backend).oracle(problem, budget_t, limits=limits)
 
 
 def best_match(
     problem: Problem,
     atoms: Iterable[Atom],
-    budget: int | None = None,
-    backend: str = "bdd",
+    budget_t: int | None,
+    backend: str | None = None,
+    *,
     limits: Limits | None = None,
 ) -> BestMatch:
-    """The DEC-025 gold certificate in M_B(I) for the agent's ``atoms``, with AP- and TS-level P/R/F1.
-
-    The explicit and sat backends rank the complete enumeration of M_B(I); the bdd backend works symbolically.
-    """
-    if backend == "bdd":
-        return _call(backend, "best_match", problem, list(atoms), budget, limits=limits)
-    golds = enumerate_certificates(problem, budget, None, backend, limits)
-    return best_match_among(problem, atoms, golds)
+    """The DEC-025 gold certificate in M_B(I) for the agent's ``atoms``, with AP- and TS-level P/R/F1."""
+    return _pick("best_match", backend).best_match(problem, list(atoms), budget_t, limits=limits)
 
 
 def gold_digest(problem: Problem, cert: Iterable[Atom]) -> str:
@@ -132,30 +129,10 @@ def gold_digest(problem: Problem, cert: Iterable[Atom]) -> str:
     return certificate_digest(problem, cert)
 
 
-def best_match_among(problem: Problem, atoms: Iterable[Atom], golds: Iterable[tuple[Atom, ...]]) -> BestMatch:
-    """The best match of ``atoms`` among the complete list ``golds`` (ranking of DESIGN.md §3.3)."""
-    agent = set(atoms)
-    agent_ts = timesteps(agent)
-    best = None
-    for gold in golds:
-        gold_set = set(gold)
-        gold_ts = timesteps(gold_set)
-        ap = prf(len(agent & gold_set), len(agent), len(gold_set))
-        ts = prf(len(agent_ts & gold_ts), len(agent_ts), len(gold_ts))
-        rank = (-ap[2], -ts[2], len(gold_ts))
-        if best is not None and rank > best[0][:3]:
-            continue
-        full = (*rank, gold_digest(problem, gold))
-        if best is None or full < best[0]:
-            best = (full, gold, ap, ts)
-    if best is None:
-        return BestMatch((), 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-    _, gold, ap, ts = best
-    return BestMatch(gold, *(float(v) for v in ap), *(float(v) for v in ts))
-
-
 __all__ = [
     "BACKENDS",
+    "DEFAULT_BACKEND",
+    "backend",
     "best_match",
     "best_match_among",
     "count",

@@ -1,163 +1,42 @@
-"""The explicit backend: suff/min1/valid/subset_min by simulation on the dense Mealy tables, and exact enumeration.
+"""The explicit backend: every query by simulation on the dense Mealy tables and exhaustive or shortest-path search.
 
-Every run of a certificate agrees with the base run before the certificate's first timestep, so simulation starts
-from the cached base-run state there; atoms after t* cannot change the effect and are never simulated.
-:func:`check_many` answers suff and min1 for many certificates at once: all |C|+1 variants of every certificate
-(C itself and C minus each atom) are simulated in lock-step with numpy fancy-indexing on ``system.tables``.
-
->>> suff_arr, min1_arr = check_many(problem, [((0, 1, 1),), ((2, 0, 0), (3, 0, 1))])  # doctest: +SKIP
+Suff, Min1 and Valid simulate the certificate and its single removals (:func:`solvers.simulate.check_many`);
+SubsetMin is a forward DP restricted to C's flips; witness and oracle are the lexicographic shortest path of
+:mod:`solvers.paths`; count, enumeration and best match list M_B(I) exhaustively, layer by layer (exponential: for
+small problems and as an independent cross-check of the symbolic backends).
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
 
-import numpy as np
-
-from encoders.problem import Atom, Flip, Problem
-from hoa.errors import Gf01Error
-from hoa.label import evaluate, evaluate_array
-from hoa.mealy import MAX_TABLE_INPUTS
+from encoders.problem import Atom, Certificate, Flip, Problem
+from hoa.label import evaluate
+from solvers import paths
 from solvers.canonical import canonical, effective_flips, order_key
 from solvers.limits import NO_LIMITS, Limits
-
-#: Largest output count for which the effect is tabulated over all output valuations.
-MAX_EFFECT_TABLE_OUTPUTS = 20
-
-
-@dataclass(frozen=True)
-class Prepared:
-    """What every explicit query on one problem needs: base run, effect table, effect steps as a mask."""
-
-    problem: Problem
-    base_states: np.ndarray  # q_0 .. q_T of the base run
-    base_hits: np.ndarray  # bool per t: the base run shows the effect at t and t is an effect step
-    effect_table: np.ndarray | None  # bool per output valuation, or None when there are too many outputs
-    in_window: np.ndarray  # bool per t: t is an effect step
-
-    @property
-    def t_end(self) -> int:
-        """The last step that matters: t*."""
-        return self.problem.t_star
-
-    def effect_of(self, ys: np.ndarray) -> np.ndarray:
-        """Whether each output valuation in ``ys`` satisfies the effect."""
-        if self.effect_table is not None:
-            return self.effect_table[ys]
-        return np.array([evaluate(self.problem.effect, int(y)) for y in ys], dtype=bool)
+from solvers.results import BestMatch, OracleResult, best_match_among
+from solvers.simulate import check_many
 
 
-def prepare(problem: Problem) -> Prepared:
-    """Simulate the base run once and tabulate the effect."""
-    system = problem.system
-    states, outs = system.run(problem.trace)
-    table = None
-    if system.num_outputs <= MAX_EFFECT_TABLE_OUTPUTS:
-        table = evaluate_array(problem.effect, np.arange(1 << system.num_outputs, dtype=np.int64))
-    in_window = np.zeros(problem.horizon, dtype=bool)
-    in_window[list(problem.effect_steps)] = True
-    ys = np.asarray(outs, dtype=np.int64)
-    shows = table[ys] if table is not None else np.array([evaluate(problem.effect, int(y)) for y in ys], dtype=bool)
-    return Prepared(problem, np.asarray(states, dtype=np.int64), shows & in_window, table, in_window)
-
-
-def check_many(problem: Problem, certs: Sequence[Iterable[Atom]]) -> tuple[np.ndarray, np.ndarray]:
-    """Suff and Min1 of every certificate in ``certs``, as two bool arrays (vectorised over all variants' runs).
-
-    Certificates must be structurally valid (t in range, distinct (t, i)); atoms may restate base values.
-    """
-    prep = prepare(problem)
-    cert_lists = [list(c) for c in certs]
-    hit = _variant_hits(prep, cert_lists)
-    lens = np.fromiter((len(c) for c in cert_lists), dtype=np.int64, count=len(cert_lists))
-    offsets = np.concatenate(([0], np.cumsum(lens + 1)))[:-1]
-    suff = hit[offsets] if len(cert_lists) else np.zeros(0, dtype=bool)
-    # Min1: none of the rows "C minus one atom" (rows offsets+1 .. offsets+len) shows the effect.
-    csum = np.concatenate(([0], np.cumsum(hit.astype(np.int64))))
-    minus_hits = csum[offsets + lens + 1] - csum[offsets + 1] if len(cert_lists) else np.zeros(0, dtype=np.int64)
-    return suff, minus_hits == 0
-
-
-def _variant_hits(prep: Prepared, certs: list[list[Atom]]) -> np.ndarray:
-    """Per variant row (for each certificate: C, then C minus atom 0, 1, ...): does its run show the effect?"""
-    problem = prep.problem
-    lens = np.array([len(c) for c in certs], dtype=np.int64)
-    rows = int((lens + 1).sum())
-    if rows == 0:
-        return np.zeros(0, dtype=bool)
-    offsets = np.concatenate(([0], np.cumsum(lens + 1)))[:-1]
-    flat = [a for c in certs for a in c]
-    a_t = np.array([a[0] for a in flat], dtype=np.int64)
-    a_i = np.array([a[1] for a in flat], dtype=np.int64)
-    a_v = np.array([a[2] for a in flat], dtype=np.int64)
-    a_cert = np.repeat(np.arange(len(certs)), lens)
-    a_j = np.arange(len(flat)) - np.repeat(offsets - np.arange(len(certs)), lens)  # index within its certificate
-    # Each atom applies to every row of its certificate except the row that removes it.
-    live = a_t <= prep.t_end
-    a_t, a_i, a_v, a_cert, a_j = a_t[live], a_i[live], a_v[live], a_cert[live], a_j[live]
-    if a_t.size == 0:
-        base = bool(prep.base_hits.any())
-        return np.full(rows, base, dtype=bool)
-    t0 = int(a_t.min())
-    span = prep.t_end - t0 + 1
-    reps = lens[a_cert] + 1
-    app_atom = np.repeat(np.arange(a_t.size), reps)
-    within = np.arange(app_atom.size) - np.repeat(np.cumsum(reps) - reps, reps)
-    app_row = offsets[a_cert[app_atom]] + within
-    keep = within != a_j[app_atom] + 1
-    app_atom, app_row = app_atom[keep], app_row[keep]
-    bit = np.left_shift(np.int64(1), a_i[app_atom])
-    clear = np.zeros((rows, span), dtype=np.int64)
-    setb = np.zeros((rows, span), dtype=np.int64)
-    cols = a_t[app_atom] - t0
-    np.bitwise_or.at(clear, (app_row, cols), bit)
-    np.bitwise_or.at(setb, (app_row, cols), bit * a_v[app_atom])
-    base_x = np.asarray(problem.trace[t0 : prep.t_end + 1], dtype=np.int64)
-    xs = (base_x[None, :] & ~clear) | setb
-    hit = np.full(rows, bool(prep.base_hits[:t0].any()), dtype=bool)
-    q = np.full(rows, prep.base_states[t0], dtype=np.int64)
-    system = problem.system
-    if system.num_inputs <= MAX_TABLE_INPUTS:
-        nxt, out = system.tables
-        width = nxt.shape[1]
-        # Flat tables indexed by q * width + x, with the next state stored pre-multiplied by width.
-        out_flat = out.ravel()
-        nxt_pre = nxt.ravel().astype(np.int64) * width
-        qpre = q * width
-        xs_t = np.ascontiguousarray(xs.T)
-        for k in range(span):
-            idx = qpre + xs_t[k]
-            if prep.in_window[t0 + k]:
-                hit |= prep.effect_of(out_flat[idx])
-            qpre = nxt_pre[idx]
-    else:
-        for k in range(span):
-            steps = [system.step(int(qq), int(xx)) for qq, xx in zip(q, xs[:, k], strict=True)]
-            if prep.in_window[t0 + k]:
-                hit |= prep.effect_of(np.array([y for _, y in steps], dtype=np.int64))
-            q = np.array([s for s, _ in steps], dtype=np.int64)
-    return hit
-
-
-def suff(problem: Problem, atoms: Iterable[Atom]) -> bool:
+def suff(problem: Problem, atoms: Sequence[Atom], *, limits: Limits | None = None) -> bool:
     """Definition 10 by simulation."""
     return bool(check_many(problem, [list(atoms)])[0][0])
 
 
-def min1(problem: Problem, atoms: Iterable[Atom]) -> bool:
+def min1(problem: Problem, atoms: Sequence[Atom], *, limits: Limits | None = None) -> bool:
     """Definition 11 by simulation of the |C| runs with one atom removed."""
     return bool(check_many(problem, [list(atoms)])[1][0])
 
 
-def valid(problem: Problem, atoms: Iterable[Atom]) -> bool:
+def valid(problem: Problem, atoms: Sequence[Atom], *, limits: Limits | None = None) -> bool:
     """Definition 12: Suff and Min1."""
     s, m = check_many(problem, [list(atoms)])
     return bool(s[0] and m[0])
 
 
-def subset_min(problem: Problem, atoms: Iterable[Atom], limits: Limits | None = None) -> bool:
+def subset_min(problem: Problem, atoms: Sequence[Atom], *, limits: Limits | None = None) -> bool:
     """Definition 14 by a forward DP over (state, effect seen, all of C's flips taken so far), restricted to C's flips.
 
     A proper subset of C is sufficient iff some subset F of C's effective flips up to t* is, where F must be a
@@ -193,9 +72,9 @@ def subset_min(problem: Problem, atoms: Iterable[Atom], limits: Limits | None = 
 
 
 def enumerate_certificates(
-    problem: Problem, budget: int | None = None, limit: int | None = None, limits: Limits | None = None
-) -> Iterator[tuple[Atom, ...]]:
-    """M(I) (budget None) or M_B(I) in canonical order, by exhaustive layered search over flip sets at t <= t*.
+    problem: Problem, budget_t: int | None, limit: int | None = None, *, limits: Limits | None = None
+) -> Iterator[Certificate]:
+    """M(I) (budget_t None) or M_B(I) in canonical order, by exhaustive layered search over flip sets at t <= t*.
 
     Layer (k, n) holds the flip sets with k timesteps and n flips; each layer is checked in one :func:`check_many`
     batch, sorted, and yielded. Exponential: meant for small problems and as an independent cross-check.
@@ -203,7 +82,7 @@ def enumerate_certificates(
     clock = (limits or NO_LIMITS).start()
     n_in = problem.system.num_inputs
     steps = problem.t_star + 1
-    max_k = steps if budget is None else min(budget, steps)
+    max_k = steps if budget_t is None else min(budget_t, steps)
     produced = 0
     for k in range(max_k + 1):
         for n in range(k, k * n_in + 1):
@@ -241,13 +120,24 @@ def _compositions(n: int, k: int, cap: int) -> Iterator[tuple[int, ...]]:
             yield (first, *rest)
 
 
-def count(problem: Problem, budget: int | None = None, limits: Limits | None = None) -> int:
+def count(problem: Problem, budget_t: int | None, *, limits: Limits | None = None) -> int:
     """|M(I)| or |M_B(I)| by exhaustive layered search (see :func:`enumerate_certificates`)."""
-    return sum(1 for _ in enumerate_certificates(problem, budget, None, limits))
+    return sum(1 for _ in enumerate_certificates(problem, budget_t, None, limits=limits))
 
 
-def require_tables(problem: Problem, query: str) -> None:
-    """Raise Gf01Error when the system is too wide for dense tables (the explicit backend needs them)."""
-    if problem.system.num_inputs > MAX_TABLE_INPUTS:
-        raise Gf01Error(f"backend explicit does not answer {query} for systems with more than {MAX_TABLE_INPUTS} "
-                        "inputs")
+def witness(problem: Problem, budget_t: int | None, *, limits: Limits | None = None) -> Certificate | None:
+    """A valid certificate within ``budget_t`` (the oracle's), or None when none exists."""
+    res = paths.oracle(problem, budget_t, limits)
+    return None if res is None else res.certificate
+
+
+def oracle(problem: Problem, budget_t: int | None, *, limits: Limits | None = None) -> OracleResult | None:
+    """The (Eff_t, Eff_a)-least valid certificate by the lexicographic shortest path of :mod:`solvers.paths`."""
+    return paths.oracle(problem, budget_t, limits)
+
+
+def best_match(
+    problem: Problem, atoms: Sequence[Atom], budget_t: int | None, *, limits: Limits | None = None
+) -> BestMatch:
+    """The DEC-025 best match, ranking the complete enumeration of M_B(I)."""
+    return best_match_among(problem, atoms, enumerate_certificates(problem, budget_t, None, limits=limits))

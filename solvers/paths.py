@@ -16,13 +16,13 @@ import numpy as np
 
 from encoders.problem import Problem
 from solvers.canonical import flips_to_atoms
-from solvers.explicit import prepare, require_tables
 from solvers.limits import NO_LIMITS, Limits
 from solvers.results import OracleResult
+from solvers.simulate import prepare, require_tables
 
 
-def oracle(problem: Problem, budget: int | None = None, limits: Limits | None = None) -> OracleResult | None:
-    """The valid certificate minimising (Eff_t, Eff_a) within ``budget`` timesteps (None: M_B(I) is empty).
+def oracle(problem: Problem, budget_t: int | None, limits: Limits | None = None) -> OracleResult | None:
+    """The valid certificate minimising (Eff_t, Eff_a) within ``budget_t`` timesteps (None: M_B(I) is empty).
 
     Ties are broken deterministically: lowest (state, input valuation) index at every layer.
     """
@@ -81,12 +81,6 @@ def oracle(problem: Problem, budget: int | None = None, limits: Limits | None = 
         flat = int(preds[t - 1][q])
         t -= 1
     eff_t, eff_a = divmod(cost, big)
-    if budget is not None and eff_t > budget:
+    if budget_t is not None and eff_t > budget_t:
         return None
     return OracleResult(flips_to_atoms(problem, flips), eff_t, eff_a, True)
-
-
-def witness(problem: Problem, budget: int | None = None, limits: Limits | None = None) -> tuple | None:
-    """A valid certificate within ``budget`` (the oracle's), or None when none exists."""
-    res = oracle(problem, budget, limits)
-    return None if res is None else res.certificate

@@ -1,4 +1,5 @@
-"""Result records of the solver queries that answer more than a bool or an int: the oracle and the best match.
+"""Result records of the solver queries that answer more than a bool or an int (the oracle and the best match), and
+the DEC-025 best-match ranking over a complete list of golds.
 
 >>> OracleResult(certificate=((0, 1, 1),), eff_t=1, eff_a=1, optimal=True).eff_t
 1
@@ -6,10 +7,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
 
-from encoders.problem import Atom
+from encoders.problem import Atom, Problem
+from solvers.canonical import certificate_digest, timesteps
 
 
 @dataclass(frozen=True)
@@ -46,4 +49,27 @@ def prf(hits: int, predicted: int, gold: int) -> tuple[Fraction, Fraction, Fract
     return Fraction(hits, predicted), Fraction(hits, gold), Fraction(2 * hits, predicted + gold)
 
 
-__all__ = ["BestMatch", "OracleResult", "prf"]
+def best_match_among(problem: Problem, atoms: Iterable[Atom], golds: Iterable[tuple[Atom, ...]]) -> BestMatch:
+    """The best match of ``atoms`` among the complete list ``golds``: argmax F1_AP, then F1_TS, then the lower
+    Eff_t of the gold, then the lowest sha256 of the gold's canonical JSON (DESIGN.md §3.3)."""
+    agent = set(atoms)
+    agent_ts = timesteps(agent)
+    best = None
+    for gold in golds:
+        gold_set = set(gold)
+        gold_ts = timesteps(gold_set)
+        ap = prf(len(agent & gold_set), len(agent), len(gold_set))
+        ts = prf(len(agent_ts & gold_ts), len(agent_ts), len(gold_ts))
+        rank = (-ap[2], -ts[2], len(gold_ts))
+        if best is not None and rank > best[0][:3]:
+            continue
+        full = (*rank, certificate_digest(problem, gold))
+        if best is None or full < best[0]:
+            best = (full, gold, ap, ts)
+    if best is None:
+        return BestMatch((), 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    _, gold, ap, ts = best
+    return BestMatch(gold, *(float(v) for v in ap), *(float(v) for v in ts))
+
+
+__all__ = ["BestMatch", "OracleResult", "best_match_among", "prf"]

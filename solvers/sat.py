@@ -9,16 +9,16 @@ Tseitin variables too) and block exactly one flip assignment each, never its sup
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
 from pysat.card import ITotalizer
 from pysat.solvers import Solver
 
 from encoders.cnf import Encoding, add_timestep_budget, encode
-from encoders.problem import Atom, Flip, Problem
+from encoders.problem import Atom, Certificate, Flip, Problem
 from solvers.canonical import canonical, effective_flips, flips_to_atoms, order_key, timesteps
 from solvers.limits import NO_LIMITS, Clock, Limits, Unknown
-from solvers.results import OracleResult
+from solvers.results import BestMatch, OracleResult, best_match_among
 
 DEFAULT_SOLVER = "cadical195"
 LIMITED_SOLVER = "glucose4"
@@ -105,31 +105,31 @@ def _live(problem: Problem, atoms: Iterable[Atom]) -> set[Flip]:
 # -- suff, min1, valid, subset_min ------------------------------------------------------------------------------
 
 
-def suff(problem: Problem, atoms: Iterable[Atom]) -> bool:
+def suff(problem: Problem, atoms: Sequence[Atom], *, limits: Limits | None = None) -> bool:
     """Definition 10: one SAT call with every flip fixed and Suff assumed."""
     enc = encode(problem)
-    with Session(enc, "suff", NO_LIMITS.start()) as s:
+    with Session(enc, "suff", (limits or NO_LIMITS).start()) as s:
         return s.solve([*_fix(enc, _live(problem, atoms)), enc.suff])
 
 
-def min1(problem: Problem, atoms: Iterable[Atom]) -> bool:
+def min1(problem: Problem, atoms: Sequence[Atom], *, limits: Limits | None = None) -> bool:
     """Definition 11: one SAT call per atom, on the flips of C minus that atom."""
     c = list(atoms)
     enc = encode(problem)
-    with Session(enc, "min1", NO_LIMITS.start()) as s:
+    with Session(enc, "min1", (limits or NO_LIMITS).start()) as s:
         for k in range(len(c)):
             if s.solve([*_fix(enc, _live(problem, c[:k] + c[k + 1 :])), enc.suff]):
                 return False
     return True
 
 
-def valid(problem: Problem, atoms: Iterable[Atom]) -> bool:
+def valid(problem: Problem, atoms: Sequence[Atom], *, limits: Limits | None = None) -> bool:
     """Definition 12: Suff and Min1."""
     c = list(atoms)
-    return suff(problem, c) and min1(problem, c)
+    return suff(problem, c, limits=limits) and min1(problem, c, limits=limits)
 
 
-def subset_min(problem: Problem, atoms: Iterable[Atom], limits: Limits | None = None) -> bool:
+def subset_min(problem: Problem, atoms: Sequence[Atom], *, limits: Limits | None = None) -> bool:
     """Definition 14 as one SAT call: Suff with every flip outside C's effective flips (up to t*) forced off.
 
     When every atom of C is such a flip, the clause "some flip of C is off" (behind a selector) makes the subset
@@ -169,12 +169,12 @@ def _shrink(s: Session, enc: Encoding, flips: list[Flip]) -> list[Flip]:
     return cur
 
 
-def witness(problem: Problem, budget: int | None = None, limits: Limits | None = None) -> tuple[Atom, ...] | None:
-    """A valid certificate within ``budget``: a sufficient flip set found by SAT, shrunk by singleton removal."""
+def witness(problem: Problem, budget_t: int | None, *, limits: Limits | None = None) -> Certificate | None:
+    """A valid certificate within ``budget_t``: a sufficient flip set found by SAT, shrunk by singleton removal."""
     clock = (limits or NO_LIMITS).start()
     enc = encode(problem, check=lambda: clock.check("witness"))
-    if budget is not None:
-        add_timestep_budget(enc, budget)
+    if budget_t is not None:
+        add_timestep_budget(enc, budget_t)
     with Session(enc, "witness", clock) as s:
         if not s.solve([enc.suff]):
             return None
@@ -190,7 +190,7 @@ def _at_most(s: Session, enc: Encoding, lits: list[int], ubound: int) -> ITotali
     return tot
 
 
-def oracle(problem: Problem, budget: int | None = None, limits: Limits | None = None) -> OracleResult | None:
+def oracle(problem: Problem, budget_t: int | None, *, limits: Limits | None = None) -> OracleResult | None:
     """The valid certificate minimising (Eff_t, Eff_a): descending SAT-UNSAT search on two totalizers.
 
     Eff_t is lowered until UNSAT proves the least one; then, under that bound, Eff_a likewise. The final model is a
@@ -204,8 +204,8 @@ def oracle(problem: Problem, budget: int | None = None, limits: Limits | None = 
     with Session(enc, "oracle", clock) as s:
         ts_tot = _at_most(s, enc, ts_lits, len(ts_lits))
         base = [enc.suff]
-        if budget is not None and budget < len(ts_lits):
-            base.append(-ts_tot.rhs[budget])
+        if budget_t is not None and budget_t < len(ts_lits):
+            base.append(-ts_tot.rhs[budget_t])
         if not s.solve(base):
             return None
         best = s.model_flips()
@@ -229,19 +229,19 @@ def oracle(problem: Problem, budget: int | None = None, limits: Limits | None = 
 # -- count, enumerate -------------------------------------------------------------------------------------------
 
 
-def _valid_session(problem: Problem, budget: int | None, clock: Clock, query: str) -> tuple[Encoding, Session]:
+def _valid_session(problem: Problem, budget_t: int | None, clock: Clock, query: str) -> tuple[Encoding, Session]:
     enc = encode(problem, with_valid=True, check=lambda: clock.check(query))
-    if budget is not None:
-        add_timestep_budget(enc, budget)
+    if budget_t is not None:
+        add_timestep_budget(enc, budget_t)
     s = Session(enc, query, clock)
     s.add([enc.valid])
     return enc, s
 
 
-def count(problem: Problem, budget: int | None = None, limits: Limits | None = None) -> int:
+def count(problem: Problem, budget_t: int | None, *, limits: Limits | None = None) -> int:
     """|M(I)| or |M_B(I)|: models of Valid (within the budget), blocked one flip assignment at a time."""
     clock = (limits or NO_LIMITS).start()
-    enc, s = _valid_session(problem, budget, clock, "count")
+    enc, s = _valid_session(problem, budget_t, clock, "count")
     with s:
         found = 0
         while s.solve():
@@ -252,18 +252,18 @@ def count(problem: Problem, budget: int | None = None, limits: Limits | None = N
 
 
 def enumerate_certificates(
-    problem: Problem, budget: int | None = None, limit: int | None = None, limits: Limits | None = None
-) -> Iterator[tuple[Atom, ...]]:
+    problem: Problem, budget_t: int | None, limit: int | None = None, *, limits: Limits | None = None
+) -> Iterator[Certificate]:
     """M(I) or M_B(I) in canonical order, lazily: layer by layer in (|TS|, |C|), each layer sorted.
 
     With every earlier layer blocked, the models under "at most k timesteps and at most n flips" are exactly
     layer (k, n).
     """
     clock = (limits or NO_LIMITS).start()
-    enc, s = _valid_session(problem, budget, clock, "enumerate")
+    enc, s = _valid_session(problem, budget_t, clock, "enumerate")
     n_in = problem.system.num_inputs
     steps = sorted(enc.timestep)
-    max_k = len(steps) if budget is None else min(budget, len(steps))
+    max_k = len(steps) if budget_t is None else min(budget_t, len(steps))
     produced = 0
     with s:
         ts_tot = _at_most(s, enc, [enc.timestep[t] for t in steps], len(steps))
@@ -290,3 +290,10 @@ def enumerate_certificates(
                     break
         ts_tot.delete()
         fl_tot.delete()
+
+
+def best_match(
+    problem: Problem, atoms: Sequence[Atom], budget_t: int | None, *, limits: Limits | None = None
+) -> BestMatch:
+    """The DEC-025 best match, ranking the complete SAT enumeration of M_B(I)."""
+    return best_match_among(problem, atoms, enumerate_certificates(problem, budget_t, None, limits=limits))

@@ -71,7 +71,7 @@ def test_every_stored_fact_is_what_the_solvers_say(bundle):
         assert cx.z == round(sum(norms) / len(norms), 6)
         assert inst.window == cx.window == window_of(cx.z)
         hard = hard_problem(p)
-        assert cx.oracle_eff_t.raw == api.oracle(hard).eff_t
+        assert cx.oracle_eff_t.raw == api.oracle(hard, None).eff_t
         assert cx.gold_count.raw == api.count(hard, p.budget_t)
         assert (cx.states.raw, cx.inputs.raw, cx.transitions.raw) == (
             p.system.num_states, p.system.num_inputs, p.system.num_edges)

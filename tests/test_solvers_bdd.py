@@ -1,81 +1,27 @@
-"""The bdd backend against the brute-force twin, on dd.cudd and dd.autoref alike (one suite, both libraries)."""
+"""BDD-specific behaviour on dd.cudd and dd.autoref alike: exact big-int counts, lazy enumeration, node limits.
+
+The contract itself (every query against the brute-force twin) is ``tests/backend_common.py``, run per library by
+``tests/test_backends.py``.
+"""
 
 from __future__ import annotations
 
 import math
 
 import pytest
-from brute import (
-    brute_best_match,
-    brute_min1,
-    brute_subset_min,
-    brute_suff,
-    brute_valid,
-    brute_valid_set,
-)
+from brute import brute_valid_set
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from strategies import certificates, problems
+from strategies import problems
 
 from encoders.problem import Problem
 from hoa.label import Var
 from hoa.mealy import MealyView
 from solvers import api
-from solvers import bdd as B
-from solvers.canonical import order_key
+from solvers.bdd import BddBackend
 from solvers.limits import Limits, Unknown
 
 LIBS = ("cudd", "autoref")
-SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-
-@pytest.mark.parametrize("lib", LIBS)
-@SETTINGS
-@given(problem=problems(max_flips=10))
-def test_count_and_enumeration_match_brute(lib: str, problem: Problem) -> None:
-    for budget in sorted({problem.budget_t, None}, key=lambda b: -1 if b is None else b):
-        expected = brute_valid_set(problem, budget)
-        assert B.count(problem, budget, lib=lib) == len(expected)
-        got = list(B.enumerate_certificates(problem, budget, lib=lib))
-        assert got == expected
-        assert got == sorted(got, key=lambda c: order_key(problem, c))
-        assert list(B.enumerate_certificates(problem, budget, limit=2, lib=lib)) == expected[:2]
-        first = B.oracle(problem, budget, lib=lib)
-        assert B.witness(problem, budget, lib=lib) == (expected[0] if expected else None)
-        if expected:
-            assert first is not None and first.optimal
-            assert (first.eff_t, first.eff_a) == (len({a[0] for a in expected[0]}), len(expected[0]))
-        else:
-            assert first is None
-
-
-@pytest.mark.parametrize("lib", LIBS)
-@SETTINGS
-@given(data=st.data())
-def test_certificate_checks_match_brute(lib: str, data: st.DataObject) -> None:
-    problem = data.draw(problems(max_flips=10))
-    cert = data.draw(certificates(problem))
-    assert B.suff(problem, cert, lib=lib) == brute_suff(problem, cert)
-    assert B.min1(problem, cert, lib=lib) == brute_min1(problem, cert)
-    assert B.valid(problem, cert, lib=lib) == brute_valid(problem, cert)
-    assert B.subset_min(problem, cert, lib=lib) == brute_subset_min(problem, cert)
-
-
-@pytest.mark.parametrize("lib", LIBS)
-@SETTINGS
-@given(data=st.data())
-def test_best_match_matches_brute(lib: str, data: st.DataObject) -> None:
-    problem = data.draw(problems(max_flips=10))
-    # Half the time the agent plays a valid certificate (or a perturbed one), so high F1 values are exercised.
-    golds = brute_valid_set(problem, problem.budget_t)
-    if golds and data.draw(st.booleans()):
-        cert = data.draw(st.sampled_from(golds))
-        cert = cert[: data.draw(st.integers(0, len(cert)))]
-    else:
-        cert = data.draw(certificates(problem))
-    got = B.best_match(problem, cert, problem.budget_t, lib=lib)
-    want = brute_best_match(problem, cert, problem.budget_t)
-    assert got == api.BestMatch(**{f: getattr(want, f) for f in want.__dataclass_fields__})
 
 
 def _parity_problem(steps: int, budget: int | None) -> Problem:
@@ -86,32 +32,34 @@ def _parity_problem(steps: int, budget: int | None) -> Problem:
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_count_is_exact_beyond_float_precision(lib: str) -> None:
+    b = BddBackend(lib)
     steps, budget = 60, 41
     want = sum(math.comb(steps, k) for k in range(1, budget + 1, 2))
     assert want > 2**53 and float(want) != want
-    assert B.count(_parity_problem(steps, budget), budget, lib=lib) == want
-    assert B.count(_parity_problem(steps, None), None, lib=lib) == 2 ** (steps - 1)
+    assert b.count(_parity_problem(steps, budget), budget) == want
+    assert b.count(_parity_problem(steps, None), None) == 2 ** (steps - 1)
 
 
 def test_first_certificates_of_a_large_set_come_lazily_in_canonical_order() -> None:
     problem = _parity_problem(40, None)
-    got = list(B.enumerate_certificates(problem, None, limit=3))
+    got = list(BddBackend().enumerate_certificates(problem, None, limit=3))
     assert got == [((k, 0, 1),) for k in range(3)]
 
 
 @pytest.mark.parametrize("lib", LIBS)
 def test_limits_say_unknown_never_a_wrong_answer(lib: str) -> None:
+    b = BddBackend(lib)
     problem = _parity_problem(30, 7)
     with pytest.raises(Unknown) as err:
-        B.count(problem, 7, Limits(nodes=5), lib=lib)
+        b.count(problem, 7, limits=Limits(nodes=5))
     assert err.value.query == "count" and err.value.spent["nodes"] > 5
     with pytest.raises(Unknown):
-        B.count(problem, 7, Limits(seconds=0.0), lib=lib)
+        b.count(problem, 7, limits=Limits(seconds=0.0))
     with pytest.raises(Unknown):
-        B.best_match(problem, [(0, 0, 1)], 7, Limits(nodes=5), lib=lib)
+        b.best_match(problem, [(0, 0, 1)], 7, limits=Limits(nodes=5))
     with pytest.raises(Unknown):
-        list(B.enumerate_certificates(problem, 7, None, Limits(nodes=5), lib=lib))
-    assert B.count(problem, 7, Limits(seconds=600, nodes=10**7), lib=lib) == sum(
+        list(b.enumerate_certificates(problem, 7, None, limits=Limits(nodes=5)))
+    assert b.count(problem, 7, limits=Limits(seconds=600, nodes=10**7)) == sum(
         math.comb(30, k) for k in range(1, 8, 2)
     )
 
@@ -128,13 +76,13 @@ def test_api_dispatches_to_the_bdd_backend() -> None:
 def test_under_a_node_cap_the_answer_is_exact_or_unknown(problem: Problem, cap: int) -> None:
     expected = brute_valid_set(problem, problem.budget_t)
     try:
-        got = B.count(problem, problem.budget_t, Limits(nodes=cap))
+        got = BddBackend().count(problem, problem.budget_t, limits=Limits(nodes=cap))
     except Unknown as err:
         assert err.spent["nodes"] > cap
     else:
         assert got == len(expected)
     try:
-        listed = list(B.enumerate_certificates(problem, problem.budget_t, None, Limits(nodes=cap)))
+        listed = list(BddBackend().enumerate_certificates(problem, problem.budget_t, None, limits=Limits(nodes=cap)))
     except Unknown:
         return
     assert listed == expected

@@ -1,0 +1,129 @@
+"""Simulation of certificates on the dense Mealy tables: the base run, and Suff/Min1 of many certificates at once.
+
+Every run of a certificate agrees with the base run before the certificate's first timestep, so simulation starts
+from the cached base-run state there; atoms after t* cannot change the effect and are never simulated.
+:func:`check_many` answers suff and min1 for many certificates at once: all |C|+1 variants of every certificate
+(C itself and C minus each atom) run in lock-step through :meth:`hoa.mealy.MealyView.simulate`.
+
+>>> suff_arr, min1_arr = check_many(problem, [((0, 1, 1),), ((2, 0, 0), (3, 0, 1))])  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from encoders.problem import Atom, Problem
+from hoa.errors import Gf01Error
+from hoa.label import evaluate, evaluate_array
+
+#: Largest output count for which the effect is tabulated over all output valuations.
+MAX_EFFECT_TABLE_OUTPUTS = 20
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What every explicit query on one problem needs: base run, effect table, effect steps as a mask."""
+
+    problem: Problem
+    base_states: np.ndarray  # q_0 .. q_T of the base run
+    base_hits: np.ndarray  # bool per t: the base run shows the effect at t and t is an effect step
+    effect_table: np.ndarray | None  # bool per output valuation, or None when there are too many outputs
+    in_window: np.ndarray  # bool per t: t is an effect step
+
+    @property
+    def t_end(self) -> int:
+        """The last step that matters: t*."""
+        return self.problem.t_star
+
+    def effect_of(self, ys: np.ndarray) -> np.ndarray:
+        """Whether each output valuation in ``ys`` satisfies the effect."""
+        if self.effect_table is not None:
+            return self.effect_table[ys]
+        flat = np.asarray(ys).ravel()
+        return np.array([evaluate(self.problem.effect, int(y)) for y in flat], dtype=bool).reshape(np.shape(ys))
+
+
+def prepare(problem: Problem) -> Prepared:
+    """Simulate the base run once and tabulate the effect."""
+    system = problem.system
+    states, outs = system.run(problem.trace)
+    table = None
+    if system.num_outputs <= MAX_EFFECT_TABLE_OUTPUTS:
+        table = evaluate_array(problem.effect, np.arange(1 << system.num_outputs, dtype=np.int64))
+    in_window = np.zeros(problem.horizon, dtype=bool)
+    in_window[list(problem.effect_steps)] = True
+    ys = np.asarray(outs, dtype=np.int64)
+    shows = table[ys] if table is not None else np.array([evaluate(problem.effect, int(y)) for y in ys], dtype=bool)
+    return Prepared(problem, np.asarray(states, dtype=np.int64), shows & in_window, table, in_window)
+
+
+def check_many(problem: Problem, certs: Sequence[Iterable[Atom]]) -> tuple[np.ndarray, np.ndarray]:
+    """Suff and Min1 of every certificate in ``certs``, as two bool arrays (vectorised over all variants' runs).
+
+    Certificates must be structurally valid (t in range, distinct (t, i)); atoms may restate base values.
+    """
+    prep = prepare(problem)
+    cert_lists = [list(c) for c in certs]
+    hit = _variant_hits(prep, cert_lists)
+    lens = np.fromiter((len(c) for c in cert_lists), dtype=np.int64, count=len(cert_lists))
+    offsets = np.concatenate(([0], np.cumsum(lens + 1)))[:-1]
+    suff = hit[offsets] if len(cert_lists) else np.zeros(0, dtype=bool)
+    # Min1: none of the rows "C minus one atom" (rows offsets+1 .. offsets+len) shows the effect.
+    csum = np.concatenate(([0], np.cumsum(hit.astype(np.int64))))
+    minus_hits = csum[offsets + lens + 1] - csum[offsets + 1] if len(cert_lists) else np.zeros(0, dtype=np.int64)
+    return suff, minus_hits == 0
+
+
+def _variant_hits(prep: Prepared, certs: list[list[Atom]]) -> np.ndarray:
+    """Per variant row (for each certificate: C, then C minus atom 0, 1, ...): does its run show the effect?"""
+    problem = prep.problem
+    lens = np.array([len(c) for c in certs], dtype=np.int64)
+    rows = int((lens + 1).sum())
+    if rows == 0:
+        return np.zeros(0, dtype=bool)
+    offsets = np.concatenate(([0], np.cumsum(lens + 1)))[:-1]
+    flat = [a for c in certs for a in c]
+    a_t = np.array([a[0] for a in flat], dtype=np.int64)
+    a_i = np.array([a[1] for a in flat], dtype=np.int64)
+    a_v = np.array([a[2] for a in flat], dtype=np.int64)
+    a_cert = np.repeat(np.arange(len(certs)), lens)
+    a_j = np.arange(len(flat)) - np.repeat(offsets - np.arange(len(certs)), lens)  # index within its certificate
+    # Each atom applies to every row of its certificate except the row that removes it.
+    live = a_t <= prep.t_end
+    a_t, a_i, a_v, a_cert, a_j = a_t[live], a_i[live], a_v[live], a_cert[live], a_j[live]
+    if a_t.size == 0:
+        base = bool(prep.base_hits.any())
+        return np.full(rows, base, dtype=bool)
+    t0 = int(a_t.min())
+    span = prep.t_end - t0 + 1
+    reps = lens[a_cert] + 1
+    app_atom = np.repeat(np.arange(a_t.size), reps)
+    within = np.arange(app_atom.size) - np.repeat(np.cumsum(reps) - reps, reps)
+    app_row = offsets[a_cert[app_atom]] + within
+    keep = within != a_j[app_atom] + 1
+    app_atom, app_row = app_atom[keep], app_row[keep]
+    bit = np.left_shift(np.int64(1), a_i[app_atom])
+    clear = np.zeros((rows, span), dtype=np.int64)
+    setb = np.zeros((rows, span), dtype=np.int64)
+    cols = a_t[app_atom] - t0
+    np.bitwise_or.at(clear, (app_row, cols), bit)
+    np.bitwise_or.at(setb, (app_row, cols), bit * a_v[app_atom])
+    base_x = np.asarray(problem.trace[t0 : prep.t_end + 1], dtype=np.int64)
+    xs = (base_x[None, :] & ~clear) | setb
+    start = np.full(rows, prep.base_states[t0], dtype=np.int64)
+    _, outs = problem.system.simulate(xs, start)
+    cols = np.flatnonzero(prep.in_window[t0 : prep.t_end + 1])
+    hit = np.full(rows, bool(prep.base_hits[:t0].any()), dtype=bool)
+    if cols.size:
+        hit |= prep.effect_of(outs[:, cols]).any(axis=1)
+    return hit
+
+
+def require_tables(problem: Problem, query: str) -> None:
+    """Raise Gf01Error when the system has no dense tables (the explicit queries need them)."""
+    if not problem.system.has_tables:
+        raise Gf01Error(f"{query} needs the dense Mealy tables: {problem.system.num_states} states x "
+                        f"2^{problem.system.num_inputs} inputs is too large for them")

@@ -1,0 +1,35 @@
+"""The contract suite of ``tests/backend_common.py`` once per backend of the dispatch table."""
+
+from __future__ import annotations
+
+import pytest
+from backend_common import Common
+
+from hoa.errors import Gf01Error
+from solvers import api
+
+
+class TestExplicit(Common):
+    name = "explicit"
+
+
+class TestSat(Common):
+    name = "sat"
+
+
+class TestBddCudd(Common):
+    name = "bdd"
+
+
+class TestBddAutoref(Common):
+    name = "bdd-autoref"
+
+
+def test_every_backend_of_the_table_is_tested() -> None:
+    tested = {cls.name for cls in Common.__subclasses__()}
+    assert tested == set(api.BACKENDS)
+
+
+def test_an_unknown_backend_is_a_user_error() -> None:
+    with pytest.raises(Gf01Error, match="unknown backend 'nope'"):
+        api.backend("nope")
