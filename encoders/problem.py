@@ -53,9 +53,9 @@ class Problem:
         if self.window < 0:
             raise Gf01Error(f"window {self.window} is negative", field="window")
         if self.budget_t is not None and self.budget_t < 0:
-            raise Gf01Error(f"B_T = {self.budget_t} is negative", field="budget_timesteps")
+            raise Gf01Error(f"B_T = {self.budget_t} is negative", field="budget_t")
         if self.budget_a is not None and self.budget_a < 0:
-            raise Gf01Error(f"B_A = {self.budget_a} is negative", field="budget_atoms")
+            raise Gf01Error(f"B_A = {self.budget_a} is negative", field="budget_a")
         limit = 1 << self.system.num_inputs
         for t, x in enumerate(self.trace):
             if not 0 <= x < limit:

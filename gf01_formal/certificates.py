@@ -1,55 +1,85 @@
-"""Certificate structural checks (DESIGN.md §3.3) and the MET-C / MET-M scores of a certificate.
+"""Certificates as users give them: the one parser (structural rules of DESIGN.md §3.3), the JSON form, and the
+MET-C / MET-M score of a certificate (spec §7.2).
 
-A structurally invalid certificate is not an error of the tool: it is scored suff = min1 = valid = goal = false
-with every reason listed, so an agent's malformed answer still gets a score record.
+A certificate is a JSON list of ``[t, "input", v]`` atoms. :func:`parse_certificate` keeps every structural error
+instead of stopping at the first, because a malformed certificate is not an error of the tool: it is scored
+suff = min1 = valid = goal = false with every reason listed, and its Eff_t and Eff_a count the atoms as submitted,
+so a malformed answer never ranks above an honest one with as many atoms (docs/semantics.md).
 
->>> atoms, errors = parse_certificate([[0, "a", 1], [0, "a", 0]], ["a"], T=4, budget_t=1)
->>> errors
-['atom 1: a second atom on (t=0, a)']
+>>> parsed = parse_certificate([[0, "a", 1], [0, "a", 0]], ["a"], horizon=4, budget_t=1)
+>>> parsed.errors
+('atom 1: a second atom on (t=0, a)',)
+>>> parsed.eff_a
+2
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-from encoders.problem import Atom, Problem
-from gf01_formal.traces import atoms_to_json
+from encoders.problem import Atom, Certificate, Problem
+from hoa.errors import Gf01Error, quote
 from solvers import api
 from solvers.canonical import canonical, timesteps
 from solvers.limits import Limits
 
 
-def parse_certificate(
-    data: Any, input_names: tuple[str, ...] | list[str], T: int, budget_t: int | None
-) -> tuple[tuple[Atom, ...], list[str]]:
-    """Atoms ``(t, input index, v)`` from decoded JSON ``[[t, "ap", v], ...]``, and every structural error found.
+@dataclass(frozen=True)
+class ParsedCertificate:
+    """A certificate as submitted: its well-formed atoms (canonical), its structural errors, and what was submitted.
 
-    Rules: a list of 3-element lists; t an integer in [0, T-1]; ap an input name; v 0 or 1; no two atoms on one
-    (t, ap); at most ``budget_t`` distinct timesteps (None: no cap). Atoms with errors are left out of the result.
+    ``eff_t`` and ``eff_a`` count the submitted atoms (distinct submitted times, submitted entries), well-formed or
+    not: for a well-formed certificate they are |TS(C)| and |C|.
+    """
+
+    atoms: Certificate
+    errors: tuple[str, ...] = ()
+    submitted: tuple[Any, ...] = ()
+    eff_t: int = 0
+    eff_a: int = 0
+
+    @property
+    def well_formed(self) -> bool:
+        """No structural error."""
+        return not self.errors
+
+
+def parse_certificate(
+    data: Any, inputs: Sequence[str], *, horizon: int, budget_t: int | None
+) -> ParsedCertificate:
+    """The certificate in decoded JSON ``[[t, "input", v], ...]`` with every structural error found.
+
+    Rules: a list of 3-element lists; t an integer in [0, horizon-1]; an input name; v 0 or 1; no two atoms on one
+    (t, input), whether they agree or conflict; at most ``budget_t`` distinct timesteps (None: no cap). Atoms with
+    errors are left out of ``atoms``.
     """
     if not isinstance(data, list):
-        return (), ['a certificate is a JSON list of [t, "input", v] atoms']
-    index = {n: i for i, n in enumerate(input_names)}
+        return ParsedCertificate((), (f'a certificate is a JSON list of [t, "input", v] atoms, not {_kind(data)}',))
+    index = {n: i for i, n in enumerate(inputs)}
     errors: list[str] = []
     atoms: list[Atom] = []
     seen: set[tuple[int, int]] = set()
     for k, atom in enumerate(data):
         if not (isinstance(atom, list) and len(atom) == 3):
-            errors.append(f'atom {k}: expected [t, "input", v], got {atom!r}')
+            errors.append(f'atom {k}: expected [t, "input", v], got {quote(atom, 60)}')
             continue
         t, name, v = atom
         bad = False
         if isinstance(t, bool) or not isinstance(t, int):
-            errors.append(f"atom {k}: time {t!r} is not an integer")
+            errors.append(f"atom {k}: time {quote(t, 40)} is not an integer")
             bad = True
-        elif not 0 <= t < T:
-            errors.append(f"atom {k}: time {t!r} is outside [0, {T - 1}]")
+        elif not 0 <= t < horizon:
+            errors.append(f"atom {k}: time {quote(t, 40)} is outside [0, {horizon - 1}]")
             bad = True
         if not isinstance(name, str) or name not in index:
-            errors.append(f"atom {k}: {name!r} is not an input (inputs: {', '.join(input_names)})")
+            shown = ", ".join(inputs[:20]) + (f", ... ({len(inputs)} in all)" if len(inputs) > 20 else "")
+            errors.append(f"atom {k}: {quote(name, 40)} is not an input (inputs: {shown})")
             bad = True
         if isinstance(v, bool) or v not in (0, 1):
-            errors.append(f"atom {k}: value {v!r} must be 0 or 1")
+            errors.append(f"atom {k}: value {quote(v, 40)} must be 0 or 1")
             bad = True
         if bad:
             continue
@@ -59,61 +89,140 @@ def parse_certificate(
             continue
         seen.add(key)
         atoms.append((t, index[name], v))
-    used = len(timesteps(atoms))
-    if budget_t is not None and used > budget_t:
-        errors.append(f"the certificate touches {used} timesteps, more than B_T = {budget_t}")
-    return tuple(atoms), errors
+    times = {_time_key(atom, k) for k, atom in enumerate(data)}
+    if budget_t is not None and len(times) > budget_t:
+        errors.append(f"the certificate touches {len(times)} timesteps, more than B_T = {budget_t}")
+    names = tuple(inputs)
+    well = tuple(sorted(set(atoms), key=lambda a: (a[0], names[a[1]], a[2])))
+    return ParsedCertificate(well, tuple(errors), tuple(data), len(times), len(data))
+
+
+def _kind(data: Any) -> str:
+    return {dict: "an object", str: "a string", bool: "a Boolean", type(None): "null"}.get(type(data), "a number")
+
+
+def _time_key(atom: Any, k: int) -> str:
+    """The submitted time of an entry, as canonical JSON text (so 1, 1.0 and true stay distinct); an entry with no
+    readable time counts as a timestep of its own."""
+    if isinstance(atom, list) and atom and isinstance(atom[0], int | float | str | bool):
+        return json.dumps(atom[0])
+    return f"#entry {k}"
+
+
+def certificate_from_json(data: Any, inputs: Sequence[str], horizon: int, *, field: str = "certificate") -> Certificate:
+    """The atoms of a certificate that must be well formed (budgets aside); the first structural error raises."""
+    parsed = parse_certificate(data, inputs, horizon=horizon, budget_t=None)
+    if parsed.errors:
+        raise Gf01Error(parsed.errors[0], field=field)
+    return parsed.atoms
+
+
+def certificate_to_json(atoms: Sequence[Atom], inputs: Sequence[str]) -> list[list[Any]]:
+    """The JSON form of atoms ``[[t, "input", v], ...]``, sorted by (t, input name, v)."""
+    return sorted(([t, inputs[i], v] for t, i, v in atoms), key=lambda a: (a[0], a[1], a[2]))
+
+
+def certificate_text(atoms: Sequence[Atom], inputs: Sequence[str]) -> str:
+    """A certificate for people: ``{(3, req, 1), (5, ack, 0)}``."""
+    return "{" + ", ".join(f"({t}, {a}, {v})" for t, a, v in certificate_to_json(atoms, inputs)) + "}"
+
+
+@dataclass(frozen=True)
+class Score:
+    """The verification record of a certificate (spec §5, §7.2).
+
+    ``goal`` is G = 1[Suff]; ``score_c`` = 1[Valid] (MET-C); ``kappa`` = (M, G, -Eff_t, -Eff_a) (MET-M).
+    ``subset_min`` is the optional exact diagnostic: None unless asked for (and for a malformed certificate).
+    """
+
+    suff: bool
+    min1: bool
+    valid: bool
+    eff_t: int
+    eff_a: int
+    subset_min: bool | None = None
+    errors: tuple[str, ...] = field(default=())
+
+    @property
+    def goal(self) -> bool:
+        """G(I) = 1[Suff]."""
+        return self.suff
+
+    @property
+    def score_c(self) -> int:
+        """Score_C = 1[Valid] (MET-C)."""
+        return int(self.valid)
+
+    @property
+    def kappa(self) -> tuple[int, int, int, int]:
+        """The lexicographic key (M, G, -Eff_t, -Eff_a) (MET-M)."""
+        return (int(self.valid), int(self.suff), -self.eff_t, -self.eff_a)
+
+    def to_json(self) -> dict[str, Any]:
+        """The record's JSON form (the field names of the peer's run records where it has them)."""
+        return {
+            "suff": self.suff,
+            "min1": self.min1,
+            "valid": self.valid,
+            "goal": self.goal,
+            "eff_t": self.eff_t,
+            "eff_a": self.eff_a,
+            "score_c": self.score_c,
+            "kappa": list(self.kappa),
+            "subset_min": self.subset_min,
+            "errors": list(self.errors),
+        }
 
 
 def score(
     problem: Problem,
-    atoms: tuple[Atom, ...] | list[Atom],
-    errors: list[str] | None = None,
+    cert: ParsedCertificate,
     *,
     subset_min: bool = False,
-    backend: str = "explicit",
-) -> dict[str, Any]:
-    """The verification record of a certificate: suff, min1, valid, goal, Eff_t, Eff_a, Score_C, kappa, errors.
+    backend: str | None = None,
+    limits: Limits | None = None,
+) -> Score:
+    """Score a parsed certificate exactly. A malformed one scores suff = min1 = valid = false; Min1 of a
+    well-formed one follows Definition 11 literally (an insufficient C may be Min1). May raise Unknown under
+    ``limits`` (only the SubsetMin diagnostic can take long)."""
+    if cert.errors:
+        return Score(False, False, False, cert.eff_t, cert.eff_a, None, cert.errors)
+    atoms = canonical(problem, cert.atoms)
+    s = api.suff(problem, atoms, backend)
+    m = api.min1(problem, atoms, backend)
+    sm = api.subset_min(problem, atoms, backend, limits=limits) if subset_min else None
+    return Score(s, m, s and m, len(timesteps(atoms)), len(atoms), sm)
 
-    ``goal`` is G = 1[Suff]; ``score_c`` = 1[Valid] (MET-C); ``kappa`` = [M, G, -Eff_t, -Eff_a] (MET-M).
-    With errors, suff = min1 = valid = goal = false. ``subset_min`` (optional, exact) is None unless asked for.
-    """
-    errors = list(errors or [])
-    atoms = canonical(problem, atoms)
-    eff_t, eff_a = len(timesteps(atoms)), len(atoms)
-    if errors:
-        s = m = False
-        sm = False if subset_min else None
-    else:
-        s = api.suff(problem, atoms, backend)
-        m = api.min1(problem, atoms, backend)
-        sm = api.subset_min(problem, atoms, backend) if subset_min else None
-    v = s and m
-    return {
-        "suff": s,
-        "min1": m,
-        "valid": v,
-        "goal": s,
-        "eff_t": eff_t,
-        "eff_a": eff_a,
-        "score_c": int(v),
-        "kappa": [int(v), int(s), -eff_t, -eff_a],
-        "subset_min": sm,
-        "errors": errors,
-    }
+
+def score_many(problem: Problem, certs: Sequence[ParsedCertificate]) -> list[Score]:
+    """:func:`score` of many certificates of one problem at once (vectorised simulation; no diagnostics)."""
+    from solvers.simulate import check_many
+
+    well = [canonical(problem, c.atoms) for c in certs if c.well_formed]
+    suff, min1 = check_many(problem, well)
+    out: list[Score] = []
+    k = 0
+    for c in certs:
+        if c.errors:
+            out.append(Score(False, False, False, c.eff_t, c.eff_a, None, c.errors))
+            continue
+        s, m = bool(suff[k]), bool(min1[k])
+        out.append(Score(s, m, s and m, len(timesteps(well[k])), len(well[k])))
+        k += 1
+    return out
 
 
 def best_match_record(
-    problem: Problem, atoms: tuple[Atom, ...] | list[Atom], *, backend: str = "bdd", limits: Limits | None = None
+    problem: Problem, cert: ParsedCertificate, *, backend: str | None = None, limits: Limits | None = None
 ) -> dict[str, Any]:
     """AP/TS precision, recall and F1 against the best-matching gold of the complete M_B(I) (DEC-025).
 
     The gold set is M_B(I) with B_T = the instance's budget, exact and complete (DESIGN.md §3.3). Only the
-    structurally well-formed atoms take part (see :func:`parse_certificate`). May raise ``Unknown`` under ``limits``.
+    well-formed atoms take part. May raise ``Unknown`` under ``limits``.
     """
-    bm = api.best_match(problem, canonical(problem, atoms), problem.budget_t, backend, limits=limits)
+    bm = api.best_match(problem, cert.atoms, problem.budget_t, backend, limits=limits)
     return {
-        "gold": atoms_to_json(bm.gold, problem.system.inputs),
+        "gold": certificate_to_json(bm.gold, problem.system.inputs),
         "ap_precision": bm.ap_precision,
         "ap_recall": bm.ap_recall,
         "ap_f1": bm.ap_f1,

@@ -1,5 +1,7 @@
 """Complexity knobs (DEC-058), their normalisation to [0, 1], z(I), and the normal-mode window w(I) (DEC-014b).
 
+This module is the arithmetic; :mod:`gf01_formal.measure` runs the solver queries that give the raw values.
+
 The circularity "w(I) depends on z(I), z(I) on oracle Eff_t and |M_B(I)|, and those on w(I) in normal mode" is
 cut by measuring every knob on the *hard-mode* problem at t* (same system, trace, effect, t* and B_T). The hard
 problem does not depend on the window, so z(I) and w(I) are well defined; the instance's own (normal-mode) oracle
@@ -33,12 +35,8 @@ mean of the known ones. Values are rounded to 6 decimals so that the stored floa
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
-from encoders.problem import Problem
 from gf01_formal.instances import Complexity, Knob
-from solvers import api
-from solvers.limits import Limits, Unknown
 
 SCALES = "gf01-formal.scales.v1"  # bump when a scale below changes
 #: DEC-014b defaults: w = clamp(W_MIN, W_MAX, round(A0 + AT*T + AC*z)).
@@ -91,62 +89,3 @@ def knobs(
     known = [v.norm for v in k.values() if v.norm is not None]
     z = round(sum(known) / len(known), _DIGITS)
     return Complexity(scales=SCALES, z=z, window=window_of(z, horizon), **k)
-
-
-def hard_problem(problem: Problem) -> Problem:
-    """The hard-mode problem at t* with the same system, trace, effect and budgets (where the knobs are measured)."""
-    return replace(problem, mode="hard", window=1)
-
-
-def exact_count(
-    problem: Problem,
-    *,
-    backend: str = "bdd",
-    limits: Limits | None = None,
-    max_positions: int | None = None,
-) -> tuple[int | None, str | None]:
-    """|M_B(I)| exactly, or (None, reason) when the count was not run (too many flip positions) or hit its limits.
-
-    ``max_positions`` is a static, deterministic guard: (t* + 1) x |AP_in| flip positions at most.
-    """
-    positions = (problem.t_star + 1) * problem.system.num_inputs
-    if max_positions is not None and positions > max_positions:
-        return None, f"not counted: {positions} flip positions exceed count_max_positions {max_positions}"
-    try:
-        return api.count(problem, problem.budget_t, backend=backend, limits=limits), None
-    except Unknown as ex:
-        return None, f"unknown: {ex.reason}"
-
-
-def measure_complexity(
-    problem: Problem,
-    *,
-    oracle_backend: str = "explicit",
-    count_backend: str = "bdd",
-    count_limits: Limits | None = None,
-    count_max_positions: int | None = None,
-    hard_oracle: tuple[int | None] | None = None,
-) -> Complexity:
-    """Measure the knobs of ``problem`` in hard mode at t* with exact queries (the count as in :func:`exact_count`).
-
-    ``hard_oracle`` passes an already-known hard-mode oracle Eff_t (as a 1-tuple) to avoid asking twice.
-    """
-    hard = hard_problem(problem)
-    if hard_oracle is None:
-        res = api.oracle(hard, None, backend=oracle_backend)
-        eff_t = res.eff_t if res is not None else None
-    else:
-        eff_t = hard_oracle[0]
-    gold, note = exact_count(hard, backend=count_backend, limits=count_limits, max_positions=count_max_positions)
-    view = problem.system
-    return knobs(
-        states=view.num_states,
-        inputs=view.num_inputs,
-        outputs=view.num_outputs,
-        transitions=view.num_edges,
-        horizon=problem.horizon,
-        t_star=problem.t_star,
-        oracle_eff_t=eff_t,
-        gold_count=gold,
-        count_note=note,
-    )

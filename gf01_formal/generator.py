@@ -25,16 +25,14 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from encoders.problem import Atom, Problem
+from encoders.problem import Problem
 from gf01_formal.artifacts import sha256_hex
-from gf01_formal.complexity import W_MIN, exact_count, hard_problem, measure_complexity, window_of
+from gf01_formal.complexity import W_MIN, window_of
 from gf01_formal.families import FAMILIES, FamilySystem
 from gf01_formal.families.base import at_level
-from gf01_formal.greedy import greedy_certificate
 from gf01_formal.instance_io import system_view
 from gf01_formal.instances import (
     Bundle,
-    Certification,
     Instance,
     Meta,
     Skip,
@@ -42,22 +40,22 @@ from gf01_formal.instances import (
     make_instance,
     validate_model,
 )
-from gf01_formal.traces import atoms_to_json, effect_text, parse_effect, trace_to_json
+from gf01_formal.measure import certify, greedy_result, measure_complexity
+from gf01_formal.traces import effect_text, parse_effect, trace_to_json
 from hoa.errors import Gf01Error
 from hoa.label import Expr, evaluate
 from hoa.mealy import MealyView
 from solvers import api
-from solvers.canonical import timesteps
 from solvers.limits import Limits
 
-GENERATOR_VERSION = "gf01-formal.generator.1.0.0"
+GENERATOR_VERSION = "gf01-formal.generator.1.1.0"
 CFG_SCHEMA = "gf01-formal.gen_cfg.v1"
 
 
 class FamilyCfg(BaseModel):
     """One family of the mix: its ``kind`` (a key of FAMILIES), its weight, and its size parameters (extra keys)."""
 
-    model_config = ConfigDict(extra="allow", frozen=True)
+    model_config = ConfigDict(extra="allow", frozen=True, strict=True)
     kind: str
     weight: float = Field(default=1.0, gt=0)
 
@@ -65,7 +63,7 @@ class FamilyCfg(BaseModel):
 class Targets(BaseModel):
     """Difficulty targets, each checked with exact queries; fractions are caps over the requested count."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
     min_oracle_eff_t: int = Field(default=1, ge=1)
     max_single_timestep_fraction: float | None = Field(default=0.4, ge=0, le=1)
     max_single_atom_fraction: float | None = Field(default=0.25, ge=0, le=1)
@@ -85,7 +83,7 @@ def _default_families() -> list[FamilyCfg]:
 class GenConfig(BaseModel):
     """Generator configuration (``--cfg cfg.json``); its hash covers every field, defaults included."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
     schema_version: Literal["gf01-formal.gen_cfg.v1"] = CFG_SCHEMA
     families: list[FamilyCfg] = Field(default_factory=_default_families)
     horizon: list[int] = Field(default=[5, 32], min_length=2, max_length=2, description="[min T, max T]")
@@ -155,53 +153,6 @@ class Allowances:
     single_timestep: bool = True
     single_atom: bool = True
     greedy: bool = True
-
-
-def within_budget(problem: Problem, atoms: Iterable[Atom]) -> bool:
-    """Whether a certificate touches at most B_T distinct timesteps."""
-    return problem.budget_t is None or len(timesteps(atoms)) <= problem.budget_t
-
-
-def greedy_result(problem: Problem) -> tuple[tuple[Atom, ...] | None, bool]:
-    """The greedy baseline's certificate and whether the exact checker finds it valid within B_T."""
-    cert = greedy_certificate(problem)
-    return cert, cert is not None and within_budget(problem, cert) and api.valid(problem, cert)
-
-
-def certify(
-    problem: Problem,
-    *,
-    oracle_backend: str = "explicit",
-    count_backend: str = "bdd",
-    count_limits: Limits | None = None,
-    count_max_positions: int | None = None,
-    known_count: tuple[int | None, str | None] | None = None,
-) -> Certification:
-    """Exact facts about ``problem`` as stored: base outcome, optimal valid certificate, |M_B(I)|, greedy result.
-
-    ``known_count`` passes an already-computed (count, note) for the same problem and budget.
-    """
-    names = problem.system.inputs
-    base = api.suff(problem, ())
-    best = api.oracle(problem, problem.budget_t, backend=oracle_backend)
-    if known_count is not None:
-        gold, note = known_count
-    else:
-        gold, note = exact_count(problem, backend=count_backend, limits=count_limits,
-                                 max_positions=count_max_positions)
-    greedy, greedy_ok = greedy_result(problem)
-    return Certification(
-        base_achieves_effect=base,
-        oracle_certificate=atoms_to_json(best.certificate, names) if best else None,
-        oracle_eff_t=best.eff_t if best else None,
-        oracle_eff_a=best.eff_a if best else None,
-        oracle_backend=oracle_backend,
-        gold_count=gold,
-        gold_count_note=note,
-        gold_count_backend=count_backend,
-        greedy_valid=greedy_ok,
-        greedy_certificate=atoms_to_json(greedy, names) if greedy is not None else None,
-    )
 
 
 def _check_targets(cfg: GenConfig, allow: Allowances, eff_t: int, eff_a: int) -> None:
@@ -288,12 +239,12 @@ def _attempt(
     else:
         raise Rejected(reason)
     complexity = measure_complexity(
-        hard_problem(widest),
+        widest,
         oracle_backend=cfg.oracle_backend,
         count_backend=cfg.count_backend,
         count_limits=limits,
         count_max_positions=cfg.count_max_positions,
-        hard_oracle=(hard_eff_t,),
+        hard_eff_t=hard_eff_t,
     )
     window = complexity.window
     problem = Problem(view, trace, effect, t_star, mode, window, budget_t, None)
@@ -306,7 +257,8 @@ def _attempt(
         raise Rejected("greedy certifies it (slot not allowed)")
     budget_a = min(T * view.num_inputs, best.eff_a + slack_a)
     problem = Problem(view, trace, effect, t_star, mode, window, budget_t, budget_a)
-    known = (complexity.gold_count.raw, complexity.gold_count.note) if mode == "hard" else None
+    raw = complexity.gold_count.raw
+    known = (None if raw is None else int(raw), complexity.gold_count.note) if mode == "hard" else None
     cert = certify(problem, oracle_backend=cfg.oracle_backend, count_backend=cfg.count_backend,
                    count_limits=limits, count_max_positions=cfg.count_max_positions, known_count=known)
     if cert.base_achieves_effect or cert.oracle_eff_t != best.eff_t or cert.greedy_valid != greedy_ok:
@@ -319,8 +271,8 @@ def _attempt(
         t_star=t_star,
         mode=mode,
         window=window,
-        budget_timesteps=budget_t,
-        budget_atoms=budget_a,
+        budget_t=budget_t,
+        budget_a=budget_a,
         complexity=complexity,
         certification=cert,
         meta=Meta(family=fs.family, family_params={**fs.params, "level": round(level, 4)}, **meta),
@@ -389,13 +341,13 @@ def generate(
             if progress is not None:
                 progress(len(results))
     else:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor, as_completed
+        from concurrent.futures import as_completed
+
+        from gf01_formal.workers import pool
 
         cfg_json = cfg.model_dump(mode="json")
-        ctx = multiprocessing.get_context("spawn")  # fresh interpreters: nothing inherited from the parent
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-            futures = [pool.submit(_slot_job, (seed, slot, cfg_json, chash)) for slot in range(count)]
+        with pool(jobs) as ex:
+            futures = [ex.submit(_slot_job, (seed, slot, cfg_json, chash)) for slot in range(count)]
             for fut in as_completed(futures):
                 slot, data, ok = fut.result()
                 results[slot] = Instance.model_validate(data) if ok else Skip.model_validate(data)

@@ -1,4 +1,4 @@
-"""Importers: the peer implementation's ``gf01.instance_bundle.v1`` and instances built from any Mealy HOA file.
+"""Import of the peer implementation's instance bundles (``gf01.instance_bundle.v1``) as our instances.
 
 Peer instances keep their ``instance_id`` (``meta.id_scheme = "imported"``); their explicit tables become
 ``System(kind="table")`` with ``next[q][x]``, ``out[q][x]`` bit-packed in ``input_aps`` / ``output_aps`` order
@@ -7,14 +7,13 @@ Peer instances keep their ``instance_id`` (``meta.id_scheme = "imported"``); the
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from gf01_formal.artifacts import read_json
-from gf01_formal.instance_io import check_instance, hoa_text_view
+from gf01_formal.instance_io import check_instance
 from gf01_formal.instances import Bundle, Instance, Meta, System, TableSystem, make_bundle, make_instance
-from gf01_formal.traces import effect_text, parse_effect, parse_trace, trace_from_json, trace_to_json
+from gf01_formal.traces import effect_text, parse_effect, trace_from_json, trace_to_json
 from hoa.errors import Gf01Error
 
 PEER_BUNDLE_SCHEMA = "gf01.instance_bundle.v1"
@@ -109,8 +108,8 @@ def peer_instance(rec: dict[str, Any], where: str, source: str | None, *, measur
         t_star=_need(rec, "t_star", where, int),
         mode=mode,
         window=_need(rec, "window_size", where, int),
-        budget_timesteps=_need(rec, "budget_timestep", where, int),
-        budget_atoms=_need(rec, "budget_atoms", where, int),
+        budget_t=_need(rec, "budget_timestep", where, int),
+        budget_a=_need(rec, "budget_atoms", where, int),
         split_id=rec.get("split_id") if rec.get("split_id") in ("public_dev", "public_val", "private_eval") else None,
         meta=Meta(
             generator_version=IMPORTER_VERSION,
@@ -124,16 +123,12 @@ def peer_instance(rec: dict[str, Any], where: str, source: str | None, *, measur
         instance_id=_need(rec, "instance_id", where, str),
     )
     problem = check_instance(inst, file=source)
-    if measure:
-        from gf01_formal.complexity import measure_complexity
-        from gf01_formal.generator import certify
+    if not measure:
+        return inst
+    from gf01_formal.measure import measure as run_measure
 
-        fields = inst.model_dump(exclude={"instance_id", "content_hash", "schema_version", "complexity",
-                                          "certification"})
-        fields["system"], fields["meta"] = inst.system, inst.meta
-        inst = make_instance(**fields, complexity=measure_complexity(problem), certification=certify(problem),
-                             instance_id=inst.instance_id)
-    return inst
+    found = run_measure(problem, window=inst.window)
+    return inst.model_copy(update={"complexity": found.complexity, "certification": found.certification})
 
 
 def import_peer_bundle(path: str | Path, *, measure: bool = True) -> Bundle:
@@ -158,51 +153,3 @@ def import_peer_bundle(path: str | Path, *, measure: bool = True) -> Bundle:
         provenance=f"import:peer {Path(path).name}",
         source_fields={k: data[k] for k in _PEER_BUNDLE_KEPT if k in data},
     )
-
-
-def import_hoa_instance(
-    hoa_text: str,
-    *,
-    trace: str | list[Any],
-    effect: str,
-    t_star: int,
-    mode: str = "hard",
-    window: int | None = None,
-    budget_timesteps: int | None = None,
-    budget_atoms: int | None = None,
-    outputs: Sequence[str] | None = None,
-    source: str | None = None,
-    measure: bool = True,
-) -> Instance:
-    """An instance from Mealy HOA text, a trace (JSON or Spot-style word), an effect over output names and t*.
-
-    Defaults: B_T = T, B_A = T x |AP_in|. With ``measure`` the complexity knobs and the certification are computed
-    by the exact solvers (the window, when not given, is w(I) of DEC-014b from them); without it the window
-    defaults to 1 and nothing is measured.
-    """
-    view = hoa_text_view(hoa_text, outputs, file=source)
-    system = System(kind="hoa", inputs=list(view.inputs), outputs=list(view.outputs), hoa=hoa_text)
-    tr = parse_trace(trace, view.inputs)
-    eff = effect_text(parse_effect(effect, view.outputs), view.outputs)
-    T = len(tr)
-    b_t = T if budget_timesteps is None else budget_timesteps
-    b_a = T * max(1, view.num_inputs) if budget_atoms is None else budget_atoms
-    meta = Meta(generator_version=IMPORTER_VERSION, provenance="import:hoa", id_scheme="content",
-                family="user-hoa", source=Path(source).name if source else None)
-    fields = dict(system=system, base_trace=trace_to_json(tr, view.inputs), effect=eff, t_star=t_star,
-                  budget_timesteps=b_t, budget_atoms=b_a, meta=meta)
-    complexity = certification = None
-    if measure:
-        from gf01_formal.complexity import measure_complexity
-        from gf01_formal.generator import certify
-
-        probe = make_instance(mode="hard", window=1 if window is None else window, **fields)
-        complexity = measure_complexity(check_instance(probe, file=source))
-        if window is None:
-            window = complexity.window
-        draft = make_instance(mode=mode, window=window, **fields)
-        certification = certify(check_instance(draft, file=source))
-    inst = make_instance(mode=mode, window=1 if window is None else window, complexity=complexity,
-                         certification=certification, **fields)
-    check_instance(inst, file=source)
-    return inst

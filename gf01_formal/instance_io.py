@@ -18,6 +18,7 @@ from gf01_formal.artifacts import canonical_json, read_json, write_text_atomic
 from gf01_formal.instances import (
     BUNDLE_SCHEMA,
     INSTANCE_SCHEMA,
+    OLD_SCHEMAS,
     Bundle,
     Instance,
     System,
@@ -27,9 +28,8 @@ from gf01_formal.instances import (
     validate_model,
 )
 from gf01_formal.traces import parse_effect, trace_from_json
-from hoa import parse
-from hoa.errors import Gf01Error
-from hoa.mealy import MAX_TABLE_INPUTS, MealyView
+from hoa.errors import Gf01Error, quote
+from hoa.mealy import MAX_TABLE_CELLS, MAX_TABLE_INPUTS, MealyView, mealy_from_text
 
 
 def system_view(system: System) -> MealyView:
@@ -44,7 +44,7 @@ def _view_cached(system_json: str) -> MealyView:
     if system.kind == "hoa":
         if not system.hoa:
             raise Gf01Error("a system of kind 'hoa' needs its HOA text", field="system.hoa")
-        view = hoa_text_view(system.hoa, system.outputs)
+        view = mealy_from_text(system.hoa, system.outputs)
     else:
         tab = system.table
         if tab is None:
@@ -68,24 +68,17 @@ def _view_cached(system_json: str) -> MealyView:
             f"inputs {list(system.inputs)}, outputs {list(system.outputs)}",
             field="system",
         )
-    if view.num_inputs > MAX_TABLE_INPUTS:
-        raise Gf01Error(f"at most {MAX_TABLE_INPUTS} inputs are supported, the system has {view.num_inputs}",
-                        field="system.inputs")
+    if not view.has_tables:
+        raise Gf01Error(
+            f"{view.num_states} states x 2^{view.num_inputs} input valuations = {view.table_cells:,} table cells, "
+            f"more than the {MAX_TABLE_CELLS:,} an instance may have (at most {MAX_TABLE_INPUTS} inputs)",
+            field="system",
+        )
     try:
         view.check_input_complete()
     except Gf01Error as ex:
         raise Gf01Error(ex.message, field="system") from ex
     return view
-
-
-def hoa_text_view(
-    text: str, outputs: list[str] | tuple[str, ...] | None = None, *, file: str | None = None
-) -> MealyView:
-    """The Mealy view of HOA text holding exactly one automaton (outputs: ``outputs`` or its controllable-AP)."""
-    auts = parse(text, file=file)
-    if len(auts) != 1:
-        raise Gf01Error(f"a system is one automaton; the HOA text holds {len(auts)}", file=file, field="system.hoa")
-    return MealyView.from_automaton(auts[0], list(outputs) if outputs is not None else None)
 
 
 def instance_problem(inst: Instance) -> Problem:
@@ -96,13 +89,14 @@ def instance_problem(inst: Instance) -> Problem:
     T = len(trace)
     if not 0 <= inst.t_star < T:
         raise Gf01Error(f"t* = {inst.t_star} is outside [0, {T - 1}]", field="t_star")
-    if not 0 <= inst.window <= T:
-        raise Gf01Error(f"window {inst.window} is outside [0, {T}]", field="window")
-    if not 1 <= inst.budget_timesteps <= T:
-        raise Gf01Error(f"B_T = {inst.budget_timesteps} is outside [1, {T}]", field="budget_timesteps")
+    low = 1 if inst.mode == "normal" else 0  # w_min = 1 (DEC-014b); a hard-mode window plays no part
+    if not low <= inst.window <= T:
+        raise Gf01Error(f"window {inst.window} is outside [{low}, {T}] ({inst.mode} mode)", field="window")
+    if not 1 <= inst.budget_t <= T:
+        raise Gf01Error(f"B_T = {inst.budget_t} is outside [1, {T}]", field="budget_t")
     max_atoms = T * view.num_inputs
-    if not 1 <= inst.budget_atoms <= max_atoms:
-        raise Gf01Error(f"B_A = {inst.budget_atoms} is outside [1, {max_atoms}] (T x |AP_in|)", field="budget_atoms")
+    if not 1 <= inst.budget_a <= max_atoms:
+        raise Gf01Error(f"B_A = {inst.budget_a} is outside [1, {max_atoms}] (T x |AP_in|)", field="budget_a")
     return Problem(
         system=view,
         trace=trace,
@@ -110,8 +104,8 @@ def instance_problem(inst: Instance) -> Problem:
         t_star=inst.t_star,
         mode=inst.mode,
         window=inst.window,
-        budget_t=inst.budget_timesteps,
-        budget_a=inst.budget_atoms,
+        budget_t=inst.budget_t,
+        budget_a=inst.budget_a,
     )
 
 
@@ -165,9 +159,13 @@ def parse_artifact(data: Any, *, file: str | None = None, check_all: bool = True
             else:
                 _check_hashes(inst, file)
         return bundle
-    hint = " (a peer bundle? convert it with 'gf01 import peer')" if str(version).startswith("gf01.") else ""
+    hint = ""
+    if str(version).startswith("gf01."):
+        hint = " (a peer bundle? convert it with 'gf01 import peer')"
+    elif version in OLD_SCHEMAS:
+        hint = " (an earlier version of this toolkit's format: generate or import it again)"
     raise Gf01Error(
-        f"unknown schema_version {version!r}; expected {INSTANCE_SCHEMA} or {BUNDLE_SCHEMA}{hint}",
+        f"unknown schema_version {quote(version, 60)}; expected {INSTANCE_SCHEMA} or {BUNDLE_SCHEMA}{hint}",
         file=file,
         field="schema_version",
     )
@@ -202,11 +200,19 @@ def load_instance(path: str | Path, instance_id: str | None = None) -> Instance:
 
 def load_checked(path: str | Path, instance_id: str | None = None) -> tuple[Instance, Problem]:
     """:func:`load_instance` together with the Problem its semantic check built (so no caller builds it twice)."""
-    file = str(path)
-    art = load_artifact(path, check_all=False)
+    return pick_instance(read_json(path), instance_id, file=str(path))
+
+
+def pick_instance(data: Any, instance_id: str | None = None, *, file: str | None = None) -> tuple[Instance, Problem]:
+    """One instance of decoded instance-file or bundle JSON, and its checked Problem.
+
+    Every instance's hash is checked, the semantics only of the one picked (``instance_id``; optional when the
+    artifact holds one instance).
+    """
+    art = parse_artifact(data, file=file, check_all=False)
     if isinstance(art, Instance):
         if instance_id is not None and instance_id != art.instance_id:
-            raise Gf01Error(f"the file holds instance {art.instance_id}, not {instance_id}", file=file)
+            raise Gf01Error(f"the file holds instance {art.instance_id}, not {quote(instance_id, 60)}", file=file)
         return art, check_instance(art, file=file)
     if instance_id is None:
         if len(art.instances) == 1:
@@ -219,7 +225,7 @@ def load_checked(path: str | Path, instance_id: str | None = None) -> tuple[Inst
     for inst in art.instances:
         if inst.instance_id == instance_id:
             return inst, check_instance(inst, file=file)
-    raise Gf01Error(f"no instance {instance_id!r} in the bundle", file=file, field="instance_id")
+    raise Gf01Error(f"no instance {quote(instance_id, 60)} in the bundle", file=file, field="instance_id")
 
 
 def _check_hashes(inst: Instance, file: str | None) -> None:

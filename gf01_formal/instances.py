@@ -1,4 +1,4 @@
-"""The GF-01 instance and bundle artifacts (spec Definition 9): pydantic schemas, content hash, JSON Schema export.
+"""The GF-01 instance and bundle artifacts (spec Definition 9): pydantic schemas and content hashes.
 
 An instance is the task (system, base trace, effect, t*, mode, window, budgets) plus what the generator measured
 about it (complexity knobs, certification) and where it came from (meta). The ``content_hash`` covers the task
@@ -8,24 +8,26 @@ See docs/instances.md for every decision recorded here.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from gf01_formal.artifacts import pretty_json, sha256_hex, write_text_atomic
-from hoa.errors import Gf01Error
+from gf01_formal.artifacts import pretty_json, sha256_hex
+from hoa.errors import Gf01Error, quote
 
-INSTANCE_SCHEMA = "gf01-formal.instance.v1"
-BUNDLE_SCHEMA = "gf01-formal.bundle.v1"
+INSTANCE_SCHEMA = "gf01-formal.instance.v2"
+BUNDLE_SCHEMA = "gf01-formal.bundle.v2"
+#: Earlier schema versions, refused with a hint (v1 spelled the budgets budget_timesteps / budget_atoms).
+OLD_SCHEMAS = ("gf01-formal.instance.v1", "gf01-formal.bundle.v1")
 #: The task fields that the content hash covers (the order is irrelevant: canonical JSON sorts keys).
-CONTENT_FIELDS = ("system", "base_trace", "effect", "t_star", "mode", "window", "budget_timesteps", "budget_atoms")
+CONTENT_FIELDS = ("system", "base_trace", "effect", "t_star", "mode", "window", "budget_t", "budget_a")
 #: Prefix of content-derived instance ids; ``instance_id = ID_PREFIX + content_hash[:ID_HEX]``.
 ID_PREFIX = "gf01f-"
 ID_HEX = 16
 SPLITS = ("public_dev", "public_val", "private_eval")
 
-_FROZEN = ConfigDict(extra="forbid", frozen=True)
+# strict: a JSON string "21" is not the integer 21, and true is not 1.
+_FROZEN = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class TableSystem(BaseModel):
@@ -117,7 +119,7 @@ class Instance(BaseModel):
     """A GF-01 instance (spec Definition 9)."""
 
     model_config = _FROZEN
-    schema_version: Literal["gf01-formal.instance.v1"] = INSTANCE_SCHEMA
+    schema_version: Literal["gf01-formal.instance.v2"] = INSTANCE_SCHEMA
     instance_id: str
     content_hash: str = Field(description="sha256 of the canonical JSON of the CONTENT_FIELDS")
     system: System
@@ -126,8 +128,8 @@ class Instance(BaseModel):
     t_star: int
     mode: Literal["hard", "normal"]
     window: int
-    budget_timesteps: int = Field(description="B_T: max distinct timesteps of a certificate")
-    budget_atoms: int = Field(description="B_A: atom budget carried for the play protocol; not a validity constraint")
+    budget_t: int = Field(description="B_T: max distinct timesteps of a certificate")
+    budget_a: int = Field(description="B_A: atom budget carried for the play protocol; not a validity constraint")
     complexity: Complexity | None = None
     certification: Certification | None = None
     split_id: Literal["public_dev", "public_val", "private_eval"] | None = None
@@ -148,7 +150,7 @@ class Bundle(BaseModel):
     """Many instances with versions, the cfg and its hash, and a hash over the instances."""
 
     model_config = _FROZEN
-    schema_version: Literal["gf01-formal.bundle.v1"] = BUNDLE_SCHEMA
+    schema_version: Literal["gf01-formal.bundle.v2"] = BUNDLE_SCHEMA
     generator_version: str
     provenance: str
     seed: int | None = None
@@ -179,8 +181,8 @@ def make_instance(
     t_star: int,
     mode: str,
     window: int,
-    budget_timesteps: int,
-    budget_atoms: int,
+    budget_t: int,
+    budget_a: int,
     meta: Meta,
     complexity: Complexity | None = None,
     certification: Certification | None = None,
@@ -195,8 +197,8 @@ def make_instance(
         "t_star": t_star,
         "mode": mode,
         "window": window,
-        "budget_timesteps": budget_timesteps,
-        "budget_atoms": budget_atoms,
+        "budget_t": budget_t,
+        "budget_a": budget_a,
     }
     digest = sha256_hex(task)
     if instance_id is None:
@@ -250,25 +252,8 @@ def validate_model(model: type[BaseModel], data: Any, *, file: str | None = None
     except ValidationError as ex:
         err = ex.errors()[0]
         where = ".".join(str(p) for p in err["loc"]) or model.__name__
-        raise Gf01Error(err["msg"], file=file, field=where) from ex
-
-
-def schema_documents() -> dict[str, dict[str, Any]]:
-    """The JSON Schemas of the artifacts declared here, by file name under docs/schemas/."""
-    return {
-        "instance.v1.json": Instance.model_json_schema(),
-        "bundle.v1.json": Bundle.model_json_schema(),
-    }
-
-
-def export_schemas(directory: str | Path, extra: dict[str, dict[str, Any]] | None = None) -> list[Path]:
-    """Write the JSON Schemas (these, plus ``extra`` by file name) into ``directory``; returns the written paths."""
-    paths = []
-    for name, doc in sorted({**schema_documents(), **(extra or {})}.items()):
-        path = Path(directory) / name
-        write_text_atomic(path, pretty_json(doc))
-        paths.append(path)
-    return paths
+        got = f" (got {quote(err['input'], 60)})" if err["type"] != "missing" and "input" in err else ""
+        raise Gf01Error(err["msg"] + got, file=file, field=where) from None
 
 
 def dumps(model: BaseModel) -> str:

@@ -1,10 +1,9 @@
-"""Text forms of traces, effects and certificates: parse user input into index form and print it back.
+"""Text forms of traces and effects: parse user input into index form and print it back.
 
 A trace is a tuple of input valuations (bit ``i`` = input ``i``). It is read from JSON (a list of
 ``{input: 0|1}`` objects, every input named at every step) or from a Spot-style finite word: one letter per step,
 letters separated by ``;``, each letter a conjunction of literals naming every input once (``a&!b;!a&b``).
-Effects are :func:`hoa.label.parse_named` expressions over output names. Certificates are JSON lists of
-``[t, "input", v]``.
+Effects are :func:`hoa.label.parse_named` expressions over output names (certificates: :mod:`.certificates`).
 
 >>> parse_trace("a&!b; !a&b", ["a", "b"])
 (1, 2)
@@ -14,14 +13,12 @@ Effects are :func:`hoa.label.parse_named` expressions over output names. Certifi
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
-from hoa.errors import Gf01Error
+from gf01_formal.artifacts import parse_json
+from hoa.errors import Gf01Error, quote
 from hoa.label import Expr, parse_named, to_text
-
-Atom = tuple[int, int, int]
 
 
 def parse_trace(source: str | list[Any], inputs: Sequence[str], *, field: str = "base_trace") -> tuple[int, ...]:
@@ -31,9 +28,10 @@ def parse_trace(source: str | list[Any], inputs: Sequence[str], *, field: str = 
     text = source.strip()
     if text.startswith("["):
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as ex:
-            raise Gf01Error(f"invalid JSON trace: {ex.msg} at column {ex.colno}", field=field) from ex
+            data = parse_json(text)
+        except Gf01Error as ex:
+            raise Gf01Error(f"{ex.message.replace('invalid JSON', 'invalid JSON trace')}"
+                            + (f" at column {ex.col}" if ex.col else ""), field=field) from None
         return trace_from_json(data, inputs, field=field)
     return trace_from_word(text, inputs, field=field)
 
@@ -50,7 +48,7 @@ def trace_from_json(data: Any, inputs: Sequence[str], *, field: str = "base_trac
         unknown = sorted(set(step) - known)
         if unknown:
             raise Gf01Error(
-                f"step {t}: unknown input {unknown[0]!r} (inputs: {', '.join(inputs) or 'none'})", field=field
+                f"step {t}: unknown input {quote(unknown[0])} (inputs: {', '.join(inputs) or 'none'})", field=field
             )
         x = 0
         for i, name in enumerate(inputs):
@@ -58,7 +56,7 @@ def trace_from_json(data: Any, inputs: Sequence[str], *, field: str = "base_trac
                 raise Gf01Error(f"step {t}: input {name!r} has no value", field=field)
             v = step[name]
             if isinstance(v, bool) or v not in (0, 1):
-                raise Gf01Error(f"step {t}: input {name!r} must be 0 or 1, got {v!r}", field=field)
+                raise Gf01Error(f"step {t}: input {name!r} must be 0 or 1, got {quote(v)}", field=field)
             x |= v << i
         out.append(x)
     return tuple(out)
@@ -70,7 +68,7 @@ def trace_from_word(text: str, inputs: Sequence[str], *, field: str = "base_trac
         raise Gf01Error("a base trace is finite: cycle{...} words are not accepted", field=field)
     letters = [p.strip() for p in text.split(";")]
     if not text.strip() or any(not p for p in letters):
-        raise Gf01Error(f"empty letter in word {text!r} (letters are separated by ';')", field=field)
+        raise Gf01Error(f"empty letter in word {quote(text)} (letters are separated by ';')", field=field)
     index = {n: i for i, n in enumerate(inputs)}
     out = []
     for t, letter in enumerate(letters):
@@ -80,18 +78,17 @@ def trace_from_word(text: str, inputs: Sequence[str], *, field: str = "base_trac
             neg = lit.startswith("!")
             name = lit[1:].strip() if neg else lit
             if name not in index:
-                raise Gf01Error(
-                    f"step {t}: unknown input {name!r} in letter {letter!r} (inputs: {', '.join(inputs) or 'none'})",
-                    field=field,
-                )
+                known = ", ".join(inputs) or "none"
+                raise Gf01Error(f"step {t}: unknown input {quote(name)} in letter {quote(letter)} (inputs: {known})",
+                                field=field)
             if name in seen:
-                raise Gf01Error(f"step {t}: input {name!r} named twice in letter {letter!r}", field=field)
+                raise Gf01Error(f"step {t}: input {name!r} named twice in letter {quote(letter)}", field=field)
             seen.add(name)
             if not neg:
                 x |= 1 << index[name]
         missing = [n for n in inputs if n not in seen]
         if missing:
-            raise Gf01Error(f"step {t}: letter {letter!r} does not name input {missing[0]!r}", field=field)
+            raise Gf01Error(f"step {t}: letter {quote(letter)} does not name input {missing[0]!r}", field=field)
         out.append(x)
     return tuple(out)
 
@@ -116,40 +113,3 @@ def parse_effect(text: str, outputs: Sequence[str], *, field: str = "effect") ->
 def effect_text(effect: Expr, outputs: Sequence[str]) -> str:
     """The text of an effect over output names (``parse_effect`` reads it back)."""
     return to_text(effect, outputs.__getitem__)
-
-
-def atoms_from_json(
-    data: Any, inputs: Sequence[str], horizon: int | None = None, *, field: str = "certificate"
-) -> tuple[Atom, ...]:
-    """Atoms ``(t, input index, v)`` from a JSON list of ``[t, "input", v]``; structural errors name the atom.
-
-    Checks the shape, t in [0, horizon-1] (when ``horizon`` is given), a known input, v in {0, 1}, and no two atoms
-    on the same (t, input). Budgets are the caller's concern.
-    """
-    if not isinstance(data, list):
-        raise Gf01Error('a certificate is a JSON list of [t, "input", v] atoms', field=field)
-    index = {n: i for i, n in enumerate(inputs)}
-    seen: set[tuple[int, int]] = set()
-    out = []
-    for k, atom in enumerate(data):
-        if not (isinstance(atom, list | tuple) and len(atom) == 3):
-            raise Gf01Error(f'atom {k}: expected [t, "input", v], got {atom!r}', field=field)
-        t, name, v = atom
-        if isinstance(t, bool) or not isinstance(t, int) or t < 0 or (horizon is not None and t >= horizon):
-            span = f"[0, {horizon - 1}]" if horizon is not None else "t >= 0"
-            raise Gf01Error(f"atom {k}: time {t!r} is outside {span}", field=field)
-        if name not in index:
-            raise Gf01Error(f"atom {k}: unknown input {name!r} (inputs: {', '.join(inputs)})", field=field)
-        if isinstance(v, bool) or v not in (0, 1):
-            raise Gf01Error(f"atom {k}: value {v!r} must be 0 or 1", field=field)
-        key = (t, index[name])
-        if key in seen:
-            raise Gf01Error(f"atom {k}: a second atom on (t={t}, {name})", field=field)
-        seen.add(key)
-        out.append((t, index[name], v))
-    return tuple(out)
-
-
-def atoms_to_json(atoms: Sequence[Atom], inputs: Sequence[str]) -> list[list[Any]]:
-    """The JSON form of atoms, sorted by (t, input name, v)."""
-    return sorted(([t, inputs[i], v] for t, i, v in atoms), key=lambda a: (a[0], a[1], a[2]))

@@ -39,3 +39,17 @@ class Gf01Error(Exception):
         prefix = ":".join(str(p) for p in where)
         body = f"{self.field}: {self.message}" if self.field else self.message
         return f"{prefix}: {body}" if prefix else body
+
+
+def quote(value: object, limit: int = 80, *, bare: bool = False) -> str:
+    """``repr(value)`` (or ``str`` with ``bare``) cut to ``limit`` characters, so that an error message never echoes a
+    huge input back in full.
+
+    >>> quote("x" * 100, 10)
+    "'xxxxxxx...' (102 characters)"
+    """
+    text = str(value) if bare else repr(value)
+    if len(text) <= limit:
+        return text
+    close = text[0] if not bare and text[0] in "'\"" else ""
+    return f"{text[: max(1, limit - 2)]}...{close} ({len(text)} characters)"

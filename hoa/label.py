@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hoa.errors import Gf01Error
+from hoa.errors import Gf01Error, quote
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,33 +235,47 @@ def to_text(expr: Expr, name: Callable[[int], str] = str) -> str:
     return go(expr, 0)
 
 
-_TOKEN = re.compile(r"\s*(?:(?P<ident>[A-Za-z_][A-Za-z0-9_.\-]*)|(?P<op>[!&|()]))")
+_TOKEN = re.compile(r"\s*(?:(?P<ident>[A-Za-z_][A-Za-z0-9_.\-]*)|(?P<op>[!&|()])|(?P<end>\Z)|(?P<bad>.))", re.S)
+#: Deepest nesting of '!' and '(' accepted (the HOA parser's limit too): deeper input is refused, not a RecursionError.
+MAX_DEPTH = 100
 
 
 def parse_named(text: str, names: Sequence[str], *, field: str = "effect") -> Expr:
     """Parse a Boolean expression over identifiers (``!``, ``&``, ``|``, parentheses, ``t``, ``f``).
 
     Each identifier must be one of ``names``; it becomes ``Var(names.index(identifier))``. Errors name ``field``
-    and the column of the offending token.
+    and the column of the offending token; nesting deeper than :data:`MAX_DEPTH` is refused. Linear in the text.
     """
     index = {n: i for i, n in enumerate(names)}
+    shown = quote(text)
     tokens: list[tuple[str, int]] = []
     pos = 0
-    while pos < len(text):
-        if text[pos:].strip() == "":
-            break
+    while True:
         m = _TOKEN.match(text, pos)
-        if not m:
-            col = pos + len(text[pos:]) - len(text[pos:].lstrip()) + 1
-            raise Gf01Error(f"unexpected character {text[col - 1]!r} at column {col} in {text!r}", field=field)
-        tokens.append((m.group("ident") or m.group("op"), m.start(m.lastindex or 0) + 1))
+        assert m is not None  # the pattern ends with an any-character alternative
+        kind = m.lastgroup
+        if kind == "end":
+            break
+        col = m.start(kind) + 1
+        if kind == "bad":
+            raise Gf01Error(f"unexpected character {text[col - 1]!r} at column {col} in {shown}", field=field)
+        tokens.append((m.group(kind), col))
         pos = m.end()
     tokens.append(("", len(text) + 1))
     at = 0
 
+    depth = 0
+
     def fail(msg: str) -> Gf01Error:
         tok, col = tokens[at]
-        return Gf01Error(f"{msg} at column {col} in {text!r}" + (f" (found {tok!r})" if tok else ""), field=field)
+        found = f" (found {quote(tok)})" if tok else ""
+        return Gf01Error(f"{msg} at column {col} in {shown}{found}", field=field)
+
+    def deeper() -> None:
+        nonlocal depth
+        depth += 1
+        if depth > MAX_DEPTH:
+            raise fail(f"expression nested deeper than {MAX_DEPTH} levels of '!' and '('")
 
     def disjunction() -> Expr:
         nonlocal at
@@ -282,22 +296,29 @@ def parse_named(text: str, names: Sequence[str], *, field: str = "effect") -> Ex
     def negation() -> Expr:
         nonlocal at
         tok = tokens[at][0]
+        nonlocal depth
         if tok == "!":
+            deeper()
             at += 1
-            return Not(negation())
+            inner = Not(negation())
+            depth -= 1
+            return inner
         if tok == "(":
+            deeper()
             at += 1
             inner = disjunction()
             if tokens[at][0] != ")":
                 raise fail("expected ')'")
             at += 1
+            depth -= 1
             return inner
         if tok in ("t", "f") and tok not in index:
             at += 1
             return Const(tok == "t")
         if tok and tok not in "&|)":
             if tok not in index:
-                raise fail(f"unknown name {tok!r} (expected one of {', '.join(names) or 'nothing'})")
+                known = ", ".join(names[:20]) + (f", ... ({len(names)} in all)" if len(names) > 20 else "")
+                raise fail(f"unknown name {quote(tok)} (expected one of {known or 'nothing'})")
             at += 1
             return Var(index[tok])
         raise fail("expected a name, 't', 'f', '!' or '('")

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 
 import numpy as np
 
@@ -376,6 +377,29 @@ class MealyView:
         )
 
 
+def mealy_from_text(text: str, outputs: Sequence[str] | None = None, *, file: str | None = None) -> MealyView:
+    """The Mealy view of the single automaton in HOA ``text`` (outputs: ``outputs`` if given, else controllable-AP).
+
+    The one way from HOA to a Mealy view: every error names ``file`` (and the line and column for syntax errors).
+    """
+    from hoa.parser import parse
+
+    automata = parse(text, file)
+    if len(automata) != 1:
+        raise Gf01Error(f"a system is exactly one automaton; the HOA text holds {len(automata)}", file=file)
+    try:
+        return MealyView.from_automaton(automata[0], outputs)
+    except Gf01Error as err:
+        raise err.located(file) if file else err from None
+
+
+def load_mealy(path: str | Path, outputs: Sequence[str] | None = None) -> MealyView:
+    """The Mealy view of the single automaton in the HOA file at ``path`` (see :func:`mealy_from_text`)."""
+    from hoa.files import read_text
+
+    return mealy_from_text(read_text(path), outputs, file=str(path))
+
+
 def _edge_label(st: State, e: Edge, k: int, n_aps: int, implicit: bool) -> Expr:
     if e.label is not None:
         return e.label
@@ -401,4 +425,4 @@ def _or(a: Expr, b: Expr) -> Expr:
     return Or((a, b))
 
 
-__all__ = ["MAX_TABLE_CELLS", "MAX_TABLE_INPUTS", "MealyEdge", "MealyView"]
+__all__ = ["MAX_TABLE_CELLS", "MAX_TABLE_INPUTS", "MealyEdge", "MealyView", "load_mealy", "mealy_from_text"]

@@ -120,14 +120,9 @@ def parse(text: str, file: str | None = None) -> list[Automaton]:
 
 def parse_file(path: str | Path) -> list[Automaton]:
     """Parse and validate the HOA file at ``path`` (errors name the file)."""
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except UnicodeDecodeError as ex:
-        raise Gf01Error(f"not UTF-8 text: {ex.reason} at byte {ex.start}", file=str(path)) from None
-    except OSError as ex:
-        raise Gf01Error(f"cannot read: {ex.strerror or ex}", file=str(path)) from None
-    return parse(text, str(path))
+    from hoa.files import read_text
+
+    return parse(read_text(path), str(path))
 
 
 def iter_parse(text: str, file: str | None = None) -> Iterator[Automaton]:

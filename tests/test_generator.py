@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gf01_formal.complexity import hard_problem, window_of
+from gf01_formal.certificates import certificate_from_json
+from gf01_formal.complexity import window_of
 from gf01_formal.families.arbiters import arbiter_hoa
 from gf01_formal.families.traffic import traffic_hoa
 from gf01_formal.generator import (
@@ -23,7 +24,7 @@ from gf01_formal.generator import (
     summary,
 )
 from gf01_formal.instance_io import check_instance, load_bundle
-from gf01_formal.traces import atoms_from_json
+from gf01_formal.measure import hard_problem
 from hoa.errors import Gf01Error
 from solvers import api
 from solvers.canonical import timesteps
@@ -60,7 +61,7 @@ def test_every_stored_fact_is_what_the_solvers_say(bundle):
         cert = inst.certification
         assert cert is not None and not cert.base_achieves_effect
         assert not api.suff(p, ())
-        oracle_atoms = atoms_from_json(cert.oracle_certificate, p.system.inputs, p.horizon)
+        oracle_atoms = certificate_from_json(cert.oracle_certificate, p.system.inputs, p.horizon)
         assert api.valid(p, oracle_atoms) and len(timesteps(oracle_atoms)) <= p.budget_t
         best = api.oracle(p, p.budget_t)
         assert (best.eff_t, best.eff_a) == (cert.oracle_eff_t, cert.oracle_eff_a)
@@ -164,7 +165,7 @@ def test_generate_cli_with_cfg_and_split(tmp_path, capsys):
     assert all(i.meta.family == "counter" and 6 <= len(i.base_trace) <= 10 for i in b.instances)
     assert "wrote 3 instances" in capsys.readouterr().out
     assert main(["generate", "--count", "1", "--split", "holdout", "-o", str(out)]) == 2
-    assert "unknown split 'holdout'" in capsys.readouterr().err
+    assert "'holdout' is not one of 'public_dev', 'public_val', 'private_eval'" in capsys.readouterr().err
     cfg.write_text('{"families": [{"kind": "counter"}], "horizon": [1, 3]}')
     assert main(["generate", "--count", "1", "--cfg", str(cfg), "-o", str(out)]) == 2
     assert "horizon" in capsys.readouterr().err

@@ -9,14 +9,14 @@ import numpy as np
 from encoders.problem import Problem
 from gf01_formal.families.counters import counter_hoa
 from gf01_formal.greedy import effect_distance_table, greedy_certificate
-from gf01_formal.instance_io import hoa_text_view
 from gf01_formal.traces import parse_effect
+from hoa.mealy import mealy_from_text
 from solvers import api
 from solvers.canonical import timesteps
 
 
 def counter_problem(budget: int | None) -> Problem:
-    view = hoa_text_view(counter_hoa(6))
+    view = mealy_from_text(counter_hoa(6))
     effect = parse_effect("c0 & c1 & !c2", view.outputs)  # the counter shows 3
     return Problem(view, (0,) * 6, effect, 4, "hard", 1, budget, None)
 
@@ -45,7 +45,7 @@ def test_effect_distance_table():
 
 def test_greedy_answers_are_valid_on_random_counters():
     rng = np.random.Generator(np.random.PCG64(3))
-    view = hoa_text_view(counter_hoa(5))
+    view = mealy_from_text(counter_hoa(5))
     for _ in range(20):
         trace = tuple(int(x) for x in rng.integers(0, 4, size=8))
         effect = parse_effect("c2", view.outputs)

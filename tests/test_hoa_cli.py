@@ -40,9 +40,10 @@ def test_check_json_gives_one_object_per_file(capsys, tmp_path):
     stream.write_text('HOA: v1 States: 2 Start: 0&1 AP: 1 "a" controllable-AP: 0 Acceptance: 2 Inf(0) | Fin(!1)\n'
                       "--BODY-- State: 0 [0] 1 {0} State: 1 [t] 0&1 --END--\n"
                       "HOA: v1 Acceptance: 0 t\n--BODY--\nState: 0 [0] 0\n--END--\n")
-    code, out, _ = run(capsys, "hoa", "check", "--json", EX01, str(stream), str(tmp_path / "missing.hoa"))
-    assert code == 1
-    ex01, st, missing = (json.loads(line) for line in out.splitlines())
+    code, out, err = run(capsys, "hoa", "check", "--json", EX01, str(stream), str(tmp_path / "missing.hoa"))
+    assert code == 2  # a file that cannot be read is a user error, not a verdict on its contents
+    assert err == f"gf01: error: {tmp_path / 'missing.hoa'}: cannot read: No such file or directory\n"
+    ex01, st = (json.loads(line) for line in out.splitlines())
     assert ex01 == {
         "file": EX01, "ok": True, "error": None,
         "automata": [{"states": 2, "aps": 2, "acc_sets": 2, "acceptance": "Fin(0) & Inf(1)", "start": [[0]],
@@ -52,7 +53,6 @@ def test_check_json_gives_one_object_per_file(capsys, tmp_path):
     assert st["automata"] == [{"states": 2, "aps": 1, "acc_sets": 2, "acceptance": "Inf(0) | Fin(!1)",
                                "start": [[0, 1]], "controllable_ap": [0], "edges": 2}]
     assert st["error"]["line"] == 5 and st["error"]["col"] == 11 and "AP index 0" in st["error"]["message"]
-    assert missing["ok"] is False and missing["error"]["line"] is None and "cannot read" in missing["error"]["message"]
 
 
 def test_check_json_counts_match_the_corpus_index(capsys):

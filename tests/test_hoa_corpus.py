@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from gf01_formal.cli_hoa import automaton_summary
 from hoa import load_mealy, parse, parse_file, write
+from hoa.check import automaton_summary
 from hoa.errors import Gf01Error
 from hoa.label import evaluate, resolve
 from hoa.model import Automaton

@@ -7,12 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from gf01_formal.certificates import certificate_from_json
 from gf01_formal.cli import main
 from gf01_formal.families.arbiters import arbiter_hoa
 from gf01_formal.families.counters import counter_hoa
-from gf01_formal.importers import import_hoa_instance, import_peer_bundle
+from gf01_formal.importers import import_peer_bundle
 from gf01_formal.instance_io import instance_problem, load_bundle, load_instance
-from gf01_formal.traces import atoms_from_json
+from gf01_formal.sources import InstanceOptions, instance_from_hoa
 from hoa.errors import Gf01Error
 from solvers import api
 
@@ -39,7 +40,7 @@ def test_peer_ids_fields_and_tables_are_kept(peer_raw, peer_ours):
         aut = rec["automaton"]
         assert list(p.system.inputs) == aut["input_aps"] and list(p.system.outputs) == aut["output_aps"]
         assert (inst.t_star, inst.mode, inst.window) == (rec["t_star"], rec["mode"], rec["window_size"])
-        assert (inst.budget_timesteps, inst.budget_atoms) == (rec["budget_timestep"], rec["budget_atoms"])
+        assert (inst.budget_t, inst.budget_a) == (rec["budget_timestep"], rec["budget_atoms"])
         assert inst.effect == rec["effect_ap"] and inst.meta.id_scheme == "imported"
         assert inst.meta.source_fields["complexity"] == rec["complexity"]
         # Measured and certified by our solvers: the peer's optima are single atoms that the greedy baseline finds.
@@ -64,12 +65,12 @@ def test_peer_runs_get_the_same_answers(tmp_path, peer_ours):
     for row in rows:
         inst = load_instance(path, row["instance_id"])
         p = instance_problem(inst)
-        atoms = atoms_from_json(row["certificate"], p.system.inputs, p.horizon)
+        atoms = certificate_from_json(row["certificate"], p.system.inputs, p.horizon)
         assert api.suff(p, atoms) == row["suff"]
         assert api.min1(p, atoms) == row["min1"]
         assert api.valid(p, atoms) == row["valid"]
     inst = load_instance(path, "gf01-2306ebfa159a")
-    assert api.valid(instance_problem(inst), atoms_from_json([[3, "in2", 0]], inst.system.inputs))
+    assert api.valid(instance_problem(inst), certificate_from_json([[3, "in2", 0]], inst.system.inputs, 4))
 
 
 def test_bad_peer_bundle_names_the_field(tmp_path, peer_raw):
@@ -93,13 +94,13 @@ def test_bad_peer_bundle_names_the_field(tmp_path, peer_raw):
 
 def test_import_hoa_with_a_word_measures_and_certifies():
     text = counter_hoa(4)
-    inst = import_hoa_instance(text, trace="!inc&!rst;" * 5 + "!inc&!rst", effect="c0 & c1", t_star=4)
+    inst = instance_from_hoa(text, InstanceOptions(trace="!inc&!rst;" * 5 + "!inc&!rst", effect="c0 & c1", t_star=4))
     p = instance_problem(inst)
-    assert p.trace == (0,) * 6 and inst.budget_timesteps == 6 and inst.budget_atoms == 12
+    assert p.trace == (0,) * 6 and inst.budget_t == 6 and inst.budget_a == 12
     cert = inst.certification
     assert cert is not None and not cert.base_achieves_effect
     assert cert.oracle_eff_t == 3  # three increments before t*
-    assert api.valid(p, atoms_from_json(cert.oracle_certificate, p.system.inputs))
+    assert api.valid(p, certificate_from_json(cert.oracle_certificate, p.system.inputs, p.horizon))
     assert cert.gold_count == api.count(p, p.budget_t)
     assert inst.complexity is not None and inst.window == inst.complexity.window
 
@@ -110,7 +111,7 @@ def test_import_hoa_cli_with_json_trace_and_errors(tmp_path, capsys):
     trace = json.dumps([{"r0": 1, "r1": 0}, {"r0": 1, "r1": 0}, {"r0": 1, "r1": 1}])
     out = tmp_path / "i.json"
     args = ["import", "hoa", str(hoa), "--trace", trace, "--effect", "g1", "--t-star", "2", "--mode", "normal",
-            "--window", "1", "--budget", "2", "-o", str(out)]
+            "--window", "1", "--budget-t", "2", "-o", str(out)]
     assert main(args) == 0
     inst = load_instance(out)
     assert inst.mode == "normal" and inst.window == 1 and inst.system.kind == "hoa"

@@ -29,7 +29,6 @@ from gf01_formal.instances import (
     content_of,
     make_bundle,
     make_instance,
-    schema_documents,
 )
 from hoa.errors import Gf01Error
 from hoa.label import evaluate
@@ -52,8 +51,8 @@ def task(**over) -> dict:
         t_star=2,
         mode="hard",
         window=1,
-        budget_timesteps=2,
-        budget_atoms=2,
+        budget_t=2,
+        budget_a=2,
         meta=META,
     )
     base.update(over)
@@ -64,8 +63,8 @@ def test_content_hash_covers_the_task_fields_only():
     a = make_instance(**task())
     assert a.content_hash == sha256_hex(content_of(a.model_dump(mode="json")))
     assert a.instance_id == "gf01f-" + a.content_hash[:16]
-    assert set(CONTENT_FIELDS) == {"system", "base_trace", "effect", "t_star", "mode", "window", "budget_timesteps",
-                                   "budget_atoms"}
+    assert set(CONTENT_FIELDS) == {"system", "base_trace", "effect", "t_star", "mode", "window", "budget_t",
+                                   "budget_a"}
     # Split and meta do not change the identity; a task field does.
     b = make_instance(**task(split_id="public_val", meta=META.model_copy(update={"seed": 9})))
     assert b.instance_id == a.instance_id
@@ -105,8 +104,8 @@ def rehashed(data: dict) -> dict:
         (lambda d: d.update(effect="o & nope"), "effect", "unknown name 'nope'"),
         (lambda d: d.update(t_star=3), "t_star", "outside [0, 2]"),
         (lambda d: d.update(window=9), "window", "outside [0, 3]"),
-        (lambda d: d.update(budget_timesteps=0), "budget_timesteps", "outside [1, 3]"),
-        (lambda d: d.update(budget_atoms=4), "budget_atoms", "outside [1, 3]"),
+        (lambda d: d.update(budget_t=0), "budget_t", "outside [1, 3]"),
+        (lambda d: d.update(budget_a=4), "budget_a", "outside [1, 3]"),
         (lambda d: d["system"]["table"].update(next=[[0, 5], [0, 1]]), "system.table", "out of range"),
     ],
 )
@@ -183,9 +182,11 @@ def test_bundle_hash_over_instances_is_checked(tmp_path):
 
 
 def test_committed_json_schemas_match_the_code():
-    from gf01_formal.cli_instances import other_schemas
+    from gf01_formal import schemas
 
-    for name, doc in {**schema_documents(), **other_schemas()}.items():
+    docs = schemas.documents()
+    assert sorted(p.name for p in (ROOT / "docs" / "schemas").glob("*.json")) == sorted(docs)
+    for name, doc in docs.items():
         assert read_json(ROOT / "docs" / "schemas" / name) == doc, f"docs/schemas/{name} is stale: gf01 export-schemas"
     Instance.model_json_schema()  # exported from the same models the loader validates with
 

@@ -10,8 +10,6 @@ from hypothesis import strategies as st
 
 from gf01_formal.artifacts import canonical_json, read_json, sha256_hex, write_json_atomic
 from gf01_formal.traces import (
-    atoms_from_json,
-    atoms_to_json,
     effect_text,
     parse_effect,
     parse_trace,
@@ -97,18 +95,22 @@ def test_effect_text_round_trips_over_output_names():
 
 
 def test_certificate_atoms_structural_checks():
-    assert atoms_from_json([[3, "c", 0], [1, "a", 1]], INPUTS, 5) == ((3, 2, 0), (1, 0, 1))
-    assert atoms_to_json(((3, 2, 0), (1, 0, 1)), INPUTS) == [[1, "a", 1], [3, "c", 0]]
+    from gf01_formal.certificates import certificate_from_json, certificate_to_json
+
+    assert certificate_from_json([[3, "c", 0], [1, "a", 1]], INPUTS, 5) == ((1, 0, 1), (3, 2, 0))
+    assert certificate_to_json(((3, 2, 0), (1, 0, 1)), INPUTS) == [[1, "a", 1], [3, "c", 0]]
     for bad, msg in [
         ([[5, "a", 1]], "outside"),
-        ([[0, "z", 1]], "unknown input"),
+        ([[0, "z", 1]], "is not an input"),
         ([[0, "a", 2]], "0 or 1"),
         ([[0, "a", 1], [0, "a", 0]], "second atom"),
         ([[0, "a"]], "expected"),
         ({"t": 0}, "JSON list"),
+        ([[0, "a", 1], [0, "a", 1]], "second atom"),
+        ([[True, "a", 1]], "not an integer"),
     ]:
         with pytest.raises(Gf01Error, match=msg):
-            atoms_from_json(bad, INPUTS, 5)
+            certificate_from_json(bad, INPUTS, 5)
 
 
 def test_atomic_write_gives_a_readable_file_and_keeps_the_mode(tmp_path):

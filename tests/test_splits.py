@@ -39,7 +39,7 @@ def synthetic(n: int) -> list[Instance]:
                         effect_depth=knob, oracle_eff_t=knob, gold_count=knob, z=z, window=1)
         out.append(make_instance(
             system=system, base_trace=[{"a": (k >> b) & 1} for b in range(10)], effect="o", t_star=9,
-            mode="normal" if k % 3 == 0 else "hard", window=1, budget_timesteps=1, budget_atoms=1,
+            mode="normal" if k % 3 == 0 else "hard", window=1, budget_t=1, budget_a=1,
             complexity=cx, meta=Meta(generator_version="test", provenance="generated", id_scheme="content"),
         ))
     return out

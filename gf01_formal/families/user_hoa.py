@@ -18,6 +18,8 @@ import numpy as np
 from gf01_formal.families.base import FamilySystem, draw_float
 from gf01_formal.instances import System
 from hoa.errors import Gf01Error
+from hoa.files import read_text
+from hoa.mealy import mealy_from_text
 
 DEFAULTS: dict[str, Any] = {"trace_density": [0.2, 0.5]}
 
@@ -42,11 +44,9 @@ def build(rng: np.random.Generator, params: dict[str, Any], level: float) -> Fam
     files = hoa_files(params["path"])
     f = files[int(rng.integers(len(files)))]
     density = draw_float(rng, {**DEFAULTS, **params}, "trace_density", DEFAULTS["trace_density"])
-    text = f.read_text(encoding="utf-8")
-    from gf01_formal.instance_io import hoa_text_view
-
+    text = read_text(f)
     try:
-        view = hoa_text_view(text, None, file=str(f))
+        view = mealy_from_text(text, None, file=str(f))
         system = System(kind="hoa", inputs=list(view.inputs), outputs=list(view.outputs), hoa=text)
         system_view(system)  # input-completeness, named in the error
     except Gf01Error as ex:

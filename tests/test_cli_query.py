@@ -1,4 +1,5 @@
-"""The verify / enumerate / oracle commands on the example arbiter controller, and the certificate checks."""
+"""The verify / enumerate / oracle / cnf commands on the example arbiter controller, the certificate parser and
+scores, and the one way from an HOA file to a problem (query commands and ``import hoa`` agree)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 
 from gf01_formal.certificates import parse_certificate, score
 from gf01_formal.cli import main
-from gf01_formal.cli_solve import problem_from_flags
+from gf01_formal.sources import InstanceOptions, open_instance
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "gf01_formal" / "examples"
 HOA = str(EXAMPLES / "arbiter.hoa")
@@ -52,6 +53,11 @@ def test_verify_malformed_certificate_scores_false_with_reasons(capsys: pytest.C
         "atom 2: 'zz' is not an input (inputs: r0, r1)",
         "atom 2: value 2 must be 0 or 1",
     ]
+    # The atoms count as submitted, so a malformed answer never ranks above an honest one of the same size.
+    assert (rec["eff_t"], rec["eff_a"], rec["kappa"]) == (2, 3, [0, 0, -2, -3])
+    assert main(["verify", HOA, str(EXAMPLES / "arbiter_cert_malformed.json"), *FLAGS]) == 0
+    out = capsys.readouterr().out
+    assert '[[3, "r0", 1], [3, "r0", 0], [9, "zz", 2]]' in out  # both conflicting atoms are shown
 
 
 def test_verify_over_budget(capsys: pytest.CaptureFixture[str]) -> None:
@@ -66,8 +72,8 @@ def test_enumerate_lists_all_in_canonical_order(capsys: pytest.CaptureFixture[st
     rec = run_json(capsys, "enumerate", HOA, "--backend", backend, "--limit", "2")
     assert rec == {"count": 4, "certificates": ALL[:2]}
     rec = run_json(capsys, "enumerate", HOA, "--backend", backend, "--count", "--budget-t", "1")
-    assert rec == {"count": 1, "certificates": []}
-    rec = run_json(capsys, "enumerate", HOA, "--backend", backend, "--no-budget", "--budget-t", "1")
+    assert rec == {"count": 1}
+    rec = run_json(capsys, "enumerate", HOA, "--backend", backend, "--unbounded", "--budget-t", "1")
     assert rec["count"] == 4
 
 
@@ -75,15 +81,22 @@ def test_enumerate_lists_all_in_canonical_order(capsys: pytest.CaptureFixture[st
 def test_oracle(capsys: pytest.CaptureFixture[str], backend: str) -> None:
     rec = run_json(capsys, "oracle", HOA, "--backend", backend)
     assert rec == {"certificate": ALL[0], "eff_t": 1, "eff_a": 2, "optimal": True}
-    rec = run_json(capsys, "oracle", HOA, "--backend", backend, "--budget-t", "0")
+    assert main(["oracle", HOA, *FLAGS[:3], "g0 & g1", "--backend", backend, "--json"]) == 0  # never both granted
+    rec = json.loads(capsys.readouterr().out)
     assert rec == {"certificate": None, "eff_t": None, "eff_a": None, "optimal": True}
+    assert main(["oracle", HOA, *FLAGS[:3], "g0 & g1"]) == 0
+    assert "no valid certificate within B_T = 4 (proven)" in capsys.readouterr().out
+    assert main(["oracle", HOA, *FLAGS, "--budget-t", "0"]) == 2
+    assert "B_T = 0 is outside [1, 4]" in capsys.readouterr().err
 
 
 def test_readable_output_and_unknown_exit_status(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["oracle", HOA, *FLAGS]) == 0
     assert "Eff_t = 1, Eff_a = 2, optimal (proven)" in capsys.readouterr().out
     assert main(["enumerate", HOA, *FLAGS, "--backend", "sat", "--seconds", "0"]) == 3
-    assert capsys.readouterr().out.startswith("unknown (time limit 0.0 s")
+    assert "unknown (time limit 0.0 s" in capsys.readouterr().out
+    assert main(["verify", HOA, str(EXAMPLES / "arbiter_cert_valid.json"), *FLAGS, "--subset-min", "--seconds",
+                 "0"]) == 3
 
 
 def test_bad_flags_are_one_line_errors(capsys: pytest.CaptureFixture[str]) -> None:
@@ -96,25 +109,36 @@ def test_bad_flags_are_one_line_errors(capsys: pytest.CaptureFixture[str]) -> No
 
 def test_json_trace_and_defaults() -> None:
     trace = json.dumps([{"r0": 1, "r1": 0}, {"r0": 0, "r1": 1}])
-    p = problem_from_flags(HOA, trace, "g1", None, "normal", 1, 2, None)
+    _, p = open_instance(HOA, options=InstanceOptions(trace=trace, effect="g1", mode="normal", window=1, budget_t=2))
     assert p.trace == (1, 2) and p.t_star == 1 and p.mode == "normal" and p.budget_t == 2
+    _, p = open_instance(HOA, options=InstanceOptions(trace=FLAGS[1], effect="g0"))
+    assert (p.t_star, p.mode, p.budget_t, p.budget_a) == (3, "hard", 4, 8)  # T-1, hard, T, T x |AP_in|
 
 
 def test_parse_certificate_and_score_directly() -> None:
-    p = problem_from_flags(HOA, FLAGS[1], "g0", None, "hard", 1, None, None)
-    atoms, errors = parse_certificate([[3, "r1", 0], [3, "r0", 1]], p.system.inputs, p.horizon, None)
-    assert atoms == ((3, 1, 0), (3, 0, 1)) and errors == []
-    assert score(p, atoms)["valid"]
+    _, p = open_instance(HOA, options=InstanceOptions(trace=FLAGS[1], effect="g0"))
+    names = p.system.inputs
+    parsed = parse_certificate([[3, "r1", 0], [3, "r0", 1]], names, horizon=p.horizon, budget_t=None)
+    assert parsed.atoms == ((3, 0, 1), (3, 1, 0)) and parsed.errors == ()
+    assert score(p, parsed).valid
     # (2, r1, 0) restates the base value: allowed, and it breaks Min1
-    atoms, errors = parse_certificate([[3, "r1", 0], [3, "r0", 1], [2, "r1", 0]], p.system.inputs, p.horizon, None)
-    rec = score(p, atoms, errors)
-    assert errors == [] and rec["suff"] and not rec["min1"]
-    assert parse_certificate([[1.0, "r0", 1], [True, "r0", 0], ["x"]], p.system.inputs, p.horizon, None) == ((), [
+    parsed = parse_certificate([[3, "r1", 0], [3, "r0", 1], [2, "r1", 0]], names, horizon=p.horizon, budget_t=None)
+    rec = score(p, parsed)
+    assert parsed.errors == () and rec.suff and not rec.min1
+    bad = parse_certificate([[1.0, "r0", 1], [True, "r0", 0], ["x"]], names, horizon=p.horizon, budget_t=None)
+    assert bad.atoms == () and bad.errors == (
         "atom 0: time 1.0 is not an integer", "atom 1: time True is not an integer",
-        "atom 2: expected [t, \"input\", v], got ['x']"])
-    assert parse_certificate({"t": 1}, p.system.inputs, p.horizon, None)[1] == [
-        'a certificate is a JSON list of [t, "input", v] atoms'
-    ]
+        "atom 2: expected [t, \"input\", v], got ['x']")
+    assert (bad.eff_t, bad.eff_a) == (3, 3)  # 1.0, true and the entry without a time are three timesteps
+    assert parse_certificate({"t": 1}, names, horizon=p.horizon, budget_t=None).errors == (
+        'a certificate is a JSON list of [t, "input", v] atoms, not an object',
+    )
+    # Min1 follows Definition 11 literally: an insufficient certificate whose every removal is insufficient is Min1.
+    lone = score(p, parse_certificate([[0, "r1", 1]], names, horizon=p.horizon, budget_t=None))
+    assert (lone.suff, lone.min1, lone.valid, lone.kappa) == (False, True, False, (0, 0, -1, -1))
+    # A malformed certificate never outranks an honest one with as many atoms.
+    malformed = score(p, parse_certificate([[0, "r9", 1]], names, horizon=p.horizon, budget_t=None))
+    assert malformed.kappa <= lone.kappa
 
 
 def test_cnf_writes_dimacs_whose_flip_models_are_m_of_i(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -134,35 +158,46 @@ def test_cnf_writes_dimacs_whose_flip_models_are_m_of_i(tmp_path: Path, capsys: 
             s.add_clause([-v if model[v - 1] > 0 else v for v in names])
     assert sorted(found) == sorted(sorted((t, a) for t, a, _ in c) for c in ALL)
     assert main(["cnf", HOA, str(out), *FLAGS, "--query", "nope"]) == 2
+    assert main(["cnf", HOA, str(tmp_path / "missing" / "dir" / "x.cnf"), *FLAGS]) == 0  # parents are created
+
+
+@pytest.mark.parametrize("extra", [[], ["--mode", "normal"], ["--mode", "normal", "--window", "2", "--budget-t", "2"]])
+def test_queries_on_an_hoa_file_and_on_its_import_agree(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str]
+) -> None:
+    """One way from an HOA file to a problem: the same defaults (t* = T-1, B_T = T, window w(I)) either way."""
+    inst = str(tmp_path / "arbiter.json")
+    assert main(["import", "hoa", HOA, "-o", inst, *FLAGS, *extra]) == 0
+    capsys.readouterr()
+    for args in (["enumerate", inst, "--backend", "sat"], ["oracle", inst], ["enumerate", inst, "--count"]):
+        assert main([*args, "--json"]) == 0
+        direct = json.loads(capsys.readouterr().out)
+        assert main([*args[:1], HOA, *args[2:], *FLAGS, *extra, "--json"]) == 0
+        assert direct == json.loads(capsys.readouterr().out)
 
 
 def test_instance_files_are_accepted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     inst = str(tmp_path / "arbiter.json")
     assert main(["import", "hoa", HOA, "-o", inst, *FLAGS, "--t-star", "3"]) == 0
     capsys.readouterr()
-    for args in (["enumerate", inst, "--backend", "sat"], ["oracle", inst]):
-        assert main([*args, "--json"]) == 0
-        direct = json.loads(capsys.readouterr().out)
-        assert main([*args[:1], HOA, *args[2:], *FLAGS, "--budget-t", "4", "--json"]) == 0
-        assert direct == json.loads(capsys.readouterr().out)
     assert main(["verify", inst, str(EXAMPLES / "arbiter_cert_valid.json"), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["valid"] is True
     assert main(["oracle", inst, "--effect", "g1"]) == 2
-    assert "--effect apply to HOA files only" in capsys.readouterr().err
+    assert "apply to HOA files only" in capsys.readouterr().err
     assert main(["oracle", inst, "--id", "nope"]) == 2
-    assert "not nope" in capsys.readouterr().err
+    assert "not 'nope'" in capsys.readouterr().err
 
 
 def test_verify_best_match_on_the_bundled_instance(capsys: pytest.CaptureFixture[str]) -> None:
     """verify --best-match (symbolic, bdd) agrees with ranking the SAT backend's complete M_B(I), and by hand."""
-    from gf01_formal.instance_io import instance_problem, load_instance
     from solvers import api
 
     inst, cert = str(EXAMPLES / "arbiter_priority.json"), str(EXAMPLES / "arbiter_priority_cert.json")
-    problem = instance_problem(load_instance(inst))
-    atoms, errors = parse_certificate(json.loads(Path(cert).read_text()), problem.system.inputs,
-                                      problem.horizon, problem.budget_t)
-    assert not errors
+    _, problem = open_instance(inst)
+    parsed = parse_certificate(json.loads(Path(cert).read_text()), problem.system.inputs, horizon=problem.horizon,
+                               budget_t=problem.budget_t)
+    atoms = parsed.atoms
+    assert not parsed.errors
     assert main(["verify", inst, cert, "--best-match", "--json"]) == 0
     got = json.loads(capsys.readouterr().out)["best_match"]
     want = api.best_match(problem, atoms, problem.budget_t, "sat")
@@ -172,3 +207,28 @@ def test_verify_best_match_on_the_bundled_instance(capsys: pytest.CaptureFixture
         assert got[key] == pytest.approx(getattr(want, key))
     # 2 of the agent's 3 atoms are the gold's 2 atoms; both touch steps {20, 21}.
     assert (got["ap_precision"], got["ap_recall"], got["ts_f1"]) == (pytest.approx(2 / 3), 1.0, 1.0)
+
+
+def test_verify_many_certificates_in_one_process(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--certs: one JSON line per certificate, in order, the same records as one verify per certificate."""
+    inst = str(EXAMPLES / "arbiter_priority.json")
+    lines = [json.dumps({"certificate": c}) for c in (
+        [[20, "r2", 1], [21, "r2", 1]], [[20, "r2", 1]], [[21, "zz", 1]], [[20, "r3", 1], [21, "r3", 1]], [])]
+    certs = tmp_path / "certs.jsonl"
+    certs.write_text("\n".join(lines) + "\n\n")
+    assert main(["verify", inst, "--certs", str(certs), "--json"]) == 0
+    got = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["line"] for r in got] == [1, 2, 3, 4, 5]
+    for r, line in zip(got, lines, strict=True):
+        one = tmp_path / "one.json"
+        one.write_text(json.dumps(json.loads(line)["certificate"]))
+        assert main(["verify", inst, str(one), "--json"]) == 0
+        single = json.loads(capsys.readouterr().out)
+        assert {k: v for k, v in r.items() if k not in ("line", "instance_id")} == single
+    assert [r["valid"] for r in got] == [True, False, False, True, False]
+    certs.write_text(lines[0] + "\nnot json\n")
+    assert main(["verify", inst, "--certs", str(certs)]) == 2
+    err = capsys.readouterr().err
+    assert f"{certs}:2:" in err and err.count("\n") == 1
+    assert main(["verify", inst]) == 2
+    assert "give one certificate" in capsys.readouterr().err

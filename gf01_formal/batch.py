@@ -1,0 +1,111 @@
+"""Scoring many certificates in one process (``gf01 verify INSTANCE --certs FILE``): each instance's Problem is built
+once, and the certificates of a chunk of lines are simulated together (:func:`gf01_formal.certificates.score_many`).
+
+Input lines are JSON objects ``{"instance_id": ID, "certificate": [[t, "input", v], ...]}`` (``instance_id`` may be
+left out when INSTANCE holds one instance); blank lines are skipped. Output records come in input order, each with
+its ``line`` number. A line that is not such an object is a user error naming the file and line; a malformed
+certificate is scored (false, with its reasons), as everywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from encoders.problem import Problem
+from gf01_formal.artifacts import parse_json
+from gf01_formal.certificates import ParsedCertificate, best_match_record, parse_certificate, score, score_many
+from gf01_formal.instance_io import check_instance, parse_artifact
+from gf01_formal.instances import Instance
+from gf01_formal.sources import is_hoa_text, open_instance
+from hoa.errors import Gf01Error, quote
+from hoa.files import read_text
+from solvers.limits import Limits
+
+#: Lines scored together (one vectorised simulation per instance per chunk).
+CHUNK = 4096
+
+
+def verify_lines(
+    source: str,
+    lines: Iterable[str],
+    options: Any = None,
+    *,
+    file: str,
+    instance_id: str | None = None,
+    subset_min: bool = False,
+    best_match: bool = False,
+    backend: str | None = None,
+    limits: Callable[[], Limits | None] = lambda: None,
+) -> Iterator[dict[str, Any]]:
+    """One score record per certificate line of ``lines`` (read from ``file``), against the instances of ``source``.
+
+    ``limits`` gives the limits of each optional diagnostic (SubsetMin, best match) when it starts.
+    """
+    text = read_text(source)
+    if is_hoa_text(text) or options is not None:
+        inst, problem = open_instance(source, instance_id, options)
+        instances: dict[str, Instance] = {inst.instance_id: inst}
+        problems: dict[str, Problem] = {inst.instance_id: problem}
+    else:
+        art = parse_artifact(parse_json(text, file=source), file=source, check_all=False)
+        listed = [art] if isinstance(art, Instance) else list(art.instances)
+        instances = {i.instance_id: i for i in listed}
+        problems = {}
+    only = next(iter(instances)) if len(instances) == 1 else instance_id
+
+    def problem_of(iid: str) -> Problem:
+        if iid not in problems:
+            problems[iid] = check_instance(instances[iid], file=source)
+        return problems[iid]
+
+    chunk: list[tuple[int, str, ParsedCertificate]] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        iid, data = _entry(line, number, file, only)
+        if iid not in instances:
+            raise Gf01Error(f"no instance {quote(iid, 60)} in {quote(source, 200, bare=True)}", file=file,
+                            line=number, field="instance_id")
+        p = problem_of(iid)
+        chunk.append((number, iid, parse_certificate(data, p.system.inputs, horizon=p.horizon, budget_t=p.budget_t)))
+        if len(chunk) >= CHUNK:
+            yield from _score_chunk(chunk, problem_of, subset_min, best_match, backend, limits)
+            chunk = []
+    yield from _score_chunk(chunk, problem_of, subset_min, best_match, backend, limits)
+
+
+def _entry(line: str, number: int, file: str, only: str | None) -> tuple[str, Any]:
+    try:
+        obj = parse_json(line)
+    except Gf01Error as ex:
+        raise Gf01Error(ex.message, file=file, line=number) from None
+    if not isinstance(obj, dict) or "certificate" not in obj:
+        raise Gf01Error('expected an object {"instance_id": ID, "certificate": [...]}', file=file, line=number)
+    iid = obj.get("instance_id", only)
+    if not isinstance(iid, str):
+        raise Gf01Error("instance_id: a string naming an instance of INSTANCE is needed", file=file, line=number)
+    return iid, obj["certificate"]
+
+
+def _score_chunk(
+    chunk: list[tuple[int, str, ParsedCertificate]],
+    problem_of: Callable[[str], Problem],
+    subset_min: bool,
+    best_match: bool,
+    backend: str | None,
+    limits: Callable[[], Limits | None],
+) -> Iterator[dict[str, Any]]:
+    scores: dict[int, Any] = {}
+    if backend in (None, "explicit") and not subset_min:
+        for iid in sorted({iid for _, iid, _ in chunk}):
+            mine = [(n, c) for n, i, c in chunk if i == iid]
+            for (n, _), s in zip(mine, score_many(problem_of(iid), [c for _, c in mine]), strict=True):
+                scores[n] = s
+    for number, iid, cert in chunk:
+        p = problem_of(iid)
+        s = scores.get(number) or score(p, cert, subset_min=subset_min, backend=backend, limits=limits())
+        record = {"line": number, "instance_id": iid, **s.to_json()}
+        if best_match:
+            record["best_match"] = best_match_record(p, cert, backend=backend, limits=limits())
+        yield record

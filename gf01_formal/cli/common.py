@@ -1,0 +1,183 @@
+"""What every command shares: the option declarations (one spelling and one meaning each), the INSTANCE argument,
+the time budget of ``--seconds``, and plain-text or JSON output.
+
+Every command is a few lines: parse options, call one library function, print its result (:func:`emit`).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import typer
+import typer.core
+
+from encoders.problem import Problem
+from gf01_formal.instances import Instance
+from hoa.errors import Gf01Error
+from solvers.api import BACKENDS
+from solvers.limits import Limits
+
+# typer prints each argument's Python type after its metavar ("CERT <str>"); our metavars already say what it is.
+typer.core.TyperArgument.display_type_rich = lambda self, ctx: None  # type: ignore[method-assign]
+
+BackendName = Literal["explicit", "sat", "bdd", "bdd-autoref"]
+assert set(BackendName.__args__) == set(BACKENDS)  # type: ignore[attr-defined]
+
+# -- the INSTANCE argument and the instance options (HOA files only) -----------------------------------------------
+
+InstanceArg = Annotated[
+    str,
+    typer.Argument(
+        metavar="INSTANCE",
+        help="An instance file, a bundle (pick one instance with --id), or an HOA file (a Mealy controller) with the "
+        "instance options --trace/--trace-file and --effect.",
+        show_default=False,
+    ),
+]
+IdOpt = Annotated[str | None, typer.Option("--id", metavar="ID", help="The instance to use from a bundle.")]
+TraceOpt = Annotated[
+    str | None,
+    typer.Option("--trace", metavar="TRACE", help="HOA files: the base trace, a word like 'r0&!r1;!r0&r1' (one letter "
+                 "per step, every input named) or a JSON list of {input: 0|1} objects."),
+]
+TraceFileOpt = Annotated[
+    Path | None, typer.Option("--trace-file", metavar="FILE", help="HOA files: read the base trace from FILE.")
+]
+EffectOpt = Annotated[
+    str | None, typer.Option("--effect", metavar="EXPR", help="HOA files: the effect, e.g. 'g0 & !busy'.")
+]
+TStarOpt = Annotated[
+    int | None, typer.Option("--t-star", metavar="N", min=0, help="HOA files: the target step t* (default: T-1).")
+]
+ModeOpt = Annotated[
+    Literal["hard", "normal"] | None,
+    typer.Option("--mode", help="HOA files: hard (the effect at t*) or normal (somewhere in [t*-w, t*]); "
+                 "default: hard."),
+]
+WindowOpt = Annotated[
+    int | None,
+    typer.Option("--window", metavar="W", min=1, help="HOA files, normal mode: the window w (default: w(I) of "
+                 "DEC-014b, measured from the instance)."),
+]
+BudgetTOpt = Annotated[
+    int | None,
+    typer.Option("--budget-t", metavar="N", help="HOA files: B_T, the most distinct timesteps a certificate "
+                 "may touch (default: T)."),
+]
+BudgetAOpt = Annotated[
+    int | None,
+    typer.Option("--budget-a", metavar="N", min=1, help="HOA files: B_A, the atom budget of the play protocol "
+                 "(default: T x |AP_in|)."),
+]
+OutputsOpt = Annotated[
+    str | None,
+    typer.Option("--outputs", metavar="A,B", help="HOA files without controllable-AP: the output APs."),
+]
+
+# -- shared options ----------------------------------------------------------------------------------------------
+
+SecondsOpt = Annotated[
+    float | None,
+    typer.Option("--seconds", metavar="S", min=0.0, help="Time limit for the whole command; past it the answer is "
+                 "'unknown' (exit 3), never a guess."),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON (one object per line).")]
+BackendOpt = Annotated[
+    BackendName | None,
+    typer.Option("--backend", metavar="NAME", help="Solver backend: explicit, sat, bdd or bdd-autoref (default: each "
+                 "query's natural one, docs/solvers.md)."),
+]
+UnboundedOpt = Annotated[
+    bool, typer.Option("--unbounded", help="M(I) rather than M_B(I): certificates may exceed B_T.")
+]
+OutputOpt = Annotated[Path, typer.Option("-o", "--output", metavar="FILE", help="Where to write (atomically).")]
+
+
+def instance_options(
+    trace: str | None,
+    trace_file: Path | None,
+    effect: str | None,
+    t_star: int | None,
+    mode: str | None,
+    window: int | None,
+    budget_t: int | None,
+    budget_a: int | None,
+    outputs: str | None,
+) -> Any:
+    """The InstanceOptions the flags give, or None when none was given (an instance file needs none)."""
+    from gf01_formal.sources import InstanceOptions
+
+    given = [trace, trace_file, effect, t_star, mode, window, budget_t, budget_a, outputs]
+    if all(v is None for v in given):
+        return None
+    if trace is not None and trace_file is not None:
+        raise Gf01Error("give the base trace once: --trace or --trace-file, not both", field="--trace")
+    if trace_file is not None:
+        from hoa.files import read_text
+
+        trace = read_text(trace_file)
+    names = tuple(o.strip() for o in outputs.split(",") if o.strip()) if outputs is not None else None
+    return InstanceOptions(trace=trace, effect=effect, t_star=t_star, mode=mode or "hard", window=window,
+                           budget_t=budget_t, budget_a=budget_a, outputs=names)
+
+
+def open_instance(path: str, instance_id: str | None, options: Any, deadline: Deadline) -> tuple[Instance, Problem]:
+    """The INSTANCE argument's instance and Problem (:func:`gf01_formal.sources.open_instance`)."""
+    from gf01_formal.sources import open_instance as open_
+
+    return open_(path, instance_id, options, count_limits=deadline.limits())
+
+
+class Deadline:
+    """The time budget of one command (``--seconds``): every query it runs gets what is left of it."""
+
+    def __init__(self, seconds: float | None) -> None:
+        self.deadline = None if seconds is None else time.monotonic() + seconds
+
+    def limits(self) -> Limits | None:
+        """Limits for the next query: the seconds left (None when the command has no time limit)."""
+        if self.deadline is None:
+            return None
+        return Limits(seconds=max(0.0, self.deadline - time.monotonic()))
+
+
+def check_output(path: Path | str) -> Path:
+    """Refuse an unwritable output before any work is done (:func:`gf01_formal.artifacts.check_output`)."""
+    from gf01_formal.artifacts import check_output as check
+
+    return check(path)
+
+
+# -- output ------------------------------------------------------------------------------------------------------
+
+
+def emit(record: dict[str, Any], as_json: bool, human: Callable[[dict[str, Any]], Iterable[str]]) -> None:
+    """Print ``record`` as one JSON line, or as the lines ``human`` makes of it."""
+    if as_json:
+        print(json.dumps(record, sort_keys=True), flush=True)
+        return
+    for line in human(record):
+        print(line)
+    sys.stdout.flush()
+
+
+def rows(pairs: Iterable[tuple[str, Any]]) -> list[str]:
+    """Key/value pairs as aligned lines: ``key   value``."""
+    items = [(k, _text(v)) for k, v in pairs]
+    width = max((len(k) for k, _ in items), default=0)
+    return [f"{k.ljust(width)}  {v}" for k, v in items]
+
+
+def _text(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    if isinstance(v, list | tuple):
+        return "[" + ", ".join(_text(x) for x in v) + "]"
+    return "-" if v is None else str(v)

@@ -1,0 +1,251 @@
+"""Commands that make and manage instances: ``generate``, ``import peer``, ``import hoa``, ``split``,
+``split-policy-check``, ``export-schemas``. Every output path is checked before the work starts."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import typer
+
+from gf01_formal.cli.common import (
+    BudgetAOpt,
+    BudgetTOpt,
+    Deadline,
+    EffectOpt,
+    JsonOpt,
+    ModeOpt,
+    OutputOpt,
+    OutputsOpt,
+    SecondsOpt,
+    TraceFileOpt,
+    TraceOpt,
+    TStarOpt,
+    WindowOpt,
+    check_output,
+    emit,
+    instance_options,
+)
+
+import_app = typer.Typer(help="Import instances from other formats.", no_args_is_help=True, rich_markup_mode=None,
+                         context_settings={"max_content_width": 100})
+
+SplitName = Literal["public_dev", "public_val", "private_eval"]
+MeasureOpt = Annotated[
+    bool,
+    typer.Option("--measure/--no-measure", help="Measure the complexity knobs and certify with the exact solvers."),
+]
+
+
+def generate_cmd(
+    output: OutputOpt,
+    seed: Annotated[int, typer.Option("--seed", metavar="N", min=0, help="The generator seed.")] = 0,
+    count: Annotated[int, typer.Option("--count", metavar="N", min=0, help="Number of instance slots.")] = 200,
+    cfg: Annotated[
+        Path | None, typer.Option("--cfg", metavar="FILE", help="Generator config JSON (docs/instances.md).")
+    ] = None,
+    split: Annotated[SplitName | None, typer.Option("--split", help="Label every instance with a split.")] = None,
+    jobs: Annotated[
+        int, typer.Option("--jobs", metavar="N", min=1, help="Worker processes (the output does not depend on it).")
+    ] = 2,
+    json_out: JsonOpt = False,
+) -> None:
+    """Generate a bundle of solver-certified instances (bit-identical for the same seed, cfg and version)."""
+    from gf01_formal.artifacts import read_json
+    from gf01_formal.generator import generate, load_config, summary
+    from gf01_formal.instance_io import save_artifact
+
+    check_output(output)
+    config = load_config(read_json(cfg) if cfg else None, file=str(cfg) if cfg else None)
+    with _progress("generate", count) as advance:
+        bundle = generate(seed, count, config, split_id=split, jobs=jobs, progress=advance)
+    save_artifact(output, bundle)
+    info = summary(bundle)
+    record = {"file": str(output), **info, "skipped_slots": [s.model_dump(mode="json") for s in bundle.skipped]}
+
+    def human(r: dict[str, Any]) -> list[str]:
+        import json
+
+        lines = [f"wrote {r['instances']} instances to {r['file']} ({r['skipped']} slots skipped)"]
+        lines += [f"skipped slot {s['slot']}: {json.dumps(s['reasons'], sort_keys=True)}" for s in r["skipped_slots"]]
+        keys = ("oracle_eff_t", "windows", "modes", "families", "single_timestep_fraction", "single_atom_fraction",
+                "greedy_fraction")
+        lines.append(json.dumps({k: r[k] for k in keys}, sort_keys=True))
+        return lines
+
+    emit(record, json_out, human)
+
+
+class _progress:
+    """A progress bar on stderr when it is a terminal (rich, imported only here); silent otherwise."""
+
+    def __init__(self, label: str, total: int) -> None:
+        self.label, self.total = label, total
+
+    def __enter__(self) -> Any:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        console = Console(stderr=True)
+        self.bar = Progress(TextColumn(self.label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                            console=console, disable=not console.is_terminal, transient=True)
+        self.bar.__enter__()
+        task = self.bar.add_task(self.label, total=self.total)
+        return lambda done: self.bar.update(task, completed=done)
+
+    def __exit__(self, *exc: object) -> None:
+        self.bar.__exit__(*exc)
+
+
+def import_peer_cmd(
+    bundle: Annotated[
+        Path, typer.Argument(metavar="BUNDLE", help="A peer gf01.instance_bundle.v1 file.", show_default=False)
+    ],
+    output: OutputOpt,
+    measure: MeasureOpt = True,
+    json_out: JsonOpt = False,
+) -> None:
+    """Import the peer implementation's instance bundle, keeping its instance ids."""
+    from gf01_formal.importers import import_peer_bundle
+    from gf01_formal.instance_io import save_artifact
+
+    check_output(output)
+    ours = import_peer_bundle(bundle, measure=measure)
+    save_artifact(output, ours)
+    record = {"file": str(output), "instances": len(ours.instances),
+              "instance_ids": [i.instance_id for i in ours.instances]}
+    emit(record, json_out, lambda r: [f"imported {r['instances']} instances to {r['file']}"])
+
+
+def import_hoa_cmd(
+    system: Annotated[
+        Path, typer.Argument(metavar="SYSTEM", help="An HOA file with one Mealy controller.", show_default=False)
+    ],
+    output: OutputOpt,
+    trace: TraceOpt = None,
+    trace_file: TraceFileOpt = None,
+    effect: EffectOpt = None,
+    t_star: TStarOpt = None,
+    mode: ModeOpt = None,
+    window: WindowOpt = None,
+    budget_t: BudgetTOpt = None,
+    budget_a: BudgetAOpt = None,
+    outputs: OutputsOpt = None,
+    measure: MeasureOpt = True,
+    seconds: SecondsOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Make an instance from any Mealy HOA file (e.g. an ltlsynt controller), a trace and an effect."""
+    from gf01_formal.instance_io import save_artifact
+    from gf01_formal.sources import InstanceOptions, instance_from_hoa
+    from hoa.files import read_text
+
+    check_output(output)
+    opts = instance_options(trace, trace_file, effect, t_star, mode, window, budget_t, budget_a, outputs)
+    opts = opts or InstanceOptions()
+    inst = instance_from_hoa(read_text(system), opts, source=str(system), measure=measure,
+                             count_limits=Deadline(seconds).limits())
+    save_artifact(output, inst)
+    cert = inst.certification
+    record = {"file": str(output), "instance_id": inst.instance_id, "window": inst.window,
+              "oracle_eff_t": None if cert is None else cert.oracle_eff_t,
+              "gold_count": None if cert is None else cert.gold_count}
+
+    def human(r: dict[str, Any]) -> list[str]:
+        line = f"wrote instance {r['instance_id']} to {r['file']}"
+        if cert is not None:
+            line += (f" (oracle Eff_t {r['oracle_eff_t']}, |M_B(I)| {r['gold_count']})"
+                     if r["oracle_eff_t"] is not None else " (warning: no valid certificate within B_T)")
+        return [line]
+
+    emit(record, json_out, human)
+
+
+def split_cmd(
+    bundle: Annotated[Path, typer.Argument(metavar="BUNDLE", help="The bundle to split.", show_default=False)],
+    output: OutputOpt,
+    manifest: Annotated[Path, typer.Option("--manifest", metavar="FILE", help="Where to write the split manifest.")],
+    key_file: Annotated[
+        Path | None,
+        typer.Option("--key-file", metavar="FILE", help="The split key (a private release must supply one)."),
+    ] = None,
+    release: Annotated[
+        Path | None, typer.Option("--release", metavar="DIR", help="Also write the release layout into DIR.")
+    ] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Assign public_dev / public_val / private_eval by a keyed hash, stratified by mode and difficulty."""
+    from gf01_formal.artifacts import write_json_atomic
+    from gf01_formal.instance_io import load_bundle, save_artifact
+    from gf01_formal.splits import policy_check, read_key, split_bundle, write_release
+
+    check_output(output)
+    check_output(manifest)
+    if release is not None:
+        check_output(release / "split_manifest.json")
+    key = read_key(key_file)
+    new, man = split_bundle(load_bundle(bundle), key)
+    save_artifact(output, new)
+    write_json_atomic(manifest, man.model_dump(mode="json"))
+    if key_file is None:
+        print("note: the public default split key was used; a private release must pass --key-file", file=sys.stderr)
+    if release is not None:
+        write_release(release, new, man)
+    report = policy_check(man.model_dump(mode="json"), file=str(manifest))
+    record = {s: r["count"] for s, r in report["splits"].items()}
+    emit(record, json_out, lambda r: [", ".join(f"{k}: {v}" for k, v in sorted(r.items()))])
+
+
+def split_policy_check_cmd(
+    manifest: Annotated[
+        Path,
+        typer.Argument(metavar="MANIFEST", help="A split manifest (ours or gf01.split_manifest.v1).",
+                       show_default=False),
+    ],
+    tolerance: Annotated[
+        float | None, typer.Option("--tolerance", metavar="X", min=0.0, help="Override the manifest's tolerance.")
+    ] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Check each split's fraction against gf01.split_policy.v1 (0.20/0.20/0.60, tolerance 0.05); exit 2 if off."""
+    from gf01_formal.splits import load_manifest_report
+
+    report = load_manifest_report(manifest, tolerance)
+
+    def human(r: dict[str, Any]) -> list[str]:
+        return [f"ok: {r['instances']} instances within {r['tolerance']} of the targets"] + [
+            f"{s}: {v['count']} ({v['fraction']:.3f}, target {v['target']})" for s, v in r["splits"].items()
+        ]
+
+    emit(report, json_out, human)
+
+
+def export_schemas_cmd(
+    directory: Annotated[
+        Path, typer.Argument(metavar="DIR", help="The target directory.")
+    ] = Path("docs/schemas"),
+    json_out: JsonOpt = False,
+) -> None:
+    """Write the JSON Schemas of every artifact (instance, bundle, generator cfg, split manifest)."""
+    from gf01_formal import schemas
+    from hoa.errors import Gf01Error
+
+    if directory.exists() and not directory.is_dir():
+        raise Gf01Error("not a directory", file=str(directory))
+    check_output(directory / "instance.v2.json")
+    paths = [str(p) for p in schemas.export(directory)]
+    emit({"files": paths}, json_out, lambda r: r["files"])
+
+
+def register(app: typer.Typer) -> None:
+    """Add this module's commands to ``app``."""
+    app.command("generate", short_help="Generate a bundle of solver-certified instances.")(generate_cmd)
+    app.command("split", short_help="Assign public/private splits by a keyed hash (DEC-054).")(split_cmd)
+    app.command("split-policy-check", short_help="Check a split manifest against the split policy.")(
+        split_policy_check_cmd
+    )
+    app.command("export-schemas", short_help="Write the JSON Schemas of every artifact.")(export_schemas_cmd)
+    import_app.command("peer", short_help="Import the peer implementation's instance bundle.")(import_peer_cmd)
+    import_app.command("hoa", short_help="Make an instance from a Mealy HOA file.")(import_hoa_cmd)
+    app.add_typer(import_app, name="import")

@@ -1,0 +1,258 @@
+"""The exact queries on one instance: ``verify`` (one certificate, or many with ``--certs``), ``enumerate``,
+``oracle``, and ``cnf`` (the unrolling as DIMACS)."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import typer
+
+from gf01_formal.cli.common import (
+    BackendOpt,
+    BudgetAOpt,
+    BudgetTOpt,
+    Deadline,
+    EffectOpt,
+    IdOpt,
+    InstanceArg,
+    JsonOpt,
+    ModeOpt,
+    OutputsOpt,
+    SecondsOpt,
+    TraceFileOpt,
+    TraceOpt,
+    TStarOpt,
+    UnboundedOpt,
+    WindowOpt,
+    check_output,
+    emit,
+    instance_options,
+    open_instance,
+    rows,
+)
+
+
+def verify(
+    instance: InstanceArg,
+    cert: Annotated[
+        str | None,
+        typer.Argument(metavar="CERT", help='A certificate file: a JSON list of [t, "input", v] atoms.',
+                       show_default=False),
+    ] = None,
+    certs: Annotated[
+        Path | None,
+        typer.Option("--certs", metavar="FILE", help='Score many certificates instead of CERT: a JSON Lines file, '
+                     'one {"instance_id": ID, "certificate": [...]} per line; one result line each, in order.'),
+    ] = None,
+    subset_min: Annotated[bool, typer.Option("--subset-min", help="Also decide exact subset-minimality.")] = False,
+    best_match: Annotated[
+        bool, typer.Option("--best-match", help="Also score AP/TS precision, recall and F1 against the exact M_B(I).")
+    ] = False,
+    backend: BackendOpt = None,
+    seconds: SecondsOpt = None,
+    json_out: JsonOpt = False,
+    instance_id: IdOpt = None,
+    trace: TraceOpt = None,
+    trace_file: TraceFileOpt = None,
+    effect: EffectOpt = None,
+    t_star: TStarOpt = None,
+    mode: ModeOpt = None,
+    window: WindowOpt = None,
+    budget_t: BudgetTOpt = None,
+    budget_a: BudgetAOpt = None,
+    outputs: OutputsOpt = None,
+) -> None:
+    """Score a certificate: Suff, Min1, Valid, goal, Eff_t, Eff_a, Score_C and kappa (exit 0 whatever the verdict)."""
+    from gf01_formal.batch import verify_lines
+    from gf01_formal.certificates import best_match_record, certificate_text, parse_certificate, score
+    from hoa.errors import Gf01Error
+    from hoa.files import read_text
+
+    deadline = Deadline(seconds)
+    if (cert is None) == (certs is None):
+        raise Gf01Error("give one certificate (CERT) or a file of them (--certs FILE)", field="CERT")
+    options = instance_options(trace, trace_file, effect, t_star, mode, window, budget_t, budget_a, outputs)
+    if certs is not None:
+        for record in verify_lines(instance, read_text(certs).splitlines(), options, file=str(certs),
+                                   instance_id=instance_id, subset_min=subset_min, best_match=best_match,
+                                   backend=backend, limits=deadline.limits):
+            emit(record, json_out, _batch_line)
+        return
+    assert cert is not None
+    _, problem = open_instance(instance, instance_id, options, deadline)
+    from gf01_formal.artifacts import read_json
+
+    parsed = parse_certificate(read_json(cert), problem.system.inputs, horizon=problem.horizon,
+                               budget_t=problem.budget_t)
+    record = score(problem, parsed, subset_min=subset_min, backend=backend, limits=deadline.limits()).to_json()
+    if best_match:
+        record["best_match"] = best_match_record(problem, parsed, backend=backend, limits=deadline.limits())
+    shown = certificate_text(parsed.atoms, problem.system.inputs) if parsed.well_formed else _raw(parsed.submitted)
+    emit(record, json_out, lambda r: _verify_lines(r, shown))
+
+
+def _raw(submitted: tuple[Any, ...]) -> str:
+    return json.dumps(list(submitted)) if len(json.dumps(list(submitted))) < 200 else f"({len(submitted)} atoms)"
+
+
+def _verify_lines(r: dict[str, Any], shown: str) -> list[str]:
+    pairs: list[tuple[str, Any]] = [("certificate", shown)]
+    pairs += [(k, r[k]) for k in ("suff", "min1", "valid", "goal", "subset_min", "eff_t", "eff_a", "score_c", "kappa")
+              if r[k] is not None]
+    bm = r.get("best_match")
+    if bm is not None:
+        gold = "{" + ", ".join(f"({t}, {a}, {v})" for t, a, v in bm["gold"]) + "}"
+        pairs.append(("best-match gold", gold))
+        for level in ("ap", "ts"):
+            p, rc, f = (bm[f"{level}_{m}"] for m in ("precision", "recall", "f1"))
+            pairs.append((f"{level.upper()} P / R / F1", f"{p:.3f} / {rc:.3f} / {f:.3f}"))
+    pairs += [("error", e) for e in r["errors"]]
+    return rows(pairs)
+
+
+def _batch_line(r: dict[str, Any]) -> list[str]:
+    verdict = "valid" if r["valid"] else ("sufficient" if r["suff"] else "not sufficient")
+    errors = f"  ({len(r['errors'])} structural errors)" if r["errors"] else ""
+    return [f"line {r['line']}  {r['instance_id']}  {verdict}  Eff_t {r['eff_t']}  Eff_a {r['eff_a']}{errors}"]
+
+
+def enumerate_cmd(
+    instance: InstanceArg,
+    count_only: Annotated[bool, typer.Option("--count", help="Only count, exactly.")] = False,
+    limit: Annotated[int | None, typer.Option("--limit", metavar="N", min=0, help="List at most N.")] = None,
+    unbounded: UnboundedOpt = False,
+    backend: BackendOpt = None,
+    seconds: SecondsOpt = None,
+    json_out: JsonOpt = False,
+    instance_id: IdOpt = None,
+    trace: TraceOpt = None,
+    trace_file: TraceFileOpt = None,
+    effect: EffectOpt = None,
+    t_star: TStarOpt = None,
+    mode: ModeOpt = None,
+    window: WindowOpt = None,
+    budget_t: BudgetTOpt = None,
+    budget_a: BudgetAOpt = None,
+    outputs: OutputsOpt = None,
+) -> None:
+    """Count and list the valid certificates M_B(I) (M(I) with --unbounded) in canonical order, as they are found."""
+    from gf01_formal.certificates import certificate_text, certificate_to_json
+    from solvers import api
+
+    deadline = Deadline(seconds)
+    options = instance_options(trace, trace_file, effect, t_star, mode, window, budget_t, budget_a, outputs)
+    _, problem = open_instance(instance, instance_id, options, deadline)
+    budget = None if unbounded else problem.budget_t
+    names = problem.system.inputs
+    which = "M(I)" if budget is None else f"M_B(I), B_T = {budget}"
+    if count_only:
+        total = api.count(problem, budget, backend, limits=deadline.limits())
+        emit({"count": total}, json_out, lambda r: [f"{which}: {r['count']} valid certificate"
+                                                     f"{'' if r['count'] == 1 else 's'}"])
+        return
+    # Stream: each certificate is printed as soon as it is found; the count comes last (JSON keys stay sorted).
+    out = sys.stdout
+    out.write('{"certificates":[' if json_out else f"{'#':>4}  Eff_t  Eff_a  certificate\n")
+    listed = 0
+    for cert in api.enumerate_certificates(problem, budget, limit, backend, limits=deadline.limits()):
+        if json_out:
+            out.write(("," if listed else "") + json.dumps(certificate_to_json(cert, names)))
+        else:
+            out.write(f"{listed:>4}  {len({a[0] for a in cert}):>5}  {len(cert):>5}  {certificate_text(cert, names)}\n")
+        out.flush()
+        listed += 1
+    total = listed if limit is None or listed < limit else api.count(problem, budget, backend,
+                                                                     limits=deadline.limits())
+    out.write(f'],"count":{total}}}\n' if json_out else f"{which}: {total} valid certificate"
+              f"{'' if total == 1 else 's'}{'' if total == listed else f' ({listed} listed)'}\n")
+
+
+def oracle_cmd(
+    instance: InstanceArg,
+    unbounded: UnboundedOpt = False,
+    backend: BackendOpt = None,
+    seconds: SecondsOpt = None,
+    json_out: JsonOpt = False,
+    instance_id: IdOpt = None,
+    trace: TraceOpt = None,
+    trace_file: TraceFileOpt = None,
+    effect: EffectOpt = None,
+    t_star: TStarOpt = None,
+    mode: ModeOpt = None,
+    window: WindowOpt = None,
+    budget_t: BudgetTOpt = None,
+    budget_a: BudgetAOpt = None,
+    outputs: OutputsOpt = None,
+) -> None:
+    """The valid certificate minimising (Eff_t, Eff_a), with its optimality proven (or that none exists)."""
+    from gf01_formal.certificates import certificate_text, certificate_to_json
+    from solvers import api
+
+    deadline = Deadline(seconds)
+    options = instance_options(trace, trace_file, effect, t_star, mode, window, budget_t, budget_a, outputs)
+    _, problem = open_instance(instance, instance_id, options, deadline)
+    budget = None if unbounded else problem.budget_t
+    res = api.oracle(problem, budget, backend, limits=deadline.limits())
+    names = problem.system.inputs
+    record = {
+        "certificate": None if res is None else certificate_to_json(res.certificate, names),
+        "eff_t": None if res is None else res.eff_t,
+        "eff_a": None if res is None else res.eff_a,
+        "optimal": True if res is None else res.optimal,
+    }
+
+    def human(r: dict[str, Any]) -> list[str]:
+        if res is None:
+            return ["no valid certificate" + ("" if budget is None else f" within B_T = {budget}") + " (proven)"]
+        proven = "optimal (proven)" if res.optimal else "best found, not proven optimal"
+        return [f"{certificate_text(res.certificate, names)}  Eff_t = {res.eff_t}, Eff_a = {res.eff_a}, {proven}"]
+
+    emit(record, json_out, human)
+
+
+def cnf_cmd(
+    instance: InstanceArg,
+    out: Annotated[Path, typer.Argument(metavar="OUT", help="The DIMACS file to write.", show_default=False)],
+    query: Annotated[
+        Literal["suff", "valid"], typer.Option("--query", help="Models: sufficient or valid flip sets.")
+    ] = "valid",
+    unbounded: UnboundedOpt = False,
+    json_out: JsonOpt = False,
+    instance_id: IdOpt = None,
+    trace: TraceOpt = None,
+    trace_file: TraceFileOpt = None,
+    effect: EffectOpt = None,
+    t_star: TStarOpt = None,
+    mode: ModeOpt = None,
+    window: WindowOpt = None,
+    budget_t: BudgetTOpt = None,
+    budget_a: BudgetAOpt = None,
+    outputs: OutputsOpt = None,
+) -> None:
+    """Write the CNF unrolling as DIMACS: the flip variables (1 .. P, named in comments) of its models answer."""
+    from encoders.cnf import encode
+    from gf01_formal.artifacts import write_text_atomic
+
+    check_output(out)
+    options = instance_options(trace, trace_file, effect, t_star, mode, window, budget_t, budget_a, outputs)
+    _, problem = open_instance(instance, instance_id, options, Deadline(None))
+    enc = encode(problem, with_valid=query == "valid")
+    fp = io.StringIO()
+    enc.write_dimacs(fp, assert_lits=[enc.valid if query == "valid" else enc.suff],
+                     budget=None if unbounded else problem.budget_t)
+    write_text_atomic(out, fp.getvalue())
+    record = {"file": str(out), "variables": enc.pool.top, "clauses": len(enc.clauses) + 1, "flips": len(enc.flips)}
+    emit(record, json_out, lambda r: [f"wrote {r['file']}: {r['variables']} variables, {r['clauses']} clauses, "
+                                      f"flips 1..{r['flips']}"])
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``verify``, ``enumerate``, ``oracle`` and ``cnf`` to ``app``."""
+    app.command("verify", short_help="Score a certificate exactly (Suff, Min1, Valid, kappa).")(verify)
+    app.command("enumerate", short_help="Count and list the valid certificates, in canonical order.")(enumerate_cmd)
+    app.command("oracle", short_help="The optimal valid certificate (least Eff_t, then Eff_a).")(oracle_cmd)
+    app.command("cnf", short_help="Write the unrolling as DIMACS CNF.")(cnf_cmd)

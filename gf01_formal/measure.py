@@ -1,0 +1,157 @@
+"""Measurement and certification of an instance by exact solver queries: the complexity knobs (DEC-058), the window
+w(I) they give (DEC-014b), and the certified facts (base outcome, optimal valid certificate, |M_B(I)|, greedy).
+
+The circularity "w(I) depends on z(I), z(I) on oracle Eff_t and |M_B(I)|, and those on w(I) in normal mode" is cut
+by measuring every knob on the *hard-mode* problem at t* (same system, trace, effect, t* and B_T), which does not
+depend on the window; the instance's own (normal-mode) oracle and count go into its certification.
+
+>>> m = measure(problem, window=None)   # doctest: +SKIP
+>>> m.window, m.certification.gold_count  # doctest: +SKIP
+(2, 17)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+
+from encoders.problem import Atom, Certificate, Problem
+from gf01_formal.certificates import certificate_to_json
+from gf01_formal.complexity import knobs
+from gf01_formal.greedy import greedy_certificate
+from gf01_formal.instances import Certification, Complexity
+from solvers import api
+from solvers.canonical import timesteps
+from solvers.limits import Limits, Unknown
+
+
+def hard_problem(problem: Problem) -> Problem:
+    """The hard-mode problem at t* with the same system, trace, effect and budgets (where the knobs are measured)."""
+    return replace(problem, mode="hard", window=1)
+
+
+def exact_count(
+    problem: Problem,
+    *,
+    backend: str | None = None,
+    limits: Limits | None = None,
+    max_positions: int | None = None,
+) -> tuple[int | None, str | None]:
+    """|M_B(I)| exactly, or (None, reason) when the count was not run (too many flip positions) or hit its limits.
+
+    ``max_positions`` is a static, deterministic guard: (t* + 1) x |AP_in| flip positions at most.
+    """
+    positions = (problem.t_star + 1) * problem.system.num_inputs
+    if max_positions is not None and positions > max_positions:
+        return None, f"not counted: {positions} flip positions exceed count_max_positions {max_positions}"
+    try:
+        return api.count(problem, problem.budget_t, backend, limits=limits), None
+    except Unknown as ex:
+        return None, f"unknown: {ex.reason}"
+
+
+def measure_complexity(
+    problem: Problem,
+    *,
+    oracle_backend: str | None = None,
+    count_backend: str | None = None,
+    count_limits: Limits | None = None,
+    count_max_positions: int | None = None,
+    hard_eff_t: int | None = None,
+    hard_count: tuple[int | None, str | None] | None = None,
+) -> Complexity:
+    """The knobs of ``problem`` measured in hard mode at t* (the count as in :func:`exact_count`).
+
+    ``hard_eff_t`` and ``hard_count`` pass already-known hard-mode answers, so no query is asked twice.
+    """
+    hard = hard_problem(problem)
+    if hard_eff_t is None:
+        res = api.oracle(hard, None, oracle_backend)
+        hard_eff_t = res.eff_t if res is not None else None
+    gold, note = hard_count or exact_count(hard, backend=count_backend, limits=count_limits,
+                                           max_positions=count_max_positions)
+    view = problem.system
+    return knobs(
+        states=view.num_states,
+        inputs=view.num_inputs,
+        outputs=view.num_outputs,
+        transitions=view.num_edges,
+        horizon=problem.horizon,
+        t_star=problem.t_star,
+        oracle_eff_t=hard_eff_t,
+        gold_count=gold,
+        count_note=note,
+    )
+
+
+def within_budget(problem: Problem, atoms: Iterable[Atom]) -> bool:
+    """Whether a certificate touches at most B_T distinct timesteps."""
+    return problem.budget_t is None or len(timesteps(atoms)) <= problem.budget_t
+
+
+def greedy_result(problem: Problem) -> tuple[Certificate | None, bool]:
+    """The full-access greedy certifier's certificate and whether the exact checker finds it valid within B_T."""
+    cert = greedy_certificate(problem)
+    return cert, cert is not None and within_budget(problem, cert) and api.valid(problem, cert)
+
+
+def certify(
+    problem: Problem,
+    *,
+    oracle_backend: str | None = None,
+    count_backend: str | None = None,
+    count_limits: Limits | None = None,
+    count_max_positions: int | None = None,
+    known_count: tuple[int | None, str | None] | None = None,
+) -> Certification:
+    """Exact facts about ``problem`` as stored: base outcome, optimal valid certificate, |M_B(I)|, greedy result.
+
+    ``known_count`` passes an already-computed (count, note) for the same problem and budget.
+    """
+    names = problem.system.inputs
+    best = api.oracle(problem, problem.budget_t, oracle_backend)
+    gold, note = known_count or exact_count(problem, backend=count_backend, limits=count_limits,
+                                            max_positions=count_max_positions)
+    greedy, greedy_ok = greedy_result(problem)
+    return Certification(
+        base_achieves_effect=api.suff(problem, ()),
+        oracle_certificate=certificate_to_json(best.certificate, names) if best else None,
+        oracle_eff_t=best.eff_t if best else None,
+        oracle_eff_a=best.eff_a if best else None,
+        oracle_backend=oracle_backend or api.DEFAULT_BACKEND["oracle"],
+        gold_count=gold,
+        gold_count_note=note,
+        gold_count_backend=count_backend or api.DEFAULT_BACKEND["count"],
+        greedy_valid=greedy_ok,
+        greedy_certificate=certificate_to_json(greedy, names) if greedy is not None else None,
+    )
+
+
+@dataclass(frozen=True)
+class Measured:
+    """What :func:`measure` found: the knobs, the window the instance uses, and its certification."""
+
+    complexity: Complexity
+    window: int
+    certification: Certification
+
+
+def measure(
+    problem: Problem,
+    *,
+    window: int | None,
+    count_limits: Limits | None = None,
+    count_max_positions: int | None = None,
+) -> Measured:
+    """Measure the knobs, settle the window (``window``, or w(I) when None) and certify the instance with it.
+
+    The hard-mode count is asked once: it is the knob, and in hard mode also the instance's |M_B(I)|.
+    """
+    hard = hard_problem(problem)
+    count = exact_count(hard, limits=count_limits, max_positions=count_max_positions)
+    complexity = measure_complexity(problem, hard_count=count)
+    w = complexity.window if window is None else window
+    final = replace(problem, window=w)
+    cert = certify(final, count_limits=count_limits, count_max_positions=count_max_positions,
+                   known_count=count if problem.mode == "hard" else None)
+    return Measured(complexity, w, cert)

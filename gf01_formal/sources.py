@@ -1,0 +1,145 @@
+"""Where an instance comes from: an instance file, one instance of a bundle, or an HOA file (a Mealy controller)
+with :class:`InstanceOptions`. :func:`open_instance` is the one way every command and test turns its INSTANCE
+argument into an instance and its solver-level Problem; :func:`instance_from_hoa` is the one way from HOA text to an
+instance (``gf01 import hoa`` writes what it returns).
+
+>>> inst, problem = open_instance("bundle.json", "gf01f-0123456789abcdef")  # doctest: +SKIP
+>>> inst, problem = open_instance("arbiter.hoa", options=InstanceOptions(trace="r0;!r0", effect="g0"))  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from encoders.problem import MODES, Problem
+from gf01_formal.artifacts import parse_json
+from gf01_formal.instance_io import check_instance, pick_instance
+from gf01_formal.instances import Instance, Meta, System, make_instance
+from gf01_formal.traces import effect_text, parse_effect, parse_trace, trace_to_json
+from hoa.errors import Gf01Error, quote
+from hoa.files import read_text
+from hoa.mealy import mealy_from_text
+from solvers.limits import Limits
+
+#: ``meta.generator_version`` of instances made from HOA files.
+SOURCE_VERSION = "gf01-formal.sources.v1"
+
+@dataclass(frozen=True)
+class InstanceOptions:
+    """What an HOA file does not say about an instance, with the one set of defaults every command uses.
+
+    ``trace``: JSON text, a decoded JSON list of ``{input: 0|1}``, or a Spot-style word ``a&!b;!a&b``.
+    ``effect``: a Boolean expression over output names. Defaults: t* = T-1; hard mode; window = w(I) of DEC-014b
+    from the measured knobs (in hard mode the window plays no part and, unmeasured, is stored as 1); B_T = T;
+    B_A = T x |AP_in|; outputs = the file's ``controllable-AP``.
+    """
+
+    trace: str | list[Any] | None = None
+    effect: str | None = None
+    t_star: int | None = None
+    mode: str = "hard"
+    window: int | None = None
+    budget_t: int | None = None
+    budget_a: int | None = None
+    outputs: tuple[str, ...] | None = None
+
+    @property
+    def needs_measurement(self) -> bool:
+        """Whether the window can only come from measuring the instance (normal mode, no window given)."""
+        return self.mode == "normal" and self.window is None
+
+
+def instance_from_hoa(
+    hoa_text: str,
+    options: InstanceOptions,
+    *,
+    source: str | None = None,
+    measure: bool = True,
+    count_limits: Limits | None = None,
+) -> Instance:
+    """The instance made of Mealy HOA text and ``options``: the one way from an HOA file to an instance.
+
+    With ``measure`` the complexity knobs and the certification are computed by the exact solvers (and the window,
+    when not given, is w(I)); without it nothing is measured, and normal mode needs an explicit window.
+    """
+    if options.trace is None:
+        raise Gf01Error("an instance made from an HOA file needs a base trace (--trace or --trace-file)",
+                        field="trace")
+    if options.effect is None:
+        raise Gf01Error("an instance made from an HOA file needs an effect (--effect), an expression over output "
+                        "names", field="effect")
+    view = mealy_from_text(hoa_text, options.outputs, file=source)
+    system = System(kind="hoa", inputs=list(view.inputs), outputs=list(view.outputs), hoa=hoa_text)
+    trace = parse_trace(options.trace, view.inputs, field="trace")
+    effect = effect_text(parse_effect(options.effect, view.outputs), view.outputs)
+    T = len(trace)
+    if options.mode not in MODES:
+        raise Gf01Error(f"mode {quote(options.mode)} is not one of {', '.join(MODES)}", field="mode")
+    if options.needs_measurement and not measure:
+        raise Gf01Error("normal mode needs a window: give one, or let the instance be measured for w(I)",
+                        field="window")
+    fields: dict[str, Any] = dict(
+        system=system,
+        base_trace=trace_to_json(trace, view.inputs),
+        effect=effect,
+        t_star=T - 1 if options.t_star is None else options.t_star,
+        mode=options.mode,
+        budget_t=T if options.budget_t is None else options.budget_t,
+        budget_a=T * max(1, view.num_inputs) if options.budget_a is None else options.budget_a,
+        meta=Meta(generator_version=SOURCE_VERSION, provenance="import:hoa", id_scheme="content",
+                  family="user-hoa", source=Path(source).name if source else None),
+    )
+    draft = make_instance(window=1 if options.window is None else options.window, **fields)
+    problem = check_instance(draft, file=source)
+    if not measure:
+        return draft
+    from gf01_formal.measure import measure as run_measure
+
+    found = run_measure(problem, window=options.window, count_limits=count_limits)
+    inst = make_instance(window=found.window, complexity=found.complexity, certification=found.certification,
+                         **fields)
+    check_instance(inst, file=source)
+    return inst
+
+
+# The HOA header may follow comments and blank space; anything else first means JSON (or an error).
+_HOA_START = re.compile(r"\A(?:\s|/\*.*?\*/)*HOA:", re.S)
+
+
+def is_hoa_text(text: str) -> bool:
+    """Whether ``text`` is HOA (starts with ``HOA:`` after blank space and comments) rather than JSON."""
+    return _HOA_START.match(text[:1 << 16]) is not None
+
+
+def open_instance(
+    path: str | os.PathLike[str],
+    instance_id: str | None = None,
+    options: InstanceOptions | None = None,
+    *,
+    count_limits: Limits | None = None,
+) -> tuple[Instance, Problem]:
+    """The instance named by an INSTANCE argument, with its checked Problem.
+
+    ``path`` is an instance file, a bundle (``instance_id`` picks one; optional when it holds one), or an HOA file,
+    which needs ``options`` (at least the trace and the effect). Options are refused for instance files: their task
+    is fixed by their hash. ``count_limits`` bounds the measurement an HOA instance in normal mode without a window
+    needs for w(I).
+    """
+    name = os.fspath(path)
+    text = read_text(path)
+    if is_hoa_text(text):
+        if options is None:
+            raise Gf01Error("an HOA file needs the instance options: at least a trace and an effect", file=name)
+        if instance_id is not None:
+            raise Gf01Error("--id picks an instance of a bundle; this is an HOA file", file=name)
+        inst = instance_from_hoa(text, options, source=name, measure=options.needs_measurement,
+                                 count_limits=count_limits)
+        return inst, check_instance(inst, file=name)
+    if options is not None:
+        raise Gf01Error("the instance options (trace, effect, t*, mode, window, budgets, outputs) apply to HOA files "
+                        "only; an instance file fixes them", file=name)
+    return pick_instance(parse_json(text, file=quote(name, 200, bare=True)), instance_id, file=name)
