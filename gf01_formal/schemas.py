@@ -15,6 +15,8 @@ def documents() -> dict[str, dict[str, Any]]:
     """The JSON Schema documents, by file name under docs/schemas/."""
     from gf01_formal.generator import GenConfig
     from gf01_formal.instances import Bundle, Instance
+    from gf01_formal.play import protocol
+    from gf01_formal.runs import record
     from gf01_formal.splits import SplitManifest
 
     return {
@@ -22,6 +24,8 @@ def documents() -> dict[str, dict[str, Any]]:
         "bundle.v2.json": Bundle.model_json_schema(),
         "gen_cfg.v1.json": GenConfig.model_json_schema(),
         "split_manifest.v1.json": SplitManifest.model_json_schema(),
+        **protocol.schema_documents(),
+        **record.schema_documents(),
     }
 
 

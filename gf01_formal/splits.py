@@ -77,14 +77,17 @@ def read_key(key_file: str | Path | None) -> bytes:
     return key
 
 
-def stratum(inst: Instance) -> str:
-    """The stratum of an instance: its mode and the band of z(I) (``zNA`` without complexity)."""
+def difficulty_band(inst: Instance) -> str:
+    """The band of z(I): ``z0`` [0, .25), ``z1`` [.25, .5), ``z2`` [.5, .75), ``z3`` [.75, 1]; ``zNA`` unmeasured.
+    It is the ``difficulty_slice`` of run records and reports."""
     if inst.complexity is None:
-        band = "zNA"
-    else:
-        b = sum(inst.complexity.z >= e for e in BANDS)
-        band = f"z{b}"
-    return f"{inst.mode}/{band}"
+        return "zNA"
+    return f"z{sum(inst.complexity.z >= e for e in BANDS)}"
+
+
+def stratum(inst: Instance) -> str:
+    """The stratum of an instance: its mode and the band of z(I)."""
+    return f"{inst.mode}/{difficulty_band(inst)}"
 
 
 def assign(instances: list[Instance], key: bytes) -> dict[str, str]:

@@ -1,0 +1,109 @@
+"""The agent interface of the harness, agent specs, and what each evaluation track lets an agent access.
+
+An agent plays one episode: ``start`` gets the :class:`~gf01_formal.play.protocol.Start` message, ``act`` is asked
+for one action per step (with the previous step's observation; None before step 0), ``end`` gets the scored result.
+The harness never hands an agent more than its track allows, by construction: an agent is built by its factory
+from an :class:`Access`, which holds only what the track grants (DESIGN.md §3.5):
+
+- EVAL-CB (closed book): nothing; the agent sees the messages only.
+- EVAL-TA (tool-augmented): a :class:`Planner`, the allowlisted black-box simulator ``local-planner-v1``.
+- EVAL-OC (oracle ceiling): the Problem itself, for the exact solvers (``oracle-exact-search-v1``).
+
+An agent that misbehaves raises :class:`AgentFault` from ``act``; the harness records it as an agent error and the
+step proceeds with no edit. Agents with a tool keep its log (``tool_log``: JSON objects, one per call and answer).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from gf01_formal.artifacts import canonical_json, sha256_hex
+from gf01_formal.play.protocol import Action, End, Observation, Start
+
+if TYPE_CHECKING:
+    from encoders.problem import Problem
+    from gf01_formal.agents.planner import Planner
+
+Track = Literal["EVAL-CB", "EVAL-TA", "EVAL-OC"]
+TRACKS: tuple[Track, ...] = ("EVAL-CB", "EVAL-TA", "EVAL-OC")
+#: What an agent may access, by track (a run whose agent's access exceeds its track is refused by validation).
+ACCESS_OF_TRACK = {"EVAL-CB": "observations", "EVAL-TA": "observations+planner", "EVAL-OC": "full"}
+#: DEC-053: the tool allowlist id each track requires.
+ALLOWLIST_OF_TRACK = {"EVAL-CB": "none", "EVAL-TA": "local-planner-v1", "EVAL-OC": "oracle-exact-search-v1"}
+
+
+class AgentFault(Exception):
+    """An agent failed to give a usable action for a step: ``kind`` is one of ``not_json``, ``bad_action``,
+    ``timeout``, ``crash``; ``fatal`` faults (crash, timeout) end the agent's part: the rest of the episode has no
+    edits and the run's status is ``agent_error``."""
+
+    def __init__(self, kind: str, message: str, *, fatal: bool = False) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.fatal = fatal
+
+
+class Agent(Protocol):
+    """One agent, for one episode at a time."""
+
+    def start(self, message: Start) -> None:
+        """The episode begins: the goal panel and the instance id."""
+        ...
+
+    def act(self, observation: Observation | None) -> Action:
+        """The action for the current step, given the last observation (None before step 0)."""
+        ...
+
+    def end(self, message: End) -> None:
+        """The episode is over: its scored result."""
+        ...
+
+    def close(self) -> None:
+        """Release what the agent holds (a process, a connection); called once, whatever happened."""
+        ...
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """Which agent plays, with what parameters, on which track; its hash enters the run id.
+
+    ``name`` is a built-in agent (random, greedy, search, tool, oracle) or ``cmd`` (an external program speaking
+    gf01.agent.v1, ``params["cmd"]``) or another adapter registered in :mod:`gf01_formal.agents`.
+    """
+
+    name: str
+    track: Track
+    params: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def access(self) -> str:
+        """What the agent is given: ``observations``, ``observations+planner`` or ``full``."""
+        return ACCESS_OF_TRACK[self.track]
+
+    @property
+    def tool_allowlist_id(self) -> str:
+        """DEC-053's allowlist id for this track."""
+        return ALLOWLIST_OF_TRACK[self.track]
+
+    def to_json(self) -> dict[str, Any]:
+        """The spec as JSON (what the run record stores)."""
+        return {"name": self.name, "track": self.track, "params": dict(sorted(self.params.items()))}
+
+    @property
+    def digest(self) -> str:
+        """sha256 of the spec's canonical JSON."""
+        return sha256_hex(self.to_json())
+
+    def __str__(self) -> str:
+        return f"{self.name}({canonical_json(self.params)}) on {self.track}"
+
+
+@dataclass(frozen=True)
+class Access:
+    """What the harness gives an agent's factory: the seed, and only what the track grants."""
+
+    seed: int
+    planner: Planner | None = None
+    problem: Problem | None = None

@@ -1,0 +1,69 @@
+"""``local-planner-v1``: the allowlisted tool of the EVAL-TA track, a budgeted black-box counterfactual simulator.
+
+Given a set of atoms ``[t, "input", v]``, it answers the outputs y_0 .. y_{T-1} of the run with those edits and
+whether the effect is achieved: what the agent would see by playing them, never the system's text, its states or
+the base trace. It answers at most ``max_queries`` calls; every call and its answer go to :attr:`Planner.log`,
+whose canonical JSON Lines text is the run's tool log (its sha256 is the run's ``tool_log_hash``).
+
+>>> planner = Planner(problem)                                # doctest: +SKIP
+>>> planner.simulate([[3, "req", 1]])["effect"]               # doctest: +SKIP
+True
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from encoders.problem import Problem
+from gf01_formal.artifacts import canonical_json
+from gf01_formal.certificates import parse_certificate
+from hoa.label import evaluate
+
+TOOL_ID = "local-planner-v1"
+#: Calls a planner answers by default (a run may set another budget; it is recorded in the tool log).
+DEFAULT_MAX_QUERIES = 256
+
+
+class Planner:
+    """The black-box simulator of one instance, with a query budget and a log of every call."""
+
+    def __init__(self, problem: Problem, max_queries: int = DEFAULT_MAX_QUERIES) -> None:
+        self._problem = problem
+        self.max_queries = max_queries
+        self.log: list[dict[str, Any]] = []
+
+    @property
+    def queries_left(self) -> int:
+        """Calls the planner will still answer."""
+        return self.max_queries - len(self.log)
+
+    def simulate(self, atoms: Any) -> dict[str, Any]:
+        """The outputs of the run with ``atoms`` applied, and whether the effect is achieved.
+
+        An answer is ``{"outputs": [{out: bit}, ...], "effect": bool, "queries_left": n}``, or ``{"error": ...}``
+        for a malformed query or when the budget is spent (both count as calls and are logged).
+        """
+        p = self._problem
+        if self.queries_left <= 0:
+            answer: dict[str, Any] = {"error": f"query budget of {self.max_queries} calls spent", "queries_left": 0}
+        else:
+            parsed = parse_certificate(atoms, p.system.inputs, horizon=p.horizon, budget_t=None)
+            if parsed.errors:
+                answer = {"error": parsed.errors[0], "queries_left": self.queries_left - 1}
+            else:
+                trace = np.asarray([p.apply(parsed.atoms)], dtype=np.int64)
+                _, outs = p.system.simulate(trace)
+                ys = [int(y) for y in outs[0]]
+                names = p.system.outputs
+                achieved = any(evaluate(p.effect, ys[t]) for t in p.effect_steps)
+                answer = {"outputs": [{n: (y >> j) & 1 for j, n in enumerate(names)} for y in ys],
+                          "effect": achieved, "queries_left": self.queries_left - 1}
+        self.log.append({"call": len(self.log), "tool": TOOL_ID, "query": atoms, "answer": answer})
+        return answer
+
+    def log_text(self) -> str:
+        """The tool log as canonical JSON Lines (what the run's ``tool_log_hash`` is the sha256 of)."""
+        header = {"tool": TOOL_ID, "max_queries": self.max_queries}
+        return "".join(canonical_json(entry) + "\n" for entry in [header, *self.log])

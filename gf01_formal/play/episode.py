@@ -1,0 +1,189 @@
+"""The episode engine: one scored commit episode of GF-01 on a checked instance (spec §3.3, §11.3; DESIGN.md §3.4).
+Pure: no I/O, no clock, no randomness.
+
+``reset()`` returns the static goal panel. ``step(assignment)`` applies a partial assignment over AP_in at the
+current step t, steps the system, and returns O(s_t). Every submitted atom is committed as submitted, no-op or not
+(so no acknowledgment reveals the base trace), unless it is refused: an unknown input, a value other than 0 or 1,
+an action for another step, or an atom that would exceed B_T (distinct steps with edits) or B_A (atoms). Refused
+atoms are listed in the observation with their reason and the episode goes on. Atoms of one action are taken in
+AP_in order, so which atom a budget refuses is determined. The episode ends after step T-1, or after a step whose
+action commits (the remaining steps have no edits). Only then is the certificate final; :mod:`.scoring` scores it.
+
+>>> ep = Episode(problem, "gf01f-0123")        # doctest: +SKIP
+>>> goal = ep.reset()                           # doctest: +SKIP
+>>> obs = ep.step({"req": 1})                   # doctest: +SKIP
+>>> obs.t, obs.certificate, obs.done            # doctest: +SKIP
+(0, [[0, 'req', 1]], False)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from encoders.problem import Atom, Certificate, Problem
+from gf01_formal.certificates import certificate_to_json
+from gf01_formal.play.protocol import EffectStatus, GoalPanel, Observation, Refusal
+from gf01_formal.traces import effect_text
+from hoa.errors import Gf01Error, quote
+from hoa.label import evaluate
+
+
+@dataclass(frozen=True)
+class StepLog:
+    """What happened at one step: the assignment as submitted, the atoms committed, the refusals, an early commit."""
+
+    t: int
+    submitted: dict[str, Any]
+    committed: tuple[Atom, ...]
+    refused: tuple[Refusal, ...]
+    commit: bool
+
+    def to_json(self, inputs: tuple[str, ...]) -> dict[str, Any]:
+        """The step's JSON form in a run record."""
+        return {
+            "t": self.t,
+            "submitted": self.submitted,
+            "committed": certificate_to_json(self.committed, inputs),
+            "refused": [r.model_dump(mode="json") for r in self.refused],
+            "commit": self.commit,
+        }
+
+
+@dataclass
+class Episode:
+    """One commit episode on ``problem`` (a checked instance's Problem; ``instance_id`` only labels it)."""
+
+    problem: Problem
+    instance_id: str = ""
+    t: int = field(default=0, init=False)
+    done: bool = field(default=False, init=False)
+    log: list[StepLog] = field(default_factory=list, init=False)
+    _q: int = field(default=0, init=False)
+    _atoms: dict[tuple[int, int], int] = field(default_factory=dict, init=False)
+    _steps_used: set[int] = field(default_factory=set, init=False)
+    _achieved: bool = field(default=False, init=False)
+    _started: bool = field(default=False, init=False)
+
+    def __post_init__(self) -> None:
+        p = self.problem
+        self._inputs = p.system.inputs
+        self._index = {name: i for i, name in enumerate(self._inputs)}
+        self._effect_steps = frozenset(p.effect_steps)
+        self._budget_t = p.horizon if p.budget_t is None else p.budget_t
+        self._budget_a = p.horizon * p.system.num_inputs if p.budget_a is None else p.budget_a
+        steps = sorted(self._effect_steps)
+        self.goal = GoalPanel(
+            effect=effect_text(p.effect, p.system.outputs),
+            t_star=p.t_star,
+            mode=p.mode,  # type: ignore[arg-type]
+            window=p.window if p.mode == "normal" else None,
+            effect_steps=[steps[0], steps[-1]],
+            horizon=p.horizon,
+            inputs=list(self._inputs),
+            outputs=list(p.system.outputs),
+            budget_t=self._budget_t,
+            budget_a=self._budget_a,
+        )
+
+    def reset(self) -> GoalPanel:
+        """Start (or restart) the episode at step 0; returns the static goal panel."""
+        self.t, self.done, self.log = 0, False, []
+        self._q = self.problem.system.initial
+        self._atoms, self._steps_used, self._achieved, self._started = {}, set(), False, True
+        return self.goal
+
+    def step(
+        self, assignment: Mapping[str, Any] | None = None, *, commit: bool = False, at: int | None = None
+    ) -> Observation:
+        """Play step t with ``assignment`` (input name -> 0/1; omitted inputs unchanged) and return O(s_t).
+
+        ``commit`` ends the episode after this step; ``at``, when given, must be the current step (else the whole
+        action is refused). Raises Gf01Error when the episode has not started or has ended.
+        """
+        if not self._started:
+            raise Gf01Error("reset() the episode before the first step", field="episode")
+        if self.done:
+            raise Gf01Error("the episode has ended", field="episode")
+        t = self.t
+        submitted = {str(k): _shown(v) for k, v in (assignment or {}).items()}
+        refused: list[Refusal] = []
+        committed: list[Atom] = []
+        if at is not None and at != t:
+            refused.append(Refusal(input=None, value=_shown(at), reason="wrong_step",
+                                   message=f"the action is for step {quote(at, 40)}, the current step is {t}"))
+        else:
+            order = sorted((assignment or {}).items(), key=lambda kv: (self._index.get(kv[0], len(self._index)),
+                                                                      str(kv[0])))
+            for name, value in order:
+                atom = self._check_atom(t, name, value, refused)
+                if atom is not None:
+                    committed.append(atom)
+        p = self.problem
+        x = p.trace[t]
+        for _, i, v in committed:
+            x = (x | (1 << i)) if v else (x & ~(1 << i))
+        self._q, y = p.system.step(self._q, x)
+        holds = evaluate(p.effect, y)
+        in_window = t in self._effect_steps
+        self._achieved = self._achieved or (holds and in_window)
+        self.log.append(StepLog(t, submitted, tuple(committed), tuple(refused), commit))
+        self.t += 1
+        self.done = commit or self.t == p.horizon
+        return Observation(
+            t=t,
+            y={name: (y >> j) & 1 for j, name in enumerate(p.system.outputs)},
+            effect_status=EffectStatus(holds=holds, in_window=in_window, achieved=self._achieved),
+            b_T_rem=self._budget_t - len(self._steps_used),
+            b_A_rem=self._budget_a - len(self._atoms),
+            certificate=certificate_to_json(self.certificate, self._inputs),
+            mode=p.mode,  # type: ignore[arg-type]
+            t_star=p.t_star,
+            refused=refused,
+            done=self.done,
+        )
+
+    def _check_atom(self, t: int, name: Any, value: Any, refused: list[Refusal]) -> Atom | None:
+        """Commit the atom (t, name, value) and return it if the rules allow; else append its refusal, return None."""
+        i = self._index.get(name) if isinstance(name, str) else None
+        if i is None:
+            refused.append(Refusal(input=quote(name, 60, bare=True), value=_shown(value), reason="unknown_input",
+                                   message=f"{quote(name, 60)} is not an input ({', '.join(self._inputs)})"))
+            return None
+        if isinstance(value, bool) or value not in (0, 1):
+            refused.append(Refusal(input=name, value=_shown(value), reason="bad_value",
+                                   message=f"{name}: value {quote(value, 40)} must be 0 or 1"))
+            return None
+        if t not in self._steps_used and len(self._steps_used) >= self._budget_t:
+            refused.append(Refusal(input=name, value=value, reason="budget_t",
+                                   message=f"{name}: no step with edits left (B_T = {self._budget_t})"))
+            return None
+        if len(self._atoms) >= self._budget_a:
+            refused.append(Refusal(input=name, value=value, reason="budget_a",
+                                   message=f"{name}: no atom left (B_A = {self._budget_a})"))
+            return None
+        self._steps_used.add(t)  # the step counts from its first committed atom on
+        self._atoms[(t, i)] = int(value)
+        return (t, i, int(value))
+
+    @property
+    def certificate(self) -> Certificate:
+        """C_<=t: every committed atom so far, canonical (sorted by step, input name, value)."""
+        names = self._inputs
+        return tuple(sorted(((t, i, v) for (t, i), v in self._atoms.items()),
+                            key=lambda a: (a[0], names[a[1]], a[2])))
+
+    @property
+    def refusals(self) -> int:
+        """How many atoms (or whole actions) were refused so far."""
+        return sum(len(s.refused) for s in self.log)
+
+
+def _shown(value: Any) -> Any:
+    """A submitted value as it may be echoed back: JSON scalars as they are, anything else (or long) cut to text."""
+    if value is None or (isinstance(value, bool | int | float) and abs(value) < 1 << 53):
+        return value
+    if isinstance(value, str) and len(value) <= 60:
+        return value
+    return quote(value, 60)

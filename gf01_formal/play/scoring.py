@@ -1,0 +1,92 @@
+"""Scoring a finished episode exactly (spec §5, §7.2-7.3): the MET-C/MET-M score, AP/TS precision, recall and F1
+against the best match in M_B(I), and the optional SubsetMin diagnostic.
+
+One :class:`Scorer` per instance serves every agent's run: the exact gold set M_B(I) behind the best match is built
+once (listed completely when it has at most ``GOLD_LIST_MAX`` members, else left to the symbolic best-match query
+per run, which is exact too). Nothing here guesses: a diagnostic that runs out of its limits is recorded as
+``infeasible``, and a best match that runs out raises :class:`solvers.limits.Unknown` to the caller.
+
+>>> scorer = Scorer(problem)                        # doctest: +SKIP
+>>> scorer.score(episode.certificate)["score_c"]    # doctest: +SKIP
+1
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from encoders.problem import Atom, Certificate, Problem
+from gf01_formal.certificates import ParsedCertificate, certificate_to_json, score
+from solvers import api
+from solvers.limits import Limits, Unknown
+from solvers.results import BestMatch, best_match_among
+
+#: Largest M_B(I) listed once and ranked per run; larger gold sets use the symbolic best-match query per run.
+GOLD_LIST_MAX = 20_000
+
+
+@dataclass
+class Scorer:
+    """Scores certificates of one problem; the gold set is built on first use and then shared."""
+
+    problem: Problem
+    limits: Limits | None = None
+    _golds: list[Certificate] | None = field(default=None, init=False)
+    _listed: bool = field(default=False, init=False)
+
+    def gold_set(self) -> list[Certificate] | None:
+        """M_B(I) in canonical order when it has at most GOLD_LIST_MAX members, else None (too large to list)."""
+        if not self._listed:
+            p = self.problem
+            size = api.count(p, p.budget_t, limits=self.limits)
+            if size <= GOLD_LIST_MAX:
+                self._golds = list(api.enumerate_certificates(p, p.budget_t, limits=self.limits))
+            self._listed = True
+        return self._golds
+
+    def best_match(self, atoms: Sequence[Atom]) -> BestMatch:
+        """The DEC-025 best match of ``atoms`` in M_B(I) with its AP/TS P/R/F1."""
+        golds = self.gold_set()
+        if golds is not None:
+            return best_match_among(self.problem, atoms, golds)
+        return api.best_match(self.problem, atoms, self.problem.budget_t, limits=self.limits)
+
+    def score(
+        self, atoms: Sequence[Atom], *, subset_min: bool = False, diagnostic_limits: Limits | None = None
+    ) -> dict[str, Any]:
+        """The scores of a well-formed certificate (an episode's is always well formed), as run-record fields.
+
+        Timings of the diagnostic are under ``timing`` (the only field that depends on the machine).
+        """
+        p = self.problem
+        cert = ParsedCertificate(tuple(atoms), eff_t=len({a[0] for a in atoms}), eff_a=len(atoms))
+        s = score(p, cert)
+        bm = self.best_match(atoms)
+        record: dict[str, Any] = {
+            **{k: v for k, v in s.to_json().items() if k not in ("subset_min", "errors")},
+            "ap_precision": bm.ap_precision,
+            "ap_recall": bm.ap_recall,
+            "ap_f1": bm.ap_f1,
+            "ts_precision": bm.ts_precision,
+            "ts_recall": bm.ts_recall,
+            "ts_f1": bm.ts_f1,
+            "best_match_gold": certificate_to_json(bm.gold, p.system.inputs),
+            "subset_min": None,
+            "diagnostic_status": "not-run",
+            "diagnostic_note": None,
+        }
+        timing: dict[str, Any] = {}
+        if subset_min:
+            start = time.perf_counter()
+            try:
+                record["subset_min"] = api.subset_min(p, atoms, limits=diagnostic_limits)
+                record["diagnostic_status"] = "exact"
+            except Unknown as ex:
+                record["diagnostic_status"] = "infeasible"
+                record["diagnostic_note"] = ex.reason
+            timing["diagnostic_ms"] = round((time.perf_counter() - start) * 1000, 3)
+        record["timing"] = timing
+        return record
