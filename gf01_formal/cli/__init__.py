@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from gf01_formal.cli import hoa, instances, query
+from gf01_formal.cli import hoa, instances, query, runs
 from hoa.errors import Gf01Error
 from solvers.limits import Unknown
 
@@ -56,6 +56,7 @@ def _root(
 hoa.register(app)
 query.register(app)
 instances.register(app)
+runs.register(app, instances.import_app)
 
 
 def _error(message: str) -> None:
@@ -95,6 +96,8 @@ def main(argv: list[str] | None = None) -> int:
             _error(f"{ex.format_message()} (try --help)")
             return EXIT_USER_ERROR
         raise
+    if status == EXIT_INTERRUPTED:  # typer turns a KeyboardInterrupt into this return value, silently
+        print("gf01: interrupted", file=sys.stderr, flush=True)
     return status if isinstance(status, int) else 0
 
 

@@ -54,6 +54,17 @@ class Scorer:
             return best_match_among(self.problem, atoms, golds)
         return api.best_match(self.problem, atoms, self.problem.budget_t, limits=self.limits)
 
+    def score_submitted(self, cert: ParsedCertificate) -> dict[str, Any]:
+        """The scores of a certificate as submitted (an imported one may be malformed: then it scores false, with
+        no best match, and its Eff counts the atoms as submitted)."""
+        if cert.well_formed:
+            return self.score(cert.atoms)
+        s = score(self.problem, cert).to_json()
+        return {**{k: v for k, v in s.items() if k not in ("subset_min", "errors")},
+                **dict.fromkeys(("ap_precision", "ap_recall", "ap_f1", "ts_precision", "ts_recall", "ts_f1"), 0.0),
+                "best_match_gold": None, "subset_min": None, "diagnostic_status": "not-run", "diagnostic_note": None,
+                "timing": {}}
+
     def score(
         self, atoms: Sequence[Atom], *, subset_min: bool = False, diagnostic_limits: Limits | None = None
     ) -> dict[str, Any]:

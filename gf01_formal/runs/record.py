@@ -91,6 +91,8 @@ class RunRecord(BaseModel):
 
     # the result (null when status is harness_error or provider_error)
     certificate: list[list[Any]] | None
+    certificate_errors: list[str] = Field(default_factory=list, description="structural errors of an imported "
+                                          "certificate (scored false); an episode's certificate has none")
     suff: bool | None
     min1: bool | None
     valid: bool | None

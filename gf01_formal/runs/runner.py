@@ -30,6 +30,7 @@ from gf01_formal.play.protocol import PROTOCOL, RENDERER_PROFILE, Action, End, O
 from gf01_formal.play.scoring import Scorer
 from gf01_formal.runs.record import RunRecord, run_id
 from gf01_formal.splits import difficulty_band
+from hoa.errors import Gf01Error
 from solvers.limits import Limits, Unknown
 
 #: Protocol violations (not JSON, a malformed action) an agent may make in one episode before its run is an
@@ -121,6 +122,8 @@ def play_run(
         agent.end(End(result={k: v for k, v in result.items() if k != "timing"}))
     except Unknown as ex:
         return _failed(base, f"scoring ran out of its limits: {ex}", steps)
+    except Gf01Error:  # a user error (e.g. an agent command that cannot start): stop, do not record it
+        raise
     except Exception as ex:  # a fault of ours or of a built-in agent: never scored as the agent's
         return _failed(base, f"{type(ex).__name__}: {ex} ({_where(ex)})", steps)
     finally:

@@ -1,0 +1,175 @@
+"""Commands on runs: ``evaluate`` (play a bundle with agents, resumable), ``validate`` (policy checks and
+re-verification of run records) and ``import runs`` (the peer's run records, re-scored)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import typer
+
+from gf01_formal.cli.common import JsonOpt, OutputOpt, check_output, emit
+
+TrackName = Literal["EVAL-CB", "EVAL-TA", "EVAL-OC"]
+BundleOpt = Annotated[
+    Path | None, typer.Option("--bundle", metavar="BUNDLE", help="The bundle the runs were played on.")
+]
+
+
+def evaluate_cmd(
+    source: Annotated[
+        Path, typer.Argument(metavar="BUNDLE", help="A bundle (or one instance file) to play.", show_default=False)
+    ],
+    output: OutputOpt,
+    agent: Annotated[
+        list[str] | None,
+        typer.Option("--agent", metavar="NAME", help="A built-in agent (random, greedy, search, tool, oracle); "
+                     "repeat for a panel."),
+    ] = None,
+    agent_cmd: Annotated[
+        str | None,
+        typer.Option("--agent-cmd", metavar="CMD", help="An external agent: a command speaking gf01.agent.v1 on "
+                     "stdin/stdout (docs/agent-protocol.md)."),
+    ] = None,
+    track: Annotated[
+        TrackName | None, typer.Option("--track", help="The evaluation track (default: the agent's; EVAL-CB for "
+                                       "--agent-cmd).")
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", metavar="N", min=0, help="The runs' seed (part of the run id).")] = 0,
+    jobs: Annotated[int, typer.Option("--jobs", metavar="N", min=1, help="Worker processes.")] = 1,
+    step_timeout: Annotated[
+        float, typer.Option("--step-timeout", metavar="S", min=0.001, help="External agents: seconds per step.")
+    ] = 30.0,
+    subset_min: Annotated[
+        bool, typer.Option("--subset-min", help="Also run the exact SubsetMin diagnostic on each certificate.")
+    ] = False,
+    diagnostic_seconds: Annotated[
+        float | None, typer.Option("--diagnostic-seconds", metavar="S", min=0.0,
+                                   help="Cap of each diagnostic; past it the diagnostic is 'infeasible'.")
+    ] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Play every instance with every agent, appending one run record per episode to the output as it finishes.
+
+    Run again after an interruption: finished runs are skipped by run id, the rest are played.
+    """
+    from gf01_formal.runs.evaluate import Settings, evaluate
+
+    check_output(output)
+    specs = agent_specs(agent or [], agent_cmd, track, step_timeout)
+    settings = Settings(seed=seed, subset_min=subset_min, diagnostic_seconds=diagnostic_seconds)
+    with _progress() as bar:
+        summary = evaluate(source, specs, output, settings=settings, jobs=jobs, progress=bar)
+    record = {"file": str(output), **summary.to_json()}
+
+    def human(r: dict[str, Any]) -> list[str]:
+        lines = [f"{r['played']} runs played, {r['skipped']} already done -> {r['file']}"]
+        if r["repaired_bytes"]:
+            lines.append(f"note: cut a torn last record ({r['repaired_bytes']} bytes) left by an interrupted run")
+        lines += [f"{a}: Score_C {v['certified']}/{v['runs']}" for a, v in r["score_c"].items()]
+        lines += [f"status {s}: {n}" for s, n in r["statuses"].items() if s != "completed"]
+        return lines
+
+    emit(record, json_out, human)
+
+
+def agent_specs(names: list[str], cmd: str | None, track: str | None, step_timeout: float) -> list[Any]:
+    """The agent specs of ``--agent`` (built-ins, repeatable) and ``--agent-cmd``."""
+    from gf01_formal.agents import default_track
+    from gf01_formal.agents.base import AgentSpec
+    from hoa.errors import Gf01Error
+
+    if not names and cmd is None:
+        raise Gf01Error("name an agent: --agent NAME (repeatable) or --agent-cmd CMD", field="--agent")
+    specs = []
+    for name in names:
+        own = default_track(name)
+        if track is not None and track != own:
+            raise Gf01Error(f"agent {name} plays on {own}, not {track}", field="--track")
+        specs.append(AgentSpec(name, own))
+    if cmd is not None:
+        if not cmd.strip():
+            raise Gf01Error("the agent command is empty", field="--agent-cmd")
+        specs.append(AgentSpec("cmd", track or "EVAL-CB", {"cmd": cmd, "step_timeout": step_timeout}))
+    if len({s.digest for s in specs}) != len(specs):
+        raise Gf01Error("the same agent is named twice", field="--agent")
+    return specs
+
+
+class _progress:
+    """A progress bar with ETA on stderr when it is a terminal (rich is imported only here)."""
+
+    def __enter__(self) -> Any:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+        console = Console(stderr=True)
+        self.bar = Progress(TextColumn("runs"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                            console=console, disable=not console.is_terminal, transient=True)
+        self.bar.__enter__()
+        self.task = self.bar.add_task("runs", total=None)
+        return lambda done, total: self.bar.update(self.task, completed=done, total=total)
+
+    def __exit__(self, *exc: object) -> None:
+        self.bar.__exit__(*exc)
+
+
+def validate_cmd(
+    runs: Annotated[list[Path], typer.Argument(metavar="RUNS...", help="Runs files (JSON Lines).")],
+    bundle: BundleOpt = None,
+    official: Annotated[
+        bool, typer.Option("--official", help="Publication rules: the bundle is required and every run finished.")
+    ] = False,
+    json_out: JsonOpt = False,
+) -> None:
+    """Check run records against the policies (tools, access, adaptation, renderer, protocol) and, with --bundle,
+    re-verify every certificate to its recorded scores; exit 2 if anything is wrong."""
+    from gf01_formal.runs.validate import validate
+
+    violations = validate(runs, bundle=None if bundle is None else str(bundle), official=official)
+    record = {"ok": not violations, "violations": [str(v) for v in violations]}
+
+    def human(r: dict[str, Any]) -> list[str]:
+        return r["violations"] or [f"ok: no violation in {len(runs)} runs file{'s' if len(runs) != 1 else ''}"]
+
+    emit(record, json_out, human)
+    if violations:
+        print(f"gf01: error: {len(violations)} violation{'s' if len(violations) != 1 else ''}", file=sys.stderr)
+        raise typer.Exit(2)
+
+
+def import_runs_cmd(
+    peer_runs: Annotated[
+        Path, typer.Argument(metavar="PEER_RUNS", help="The peer's run records (gf01.run_record.v1, JSON Lines).",
+                             show_default=False)
+    ],
+    output: OutputOpt,
+    bundle: Annotated[
+        Path, typer.Option("--bundle", metavar="BUNDLE", help="The peer's bundle imported with 'gf01 import peer'.")
+    ],
+    json_out: JsonOpt = False,
+) -> None:
+    """Import the peer's run records, re-scored by the exact checks (its claims are kept beside)."""
+    from gf01_formal.artifacts import canonical_json, write_text_atomic
+    from gf01_formal.runs.peer import import_peer_runs
+
+    check_output(output)
+    got = import_peer_runs(peer_runs, bundle)
+    write_text_atomic(output, "".join(canonical_json(o.record.model_dump(mode="json")) + "\n" for o in got.outcomes))
+    record = {"file": str(output), "imported": len(got.outcomes), "disagreements": got.disagreements,
+              "skipped": got.skipped}
+
+    def human(r: dict[str, Any]) -> list[str]:
+        lines = [f"imported {r['imported']} runs to {r['file']} ({r['disagreements']} where the peer's scores differ "
+                 "from the exact ones)"]
+        return lines + [f"skipped {s}" for s in r["skipped"]]
+
+    emit(record, json_out, human)
+
+
+def register(app: typer.Typer, import_app: typer.Typer) -> None:
+    """Add ``evaluate``, ``validate`` and ``import runs``."""
+    app.command("evaluate", short_help="Play a bundle with agents into a runs file (resumable).")(evaluate_cmd)
+    app.command("validate", short_help="Check run records against the policies; re-verify them.")(validate_cmd)
+    import_app.command("runs", short_help="Import the peer's run records, re-scored.")(import_runs_cmd)

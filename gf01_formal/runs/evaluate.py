@@ -1,0 +1,156 @@
+"""``gf01 evaluate``: every instance of a bundle played by every agent of a panel, each run appended to a runs file
+as it finishes; a rerun (after a crash, kill -9 or Ctrl-C) plays exactly the runs that have no final record.
+
+Each instance is checked once and its :class:`~gf01_formal.play.scoring.Scorer` (the exact gold set) is shared by
+all agents' runs of it. With ``jobs > 1`` instances are played in worker processes (:mod:`gf01_formal.workers`:
+they die with the parent); the parent alone writes the runs file, so no record is torn or duplicated.
+
+>>> summary = evaluate("bundle.json", [AgentSpec("random", "EVAL-CB")], "runs.jsonl")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from gf01_formal.agents.base import AgentSpec
+from gf01_formal.instance_io import check_instance, load_artifact
+from gf01_formal.instances import Bundle, Instance
+from gf01_formal.play.scoring import Scorer
+from gf01_formal.runs.record import RunRecord, run_id
+from gf01_formal.runs.runner import RunOutcome, play_run
+from gf01_formal.runs.store import RunsFile
+from solvers.limits import Limits
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What every run of an evaluation shares (and what a worker process needs to play one)."""
+
+    seed: int = 0
+    subset_min: bool = False
+    diagnostic_seconds: float | None = None
+
+
+@dataclass
+class Summary:
+    """What an evaluation did: runs played now, runs already done, and the statuses and Score_C of those played."""
+
+    played: int = 0
+    skipped: int = 0
+    repaired_bytes: int = 0
+    statuses: Counter[str] = field(default_factory=Counter)
+    score_c: Counter[str] = field(default_factory=Counter)
+    by_agent: Counter[str] = field(default_factory=Counter)
+
+    def to_json(self) -> dict[str, Any]:
+        """The summary as JSON (sorted keys)."""
+        return {
+            "played": self.played,
+            "skipped": self.skipped,
+            "repaired_bytes": self.repaired_bytes,
+            "statuses": dict(sorted(self.statuses.items())),
+            "score_c": {a: {"runs": self.by_agent[a], "certified": self.score_c[a]} for a in sorted(self.by_agent)},
+        }
+
+
+def evaluate(
+    source: str | os.PathLike[str],
+    specs: Sequence[AgentSpec],
+    out: str | os.PathLike[str],
+    *,
+    settings: Settings = Settings(),
+    jobs: int = 1,
+    progress: Callable[[int, int], None] | None = None,
+) -> Summary:
+    """Play every instance of ``source`` (a bundle or an instance file) with every agent of ``specs`` into ``out``.
+
+    ``progress(done, total)`` is called as runs finish (``done`` counts the runs skipped as already final).
+    """
+    art = load_artifact(source, check_all=False)
+    instances = [art] if isinstance(art, Instance) else list(art.instances)
+    bundle_hash = art.instances_hash if isinstance(art, Bundle) else None
+    store = RunsFile(out)
+    summary = Summary(repaired_bytes=store.repaired)
+    todo: list[tuple[Instance, list[AgentSpec]]] = []
+    for inst in instances:
+        missing = [s for s in specs if not store.done(run_id(inst.instance_id, inst.content_hash, s.digest,
+                                                             settings.seed))]
+        summary.skipped += len(specs) - len(missing)
+        if missing:
+            todo.append((inst, missing))
+    total = len(instances) * len(specs)
+    done = summary.skipped
+    if progress is not None:
+        progress(done, total)
+    for outcome in _outcomes(todo, bundle_hash, settings, jobs, str(source)):
+        store.append(outcome)
+        rec = outcome.record
+        summary.played += 1
+        summary.statuses[rec.status] += 1
+        summary.by_agent[rec.agent_name] += 1
+        summary.score_c[rec.agent_name] += rec.score_c or 0
+        done += 1
+        if progress is not None:
+            progress(done, total)
+    return summary
+
+
+def _outcomes(
+    todo: list[tuple[Instance, list[AgentSpec]]], bundle_hash: str | None, settings: Settings, jobs: int, file: str
+) -> Iterator[RunOutcome]:
+    if jobs <= 1 or len(todo) <= 1:
+        for inst, specs in todo:
+            yield from play_instance(inst, specs, bundle_hash, settings, file)
+        return
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    from gf01_formal.workers import pool
+
+    with pool(jobs) as ex:
+        # A bounded window of tasks in flight: results stream back as they finish, memory stays flat.
+        pending: set[Any] = set()
+        queue = iter(todo)
+        while True:
+            while len(pending) < 2 * jobs:
+                item = next(queue, None)
+                if item is None:
+                    break
+                inst, specs = item
+                pending.add(ex.submit(_play_job, inst.model_dump(mode="json"), [_spec_json(s) for s in specs],
+                                      bundle_hash, settings, file))
+            if not pending:
+                return
+            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in sorted(finished, key=id):
+                for rec, side in fut.result():
+                    yield RunOutcome(RunRecord.model_validate(rec), side)
+
+
+def play_instance(
+    inst: Instance, specs: Sequence[AgentSpec], bundle_hash: str | None, settings: Settings, file: str | None = None
+) -> Iterator[RunOutcome]:
+    """Every agent of ``specs`` plays ``inst``, sharing one checked problem and one scorer."""
+    problem = check_instance(inst, file=file)
+    scorer = Scorer(problem)
+    limits = Limits(seconds=settings.diagnostic_seconds) if settings.diagnostic_seconds is not None else None
+    for spec in specs:
+        yield play_run(inst, problem, spec, seed=settings.seed, scorer=scorer, bundle_hash=bundle_hash,
+                       subset_min=settings.subset_min, diagnostic_limits=limits)
+
+
+def _spec_json(spec: AgentSpec) -> dict[str, Any]:
+    return {"name": spec.name, "track": spec.track, "params": spec.params}
+
+
+def _play_job(
+    inst_json: dict[str, Any], specs: list[dict[str, Any]], bundle_hash: str | None, settings: Settings, file: str
+) -> list[tuple[dict[str, Any], dict[str, str]]]:
+    """One instance in a worker process: its outcomes as JSON (records travel as plain data)."""
+    inst = Instance.model_validate(inst_json)
+    agents = [AgentSpec(s["name"], s["track"], s["params"]) for s in specs]
+    return [(o.record.model_dump(mode="json"), o.side_files)
+            for o in play_instance(inst, agents, bundle_hash, settings, file)]

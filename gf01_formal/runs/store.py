@@ -1,0 +1,116 @@
+"""Runs files: append-only JSON Lines of run records that survive a crash, kill -9 or Ctrl-C, with their side files.
+
+A record is appended as one line, flushed and fsync'd before the next run starts, by a single writer, so a crash
+can at worst leave a torn last line: opening the file again cuts it off (and says so). A run id may appear more
+than once: a later record supersedes an earlier one (a run recorded as ``harness_error`` is played again), and
+:meth:`RunsFile.final_ids` tells which runs are done. Side files (tool logs, transcripts) are written, atomically
+and by content hash, into the directory ``<runs file>.d/``.
+
+>>> store = RunsFile("runs.jsonl")          # doctest: +SKIP
+>>> store.append(outcome)                   # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from gf01_formal.artifacts import canonical_json, write_text_atomic
+from gf01_formal.runs.record import FINAL_STATUSES
+from gf01_formal.runs.runner import RunOutcome
+from hoa.errors import Gf01Error, quote
+
+
+class RunsFile:
+    """One runs file, opened for appending (created when missing; a torn last line is cut off)."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self.side_dir = Path(f"{self.path}.d")
+        self.repaired = self._repair()
+        self._final = {rid for rid, rec in latest(self.path).items() if rec.get("status") in FINAL_STATUSES}
+
+    def _repair(self) -> int:
+        """Cut a torn last line (no newline at the end); returns the bytes cut."""
+        if not self.path.exists():
+            return 0
+        with self.path.open("rb+") as fh:
+            fh.seek(0, os.SEEK_END)
+            size = fh.tell()
+            if size == 0:
+                return 0
+            fh.seek(size - 1)
+            if fh.read(1) == b"\n":
+                return 0
+            # Read backwards to the last newline: everything after it is a record that was never finished.
+            pos, chunk = size, 1 << 16
+            while pos > 0:
+                start = max(0, pos - chunk)
+                fh.seek(start)
+                block = fh.read(pos - start)
+                cut = block.rfind(b"\n")
+                if cut >= 0:
+                    pos = start + cut + 1
+                    break
+                pos = start
+            fh.truncate(pos)
+            fh.flush()
+            os.fsync(fh.fileno())
+            return size - pos
+
+    def done(self, run_id: str) -> bool:
+        """Whether the run has a final record (completed or agent_error)."""
+        return run_id in self._final
+
+    def final_ids(self) -> set[str]:
+        """The run ids with a final record."""
+        return set(self._final)
+
+    def append(self, outcome: RunOutcome) -> None:
+        """Write the outcome's side files, then append its record as one line (flushed and fsync'd)."""
+        for rel, text in sorted(outcome.side_files.items()):
+            target = self.side_dir / rel
+            if not target.exists():
+                write_text_atomic(target, text)
+        line = canonical_json(outcome.record.model_dump(mode="json")) + "\n"
+        try:
+            with self.path.open("a", encoding="utf-8") as fh:
+                fh.write(line)
+                fh.flush()
+                os.fsync(fh.fileno())
+        except OSError as ex:
+            raise Gf01Error(f"cannot write: {ex.strerror or ex}", file=str(self.path)) from None
+        if outcome.record.status in FINAL_STATUSES:
+            self._final.add(outcome.record.run_id)
+
+
+def read_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The (line number, decoded object) pairs of a JSON Lines file; a bad line is a Gf01Error naming it."""
+    from hoa.files import read_text
+
+    name = quote(os.fspath(path), 200, bare=True)
+    for number, line in enumerate(read_text(path, limit=1 << 34).splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except (ValueError, RecursionError) as ex:
+            raise Gf01Error(f"not a JSON object: {quote(str(ex), 80, bare=True)}", file=name, line=number) from None
+        if not isinstance(obj, dict):
+            raise Gf01Error("not a JSON object", file=name, line=number)
+        yield number, obj
+
+
+def latest(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
+    """The last record of each run id in a runs file (missing file: none)."""
+    if not Path(path).exists():
+        return {}
+    out: dict[str, dict[str, Any]] = {}
+    for _, obj in read_lines(path):
+        rid = obj.get("run_id")
+        if isinstance(rid, str):
+            out[rid] = obj
+    return out

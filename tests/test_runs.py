@@ -1,0 +1,180 @@
+"""Run records: evaluate (resumable, append-only, jobs-independent), validate (each policy and re-verification),
+and the import of the peer's run records."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from gf01_formal.agents.base import AgentSpec
+from gf01_formal.cli import main
+from gf01_formal.generator import GenConfig, generate
+from gf01_formal.instance_io import save_artifact
+from gf01_formal.runs.evaluate import Settings, evaluate
+from gf01_formal.runs.record import RunRecord
+from gf01_formal.runs.runner import RunOutcome
+from gf01_formal.runs.store import RunsFile, latest
+from gf01_formal.runs.validate import validate
+
+ROOT = Path(__file__).resolve().parent.parent
+PEER = ROOT.parent / "shared" / "corpus" / "peer"
+PANEL = [AgentSpec("random", "EVAL-CB"), AgentSpec("oracle", "EVAL-OC")]
+SMALL = {"families": [{"kind": "random_mealy", "states": [4, 6], "inputs": [2, 3]}], "horizon": [6, 10]}
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("bundle") / "bundle.json"
+    save_artifact(path, generate(3, 8, GenConfig.model_validate(SMALL)))
+    return path
+
+
+def records(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def without_timing(rows: list[dict]) -> list[dict]:
+    return sorted(({k: v for k, v in r.items() if k != "timing"} for r in rows), key=lambda r: r["run_id"])
+
+
+def test_evaluate_records_every_run_once_and_resumes(bundle: Path, tmp_path: Path) -> None:
+    out = tmp_path / "runs.jsonl"
+    first = evaluate(bundle, PANEL, out)
+    assert first.played == 16 and first.skipped == 0 and first.statuses == {"completed": 16}
+    assert first.score_c["oracle"] == 8  # the ceiling certifies every certified instance
+    rows = records(out)
+    assert len({r["run_id"] for r in rows}) == 16
+    again = evaluate(bundle, PANEL, out)
+    assert (again.played, again.skipped) == (0, 16) and records(out) == rows
+    # Lose the last five records and tear the one before: the rerun cuts the torn line and plays the six runs.
+    lines = out.read_text().splitlines(keepends=True)
+    out.write_text("".join(lines[:10]) + lines[10][: len(lines[10]) // 2])
+    resumed = evaluate(bundle, PANEL, out)
+    assert resumed.played == 6 and resumed.repaired_bytes == len(lines[10]) // 2
+    assert without_timing(records(out)) == without_timing(rows)
+
+
+def test_jobs_do_not_change_the_records(bundle: Path, tmp_path: Path) -> None:
+    one, two = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
+    evaluate(bundle, PANEL, one, settings=Settings(seed=5))
+    evaluate(bundle, PANEL, two, settings=Settings(seed=5), jobs=2)
+    assert without_timing(records(one)) == without_timing(records(two))
+    assert sorted(os.listdir(f"{one}.d/tool-logs")) == sorted(os.listdir(f"{two}.d/tool-logs"))
+
+
+def test_a_failed_run_is_superseded_by_its_replay(bundle: Path, tmp_path: Path) -> None:
+    out = tmp_path / "runs.jsonl"
+    evaluate(bundle, PANEL[:1], out)
+    good = RunRecord.model_validate(records(out)[0])
+    failed = good.model_copy(update={"status": "harness_error", "error": "boom"})
+    out.write_text("")
+    RunsFile(out).append(RunOutcome(failed))
+    assert not RunsFile(out).done(good.run_id)
+    summary = evaluate(bundle, PANEL[:1], out)
+    assert summary.played == 8 and latest(out)[good.run_id]["status"] == "completed"
+    assert validate([out], bundle=str(bundle), official=True) == []
+
+
+def test_validate_names_each_violated_policy(bundle: Path, tmp_path: Path) -> None:
+    out = tmp_path / "runs.jsonl"
+    evaluate(bundle, PANEL, out)
+    assert validate([out], bundle=str(bundle), official=True) == []
+    rows = records(out)
+    cb = next(i for i, r in enumerate(rows) if r["eval_track"] == "EVAL-CB")
+    oc = next(i for i, r in enumerate(rows) if r["eval_track"] == "EVAL-OC")
+    tampers = [
+        (cb, {"score_c": 1 - rows[cb]["score_c"]}, "score_c"),
+        (cb, {"certificate": [[0, rows[cb]["certificate"][0][1] if rows[cb]["certificate"] else "x", 1]]}, None),
+        (cb, {"tool_allowlist_id": "local-planner-v1"}, "tool_allowlist_id"),
+        (cb, {"tool_log_hash": "ab" * 32}, "tool_log_hash"),
+        (oc, {"tool_log_hash": ""}, "tool_log_hash"),
+        (cb, {"agent_access": "full"}, "agent_access"),
+        (cb, {"adaptation_condition": "prompt_adaptation"}, "adaptation_budget_tokens"),
+        (cb, {"adaptation_budget_tokens": 5}, "adaptation_condition"),
+        (cb, {"renderer_profile_id": "GF-01-R1"}, "renderer_profile_id"),
+        (cb, {"scored_commit_episode": False}, "play_protocol"),
+        (cb, {"seed": 99}, "run_id"),
+        (cb, {"t_star": 0}, "t_star"),
+        (cb, {"status": "harness_error"}, "status"),
+        (cb, {"kappa": "high"}, "kappa"),
+    ]
+    for k, change, field in tampers:
+        bad = tmp_path / "bad.jsonl"
+        rows2 = [dict(r) for r in rows]
+        rows2[k].update(change)
+        bad.write_text("".join(json.dumps(r) + "\n" for r in rows2))
+        got = validate([bad], bundle=str(bundle), official=True)
+        assert got, change
+        if field is not None:
+            assert field in {v.field for v in got}, (change, [str(v) for v in got])
+        assert all(v.line == k + 1 and v.run_id == rows[k]["run_id"] for v in got), [str(v) for v in got]
+    # A tool log whose content does not hash to the record's hash.
+    log = Path(f"{out}.d") / "tool-logs" / f"{rows[oc]['tool_log_hash']}.jsonl"
+    log.write_text(log.read_text() + "{}\n")
+    assert [v.field for v in validate([out])] == ["tool_log_hash"]
+
+
+def test_validate_cli_prints_one_line_per_violation(bundle: Path, tmp_path: Path, capsys) -> None:
+    out = tmp_path / "runs.jsonl"
+    evaluate(bundle, PANEL[:1], out)
+    rows = records(out)
+    rows[2]["suff"] = not rows[2]["suff"]
+    out.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert main(["validate", str(out), "--bundle", str(bundle)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out.splitlines() == [line for line in captured.out.splitlines() if line.startswith(f"{out}:3: ")]
+    assert "suff: recorded" in captured.out and captured.err == "gf01: error: 1 violation\n"
+    assert main(["validate", str(out), "--official"]) == 2
+    assert "--bundle" in capsys.readouterr().err
+
+
+def test_peer_runs_are_imported_and_rescored(tmp_path: Path, capsys) -> None:
+    ours = tmp_path / "peer_bundle.json"
+    assert main(["import", "peer", str(PEER / "instance_bundle_v1.json"), "-o", str(ours), "--no-measure"]) == 0
+    out = tmp_path / "runs.jsonl"
+    assert main(["import", "runs", str(PEER / "runs_v1_valid.jsonl"), "--bundle", str(ours), "-o", str(out)]) == 0
+    rows = records(out)
+    peer = [json.loads(line) for line in (PEER / "runs_v1_valid.jsonl").read_text().splitlines()]
+    assert [r["instance_id"] for r in rows] == [p["instance_id"] for p in peer]
+    for r, p in zip(rows, peer, strict=True):
+        assert (r["valid"], r["goal"], r["ap_f1"], r["ts_f1"]) == (p["valid"], p["goal"], p["ap_f1"], p["ts_f1"])
+        assert r["agent_name"] == p["agent_name"] and r["agent_meta"]["disagreements"] == []
+    assert validate([out], bundle=str(ours), official=True) == []
+    capsys.readouterr()
+    # Legacy rows: string-typed fields are read as what they stand for; without a certificate a row is reported.
+    legacy = tmp_path / "legacy.jsonl"
+    row = {k: json.dumps(v) if not isinstance(v, str) else v for k, v in peer[0].items()}
+    row["valid"] = "false"  # a wrong claim: the exact checks say true
+    legacy.write_text(json.dumps(row) + "\n" + (PEER / "runs_pre_v1_legacy.jsonl").read_text())
+    assert main(["import", "runs", str(legacy), "--bundle", str(ours), "-o", str(out), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["imported"] == 1 and report["disagreements"] == 1 and len(report["skipped"]) == 4
+    assert records(out)[0]["valid"] is True and records(out)[0]["agent_meta"]["disagreements"] == ["valid"]
+
+
+def test_evaluate_stops_on_ctrl_c_and_resumes_to_the_same_records(bundle: Path, tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    args = [sys.executable, "-m", "gf01_formal", "evaluate", str(bundle), "--agent", "random", "--agent", "oracle",
+            "--jobs", "2"]
+    whole = tmp_path / "whole.jsonl"
+    subprocess.run([*args, "-o", str(whole)], env=env, check=True, capture_output=True, timeout=120)
+    out = tmp_path / "runs.jsonl"
+    proc = subprocess.Popen([*args, "-o", str(out)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    deadline = time.monotonic() + 60
+    while (not out.exists() or out.stat().st_size == 0) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGINT)
+    start = time.monotonic()
+    proc.wait(timeout=10)
+    assert proc.returncode == 130 and time.monotonic() - start < 2.0
+    assert b"interrupted" in proc.stderr.read()
+    subprocess.run([*args, "-o", str(out)], env=env, check=True, capture_output=True, timeout=120)
+    assert without_timing(records(out)) == without_timing(records(whole))
