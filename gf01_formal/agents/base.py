@@ -10,7 +10,9 @@ from an :class:`Access`, which holds only what the track grants (DESIGN.md §3.5
 - EVAL-OC (oracle ceiling): the Problem itself, for the exact solvers (``oracle-exact-search-v1``).
 
 An agent that misbehaves raises :class:`AgentFault` from ``act``; the harness records it as an agent error and the
-step proceeds with no edit. Agents with a tool keep its log (``tool_log``: JSON objects, one per call and answer).
+step proceeds with no edit. Optional attributes the harness reads after the episode: ``tool_log`` (JSON objects, one
+per call and answer, for the EVAL-OC tool log), ``meta`` (what the agent reports about itself), ``usage`` (tokens,
+calls), ``side_files`` (path relative to the runs' side directory -> text, e.g. a transcript by its hash).
 """
 
 from __future__ import annotations
@@ -43,6 +45,11 @@ class AgentFault(Exception):
         self.kind = kind
         self.message = message
         self.fatal = fatal
+
+
+class ProviderError(Exception):
+    """The service behind an agent (a model provider) failed past its retries: the run is recorded with status
+    ``provider_error``, never scored as the agent's, and ``gf01 evaluate`` plays it again on the next invocation."""
 
 
 class Agent(Protocol):

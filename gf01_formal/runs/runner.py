@@ -21,7 +21,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from encoders.problem import Problem
-from gf01_formal.agents.base import Access, Agent, AgentFault, AgentSpec
+from gf01_formal.agents.base import Access, Agent, AgentFault, AgentSpec, ProviderError
 from gf01_formal.artifacts import sha256_hex
 from gf01_formal.certificates import certificate_to_json
 from gf01_formal.instances import Instance
@@ -85,7 +85,53 @@ def play_run(
         planner=Planner(problem) if spec.track == "EVAL-TA" else None,
         problem=problem if spec.track == "EVAL-OC" else None,
     )
-    base: dict[str, Any] = {
+    base = record_base(instance, spec, seed, bundle_hash=bundle_hash, renderer_track=renderer_track,
+                       renderer_profile_id=renderer_profile_id)
+    episode = Episode(problem, iid)
+    steps: list[dict[str, Any]] = []
+    latencies: list[float] = []
+    agent: Agent | None = None
+    try:
+        agent = build(spec, access)
+        status, error = _play(agent, episode, steps, latencies)
+        result = scorer.score(episode.certificate, subset_min=subset_min, diagnostic_limits=diagnostic_limits)
+        agent.end(End(result={k: v for k, v in result.items() if k != "timing"}))
+    except ProviderError as ex:  # the model provider failed past its retries: not the agent's fault
+        return RunOutcome(failed_record(base, str(ex), steps, status="provider_error", usage=_usage(agent)),
+                          _side_files(agent))
+    except Unknown as ex:
+        return RunOutcome(failed_record(base, f"scoring ran out of its limits: {ex}", steps))
+    except Gf01Error:  # a user error (e.g. an agent command that cannot start): stop, do not record it
+        raise
+    except Exception as ex:  # a fault of ours or of a built-in agent: never scored as the agent's
+        return RunOutcome(failed_record(base, f"{type(ex).__name__}: {ex} ({_where(ex)})", steps))
+    finally:
+        if agent is not None:
+            agent.close()
+    tool_log = _tool_log(agent, access)
+    side = _side_files(agent)
+    if tool_log:
+        side[f"tool-logs/{_sha256(tool_log)}.jsonl"] = tool_log
+    record = finished_record(base, episode, result, steps=steps, status=status, error=error,
+                             tool_log_hash=_sha256(tool_log) if tool_log else "",
+                             agent_meta=dict(getattr(agent, "meta", {}) or {}), usage=_usage(agent),
+                             timing={"step_ms": latencies, "total_ms": round(sum(latencies), 3)})
+    return RunOutcome(record, side)
+
+
+def record_base(
+    instance: Instance,
+    spec: AgentSpec,
+    seed: int,
+    *,
+    bundle_hash: str | None = None,
+    renderer_track: str = "json",
+    renderer_profile_id: str = RENDERER_PROFILE,
+    protocol: str = PROTOCOL,
+) -> dict[str, Any]:
+    """The record fields fixed before play: the run id, the instance, the agent and track, renderer and versions."""
+    iid = instance.instance_id
+    return {
         "run_id": run_id(iid, instance.content_hash, spec.digest, seed),
         "instance_id": iid,
         "instance_hash": instance.content_hash,
@@ -108,45 +154,63 @@ def play_run(
         "tool_allowlist_id": spec.tool_allowlist_id,
         "renderer_track": renderer_track,
         "renderer_profile_id": renderer_profile_id,
-        "protocol": PROTOCOL,
+        "protocol": protocol,
         "benchmark_version": benchmark_version(),
     }
-    episode = Episode(problem, iid)
-    steps: list[dict[str, Any]] = []
-    latencies: list[float] = []
-    agent: Agent | None = None
-    try:
-        agent = build(spec, access)
-        status, error = _play(agent, episode, steps, latencies)
-        result = scorer.score(episode.certificate, subset_min=subset_min, diagnostic_limits=diagnostic_limits)
-        agent.end(End(result={k: v for k, v in result.items() if k != "timing"}))
-    except Unknown as ex:
-        return _failed(base, f"scoring ran out of its limits: {ex}", steps)
-    except Gf01Error:  # a user error (e.g. an agent command that cannot start): stop, do not record it
-        raise
-    except Exception as ex:  # a fault of ours or of a built-in agent: never scored as the agent's
-        return _failed(base, f"{type(ex).__name__}: {ex} ({_where(ex)})", steps)
-    finally:
-        if agent is not None:
-            agent.close()
-    tool_log = _tool_log(agent, access)
-    side = {f"tool-logs/{_sha256(tool_log)}.jsonl": tool_log} if tool_log else {}
-    timing = {"step_ms": latencies, "total_ms": round(sum(latencies), 3), **result.pop("timing")}
-    record = RunRecord(
+
+
+def finished_record(
+    base: dict[str, Any],
+    episode: Episode,
+    result: dict[str, Any],
+    *,
+    steps: list[dict[str, Any]],
+    status: str = "completed",
+    error: str | None = None,
+    tool_log_hash: str = "",
+    agent_meta: dict[str, Any] | None = None,
+    usage: dict[str, Any] | None = None,
+    timing: dict[str, Any] | None = None,
+) -> RunRecord:
+    """The record of a finished episode scored as ``result`` (:meth:`Scorer.score`); ``steps`` is its step log
+    (each :meth:`StepLog.to_json` entry with an ``agent_error`` key); ``timing`` joins the diagnostic's."""
+    scores = dict(result)
+    merged = {**(timing or {}), **scores.pop("timing", {})}
+    return RunRecord(
         **base,
         status=status,
         error=error,
-        tool_log_hash=_sha256(tool_log) if tool_log else "",
-        agent_meta=dict(getattr(agent, "meta", {}) or {}),
-        certificate=certificate_to_json(episode.certificate, problem.system.inputs),
-        **result,
+        tool_log_hash=tool_log_hash,
+        agent_meta=agent_meta or {},
+        certificate=certificate_to_json(episode.certificate, episode.problem.system.inputs),
+        **scores,
         steps=steps,
         refusals=episode.refusals,
-        agent_errors=sum(1 for s in steps if s["agent_error"] is not None),
-        usage=getattr(agent, "usage", None),
-        timing=timing,
+        agent_errors=sum(1 for s in steps if s.get("agent_error") is not None),
+        usage=usage,
+        timing=merged,
     )
-    return RunOutcome(record, side)
+
+
+def failed_record(
+    base: dict[str, Any], error: str, steps: list[dict[str, Any]], *, status: str = "harness_error",
+    usage: dict[str, Any] | None = None,
+) -> RunRecord:
+    """The record of a run that could not finish for a reason not the agent's (no scores: never held against it)."""
+    empty = dict.fromkeys(("certificate", "suff", "min1", "valid", "goal", "eff_t", "eff_a", "score_c", "kappa",
+                           "ap_precision", "ap_recall", "ap_f1", "ts_precision", "ts_recall", "ts_f1",
+                           "best_match_gold", "subset_min"))
+    return RunRecord(**base, status=status, error=error, tool_log_hash="", **empty, diagnostic_status="not-run",
+                     steps=steps, refusals=0, agent_errors=0, usage=usage)
+
+
+def _usage(agent: Agent | None) -> dict[str, Any] | None:
+    return getattr(agent, "usage", None)
+
+
+def _side_files(agent: Agent | None) -> dict[str, str]:
+    """Side files the agent produced (e.g. an LLM transcript), by path relative to the runs' side directory."""
+    return dict(getattr(agent, "side_files", {}) or {})
 
 
 def _play(
@@ -191,15 +255,6 @@ def _tool_log(agent: Agent | None, access: Access) -> str:
     from gf01_formal.artifacts import canonical_json
 
     return "".join(canonical_json(e) + "\n" for e in entries)
-
-
-def _failed(base: dict[str, Any], error: str, steps: list[dict[str, Any]]) -> RunOutcome:
-    empty = dict.fromkeys(("certificate", "suff", "min1", "valid", "goal", "eff_t", "eff_a", "score_c", "kappa",
-                           "ap_precision", "ap_recall", "ap_f1", "ts_precision", "ts_recall", "ts_f1",
-                           "best_match_gold", "subset_min"))
-    record = RunRecord(**base, status="harness_error", error=error, tool_log_hash="", **empty,
-                       diagnostic_status="not-run", steps=steps, refusals=0, agent_errors=0)
-    return RunOutcome(record)
 
 
 def _where(ex: BaseException) -> str:
