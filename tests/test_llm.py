@@ -279,7 +279,7 @@ def test_a_refused_key_stops_the_evaluation_with_one_line(bundle: Path, tmp_path
     out = tmp_path / "runs.jsonl"
     with ScriptedServer(lambda call: Reply(status=401)) as server:
         code = main(["evaluate", str(bundle), "--agent", "llm", "--model", "m", "--base-url", server.url,
-                     "-o", str(out)])
+                     "--jobs", "2", "-o", str(out)])  # raised in a worker thread, reported by the parent
     err = capsys.readouterr().err
     assert code == 2 and len(err.strip().splitlines()) == 1 and "refused the key in $OPENAI_API_KEY" in err
     assert KEY not in err and (not out.exists() or out.read_text() == "")
