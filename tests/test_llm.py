@@ -157,7 +157,7 @@ def faulty(plan: dict[str, list[dict[str, Any]]]) -> Any:
         if k == 2 and t == 2:
             return Reply('{"set": 5}' if reask else "{not json")
         if k == 3 and t == 1 and call.attempt == 0:
-            return Reply(reply_for(action, t), delay=2.0, usage=False)  # the client gave up: nothing is charged
+            return Reply(reply_for(action, t), delay=4.0, usage=False)  # the client gave up: nothing is charged
         return Reply(reply_for(action, t))
 
     return script
@@ -175,7 +175,7 @@ def test_evaluate_records_tokens_retries_reasks_and_transcripts(bundle: Path, tm
     out = tmp_path / "runs.jsonl"
     with ScriptedServer(faulty(plan), model="scripted-1") as server:
         args = ["evaluate", str(bundle), "--agent", "llm", "--model", "m-test", "--base-url", server.url,
-                "--api-key-env", "GF01_TEST_KEY", "--request-timeout", "0.5", "--temperature", "0",
+                "--api-key-env", "GF01_TEST_KEY", "--request-timeout", "1.5", "--temperature", "0",
                 "--max-tokens", "64", "--jobs", "2", "-o", str(out)]
         proc = run_cli(args, {"GF01_TEST_KEY": KEY})
         assert proc.returncode == 0, proc.stderr
@@ -192,7 +192,7 @@ def test_evaluate_records_tokens_retries_reasks_and_transcripts(bundle: Path, tm
         meta, usage = rec["agent_meta"], rec["usage"]
         assert rec["agent_spec"]["params"] == {"model": "m-test", "base_url": server.url,
                                                "api_key_env": "GF01_TEST_KEY", "temperature": 0.0,
-                                               "max_tokens": 64, "request_timeout": 0.5,
+                                               "max_tokens": 64, "request_timeout": 1.5,
                                                "prompt": "gf01.prompt.v1"}
         assert meta["model"] == "m-test" and meta["model_reported"] == "scripted-1"
         assert meta["base_url_host"] == server.url.split("/")[2]
@@ -221,7 +221,7 @@ def test_evaluate_records_tokens_retries_reasks_and_transcripts(bundle: Path, tm
     assert calls0[1]["errors"] == ["HTTP 429"]
     assert r3["usage"]["retries"] == 1
     calls3 = json.loads((Path(f"{out}.d") / r3["agent_meta"]["transcript"]).read_text())["calls"]
-    assert calls3[1]["errors"] == ["timeout after 0.5 s"]
+    assert calls3[1]["errors"] == ["timeout after 1.5 s"]
     # A re-ask that worked: no agent error, the planned action was played.
     assert r1["usage"]["reasks"] == 1 and r1["agent_errors"] == 0
     assert r1["steps"][1]["submitted"] == plan[order[1]][1]["set"]
@@ -317,8 +317,8 @@ def test_bad_llm_options_are_one_line_and_exit_2(bundle: Path, tmp_path: Path, c
 
 def test_base_urls_are_normalised_and_the_default_comes_from_the_environment() -> None:
     assert check_base_url(" http://127.0.0.1:8000/v1/ ") == "http://127.0.0.1:8000/v1"
-    env = {"OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": "http://10.0.0.5:8080/v1"}
-    assert llm_spec("m", environ=env).params["base_url"] == "http://10.0.0.5:8080/v1"
+    env = {"OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": "http://127.0.0.2:8080/v1"}
+    assert llm_spec("m", environ=env).params["base_url"] == "http://127.0.0.2:8080/v1"
     assert llm_spec("m", environ={"OPENAI_API_KEY": KEY}).params["base_url"] == "https://api.openai.com/v1"
     assert llm_spec("m", base_url="http://h/v1", environ=env).params["base_url"] == "http://h/v1"
     assert KEY not in json.dumps(llm_spec("m", environ=env).to_json())
