@@ -41,9 +41,16 @@ def _oracle(spec: AgentSpec, access: Access) -> Agent:
     return OracleAgent(access.problem)
 
 
+def _llm(spec: AgentSpec, access: Access) -> Agent:
+    from gf01_formal.agents.llm import LLMAgent, LLMConfig
+
+    return LLMAgent(LLMConfig.from_params(spec.params), access.seed)
+
+
 BUILTIN: dict[str, BuiltIn] = {
     "random": BuiltIn("EVAL-CB", _random, "random edits up to t*, within its budgets"),
     "oracle": BuiltIn("EVAL-OC", _oracle, "plays the exact oracle's optimal certificate"),
+    "llm": BuiltIn("EVAL-CB", _llm, "a language model behind an OpenAI-compatible endpoint (--model)"),
 }
 
 

@@ -1,5 +1,6 @@
 """Commands on runs: ``evaluate`` (play a bundle with agents, resumable), ``validate`` (policy checks and
-re-verification of run records) and ``import runs`` (the peer's run records, re-scored)."""
+re-verification of run records), ``import runs`` (the peer's run records, re-scored) and ``import inspect`` (an
+inspect_ai eval log, :mod:`gf01_formal.cli.llm`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,17 @@ from typing import Annotated, Any, Literal
 import typer
 
 from gf01_formal.cli.common import JsonOpt, OutputOpt, check_output, emit
+from gf01_formal.cli.llm import (
+    ApiKeyEnvOpt,
+    BaseUrlOpt,
+    MaxTokensOpt,
+    ModelOpt,
+    RequestTimeoutOpt,
+    TemperatureOpt,
+    TokenProgress,
+    import_inspect_cmd,
+    with_llm_options,
+)
 
 TrackName = Literal["EVAL-CB", "EVAL-TA", "EVAL-OC"]
 BundleOpt = Annotated[
@@ -24,8 +36,8 @@ def evaluate_cmd(
     output: OutputOpt,
     agent: Annotated[
         list[str] | None,
-        typer.Option("--agent", metavar="NAME", help="A built-in agent (random, greedy, search, tool, oracle); "
-                     "repeat for a panel."),
+        typer.Option("--agent", metavar="NAME", help="A built-in agent (random, greedy, search, tool, oracle), or "
+                     "llm (a model behind an OpenAI-compatible endpoint: --model, docs/llm.md); repeat for a panel."),
     ] = None,
     agent_cmd: Annotated[
         str | None,
@@ -37,7 +49,8 @@ def evaluate_cmd(
                                        "--agent-cmd).")
     ] = None,
     seed: Annotated[int, typer.Option("--seed", metavar="N", min=0, help="The runs' seed (part of the run id).")] = 0,
-    jobs: Annotated[int, typer.Option("--jobs", metavar="N", min=1, help="Worker processes.")] = 1,
+    jobs: Annotated[int, typer.Option("--jobs", metavar="N", min=1, help="Worker processes (threads with "
+                                      "--agent llm).")] = 1,
     step_timeout: Annotated[
         float, typer.Option("--step-timeout", metavar="S", min=0.001, help="External agents: seconds per step.")
     ] = 30.0,
@@ -48,6 +61,12 @@ def evaluate_cmd(
         float | None, typer.Option("--diagnostic-seconds", metavar="S", min=0.0,
                                    help="Cap of each diagnostic; past it the diagnostic is 'infeasible'.")
     ] = None,
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    api_key_env: ApiKeyEnvOpt = "OPENAI_API_KEY",
+    temperature: TemperatureOpt = None,
+    max_tokens: MaxTokensOpt = None,
+    request_timeout: RequestTimeoutOpt = 60.0,
     json_out: JsonOpt = False,
 ) -> None:
     """Play every instance with every agent, appending one run record per episode to the output as it finishes.
@@ -57,11 +76,19 @@ def evaluate_cmd(
     from gf01_formal.runs.evaluate import Settings, evaluate
 
     check_output(output)
-    specs = agent_specs(agent or [], agent_cmd, track, step_timeout)
+    specs = with_llm_options(agent_specs(agent or [], agent_cmd, track, step_timeout), model=model,
+                             base_url=base_url, api_key_env=api_key_env, temperature=temperature,
+                             max_tokens=max_tokens, request_timeout=request_timeout)
     settings = Settings(seed=seed, subset_min=subset_min, diagnostic_seconds=diagnostic_seconds)
-    with _progress() as bar:
-        summary = evaluate(source, specs, output, settings=settings, jobs=jobs, progress=bar)
-    record = {"file": str(output), **summary.to_json()}
+    if any(s.name == "llm" for s in specs):  # I/O bound: threads, and the tokens spent on the bar
+        with TokenProgress() as tok:
+            summary = evaluate(source, specs, output, settings=settings, jobs=jobs, progress=tok.progress,
+                               threads=True, on_record=tok.on_record)
+        record = {"file": str(output), **summary.to_json(), "tokens": dict(sorted(tok.tokens.items()))}
+    else:
+        with _progress() as bar:
+            summary = evaluate(source, specs, output, settings=settings, jobs=jobs, progress=bar)
+        record = {"file": str(output), **summary.to_json()}
 
     def human(r: dict[str, Any]) -> list[str]:
         lines = [f"{r['played']} runs played, {r['skipped']} already done -> {r['file']}"]
@@ -69,6 +96,10 @@ def evaluate_cmd(
             lines.append(f"note: cut a torn last record ({r['repaired_bytes']} bytes) left by an interrupted run")
         lines += [f"{a}: Score_C {v['certified']}/{v['runs']}" for a, v in r["score_c"].items()]
         lines += [f"status {s}: {n}" for s, n in r["statuses"].items() if s != "completed"]
+        if "tokens" in r:
+            t = r["tokens"]
+            lines.append(f"tokens: {t.get('input_tokens', 0)} in, {t.get('output_tokens', 0)} out "
+                         f"({t.get('calls', 0)} requests, {t.get('retries', 0)} retried)")
         return lines
 
     emit(record, json_out, human)
@@ -173,3 +204,5 @@ def register(app: typer.Typer, import_app: typer.Typer) -> None:
     app.command("evaluate", short_help="Play a bundle with agents into a runs file (resumable).")(evaluate_cmd)
     app.command("validate", short_help="Check run records against the policies; re-verify them.")(validate_cmd)
     import_app.command("runs", short_help="Import the peer's run records, re-scored.")(import_runs_cmd)
+    import_app.command("inspect", short_help="Import an inspect_ai eval log of the GF-01 task as run records.")(
+        import_inspect_cmd)

@@ -3,7 +3,8 @@ as it finishes; a rerun (after a crash, kill -9 or Ctrl-C) plays exactly the run
 
 Each instance is checked once and its :class:`~gf01_formal.play.scoring.Scorer` (the exact gold set) is shared by
 all agents' runs of it. With ``jobs > 1`` instances are played in worker processes (:mod:`gf01_formal.workers`:
-they die with the parent); the parent alone writes the runs file, so no record is torn or duplicated.
+they die with the parent), or in threads for agents that wait on I/O (an LLM endpoint); the parent alone writes
+the runs file, so no record is torn or duplicated.
 
 >>> summary = evaluate("bundle.json", [AgentSpec("random", "EVAL-CB")], "runs.jsonl")  # doctest: +SKIP
 """
@@ -65,10 +66,14 @@ def evaluate(
     settings: Settings = Settings(),
     jobs: int = 1,
     progress: Callable[[int, int], None] | None = None,
+    threads: bool = False,
+    on_record: Callable[[RunRecord], None] | None = None,
 ) -> Summary:
     """Play every instance of ``source`` (a bundle or an instance file) with every agent of ``specs`` into ``out``.
 
-    ``progress(done, total)`` is called as runs finish (``done`` counts the runs skipped as already final).
+    ``progress(done, total)`` is called as runs finish (``done`` counts the runs skipped as already final), and
+    ``on_record(record)`` with each record written. ``threads``: with ``jobs > 1``, play in threads rather than
+    worker processes (for agents that mostly wait on I/O, such as a model endpoint).
     """
     art = load_artifact(source, check_all=False)
     instances = [art] if isinstance(art, Instance) else list(art.instances)
@@ -86,9 +91,11 @@ def evaluate(
     done = summary.skipped
     if progress is not None:
         progress(done, total)
-    for outcome in _outcomes(todo, bundle_hash, settings, jobs, str(source)):
+    for outcome in _outcomes(todo, bundle_hash, settings, jobs, str(source), threads):
         store.append(outcome)
         rec = outcome.record
+        if on_record is not None:
+            on_record(rec)
         summary.played += 1
         summary.statuses[rec.status] += 1
         summary.by_agent[rec.agent_name] += 1
@@ -100,11 +107,15 @@ def evaluate(
 
 
 def _outcomes(
-    todo: list[tuple[Instance, list[AgentSpec]]], bundle_hash: str | None, settings: Settings, jobs: int, file: str
+    todo: list[tuple[Instance, list[AgentSpec]]], bundle_hash: str | None, settings: Settings, jobs: int, file: str,
+    threads: bool = False,
 ) -> Iterator[RunOutcome]:
     if jobs <= 1 or len(todo) <= 1:
         for inst, specs in todo:
             yield from play_instance(inst, specs, bundle_hash, settings, file)
+        return
+    if threads:
+        yield from _threaded(todo, bundle_hash, settings, jobs, file)
         return
     from concurrent.futures import FIRST_COMPLETED, wait
 
@@ -128,6 +139,52 @@ def _outcomes(
             for fut in sorted(finished, key=id):
                 for rec, side in fut.result():
                     yield RunOutcome(RunRecord.model_validate(rec), side)
+
+
+def _threaded(
+    todo: list[tuple[Instance, list[AgentSpec]]], bundle_hash: str | None, settings: Settings, jobs: int, file: str
+) -> Iterator[RunOutcome]:
+    """Instances played by ``jobs`` threads; each instance's outcomes come back as it finishes. The threads are
+    daemons: on Ctrl-C or an error the process does not wait for the episodes in flight (their records were never
+    written, so the next run plays them), and a stop flag keeps them from starting new ones."""
+    import queue
+    import threading
+
+    work: queue.SimpleQueue[tuple[Instance, list[AgentSpec]]] = queue.SimpleQueue()
+    for item in todo:
+        work.put(item)
+    results: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
+    stop = threading.Event()
+
+    def worker() -> None:
+        while not stop.is_set():
+            try:
+                inst, specs = work.get_nowait()
+            except queue.Empty:
+                break
+            try:
+                results.put(("runs", list(play_instance(inst, specs, bundle_hash, settings, file))))
+            except BaseException as ex:  # a user error (e.g. a refused key) stops the evaluation in the parent
+                results.put(("error", ex))
+        results.put(("done", None))
+
+    running = min(jobs, len(todo))
+    for i in range(running):
+        threading.Thread(target=worker, daemon=True, name=f"gf01-evaluate-{i}").start()
+    try:
+        while running:
+            try:
+                kind, value = results.get(timeout=0.2)  # a timed wait, so Ctrl-C is seen at once
+            except queue.Empty:
+                continue
+            if kind == "done":
+                running -= 1
+            elif kind == "error":
+                raise value
+            else:
+                yield from value
+    finally:
+        stop.set()
 
 
 def play_instance(

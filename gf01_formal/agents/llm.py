@@ -1,0 +1,377 @@
+"""``llm`` (EVAL-CB): a language model behind any OpenAI-compatible chat-completions endpoint (OpenAI, vLLM,
+llama.cpp server, Ollama, hosted APIs), played through the official ``openai`` client.
+
+One chat conversation per episode, one action per step, from the versioned prompt template
+(:mod:`.llm_prompt`; the model sees canonical-json-v1 only). Failures are told apart by whose they are:
+
+- the model's: a reply with no usable action gets one re-ask, then it is an agent error (AgentFault, no edit);
+- the provider's, transient (HTTP 408/409/429/5xx, a timeout, a lost connection): retried with exponential backoff
+  and seeded jitter (a ``Retry-After`` header, when sent, is honoured instead), at most ``Backoff.retries`` times per
+  request; past that the run raises ProviderError (status ``provider_error``: never scored, played again by the
+  next ``gf01 evaluate``); other refusals of a request (HTTP 400, 413, 422, a malformed response) are
+  ProviderError at once;
+- the user's: a refused key (HTTP 401/403), an unknown model or path (404), a missing key variable: Gf01Error, which
+  stops the evaluation with one line.
+
+The key is read from an environment variable when the agent is built; it is never stored, logged or recorded (error
+texts from the endpoint are cleaned of it). A run records the model, the endpoint's host, the prompt template's id
+and sha256, token counts per step and in total, retries, and the full transcript as a side file
+``transcripts/<sha256>.json`` referenced by its hash in ``agent_meta``. Nothing recorded depends on a clock.
+
+>>> spec = llm_spec("gpt-4o-mini", base_url="http://127.0.0.1:8000/v1")     # doctest: +SKIP
+>>> agent = LLMAgent(LLMConfig.from_params(spec.params), seed=7)            # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import numpy as np
+
+from gf01_formal.agents.base import AgentSpec, ProviderError
+from gf01_formal.agents.llm_prompt import TEMPLATE_ID, Dialogue, Message, drive, load_template
+from gf01_formal.artifacts import canonical_json
+from gf01_formal.play.protocol import Action, End, Observation, Start
+from hoa.errors import Gf01Error, quote
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+BASE_URL_ENV = "OPENAI_BASE_URL"
+DEFAULT_TIMEOUT = 60.0
+TRANSCRIPT_SCHEMA = "gf01-formal.llm_transcript.v1"
+#: HTTP statuses worth retrying: request timeout, conflict, rate limit, and every server error.
+RETRY_STATUSES = frozenset({408, 409, 429})
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """How transient failures are retried: at most ``retries`` more attempts per request, the n-th (from 0) after
+    ``min(cap, base * 2**n)`` seconds times a jitter factor in [0.5, 1) drawn from the agent's seeded generator, or
+    after the server's ``Retry-After`` (capped) when it sends one."""
+
+    retries: int = 5
+    base: float = 1.0
+    cap: float = 30.0
+
+    def delay(self, n: int, rng: np.random.Generator, retry_after: float | None = None) -> float:
+        """Seconds to wait before retry ``n`` (0 = the first retry)."""
+        if retry_after is not None:
+            return min(self.cap, max(0.0, retry_after))
+        return min(self.cap, self.base * 2.0**n) * (0.5 + 0.5 * float(rng.random()))
+
+
+@dataclass(frozen=True)
+class LLMConfig:
+    """What an ``llm`` agent spec says (its params; the key is not among them, only the variable that holds it)."""
+
+    model: str
+    base_url: str = DEFAULT_BASE_URL
+    api_key_env: str = DEFAULT_KEY_ENV
+    temperature: float | None = None
+    max_tokens: int | None = None
+    request_timeout: float = DEFAULT_TIMEOUT
+    prompt: str = TEMPLATE_ID
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> LLMConfig:
+        """The config of a spec's params; a Gf01Error names a bad or unknown one."""
+        known = set(cls.__dataclass_fields__)
+        unknown = sorted(set(params) - known)
+        if unknown:
+            raise Gf01Error(f"unknown llm parameter(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})",
+                            field="agent_spec.params")
+        model = params.get("model")
+        if not isinstance(model, str) or not model.strip():
+            raise Gf01Error("--agent llm needs a model name (--model)", field="--model")
+        temperature = params.get("temperature")
+        if temperature is not None and (isinstance(temperature, bool) or not isinstance(temperature, int | float)
+                                        or not 0 <= temperature <= 2):
+            raise Gf01Error(f"{quote(temperature, 40)} must be a number in [0, 2]", field="--temperature")
+        max_tokens = params.get("max_tokens")
+        if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int)
+                                       or max_tokens < 1):
+            raise Gf01Error(f"{quote(max_tokens, 40)} must be a positive integer", field="--max-tokens")
+        timeout = params.get("request_timeout", DEFAULT_TIMEOUT)
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+            raise Gf01Error(f"{quote(timeout, 40)} must be a positive number of seconds", field="--request-timeout")
+        key_env = params.get("api_key_env", DEFAULT_KEY_ENV)
+        if not isinstance(key_env, str) or not key_env:
+            raise Gf01Error("must name an environment variable", field="--api-key-env")
+        prompt = params.get("prompt", TEMPLATE_ID)
+        load_template(prompt)  # an unknown template is refused here, before any request
+        return cls(model=model, base_url=check_base_url(params.get("base_url", DEFAULT_BASE_URL)),
+                   api_key_env=key_env, temperature=temperature, max_tokens=max_tokens,
+                   request_timeout=float(timeout), prompt=prompt)
+
+    def params(self) -> dict[str, Any]:
+        """The spec params (what enters the run id)."""
+        return {"model": self.model, "base_url": self.base_url, "api_key_env": self.api_key_env,
+                "temperature": self.temperature, "max_tokens": self.max_tokens,
+                "request_timeout": self.request_timeout, "prompt": self.prompt}
+
+
+def check_base_url(url: Any) -> str:
+    """``url`` as an endpoint base URL (no trailing slash); refused unless http(s) with a host, and without
+    credentials, query or fragment (a base URL is recorded, so it must not carry a secret)."""
+    if not isinstance(url, str) or not url.strip():
+        raise Gf01Error("the base URL is empty", field="--base-url")
+    parts = urlsplit(url.strip())
+    shown = quote(url, 120)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise Gf01Error(f"{shown} is not an http(s) URL with a host, e.g. http://127.0.0.1:8000/v1",
+                        field="--base-url")
+    if parts.username is not None or parts.password is not None or parts.query or parts.fragment:
+        raise Gf01Error("the base URL must not carry credentials, a query or a fragment (it is recorded; give the "
+                        "key in an environment variable)", field="--base-url")
+    try:
+        parts.port  # noqa: B018 - raises on a bad port
+    except ValueError:
+        raise Gf01Error(f"{shown} has a bad port", field="--base-url") from None
+    return url.strip().rstrip("/")
+
+
+def base_url_host(url: str) -> str:
+    """The host (and port) of a base URL, as recorded with each run."""
+    parts = urlsplit(url)
+    return f"{parts.hostname}:{parts.port}" if parts.port else str(parts.hostname)
+
+
+def api_key(env_name: str, environ: Mapping[str, str] | None = None) -> str:
+    """The key held by the environment variable ``env_name``; a Gf01Error (naming the variable, never a value) when
+    it is unset or empty."""
+    value = (os.environ if environ is None else environ).get(env_name, "")
+    if not value.strip():
+        raise Gf01Error(f"the environment variable {env_name} holds no API key (set it; a local server that needs "
+                        "no key accepts any value)", field="--api-key-env")
+    return value
+
+
+def llm_spec(
+    model: str | None,
+    *,
+    base_url: str | None = None,
+    api_key_env: str = DEFAULT_KEY_ENV,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+    request_timeout: float = DEFAULT_TIMEOUT,
+    prompt: str = TEMPLATE_ID,
+    environ: Mapping[str, str] | None = None,
+) -> AgentSpec:
+    """The EVAL-CB spec of an ``llm`` agent; the base URL is ``base_url``, else ``$OPENAI_BASE_URL``, else OpenAI's.
+    Everything is checked now (the key must be set), so a bad option fails before any run starts."""
+    env = os.environ if environ is None else environ
+    url = base_url if base_url is not None else (env.get(BASE_URL_ENV) or DEFAULT_BASE_URL)
+    config = LLMConfig.from_params({"model": model, "base_url": url, "api_key_env": api_key_env,
+                                    "temperature": temperature, "max_tokens": max_tokens,
+                                    "request_timeout": request_timeout, "prompt": prompt})
+    api_key(config.api_key_env, env)
+    return AgentSpec("llm", "EVAL-CB", config.params())
+
+
+class LLMAgent:
+    """Plays one episode at a time through a chat-completions endpoint (module docstring)."""
+
+    def __init__(self, config: LLMConfig, seed: int, *, backoff: Backoff = Backoff()) -> None:
+        from openai import OpenAI  # heavy, and only this agent needs it
+
+        self.config = config
+        self.backoff = backoff
+        self.template = load_template(config.prompt)
+        key = api_key(config.api_key_env)
+        self._secret = key
+        # The client's own retries are off: ours are bounded, seeded and recorded.
+        self._client = OpenAI(api_key=key, base_url=config.base_url, max_retries=0, timeout=config.request_timeout)
+        self._rng = np.random.Generator(np.random.PCG64(seed))
+        # Providers take a 31-bit seed at most; derived from the episode's seed, so reruns ask the same.
+        self.model_seed = seed % (1 << 31)
+        self._dialogue: Dialogue | None = None
+        self._instance_id = ""
+        self._calls: list[dict[str, Any]] = []
+        self._steps: list[dict[str, Any]] = []
+        self._model_reported: str | None = None
+
+    # -- the Agent protocol --------------------------------------------------------------------------------------
+
+    def start(self, message: Start) -> None:
+        self._instance_id = message.instance_id
+        self._dialogue = Dialogue(self.template, message)
+        self._calls, self._steps, self._model_reported = [], [], None
+
+    def act(self, observation: Observation | None) -> Action:
+        assert self._dialogue is not None, "start() comes first"
+        self._steps.append({"t": 0 if observation is None else observation.t + 1, "calls": 0, "retries": 0,
+                            "input_tokens": 0, "output_tokens": 0})
+        return drive(self._dialogue.turn(observation), self._complete)
+
+    def end(self, message: End) -> None:
+        pass
+
+    def close(self) -> None:
+        self._client.close()
+
+    # -- what the harness reads after the episode ----------------------------------------------------------------
+
+    @property
+    def usage(self) -> dict[str, Any]:
+        """Tokens, calls and retries, per step and in total (tokens as the endpoint reported them)."""
+        reported = all(c["input_tokens"] is not None for c in self._calls if c["reply"] is not None)
+        total = {k: sum(s[k] for s in self._steps) for k in ("input_tokens", "output_tokens", "calls", "retries")}
+        return {**total, "total_tokens": total["input_tokens"] + total["output_tokens"],
+                "reasks": sum(c["kind"] == "reask" for c in self._calls), "usage_reported": reported,
+                "steps": [dict(s) for s in self._steps]}
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        """What the run record's ``agent_meta`` holds: model, endpoint host, prompt template, transcript hash."""
+        digest = _sha256(self._transcript_text())
+        return {"model": self.config.model, "model_reported": self._model_reported,
+                "base_url_host": base_url_host(self.config.base_url), "api": "chat.completions",
+                "client": f"openai-python {_openai_version()}", "prompt_template": self.template.id,
+                "prompt_sha256": self.template.sha256, "model_seed": self.model_seed,
+                "transcript_sha256": digest, "transcript": f"transcripts/{digest}.json"}
+
+    @property
+    def side_files(self) -> dict[str, str]:
+        """The transcript, by its hash (also written for a run that failed, for the record of what was spent)."""
+        if self._dialogue is None:
+            return {}
+        text = self._transcript_text()
+        return {f"transcripts/{_sha256(text)}.json": text}
+
+    def _transcript_text(self) -> str:
+        return canonical_json({
+            "schema_version": TRANSCRIPT_SCHEMA, "instance_id": self._instance_id, "model": self.config.model,
+            "base_url_host": base_url_host(self.config.base_url), "prompt_template": self.template.id,
+            "prompt_sha256": self.template.sha256, "request": self._request_params(),
+            "messages": [] if self._dialogue is None else list(self._dialogue.messages), "calls": self._calls,
+        }) + "\n"
+
+    # -- one request, with its retries --------------------------------------------------------------------------
+
+    def _request_params(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"seed": self.model_seed}
+        if self.config.temperature is not None:
+            out["temperature"] = self.config.temperature
+        if self.config.max_tokens is not None:
+            out["max_tokens"] = self.config.max_tokens
+        return out
+
+    def _complete(self, kind: str, messages: list[Message]) -> str:
+        """The model's reply to the conversation ``messages`` (module docstring: retries and errors)."""
+        step = self._steps[-1]
+        call: dict[str, Any] = {"t": step["t"], "kind": kind, "sent": len(messages), "reply": None, "errors": [],
+                                "input_tokens": None, "output_tokens": None, "finish_reason": None}
+        self._calls.append(call)
+        step["calls"] += 1
+        for n in range(self.backoff.retries + 1):
+            try:
+                response = self._client.chat.completions.create(model=self.config.model, messages=list(messages),
+                                                                **self._request_params())
+            except Exception as ex:
+                verdict, what = self._classify(ex)
+                if verdict == "user":
+                    raise Gf01Error(what, field="--agent llm") from None
+                call["errors"].append(what)
+                if verdict == "fail":
+                    raise ProviderError(f"{what} (step {step['t']}, not retried)") from None
+                if n == self.backoff.retries:
+                    raise ProviderError(f"{what} (step {step['t']}, after {n} retries)") from None
+                step["retries"] += 1
+                time.sleep(self.backoff.delay(n, self._rng, _retry_after(ex)))
+                continue
+            break
+        if not response.choices:
+            call["errors"].append("a response with no choice")
+            raise ProviderError(f"the endpoint answered with no choice (step {step['t']})")
+        choice = response.choices[0]
+        reply = choice.message.content or ""
+        self._model_reported = response.model or None
+        call["finish_reason"] = choice.finish_reason
+        call["reply"] = len(messages)  # the index the reply will have in the conversation
+        reasoning = getattr(choice.message, "reasoning_content", None)  # vLLM / DeepSeek reasoning parsers
+        if isinstance(reasoning, str) and reasoning:
+            call["reasoning"] = reasoning
+        if response.usage is not None:
+            call["input_tokens"] = int(response.usage.prompt_tokens or 0)
+            call["output_tokens"] = int(response.usage.completion_tokens or 0)
+            step["input_tokens"] += call["input_tokens"]
+            step["output_tokens"] += call["output_tokens"]
+        return reply
+
+    def _classify(self, ex: Exception) -> tuple[str, str]:
+        """Whose failure ``ex`` is: ``retry`` (transient), ``fail`` (the provider's, not worth retrying) or
+        ``user`` (a configuration the user must fix); with a description free of the key. Any other exception is
+        a fault of ours and propagates (harness_error)."""
+        import openai
+
+        if isinstance(ex, openai.APITimeoutError):
+            return "retry", f"timeout after {self.config.request_timeout:g} s"
+        if isinstance(ex, openai.APIConnectionError):
+            return "retry", "connection error"
+        if isinstance(ex, openai.APIStatusError):
+            status = ex.status_code
+            if status in RETRY_STATUSES or status >= 500:
+                return "retry", f"HTTP {status}"
+            host = base_url_host(self.config.base_url)
+            if status in (401, 403):
+                return "user", f"HTTP {status}: {host} refused the key in ${self.config.api_key_env}"
+            if status == 404:
+                return "user", (f"HTTP 404: {host} has no model {self.config.model!r} or no chat-completions API "
+                                f"under {self.config.base_url}")
+            return "fail", f"HTTP {status}: {self._clean(_error_message(ex))}"
+        if isinstance(ex, openai.APIResponseValidationError | openai.APIError):
+            return "fail", f"a malformed response: {self._clean(str(ex))}"
+        raise ex
+
+    def _clean(self, message: str) -> str:
+        """An endpoint's error text, cut short and with the key (should it be echoed) removed."""
+        return quote(message.replace(self._secret, "***"), 300, bare=True)
+
+
+def _error_message(ex: Any) -> str:
+    body = getattr(ex, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
+            return inner["message"]
+        if isinstance(body.get("message"), str):
+            return body["message"]
+    return str(getattr(ex, "message", "") or ex)
+
+
+def _retry_after(ex: Exception) -> float | None:
+    """Seconds the server asked us to wait (``retry-after-ms`` or ``retry-after`` in seconds), if it said."""
+    response = getattr(ex, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            seconds = float(value) * scale
+        except ValueError:
+            continue  # an HTTP date: fall back to our own backoff
+        if seconds >= 0:
+            return seconds
+    return None
+
+
+def _openai_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("openai")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

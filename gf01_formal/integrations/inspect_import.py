@@ -1,0 +1,181 @@
+"""``gf01 import inspect``: an inspect_ai eval log of the GF-01 task (:mod:`.inspect_task`) as our run records, so
+``gf01 validate`` and the reports apply to runs played through inspect.
+
+Each sample becomes one record. Its episode is replayed from the actions in the sample's store on a fresh episode
+engine (the replayed step log must equal the logged one) and re-scored by the exact checks; where the log's scores
+differ from the exact ones the sample counts as a disagreement (the record keeps the exact scores). The agent spec
+is ``llm`` with ``harness: inspect_ai``, the inspect model name, the prompt template and the sampling settings of
+the log, so its run ids differ from those of ``gf01 evaluate --agent llm``; the run's seed is the task's ``seed``
+plus the epoch minus one. A sample that inspect ended with an error is a ``provider_error`` record when it failed
+while the model was being asked (inspect had retried it as configured), else ``harness_error`` (no scores; neither
+is final). The conversation becomes the
+transcript side file ``transcripts/<sha256>.json``, as with the ``llm`` agent.
+
+>>> got = import_inspect_log("logs/x.eval")       # doctest: +SKIP
+>>> [o.record.status for o in got.outcomes]       # doctest: +SKIP
+['completed', 'completed']
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from gf01_formal.agents.base import AgentSpec
+from gf01_formal.agents.llm import TRANSCRIPT_SCHEMA
+from gf01_formal.agents.llm_prompt import TEMPLATE_ID
+from gf01_formal.artifacts import canonical_json
+from gf01_formal.instance_io import check_instance, load_artifact
+from gf01_formal.instances import Bundle, Instance
+from gf01_formal.play.episode import Episode
+from gf01_formal.play.scoring import Scorer
+from gf01_formal.runs.runner import RunOutcome, failed_record, finished_record, record_base
+from gf01_formal.runs.validate import RESCORED
+from hoa.errors import Gf01Error, quote
+
+#: The sampling settings of a log that enter the agent spec (a whitelist: headers and bodies may carry secrets).
+CONFIG_KEYS = ("temperature", "top_p", "top_k", "max_tokens", "seed", "frequency_penalty", "presence_penalty",
+               "stop_seqs", "reasoning_effort", "reasoning_tokens")
+
+
+@dataclass
+class InspectImport:
+    """The records of one log, and how many samples' logged scores differ from the exact ones."""
+
+    outcomes: list[RunOutcome] = field(default_factory=list)
+    disagreements: int = 0
+
+
+def import_inspect_log(path: str | os.PathLike[str], *, bundle: str | None = None) -> InspectImport:
+    """The run records of the eval log ``path`` (module docstring); ``bundle`` defaults to the task's argument."""
+    try:
+        from inspect_ai.log import read_eval_log
+    except ImportError:
+        raise Gf01Error("reading inspect logs needs inspect-ai: pip install -e '.[inspect]'", field="LOG") from None
+    shown = quote(os.fspath(path), 200, bare=True)
+    if not os.path.isfile(path):
+        raise Gf01Error("no such file", file=shown)
+    try:
+        log = read_eval_log(os.fspath(path))
+    except Exception as ex:  # inspect raises various types for a file that is not a log
+        raise Gf01Error(f"not an inspect eval log: {quote(str(ex), 160, bare=True)}", file=shown) from None
+    spec_of = log.eval
+    if not (spec_of.task == "gf01" or spec_of.task.endswith("/gf01")):
+        raise Gf01Error(f"the log is of task {spec_of.task!r}, not GF-01's task gf01", file=shown)
+    args = spec_of.task_args or {}
+    bundle_path = bundle or args.get("bundle")
+    if not isinstance(bundle_path, str) or not os.path.exists(bundle_path):
+        raise Gf01Error(f"the bundle {quote(bundle_path, 200)} (the task's argument) is not here: give it with "
+                        "--bundle", field="--bundle")
+    art = load_artifact(bundle_path, check_all=False)
+    instances = {i.instance_id: i for i in ([art] if isinstance(art, Instance) else art.instances)}
+    bundle_hash = art.instances_hash if isinstance(art, Bundle) else None
+    seed = int(args.get("seed", 0))
+    prompt = str(args.get("prompt", TEMPLATE_ID))
+    config = spec_of.model_generate_config.model_dump(exclude_none=True)
+    spec = AgentSpec("llm", "EVAL-CB", {"harness": "inspect_ai", "model": spec_of.model, "prompt": prompt,
+                                        "config": {k: config[k] for k in CONFIG_KEYS if k in config}})
+    out = InspectImport()
+    scorers: dict[str, Scorer] = {}
+    for sample in log.samples or []:
+        iid = str(sample.metadata.get("instance_id", sample.id))
+        inst = instances.get(iid)
+        if inst is None:
+            raise Gf01Error(f"sample {iid!r} is not an instance of the bundle", file=shown)
+        if sample.metadata.get("instance_hash") != inst.content_hash:
+            raise Gf01Error(f"sample {iid!r} was played on another version of the instance", file=shown)
+        base = record_base(inst, spec, seed + sample.epoch - 1, bundle_hash=bundle_hash)
+        played = sample.store.get("gf01") or {}
+        host = played.get("base_url_host") or _host(spec_of.model_base_url)
+        calls = [dict(c) for c in played.get("calls", [])]
+        _add_retries(calls, sample.events)
+        usage = _usage(played, calls)
+        transcript = canonical_json({
+            "schema_version": TRANSCRIPT_SCHEMA, "instance_id": iid, "model": spec_of.model, "base_url_host": host,
+            "prompt_template": played.get("prompt_template", prompt), "prompt_sha256": played.get("prompt_sha256"),
+            "request": {k: config[k] for k in CONFIG_KEYS if k in config} | {"seed": played.get("model_seed")},
+            "messages": [{"role": m.role, "content": m.text} for m in sample.messages], "calls": calls,
+        }) + "\n"
+        digest = hashlib.sha256(transcript.encode("utf-8")).hexdigest()
+        side = {f"transcripts/{digest}.json": transcript}
+        steps = [dict(s) for s in played.get("steps", [])]
+        unfinished = played.get("status") not in ("completed", "agent_error") and sample.limit is None
+        if sample.error is not None or not played or unfinished:
+            # The solver marks the store while it waits for the model: an error then is the provider's.
+            status = "provider_error" if played.get("pending") else "harness_error"
+            out.outcomes.append(RunOutcome(failed_record(base, f"inspect: {_last_line(sample.error)}", steps,
+                                                         status=status, usage=usage), side))
+            continue
+        problem = check_instance(inst, file=bundle_path)
+        episode = Episode(problem, iid)
+        episode.reset()
+        for action in played.get("actions", []):
+            episode.step(action.get("set") or {}, commit=bool(action.get("commit")), at=action.get("t"))
+        replayed = [s.to_json(problem.system.inputs) for s in episode.log]
+        if [{k: v for k, v in s.items() if k != "agent_error"} for s in steps] != replayed:
+            raise Gf01Error(f"sample {iid!r}: the logged steps do not replay on the instance", file=shown)
+        status, error = played.get("status", "completed"), played.get("error")
+        if sample.limit is not None:  # inspect ended the episode early: the rest has no edits, like a dead agent
+            status, error = "agent_error", f"inspect's {sample.limit.type} limit ended the episode at step " \
+                                           f"{episode.t}"
+            while not episode.done:
+                episode.step({})
+                steps.append({**episode.log[-1].to_json(problem.system.inputs), "agent_error": None})
+        scorer = scorers.setdefault(iid, Scorer(problem))
+        result = scorer.score(episode.certificate)
+        logged = next(iter((sample.scores or {}).values()), None)
+        if logged is None or any((logged.metadata or {}).get(k) != result[k] for k in RESCORED):
+            out.disagreements += 1
+        meta = {"harness": "inspect_ai", "inspect_version": (spec_of.packages or {}).get("inspect_ai"),
+                "inspect_eval_id": spec_of.eval_id, "inspect_sample_uuid": sample.uuid, "model": spec_of.model,
+                "model_reported": played.get("model_reported"), "base_url_host": host, "api": "chat.completions",
+                "prompt_template": played.get("prompt_template", prompt), "prompt_sha256": played.get("prompt_sha256"),
+                "model_seed": played.get("model_seed"), "transcript_sha256": digest,
+                "transcript": f"transcripts/{digest}.json"}
+        step_ms = [float(x) for x in played.get("step_ms", [])]
+        record = finished_record(base, episode, result, steps=steps, status=status, error=error, agent_meta=meta,
+                                 usage=usage, timing={"step_ms": step_ms, "total_ms": round(sum(step_ms), 3)})
+        out.outcomes.append(RunOutcome(record, side))
+    return out
+
+
+def _last_line(error: Any) -> str:
+    """What ended a sample, in one short line (inspect's messages may hold the whole request)."""
+    if error is None:
+        return "the sample did not finish"
+    # The traceback's last line names the exception that ended it; the message may be a repr of the request.
+    lines = [x.strip() for x in f"{error.message}\n{error.traceback or ''}".splitlines() if x.strip()]
+    return quote(lines[-1] if lines else "an error", 300, bare=True)
+
+
+def _host(url: str | None) -> str | None:
+    if not url:
+        return None
+    parts = urlsplit(url)
+    return f"{parts.hostname}:{parts.port}" if parts.port else parts.hostname
+
+
+def _add_retries(calls: list[dict[str, Any]], events: list[Any]) -> None:
+    """Each call's retries, from inspect's model events (one per call, in order), when they line up."""
+    models = [e for e in events if getattr(e, "event", None) == "model"]
+    if len(models) != len(calls):
+        return
+    for call, event in zip(calls, models, strict=True):
+        call["retries"] = int(event.retries or 0)
+
+
+def _usage(played: dict[str, Any], calls: list[dict[str, Any]]) -> dict[str, Any]:
+    """Tokens, calls and retries per step and in total, in the form of the ``llm`` agent's usage."""
+    steps = [dict(s) for s in played.get("usage", [])]
+    by_step: dict[int, int] = {}
+    for c in calls:
+        by_step[c["t"]] = by_step.get(c["t"], 0) + int(c.get("retries", 0))
+    for s in steps:
+        s["retries"] = by_step.get(s["t"], 0)
+    total = {k: sum(int(s[k]) for s in steps) for k in ("input_tokens", "output_tokens", "calls", "retries")}
+    reported = all(c.get("input_tokens") is not None for c in calls)
+    return {**total, "total_tokens": total["input_tokens"] + total["output_tokens"],
+            "reasks": sum(c.get("kind") == "reask" for c in calls), "usage_reported": reported, "steps": steps}

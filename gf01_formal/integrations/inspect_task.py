@@ -1,0 +1,203 @@
+"""GF-01 as an inspect_ai task: each instance of a bundle is a sample, played turn by turn through inspect's model
+API by a solver that drives our episode engine, and scored by our exact checks.
+
+    inspect eval gf01_formal/integrations/inspect_task.py -T bundle=bundle.json --model openai-api/local/m
+    gf01 import inspect logs/<log>.eval -o runs.jsonl      # then gf01 validate, reports
+
+The model sees exactly what our ``llm`` agent's model sees: the same prompt template (:mod:`gf01_formal.agents.
+llm_prompt`), rendered from canonical-json-v1 messages only, one conversation per episode, one action per step, one
+re-ask after a reply with no usable action, the same agent-error rules as :mod:`gf01_formal.runs.runner`. The
+episode's step log, actions, per-call token counts and the certificate are kept in the sample's store (key
+``gf01``), so the converter (:mod:`.inspect_import`) can rebuild our run records from the log. The scorer reports
+Score_C, goal, Eff_t, Eff_a and the AP/TS F1 against the DEC-025 best match (each with its mean over samples); the
+full exact result is the score's metadata.
+
+Task arguments (``-T``): ``bundle`` (a bundle or instance file), ``seed`` (the runs' seed, 0 by default: epoch e
+plays seed + e - 1, and each instance asks the model for the same seed our ``llm`` agent would), ``prompt`` (the
+template id). Transient provider errors are retried by inspect itself (``--max-retries``, ``--timeout``).
+
+Requires ``pip install -e '.[inspect]'``.
+"""
+
+from __future__ import annotations
+
+import time
+from functools import lru_cache
+from typing import Any
+from urllib.parse import urlsplit
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageAssistant,
+    ChatMessageSystem,
+    ChatMessageUser,
+    GenerateConfig,
+    get_model,
+)
+from inspect_ai.scorer import Score, Target, mean, scorer
+from inspect_ai.solver import Generate, TaskState, solver
+
+from encoders.problem import Problem
+from gf01_formal.agents.base import AgentFault
+from gf01_formal.agents.llm_prompt import TEMPLATE_ID, Dialogue, Message, load_template
+from gf01_formal.certificates import parse_certificate
+from gf01_formal.instance_io import check_instance, load_artifact
+from gf01_formal.instances import Bundle, Instance
+from gf01_formal.play.episode import Episode
+from gf01_formal.play.protocol import Action, Observation, Start
+from gf01_formal.play.scoring import Scorer
+from gf01_formal.runs.runner import MAX_VIOLATIONS, episode_seed
+
+#: The sample store key holding the played episode.
+STORE_KEY = "gf01"
+#: What the scorer reports per sample (each with its mean over samples).
+SCORE_KEYS = ("score_c", "goal", "eff_t", "eff_a", "ap_f1", "ts_f1")
+
+
+@task
+def gf01(bundle: str, seed: int = 0, prompt: str = TEMPLATE_ID) -> Task:
+    """The GF-01 task over the instances of ``bundle`` (module docstring)."""
+    template = load_template(prompt)
+    art, _ = _bundle(bundle)
+    samples = []
+    for inst in ([art] if isinstance(art, Instance) else art.instances):
+        goal = Episode(_problem(bundle, inst.instance_id), inst.instance_id).goal
+        samples.append(Sample(id=inst.instance_id, input=template.start(Start(instance_id=inst.instance_id,
+                                                                                goal=goal)),
+                              target="", metadata={"instance_id": inst.instance_id,
+                                                   "instance_hash": inst.content_hash}))
+    return Task(dataset=MemoryDataset(samples, name=str(bundle)), solver=gf01_player(bundle, seed, prompt),
+                scorer=gf01_scorer(bundle), version=template.id,
+                metadata={"benchmark": "GF-01", "prompt_template": template.id, "prompt_sha256": template.sha256,
+                          "bundle_hash": art.instances_hash if isinstance(art, Bundle) else None})
+
+
+@solver
+def gf01_player(bundle: str, seed: int = 0, prompt: str = TEMPLATE_ID) -> Any:
+    """Plays the sample's instance: one chat per episode through the active model, one action per step."""
+    template = load_template(prompt)
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        iid = state.metadata["instance_id"]
+        episode = Episode(_problem(bundle, iid), iid)
+        dialogue = Dialogue(template, Start(instance_id=iid, goal=episode.reset()))
+        run_seed = seed + state.epoch - 1
+        model = get_model()
+        config = GenerateConfig(seed=episode_seed(iid, run_seed) % (1 << 31))  # as our llm agent asks
+        inputs = episode.problem.system.inputs
+        played: dict[str, Any] = {"prompt_template": template.id, "prompt_sha256": template.sha256,
+                                  "run_seed": run_seed, "model_seed": config.seed, "steps": [], "actions": [],
+                                  "calls": [], "usage": [], "step_ms": [], "model_reported": None,
+                                  "certificate": [], "status": "playing", "error": None, "pending": None,
+                                  "base_url_host": _host(getattr(model.api, "base_url", None))}
+        state.store.set(STORE_KEY, played)
+        observation: Observation | None = None
+        violations = 0
+        while not episode.done:
+            usage = {"t": episode.t, "calls": 0, "retries": 0, "input_tokens": 0, "output_tokens": 0}
+            played["usage"].append(usage)
+            fault: AgentFault | None = None
+            action = Action()
+            start = time.perf_counter()
+            turn = dialogue.turn(observation)
+            try:
+                kind, messages = next(turn)
+                while True:
+                    # Marked while the model is asked: an error that ends the sample now is the provider's.
+                    played["pending"] = {"t": episode.t, "kind": kind}
+                    state.store.set(STORE_KEY, played)
+                    output = await model.generate(_chat(messages), config=config)
+                    played["pending"] = None
+                    state.output = output
+                    call = {"t": episode.t, "kind": kind, "sent": len(messages), "reply": len(messages), "errors": [],
+                            "finish_reason": output.stop_reason, "input_tokens": None, "output_tokens": None}
+                    if output.usage is not None:
+                        call["input_tokens"] = output.usage.input_tokens
+                        call["output_tokens"] = output.usage.output_tokens
+                        usage["input_tokens"] += output.usage.input_tokens
+                        usage["output_tokens"] += output.usage.output_tokens
+                    usage["calls"] += 1
+                    played["calls"].append(call)
+                    played["model_reported"] = output.model or None
+                    kind, messages = turn.send(output.completion)
+            except StopIteration as stop:
+                action = stop.value
+            except AgentFault as ex:
+                fault = ex
+                violations += 1
+            finally:
+                state.messages = _chat(dialogue.messages)  # the conversation so far, for the viewer and the log
+            played["step_ms"].append(round((time.perf_counter() - start) * 1000, 3))
+            observation = episode.step(action.set, commit=action.commit, at=action.t)
+            entry = episode.log[-1].to_json(inputs)
+            entry["agent_error"] = None if fault is None else {"kind": fault.kind, "message": fault.message}
+            played["steps"].append(entry)
+            played["actions"].append(action.model_dump(mode="json"))
+            played["certificate"] = observation.certificate
+            state.store.set(STORE_KEY, played)
+        if violations > MAX_VIOLATIONS:
+            played["status"] = "agent_error"
+            played["error"] = f"{violations} protocol violations (more than {MAX_VIOLATIONS})"
+        else:
+            played["status"] = "completed"
+        state.store.set(STORE_KEY, played)
+        return state
+
+    return solve
+
+
+@scorer(metrics={key: [mean()] for key in SCORE_KEYS})
+def gf01_scorer(bundle: str) -> Any:
+    """Scores the episode's certificate by the exact checks (Score_C, goal, Eff_t, Eff_a, AP/TS F1)."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        import anyio
+
+        iid = state.metadata["instance_id"]
+        played = state.store.get(STORE_KEY) or {}
+        problem = _problem(bundle, iid)
+        cert = parse_certificate(played.get("certificate", []), problem.system.inputs, horizon=problem.horizon,
+                                 budget_t=problem.budget_t)
+        # The exact checks are CPU work: off the event loop, so other samples keep talking to the model.
+        result = await anyio.to_thread.run_sync(_scorer(bundle, iid).score_submitted, cert)
+        value = {key: float(result[key]) for key in SCORE_KEYS}
+        metadata = {"certificate": played.get("certificate", []),
+                    **{k: v for k, v in result.items() if k != "timing"}}
+        return Score(value=value, answer=str(played.get("certificate", [])),
+                     explanation=f"suff={result['suff']} min1={result['min1']} valid={result['valid']}",
+                     metadata=metadata)
+
+    return score
+
+
+def _host(url: str | None) -> str | None:
+    """The host (and port) of the model's base URL, never more (a URL may carry credentials)."""
+    if not url:
+        return None
+    parts = urlsplit(str(url))
+    return f"{parts.hostname}:{parts.port}" if parts.port else parts.hostname
+
+
+def _chat(messages: list[Message]) -> list[ChatMessage]:
+    kinds = {"system": ChatMessageSystem, "user": ChatMessageUser, "assistant": ChatMessageAssistant}
+    return [kinds[m["role"]](content=m["content"]) for m in messages]
+
+
+@lru_cache(maxsize=4)
+def _bundle(path: str) -> tuple[Bundle | Instance, dict[str, Instance]]:
+    art = load_artifact(path, check_all=False)
+    instances = [art] if isinstance(art, Instance) else list(art.instances)
+    return art, {i.instance_id: i for i in instances}
+
+
+@lru_cache(maxsize=4096)
+def _problem(path: str, instance_id: str) -> Problem:
+    return check_instance(_bundle(path)[1][instance_id], file=path)
+
+
+@lru_cache(maxsize=4096)
+def _scorer(path: str, instance_id: str) -> Scorer:
+    """One scorer per instance (its gold set is built once and shared by the epochs)."""
+    return Scorer(_problem(path, instance_id))

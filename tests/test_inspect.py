@@ -1,0 +1,311 @@
+"""Parity of the three ways a scripted player can play GF-01: as an external agent (``--agent-cmd``), as a model
+behind the ``llm`` agent, and as a model in the inspect_ai task (converted back with ``gf01 import inspect``).
+
+The same action sequence, per instance, is played by each: the external agent reads it from a file; the local
+OpenAI-compatible server (tests/llm_server.py) answers each step of a conversation with it, in varied reply
+styles. The actions include an exact oracle certificate, an early commit, an unknown input, an action for the wrong
+step and a no-op edit, so the three paths agree on refusals and scoring, not only on easy runs. The certificates,
+scores and step logs must be identical; only the agent's metadata (spec, run id, usage, timing) may differ. The
+model must also have seen the very same conversation through our client and through inspect's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+from llm_server import Call, Reply, ScriptedServer, reply_for, step_of
+
+from gf01_formal.agents import BUILTIN
+from gf01_formal.agents.base import AgentSpec
+from gf01_formal.cli import main
+from gf01_formal.generator import GenConfig, generate
+from gf01_formal.instance_io import check_instance, load_artifact, save_artifact
+from gf01_formal.play.protocol import Action, End, Observation, Start
+from gf01_formal.play.scoring import Scorer
+from gf01_formal.runs.evaluate import evaluate
+from gf01_formal.runs.runner import play_run
+from gf01_formal.runs.store import RunsFile
+from gf01_formal.runs.validate import validate
+from solvers import api
+
+ROOT = Path(__file__).resolve().parent.parent
+KEY_CLI = "sk-gf01-cli-91d2e7c04b8a"
+KEY_INSPECT = "sk-gf01-inspect-3c5f0a9e17d6"
+SMALL = {"families": [{"kind": "random_mealy", "states": [4, 6], "inputs": [2, 3]}], "horizon": [6, 9]}
+#: What may differ between the paths: who the agent was and what it spent.
+AGENT_FIELDS = {"run_id", "agent_name", "agent_spec", "agent_hash", "agent_meta", "usage", "timing"}
+
+AGENT_SCRIPT = '''\
+"""A scripted external agent: plays the action list of each instance from a JSON file (gf01.agent.v1)."""
+import json, sys
+plans = json.load(open(sys.argv[1]))
+plan, t = None, 0
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg["type"] == "start":
+        plan, t = plans[msg["instance_id"]], 0
+    elif msg["type"] == "observation" and not msg["done"]:
+        t = msg["t"] + 1
+    elif msg["type"] == "end":
+        break
+    else:
+        continue
+    print(json.dumps(plan[t]), flush=True)
+'''
+
+
+class ScriptedAgent:
+    """The same scripted player in process (what ``--agent-cmd`` runs, for a branch without the cmd adapter)."""
+
+    def __init__(self, plans: dict[str, list[dict[str, Any]]]) -> None:
+        self.plans = plans
+
+    def start(self, message: Start) -> None:
+        self.plan = self.plans[message.instance_id]
+
+    def act(self, observation: Observation | None) -> Action:
+        return Action.model_validate(self.plan[0 if observation is None else observation.t + 1])
+
+    def end(self, message: End) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def make_plans(bundle: Path) -> dict[str, list[dict[str, Any]]]:
+    """Per instance, one action per step: the oracle's certificate, varied per instance (module docstring)."""
+    out = {}
+    for k, inst in enumerate(sorted(load_artifact(bundle, check_all=False).instances, key=lambda i: i.instance_id)):
+        problem = check_instance(inst)
+        inputs = problem.system.inputs
+        edits: dict[int, dict[str, int]] = {}
+        for t, i, v in api.oracle(problem, problem.budget_t).certificate:
+            edits.setdefault(t, {})[inputs[i]] = v
+        plan: list[dict[str, Any]] = [{"set": dict(edits.get(t, {}))} for t in range(problem.horizon)]
+        if k % 4 == 1:  # commit right after the last edit: the rest of the episode has no edits
+            plan[max(edits, default=0)]["commit"] = True
+        elif k % 4 == 2:  # an unknown input, and an action for another step: both refused
+            plan[0]["set"]["zz"] = 1
+            plan[-1] = {"set": {inputs[0]: 1}, "t": 99}
+        elif k % 4 == 3:  # an extra edit at step 0 (a no-op when the base trace has that value: not minimal)
+            plan[0]["set"].setdefault(inputs[0], 0)
+        out[inst.instance_id] = plan
+    return out
+
+
+def run(args: list[str], env: dict[str, str], cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    full = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "LOCAL_"))}
+    full |= {"PYTHONPATH": str(ROOT)} | env
+    proc = subprocess.run(args, capture_output=True, text=True, env=full, cwd=cwd, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
+    return proc
+
+
+def records(path: Path) -> dict[str, dict[str, Any]]:
+    return {r["instance_id"]: r for r in (json.loads(x) for x in path.read_text().splitlines())}
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """Play the bundle by the three paths (and the llm path again in process, one job) against one server."""
+    tmp = tmp_path_factory.mktemp("parity")
+    bundle = tmp / "bundle.json"
+    save_artifact(bundle, generate(5, 4, GenConfig.model_validate(SMALL)))
+    plans = make_plans(bundle)
+    (tmp / "plans.json").write_text(json.dumps(plans))
+    (tmp / "agent.py").write_text(AGENT_SCRIPT)
+    out: dict[str, Any] = {"tmp": tmp, "bundle": bundle, "plans": plans, "outputs": ""}
+
+    # 1. The external agent: through the cmd adapter when this tree has it, else the same player in process.
+    cmd_runs = tmp / "cmd.jsonl"
+    command = f"{sys.executable} {tmp / 'agent.py'} {tmp / 'plans.json'}"
+    if "cmd" in BUILTIN:
+        run([sys.executable, "-m", "gf01_formal", "evaluate", str(bundle), "--agent-cmd", command,
+             "-o", str(cmd_runs)], {})
+    else:
+        art = load_artifact(bundle, check_all=False)
+        store = RunsFile(cmd_runs)
+        spec = AgentSpec("cmd", "EVAL-CB", {"cmd": command, "step_timeout": 30.0})
+        for inst in art.instances:
+            problem = check_instance(inst)
+            store.append(play_run(inst, problem, spec, seed=0, scorer=Scorer(problem), bundle_hash=art.instances_hash,
+                                  build=lambda spec, access: ScriptedAgent(plans)))
+    out["cmd"] = records(cmd_runs)
+
+    first = min(plans)
+
+    def script(call: Call) -> Reply:
+        t = step_of(call)
+        if call.instance_id == first and t == 1 and not call.last_user.startswith("Your last reply"):
+            return Reply("Let me think about it first.")  # no action: both harnesses re-ask, the same way
+        return Reply(reply_for(plans[call.instance_id][t], t))
+
+    with ScriptedServer(script) as server:
+        # 2. The llm agent, through the CLI, three episodes at a time.
+        llm_runs = tmp / "llm.jsonl"
+        proc = run([sys.executable, "-m", "gf01_formal", "evaluate", str(bundle), "--agent", "llm", "--model", "m",
+                    "--base-url", server.url, "--jobs", "3", "-o", str(llm_runs)], {"OPENAI_API_KEY": KEY_CLI})
+        out["outputs"] += proc.stdout + proc.stderr
+        out["llm"] = records(llm_runs)
+        # The same in process, one episode at a time (must not change a record).
+        os.environ["OPENAI_API_KEY"] = KEY_CLI
+        try:
+            from gf01_formal.agents.llm import llm_spec
+
+            evaluate(bundle, [llm_spec("m", base_url=server.url)], tmp / "llm-1.jsonl")
+        finally:
+            del os.environ["OPENAI_API_KEY"]
+        out["llm1"] = records(tmp / "llm-1.jsonl")
+        # 3. The inspect task, through inspect's CLI and its openai-api provider, then our converter.
+        logs = tmp / "logs"
+        proc = run([sys.executable, "-m", "inspect_ai", "eval", "gf01_formal/integrations/inspect_task.py",
+                    "-T", f"bundle={bundle}", "--model", "openai-api/local/m", "--log-dir", str(logs),
+                    "--display", "none", "--max-connections", "4"],
+                   {"LOCAL_BASE_URL": server.url, "LOCAL_API_KEY": KEY_INSPECT, "INSPECT_LOG_LEVEL": "warning"})
+        out["outputs"] += proc.stdout + proc.stderr
+        requests = list(server.requests)
+    (log,) = sorted(logs.glob("*.eval"))
+    out["log"] = log
+    inspect_runs = tmp / "inspect.jsonl"
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):  # the command in process: inspect_ai is imported once
+        assert main(["import", "inspect", str(log), "-o", str(inspect_runs)]) == 0
+    out["outputs"] += printed.getvalue()
+    out["import_stdout"] = printed.getvalue()
+    out["inspect"] = records(inspect_runs)
+    out["requests"] = requests
+    return out
+
+
+def test_every_path_gives_the_same_certificates_and_scores(played: dict[str, Any]) -> None:
+    cmd, llm, insp = played["cmd"], played["llm"], played["inspect"]
+    assert sorted(cmd) == sorted(llm) == sorted(insp) == sorted(played["plans"]) and len(cmd) == 4
+    for iid in cmd:
+        a, b, c = ({k: v for k, v in r[iid].items() if k not in AGENT_FIELDS} for r in (cmd, llm, insp))
+        assert a == b == c, iid
+        assert a["status"] == "completed" and a["steps"]
+    assert {r["agent_name"] for r in cmd.values()} == {"cmd"}
+    assert {r["agent_name"] for r in insp.values()} == {"llm"}
+    assert {r["agent_spec"]["params"]["harness"] for r in insp.values()} == {"inspect_ai"}
+    # The plans exercise the engine: a certified run, an early commit, refusals of both kinds.
+    rows = list(cmd.values())
+    assert any(r["score_c"] == 1 for r in rows)
+    assert any(r["steps"][-1]["commit"] for r in rows)
+    reasons = {x["reason"] for r in rows for s in r["steps"] for x in s["refused"]}
+    assert {"unknown_input", "wrong_step"} <= reasons
+    for name in ("cmd", "llm", "inspect"):
+        assert validate([played["tmp"] / f"{name}.jsonl"], bundle=str(played["bundle"]), official=True) == []
+    assert "(0 where the log's scores differ from the exact ones)" in played["import_stdout"]
+
+
+def test_the_model_saw_the_same_conversation_through_both_harnesses(played: dict[str, Any]) -> None:
+    tmp = played["tmp"]
+    for iid, rec in played["llm"].items():
+        mine = json.loads((Path(f"{tmp / 'llm.jsonl'}.d") / rec["agent_meta"]["transcript"]).read_text())
+        other = played["inspect"][iid]
+        theirs = json.loads((Path(f"{tmp / 'inspect.jsonl'}.d") / other["agent_meta"]["transcript"]).read_text())
+        assert mine["messages"] == theirs["messages"] and len(mine["messages"]) > 3
+        assert rec["usage"]["input_tokens"] == other["usage"]["input_tokens"]
+        assert rec["usage"]["output_tokens"] == other["usage"]["output_tokens"]
+        assert rec["usage"]["steps"] == other["usage"]["steps"]
+        assert rec["usage"]["reasks"] == other["usage"]["reasks"] == (iid == min(played["plans"]))
+        assert rec["agent_meta"]["model_seed"] == other["agent_meta"]["model_seed"]
+        assert other["agent_meta"]["base_url_host"] == rec["agent_meta"]["base_url_host"]
+    # Each harness asked each instance's model for the same seed, on every request.
+    seeds: dict[tuple[str, str], set[int]] = defaultdict(set)
+    for req in played["requests"]:
+        start = next(m["content"] for m in req["body"]["messages"] if m["role"] == "user")
+        iid = start.split('"instance_id":"')[1].split('"')[0]
+        seeds[(req["headers"]["authorization"], iid)].add(req["body"].get("seed"))
+    for iid in played["plans"]:
+        assert seeds[(f"Bearer {KEY_CLI}", iid)] == seeds[(f"Bearer {KEY_INSPECT}", iid)]
+        assert len(seeds[(f"Bearer {KEY_CLI}", iid)]) == 1
+
+
+def test_jobs_do_not_change_the_llm_records(played: dict[str, Any]) -> None:
+    def strip(recs: dict[str, Any]) -> dict[str, Any]:
+        return {i: {k: v for k, v in r.items() if k != "timing"} for i, r in recs.items()}
+
+    assert strip(played["llm"]) == strip(played["llm1"])
+
+
+def test_the_inspect_log_is_readable_and_holds_our_exact_scores(played: dict[str, Any]) -> None:
+    from inspect_ai.log import read_eval_log
+
+    log = read_eval_log(str(played["log"]))
+    assert log.status == "success" and log.eval.task.endswith("gf01") and len(log.samples) == 4
+    metrics = {s.name: s.metrics["mean"].value for s in log.results.scores}
+    recs = played["inspect"]
+    for key in ("score_c", "goal", "eff_t", "eff_a", "ap_f1", "ts_f1"):
+        assert metrics[key] == pytest.approx(sum(float(r[key]) for r in recs.values()) / len(recs))
+    for sample in log.samples:
+        rec = recs[str(sample.id)]
+        (score,) = sample.scores.values()
+        assert score.value["score_c"] == rec["score_c"] and score.metadata["certificate"] == rec["certificate"]
+        assert sample.store["gf01"]["certificate"] == rec["certificate"]
+    # inspect's own summary reader (what `inspect view` lists) opens it too.
+    from inspect_ai.log import read_eval_log_sample_summaries
+
+    assert len(read_eval_log_sample_summaries(str(played["log"]))) == 4
+
+
+def test_no_key_in_any_file_written(played: dict[str, Any]) -> None:
+    files = [p for p in played["tmp"].rglob("*") if p.is_file()]
+    assert any(p.suffix == ".eval" for p in files) and any("transcripts" in p.parts for p in files)
+    for path in files:
+        data = path.read_bytes()
+        if path.suffix == ".eval":  # a zip archive: look inside its members too
+            import zipfile
+
+            with zipfile.ZipFile(path) as z:
+                data += b"".join(z.read(n) for n in z.namelist())
+        for key in (KEY_CLI, KEY_INSPECT):
+            assert key.encode() not in data, path
+    assert KEY_CLI not in played["outputs"] and KEY_INSPECT not in played["outputs"]
+    assert {r["headers"]["authorization"] for r in played["requests"]} == {f"Bearer {KEY_CLI}",
+                                                                            f"Bearer {KEY_INSPECT}"}
+
+
+def test_import_inspect_refuses_what_is_not_a_gf01_log(played: dict[str, Any], tmp_path: Path, capsys) -> None:
+    for target, needle in ((played["bundle"], "not an inspect eval log"), (tmp_path / "none.eval", "no such file")):
+        assert main(["import", "inspect", str(target), "-o", str(tmp_path / "x.jsonl")]) == 2
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1 and needle in err, err
+    assert not (tmp_path / "x.jsonl").exists()
+
+
+def test_an_inspect_sample_the_provider_failed_is_a_provider_error(played: dict[str, Any], tmp_path: Path) -> None:
+    bundle, plans = played["bundle"], played["plans"]
+    bad, good = sorted(plans)[:2]
+
+    def script(call: Call) -> Reply:
+        if call.instance_id == bad:
+            return Reply(status=400)  # inspect does not retry it: the sample ends with an error
+        return Reply(reply_for(plans[call.instance_id][step_of(call)], 0))
+
+    with ScriptedServer(script) as server:
+        run([sys.executable, "-m", "inspect_ai", "eval", "gf01_formal/integrations/inspect_task.py",
+             "-T", f"bundle={bundle}", "--model", "openai-api/local/m", "--log-dir", str(tmp_path / "logs"),
+             "--display", "none", "--sample-id", f"{bad},{good}", "--sample-shuffle", "false",
+             "--no-fail-on-error", "--retry-on-error", "0"],
+            {"LOCAL_BASE_URL": server.url, "LOCAL_API_KEY": KEY_INSPECT, "INSPECT_LOG_LEVEL": "error"})
+    (log,) = sorted((tmp_path / "logs").glob("*.eval"))
+    out = tmp_path / "runs.jsonl"
+    assert main(["import", "inspect", str(log), "-o", str(out)]) == 0
+    recs = records(out)
+    assert recs[bad]["status"] == "provider_error" and "400" in recs[bad]["error"] and recs[bad]["score_c"] is None
+    assert recs[good]["status"] == "completed"
+    assert {k: v for k, v in recs[good].items() if k not in AGENT_FIELDS} == \
+        {k: v for k, v in played["inspect"][good].items() if k not in AGENT_FIELDS}
+    assert validate([out], bundle=str(bundle)) == []
+    assert "status" in {v.field for v in validate([out], bundle=str(bundle), official=True)}
