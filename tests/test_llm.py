@@ -263,6 +263,8 @@ def test_a_failing_provider_is_never_scored_and_evaluate_plays_it_again(
             and "not retried" in refused["error"]
         for rec in (down, refused):
             assert rec["score_c"] is None and rec["certificate"] is None and rec["usage"]["calls"] >= 1
+            # The partial transcript is kept as a side file, and the record points to it.
+            assert (Path(f"{out}.d") / rec["agent_meta"]["transcript"]).exists(), rec["agent_meta"]
         assert down["usage"]["retries"] == 5
         assert "status" in {v.field for v in validate([out], bundle=str(bundle), official=True)}
         broken["on"] = False

@@ -97,8 +97,8 @@ def play_run(
         result = scorer.score(episode.certificate, subset_min=subset_min, diagnostic_limits=diagnostic_limits)
         agent.end(End(result={k: v for k, v in result.items() if k != "timing"}))
     except ProviderError as ex:  # the model provider failed past its retries: not the agent's fault
-        return RunOutcome(failed_record(base, str(ex), steps, status="provider_error", usage=_usage(agent)),
-                          _side_files(agent))
+        return RunOutcome(failed_record(base, str(ex), steps, status="provider_error", usage=_usage(agent),
+                                        agent_meta=dict(getattr(agent, "meta", {}) or {})), _side_files(agent))
     except Unknown as ex:
         return RunOutcome(failed_record(base, f"scoring ran out of its limits: {ex}", steps))
     except Gf01Error:  # a user error (e.g. an agent command that cannot start): stop, do not record it
@@ -194,14 +194,14 @@ def finished_record(
 
 def failed_record(
     base: dict[str, Any], error: str, steps: list[dict[str, Any]], *, status: str = "harness_error",
-    usage: dict[str, Any] | None = None,
+    usage: dict[str, Any] | None = None, agent_meta: dict[str, Any] | None = None,
 ) -> RunRecord:
     """The record of a run that could not finish for a reason not the agent's (no scores: never held against it)."""
     empty = dict.fromkeys(("certificate", "suff", "min1", "valid", "goal", "eff_t", "eff_a", "score_c", "kappa",
                            "ap_precision", "ap_recall", "ap_f1", "ts_precision", "ts_recall", "ts_f1",
                            "best_match_gold", "subset_min"))
     return RunRecord(**base, status=status, error=error, tool_log_hash="", **empty, diagnostic_status="not-run",
-                     steps=steps, refusals=0, agent_errors=0, usage=usage)
+                     steps=steps, refusals=0, agent_errors=0, usage=usage, agent_meta=agent_meta or {})
 
 
 def _usage(agent: Agent | None) -> dict[str, Any] | None:
