@@ -209,7 +209,11 @@ def test_a_pilot_played_by_keyboard_alone(browser: Any, bundle: Path, instances:
             assert page.text_content("#completion-code") == "DONE-4711"
             later = responses.since(second)
             ended = next(i for i, r in enumerate(later) if r.url.endswith("/steps") and json.loads(r.body)["done"])
-            assert leaks(responses.since(0)[:second + ended], hidden[small]) == []  # from the consent page on
+            assert leaks(later[:ended], hidden[small]) == []
+            # Nor did anything before it give this instance away (the first episode's end screen names fields
+            # such as "oracle": only this instance's own secrets are looked for there).
+            own = {kind: v for kind, v in hidden[small].items() if kind != "fields"}
+            assert leaks(responses.since(0)[:second], own) == []
         context.close()
 
     # The records: the visual renderer, the participant, a response time per step; valid under every policy.

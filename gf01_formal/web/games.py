@@ -285,7 +285,7 @@ class Games:
             if engine.done:
                 raise RequestError(409, "the episode has ended: no step can be committed")
             if action.t != engine.t:
-                when = "is already committed" if action.t is not None and action.t < engine.t else "is not reached"
+                when = "is already committed" if action.t < engine.t else "is not reached"  # type: ignore[operator]
                 raise RequestError(409, f"step {action.t} {when}: the current step is {engine.t}")
             server_ms = None if game.shown_at is None else round((time.monotonic() - game.shown_at) * 1000, 3)
             event = {"event": "step", "token": game.token, "t": engine.t, "set": action.set, "commit": action.commit,
