@@ -35,31 +35,7 @@ class RunsFile:
 
     def _repair(self) -> int:
         """Cut a torn last line (no newline at the end); returns the bytes cut."""
-        if not self.path.exists():
-            return 0
-        with self.path.open("rb+") as fh:
-            fh.seek(0, os.SEEK_END)
-            size = fh.tell()
-            if size == 0:
-                return 0
-            fh.seek(size - 1)
-            if fh.read(1) == b"\n":
-                return 0
-            # Read backwards to the last newline: everything after it is a record that was never finished.
-            pos, chunk = size, 1 << 16
-            while pos > 0:
-                start = max(0, pos - chunk)
-                fh.seek(start)
-                block = fh.read(pos - start)
-                cut = block.rfind(b"\n")
-                if cut >= 0:
-                    pos = start + cut + 1
-                    break
-                pos = start
-            fh.truncate(pos)
-            fh.flush()
-            os.fsync(fh.fileno())
-            return size - pos
+        return cut_torn_tail(self.path)
 
     def done(self, run_id: str) -> bool:
         """Whether the run has a final record (completed or agent_error)."""
@@ -85,6 +61,37 @@ class RunsFile:
             raise Gf01Error(f"cannot write: {ex.strerror or ex}", file=str(self.path)) from None
         if outcome.record.status in FINAL_STATUSES:
             self._final.add(outcome.record.run_id)
+
+
+def cut_torn_tail(path: str | os.PathLike[str]) -> int:
+    """Cut the torn last line (no newline at the end) of a JSON Lines file written line by line; returns the bytes
+    cut (0 when the file is whole or missing). Any append-only journal shares this repair."""
+    target = Path(path)
+    if not target.exists():
+        return 0
+    with target.open("rb+") as fh:
+        fh.seek(0, os.SEEK_END)
+        size = fh.tell()
+        if size == 0:
+            return 0
+        fh.seek(size - 1)
+        if fh.read(1) == b"\n":
+            return 0
+        # Read backwards to the last newline: everything after it is a record that was never finished.
+        pos, chunk = size, 1 << 16
+        while pos > 0:
+            start = max(0, pos - chunk)
+            fh.seek(start)
+            block = fh.read(pos - start)
+            cut = block.rfind(b"\n")
+            if cut >= 0:
+                pos = start + cut + 1
+                break
+            pos = start
+        fh.truncate(pos)
+        fh.flush()
+        os.fsync(fh.fileno())
+        return size - pos
 
 
 def read_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, Any]]]:
