@@ -34,6 +34,18 @@ def _random(spec: AgentSpec, access: Access) -> Agent:
     return RandomAgent(access.seed)
 
 
+def _greedy(spec: AgentSpec, access: Access) -> Agent:
+    from gf01_formal.agents.greedy_agent import GreedyAgent
+
+    return GreedyAgent(access.seed)
+
+
+def _search(spec: AgentSpec, access: Access) -> Agent:
+    from gf01_formal.agents.search_agent import SearchAgent
+
+    return SearchAgent(access.seed)
+
+
 def _oracle(spec: AgentSpec, access: Access) -> Agent:
     from gf01_formal.agents.oracle_agent import OracleAgent
 
@@ -41,8 +53,18 @@ def _oracle(spec: AgentSpec, access: Access) -> Agent:
     return OracleAgent(access.problem)
 
 
+def _tool(spec: AgentSpec, access: Access) -> Agent:
+    from gf01_formal.agents.tool_agent import ToolAgent
+
+    assert access.planner is not None  # EVAL-TA grants the planner
+    return ToolAgent(access.planner, access.seed)
+
+
 BUILTIN: dict[str, BuiltIn] = {
     "random": BuiltIn("EVAL-CB", _random, "random edits up to t*, within its budgets"),
+    "greedy": BuiltIn("EVAL-CB", _greedy, "online edits near the effect steps, steered by the effect distance"),
+    "search": BuiltIn("EVAL-CB", _search, "probes single edits before the effect steps, then exploits the best"),
+    "tool": BuiltIn("EVAL-TA", _tool, "plans a valid certificate with local-planner-v1, then plays it"),
     "oracle": BuiltIn("EVAL-OC", _oracle, "plays the exact oracle's optimal certificate"),
 }
 
