@@ -11,6 +11,9 @@ from an :class:`Access`, which holds only what the track grants (DESIGN.md §3.5
 
 An agent that misbehaves raises :class:`AgentFault` from ``act``; the harness records it as an agent error and the
 step proceeds with no edit. Agents with a tool keep its log (``tool_log``: JSON objects, one per call and answer).
+
+Optional hook: an agent with a method ``observe(observation)`` is handed the episode's last observation (``done``
+true, no action expected) before ``end``; the external-agent adapter forwards it, as gf01.agent.v1 promises.
 """
 
 from __future__ import annotations
