@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from gf01_formal.cli import hoa, instances, query
+from gf01_formal.cli import hoa, instances, play, query
 from hoa.errors import Gf01Error
 from solvers.limits import Unknown
 
@@ -56,6 +56,7 @@ def _root(
 hoa.register(app)
 query.register(app)
 instances.register(app)
+play.register(app)
 
 
 def _error(message: str) -> None:
