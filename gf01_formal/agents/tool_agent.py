@@ -3,11 +3,13 @@
 It sees the goal panel, the observations and the planner's answers, never the system or the base trace. Before step
 0 it searches, within the planner's query budget:
 
-1. **a sufficient set**: random edits of every input over the last ``span`` steps before the last effect step (span
-   0, 1, 2, 4, ... up to t*, round after round with fresh draws), each asked of the simulator once;
-2. **a Min1 set inside it**: drop whole steps while the rest stays sufficient (earliest first: far edits matter
-   least), then single atoms until no single removal keeps the effect. The last pass asked the simulator about
-   every single removal, so the set it keeps is valid (Suff and Min1), not merely believed to be;
+1. **a sufficient set**: random edits over the ``span + 1`` steps up to the last effect step (span 0, 1, 2, 4, ...
+   up to all steps, round after round with fresh draws; each (step, input) is edited with probability 1, then 1/2
+   in alternate rounds), each draw asked of the simulator once;
+2. **a Min1 set inside it**: drop whole steps while the rest stays sufficient (in chunks halving down to one step,
+   earliest first: far edits matter least), then single atoms until no single removal keeps the effect. The last
+   pass asked the simulator about every single removal, so the set it keeps is valid (Suff and Min1), not merely
+   believed to be;
 3. a set that fits B_T and B_A is the plan; it plays its atoms step by step and commits after the last one.
 
 When the queries run out before a valid set is found it plays the best it has under the ranking kappa =
