@@ -55,6 +55,23 @@ State: 0 "{s0}"
 [!0 & !2] 0
 --END--
 """
+# The same behaviour with two states that take turns (bisimilar to IGNORES_B): other states, same outputs.
+IGNORES_B_TWO_STATES = """HOA: v1
+States: 2
+Start: 0
+AP: 3 "a" "b" "g"
+acc-name: all
+Acceptance: 0 t
+controllable-AP: 2
+--BODY--
+State: 0 "even"
+[0 & 2] 1
+[!0 & !2] 1
+State: 1 "odd"
+[0 & 2] 0
+[!0 & !2] 0
+--END--
+"""
 
 # Logs every line it receives to argv[1]; answers the actions listed in argv[2] (JSON: step -> raw line).
 AGENT = textwrap.dedent("""
@@ -118,6 +135,14 @@ def test_state_names_are_invisible(tmp_path):
     two, _, i2, _ = stream(tmp_path, ARBITER.format(s0="Q_alpha", s1="Q_beta"), trace, "g1", plan, "two")
     assert i1.system.hoa != i2.system.hoa
     assert without_id(one, i1.instance_id) == without_id(two, i2.instance_id)  # the end too
+
+
+def test_the_number_of_states_is_invisible(tmp_path):
+    plan = {1: '{"set": {"a": 1}}', 3: '{"set": {"b": 1}}'}
+    trace = "!a&b;a&!b;!a&!b;!a&b;a&b"
+    one, _, i1, _ = stream(tmp_path, IGNORES_B.format(s0="s"), trace, "g", plan, "one", t_star=3)
+    two, _, i2, _ = stream(tmp_path, IGNORES_B_TWO_STATES, trace, "g", plan, "two", t_star=3)
+    assert without_id(one, i1.instance_id) == without_id(two, i2.instance_id)
 
 
 def test_nothing_before_the_end_holds_hidden_state(tmp_path):
