@@ -12,7 +12,7 @@ single edit (input, value) with how much closer the outputs came after it than a
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -42,10 +42,6 @@ class EffectDistance:
                 models.append(sub)
         self._models = models
         self._cache: dict[int, int] = {}
-
-    def holds(self, y: Mapping[str, int]) -> bool:
-        """Whether the effect holds on ``y``."""
-        return self(y) == 0
 
     def __call__(self, y: Mapping[str, int]) -> int:
         if self._coarse:
@@ -82,16 +78,13 @@ class EditStats:
         for edit in edits:
             self.credit[edit].append(reference - distance)
 
-    def best(self, exclude: Collection[str] = ()) -> Edit | None:
-        """The untried edit first (in the seeded order), else the best mean credit; None when all inputs are
-        excluded."""
-        options = [e for e in self.order if e[0] not in exclude]
-        untried = [e for e in options if not self.credit[e]]
+    def best(self) -> Edit | None:
+        """The first untried edit in the seeded order, else the one with the best mean credit (None: no inputs)."""
+        untried = [e for e in self.order if not self.credit[e]]
         if untried:
             return untried[0]
-        if not options:
-            return None
-        return max(options, key=lambda e: float(np.mean(self.credit[e])))  # max keeps the seeded order on ties
+        # max keeps the first of equals, so ties go by the seeded order
+        return max(self.order, key=lambda e: float(np.mean(self.credit[e])), default=None)
 
     def mean(self, edit: Edit) -> float | None:
         """The edit's mean credit, None when never tried."""

@@ -6,8 +6,9 @@ It splits its budget in two phases:
   At each it makes one single edit, sweeping the edits (input, value) in a seeded order, and credits the edit with
   how much closer to the effect the outputs came than at its unedited steps (as ``greedy`` does);
 - **exploit**: the rest is spent at the effect steps (the window in normal mode, t* in hard mode): at each, one edit
-  per input whose best value earned positive credit (the best-credited single edit when none did), within what
-  B_A has left for the remaining effect steps; it stops once the effect is achieved.
+  per input whose best value earned positive credit, best first, up to an even share of what B_A has left over the
+  remaining effect steps (when no edit earned credit: the first untried edit, else the best-credited one); it
+  stops once the effect is achieved.
 
 Probing buys information with atoms that are rarely necessary, so ``search`` trades Min1 for a better aim; the
 baseline panel reports where that trade lands. Seeded (numpy PCG64): the same seed and observations give the
