@@ -117,10 +117,14 @@ class SubprocessAgent:
         """Send the last observation (none before step 0) and read the program's action for this step."""
         if self._dead is not None:
             raise self._dead
-        if observation is not None:
-            self._deadline = time.monotonic() + self.step_timeout
-            self._queue(text(observation))
-        line = self._read_line()
+        try:
+            if observation is not None:
+                self._deadline = time.monotonic() + self.step_timeout
+                self._queue(text(observation))
+            line = self._read_line()
+        except AgentFault as fault:  # timeout or crash: fatal, nothing more is sent to the program
+            self._dead = fault
+            raise
         if line is None:
             raise AgentFault("bad_action", f"an action line is longer than {self.max_line} bytes")
         try:
