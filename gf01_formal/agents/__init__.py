@@ -1,37 +1,74 @@
-"""The agents: the baseline panel of DEC-056 (DESIGN.md §3.5) and the adapters to agents outside the process.
+"""The agents: the baseline panel of DEC-056 (DESIGN.md §3.5) and the adapter to agents outside the process.
 
-``build(spec, access)`` makes the agent a spec names from what its track grants (:mod:`.base`). Built-in agents:
+``check(spec)`` refuses a spec that cannot be played (before any episode); ``build(spec, access)`` makes the agent a
+spec names from what its track grants (:mod:`.base`). Agents (docs/agents.md):
 
 ========  ========  ============================================================================
 name      track     what it does
 ========  ========  ============================================================================
 random    EVAL-CB   random edits up to t*, within its budgets (shortcut detector)
+greedy    EVAL-CB   one edit per step near the effect steps, steered by the effect distance
+search    EVAL-CB   probes single edits before the effect steps, then exploits the best
+tool      EVAL-TA   plans a valid certificate with local-planner-v1, then plays it
 oracle    EVAL-OC   plays the exact oracle's optimal certificate (ceiling)
+llm       EVAL-CB   a language model behind an OpenAI-compatible endpoint (params: model, base_url, ...)
+cmd       EVAL-CB   an external program speaking gf01.agent.v1 (params: cmd, step_timeout)
 ========  ========  ============================================================================
+
+Every factory reads from :class:`Access` only what its track grants: the CB factories the seed, ``tool`` the seed and
+the planner, ``oracle`` the problem (tests/test_agents.py holds them to it).
+
+>>> spec = AgentSpec("cmd", "EVAL-CB", {"cmd": "python3 examples/agent_example.py", "step_timeout": 30.0})
+>>> check(spec)                                                  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from gf01_formal.agents.base import Access, Agent, AgentSpec, Track
-from hoa.errors import Gf01Error
+from hoa.errors import Gf01Error, quote
+
+#: The external-agent adapter's name in an AgentSpec.
+CMD = "cmd"
 
 
 @dataclass(frozen=True)
 class BuiltIn:
-    """A built-in agent: its track and how to make it from what the track grants."""
+    """An agent the harness can build: its track, how to make it from what the track grants, the params it takes."""
 
     track: Track
     make: Callable[[AgentSpec, Access], Agent]
     summary: str
+    params: tuple[str, ...] = ()
+    check: Callable[[dict[str, Any]], None] | None = None  # refuses bad params before any episode
 
 
 def _random(spec: AgentSpec, access: Access) -> Agent:
     from gf01_formal.agents.random_agent import RandomAgent
 
     return RandomAgent(access.seed)
+
+
+def _greedy(spec: AgentSpec, access: Access) -> Agent:
+    from gf01_formal.agents.greedy_agent import GreedyAgent
+
+    return GreedyAgent(access.seed)
+
+
+def _search(spec: AgentSpec, access: Access) -> Agent:
+    from gf01_formal.agents.search_agent import SearchAgent
+
+    return SearchAgent(access.seed)
+
+
+def _tool(spec: AgentSpec, access: Access) -> Agent:
+    from gf01_formal.agents.tool_agent import ToolAgent
+
+    assert access.planner is not None  # EVAL-TA grants the planner
+    return ToolAgent(access.planner, access.seed)
 
 
 def _oracle(spec: AgentSpec, access: Access) -> Agent:
@@ -47,28 +84,81 @@ def _llm(spec: AgentSpec, access: Access) -> Agent:
     return LLMAgent(LLMConfig.from_params(spec.params), access.seed)
 
 
+def _check_llm(params: dict[str, Any]) -> None:
+    from gf01_formal.agents.llm import LLMConfig
+
+    LLMConfig.from_params(params)
+
+
+def _check_cmd(params: dict[str, Any]) -> None:
+    from gf01_formal.agents.subprocess_agent import check_command
+
+    check_command(params.get("cmd"))
+    _step_timeout(params)
+
+
+def _cmd(spec: AgentSpec, access: Access) -> Agent:
+    from gf01_formal.agents.subprocess_agent import SubprocessAgent, check_command
+
+    return SubprocessAgent(check_command(spec.params.get("cmd")), _step_timeout(spec.params))
+
+
 BUILTIN: dict[str, BuiltIn] = {
     "random": BuiltIn("EVAL-CB", _random, "random edits up to t*, within its budgets"),
+    "greedy": BuiltIn("EVAL-CB", _greedy, "one edit per step near the effect steps, steered by the effect distance"),
+    "search": BuiltIn("EVAL-CB", _search, "probes single edits before the effect steps, then exploits the best"),
+    "tool": BuiltIn("EVAL-TA", _tool, "plans a valid certificate with local-planner-v1, then plays it"),
     "oracle": BuiltIn("EVAL-OC", _oracle, "plays the exact oracle's optimal certificate"),
-    "llm": BuiltIn("EVAL-CB", _llm, "a language model behind an OpenAI-compatible endpoint (--model)"),
+    "llm": BuiltIn("EVAL-CB", _llm, "a language model behind an OpenAI-compatible endpoint (--model)",
+                   params=("api_key_env", "base_url", "max_tokens", "model", "prompt", "request_timeout",
+                           "temperature"), check=_check_llm),
+    CMD: BuiltIn("EVAL-CB", _cmd, "an external program speaking gf01.agent.v1", params=("cmd", "step_timeout"),
+                 check=_check_cmd),
 }
 
 
 def default_track(name: str) -> Track:
-    """The track a built-in agent plays on."""
-    if name not in BUILTIN:
-        raise Gf01Error(f"unknown agent {name!r} (built in: {', '.join(sorted(BUILTIN))})", field="agent")
-    return BUILTIN[name].track
+    """The track an agent plays on."""
+    return _builtin(name).track
+
+
+def check(spec: AgentSpec) -> None:
+    """Refuse, with a Gf01Error, a spec that cannot be played: an unknown agent, the wrong track, unknown or bad
+    params, or (``cmd``) a command that cannot be started. Call it before the first episode."""
+    builtin = _builtin(spec.name)
+    if builtin.track != spec.track:
+        raise Gf01Error(f"agent {spec.name} plays on {builtin.track}, not {spec.track}", field="track")
+    unknown = sorted(set(spec.params) - set(builtin.params))
+    if unknown:
+        takes = ", ".join(builtin.params) or "none"
+        raise Gf01Error(f"agent {spec.name} takes no param {quote(unknown[0], 40)} (its params: {takes})",
+                        field="params")
+    if builtin.check is not None:
+        builtin.check(spec.params)
 
 
 def build(spec: AgentSpec, access: Access) -> Agent:
     """The agent ``spec`` names, made from ``access`` (which holds only what ``spec.track`` grants)."""
-    if spec.name not in BUILTIN:
-        raise Gf01Error(f"unknown agent {spec.name!r} (built in: {', '.join(sorted(BUILTIN))})", field="agent")
-    builtin = BUILTIN[spec.name]
+    builtin = _builtin(spec.name)
     if builtin.track != spec.track:
         raise Gf01Error(f"agent {spec.name} plays on {builtin.track}, not {spec.track}", field="track")
     return builtin.make(spec, access)
 
 
-__all__ = ["BUILTIN", "Access", "Agent", "AgentSpec", "BuiltIn", "build", "default_track"]
+def _builtin(name: str) -> BuiltIn:
+    if name not in BUILTIN:
+        raise Gf01Error(f"unknown agent {quote(name, 40)} (known: {', '.join(sorted(BUILTIN))})", field="agent")
+    return BUILTIN[name]
+
+
+def _step_timeout(params: dict[str, Any]) -> float:
+    from gf01_formal.agents.subprocess_agent import DEFAULT_STEP_TIMEOUT
+
+    value = params.get("step_timeout", DEFAULT_STEP_TIMEOUT)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 86400:
+        raise Gf01Error(f"step_timeout must be a number of seconds in (0, 86400], not {quote(value, 40)}",
+                        field="step_timeout")
+    return float(value)
+
+
+__all__ = ["BUILTIN", "CMD", "Access", "Agent", "AgentSpec", "BuiltIn", "build", "check", "default_track"]

@@ -13,6 +13,9 @@ An agent that misbehaves raises :class:`AgentFault` from ``act``; the harness re
 step proceeds with no edit. Optional attributes the harness reads after the episode: ``tool_log`` (JSON objects, one
 per call and answer, for the EVAL-OC tool log), ``meta`` (what the agent reports about itself), ``usage`` (tokens,
 calls), ``side_files`` (path relative to the runs' side directory -> text, e.g. a transcript by its hash).
+
+Optional hook: an agent with a method ``observe(observation)`` is handed the episode's last observation (``done``
+true, no action expected) before ``end``; the external-agent adapter forwards it, as gf01.agent.v1 promises.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from gf01_formal.cli import hoa, instances, query, runs, serve
+from gf01_formal.cli import hoa, instances, play, query, runs, serve
 from hoa.errors import Gf01Error
 from solvers.limits import Unknown
 
@@ -56,8 +56,7 @@ def _root(
 hoa.register(app)
 query.register(app)
 instances.register(app)
-runs.register(app, instances.import_app)
-serve.register(app)
+from gf01_formal.cli import hoa, instances, play, query, runs, serve
 
 
 def _error(message: str) -> None:

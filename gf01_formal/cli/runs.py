@@ -79,6 +79,10 @@ def evaluate_cmd(
     specs = with_llm_options(agent_specs(agent or [], agent_cmd, track, step_timeout), model=model,
                              base_url=base_url, api_key_env=api_key_env, temperature=temperature,
                              max_tokens=max_tokens, request_timeout=request_timeout)
+    from gf01_formal.agents import check
+
+    for spec in specs:  # before any episode: an agent that cannot be played is a user error, not 100 agent errors
+        check(spec)
     settings = Settings(seed=seed, subset_min=subset_min, diagnostic_seconds=diagnostic_seconds)
     if any(s.name == "llm" for s in specs):  # I/O bound: threads, and the tokens spent on the bar
         with TokenProgress() as tok:
@@ -115,6 +119,8 @@ def agent_specs(names: list[str], cmd: str | None, track: str | None, step_timeo
         raise Gf01Error("name an agent: --agent NAME (repeatable) or --agent-cmd CMD", field="--agent")
     specs = []
     for name in names:
+        if name == "cmd":
+            raise Gf01Error("an external agent is given by its command: --agent-cmd CMD", field="--agent")
         own = default_track(name)
         if track is not None and track != own:
             raise Gf01Error(f"agent {name} plays on {own}, not {track}", field="--track")

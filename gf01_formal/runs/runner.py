@@ -238,6 +238,9 @@ def _play(
         entry = episode.log[-1].to_json(inputs)
         entry["agent_error"] = None if fault is None else {"kind": fault.kind, "message": fault.message}
         steps.append(entry)
+    observe = getattr(agent, "observe", None)  # the optional hook of agents.base: the last observation (done)
+    if observe is not None and dead is None and observation is not None:
+        observe(observation)
     if dead is not None:
         return "agent_error", f"{dead.kind}: {dead.message}"
     if violations > MAX_VIOLATIONS:

@@ -1,0 +1,317 @@
+"""``cmd``: any program speaking gf01.agent.v1 on stdin/stdout, one process per episode (docs/agent-protocol.md).
+
+The harness writes one canonical JSON message per line to the program's stdin (start, then one observation per step,
+then end) and reads one action per line from its stdout. The program is never trusted:
+
+- a line that is not JSON is fault ``not_json``, JSON that is not an action (not an object, unknown keys, wrong
+  types) or a line longer than ``max_line`` bytes is fault ``bad_action``: both non-fatal, the step has no edit;
+- unknown inputs and values other than 0/1 inside ``"set"`` pass through: the episode engine refuses them and says
+  so in the next observation;
+- no line within ``step_timeout`` seconds is fault ``timeout``, and stdout closing (the program exited or crashed)
+  is fault ``crash``; both are fatal: the process group is killed and the rest of the episode has no edits;
+- stderr is drained all along (a chatty program never blocks on it) and its last ``STDERR_TAIL`` bytes go into the
+  crash message.
+
+The program runs in its own process group (a new session), which :meth:`SubprocessAgent.close` always ends: stdin is
+closed (end of input asks it to exit), then SIGTERM and SIGKILL to the whole group after short grace periods, and
+the process is reaped. play_run calls ``close`` in a ``finally``, so this holds on Ctrl-C and on exceptions too.
+:func:`check_command` refuses, before any episode is played, a command that cannot be started at all.
+
+>>> agent = SubprocessAgent(check_command("python3 examples/agent_example.py"), step_timeout=5.0)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import selectors
+import shlex
+import shutil
+import signal
+import subprocess
+import time
+from collections import deque
+from typing import Any
+
+from gf01_formal.agents.base import AgentFault
+from gf01_formal.play.protocol import Action, End, Observation, Start, parse_action, text
+from hoa.errors import Gf01Error, quote
+
+#: Longest action line read (bytes, newline excluded); a longer line is a bad action and is skipped to its end.
+MAX_LINE = 64 * 1024
+#: Bytes of the program's stderr kept for error messages.
+STDERR_TAIL = 2000
+#: Seconds a program gets to exit after its stdin closes, then after SIGTERM, before SIGKILL.
+GRACE = 1.0
+DEFAULT_STEP_TIMEOUT = 30.0
+_CHUNK = 65536
+
+
+def check_command(cmd: Any) -> list[str]:
+    """The argv of a command line (POSIX shell words), refused with a Gf01Error when it cannot be started at all:
+    empty, unparsable, or a program that is not found or not executable."""
+    if not isinstance(cmd, str) or not cmd.strip():
+        raise Gf01Error("the agent command is empty (give a command line, e.g. 'python3 my_agent.py')",
+                        field="--agent-cmd")
+    try:
+        argv = shlex.split(cmd)
+    except ValueError as ex:
+        raise Gf01Error(f"cannot parse the agent command {quote(cmd, 80)}: {ex}", field="--agent-cmd") from None
+    program = argv[0]
+    found = shutil.which(program)
+    if found is None:
+        where = "is not an executable file" if os.sep in program else "is not found on PATH"
+        raise Gf01Error(f"cannot start the agent command: {quote(program, 80)} {where}", field="--agent-cmd")
+    return argv
+
+
+class SubprocessAgent:
+    """An external agent process speaking gf01.agent.v1 (module docstring); one process per episode."""
+
+    def __init__(
+        self, argv: list[str], step_timeout: float = DEFAULT_STEP_TIMEOUT, *, max_line: int = MAX_LINE
+    ) -> None:
+        self.argv = list(argv)
+        self.step_timeout = step_timeout
+        self.max_line = max_line
+        self.meta: dict[str, Any] = {"cmd": shlex.join(self.argv)}
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._selector: selectors.BaseSelector | None = None
+        self._out = bytearray()  # stdout read but not yet taken as lines
+        self._lines: deque[bytes | None] = deque()  # complete lines; None marks a line cut for being too long
+        self._skipping = False  # inside a too-long line: drop bytes up to its newline
+        self._stdout_open = False
+        self._stderr = bytearray()
+        self._pending = b""  # bytes still to write to stdin
+        self._dead: AgentFault | None = None  # a fatal fault met outside act(), raised at the next act()
+
+    # -- the Agent interface ---------------------------------------------------------------------------------------
+
+    def start(self, message: Start) -> None:
+        """Start the program and send it the start message (its clock for the first action starts now)."""
+        self.close()
+        self._out, self._lines, self._skipping, self._stderr = bytearray(), deque(), False, bytearray()
+        self._dead = None
+        try:
+            self._proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                          stderr=subprocess.PIPE, start_new_session=True, bufsize=0)
+        except OSError as ex:  # e.g. not executable after all: the agent's failure, seen at its first action
+            self._dead = AgentFault("crash", f"cannot start {quote(self.argv[0], 80)}: {ex.strerror or ex}",
+                                    fatal=True)
+            return
+        assert self._proc.stdin and self._proc.stdout and self._proc.stderr
+        for stream in (self._proc.stdin, self._proc.stdout, self._proc.stderr):
+            os.set_blocking(stream.fileno(), False)
+        self._selector = selectors.DefaultSelector()
+        self._selector.register(self._proc.stdout, selectors.EVENT_READ, "out")
+        self._selector.register(self._proc.stderr, selectors.EVENT_READ, "err")
+        self._stdout_open = True
+        self._deadline = time.monotonic() + self.step_timeout
+        try:
+            self._queue(text(message))
+        except AgentFault as fault:  # the harness's start() has no fault path: report it with the first action
+            self._dead = fault
+
+    def act(self, observation: Observation | None) -> Action:
+        """Send the last observation (none before step 0) and read the program's action for this step."""
+        if self._dead is not None:
+            raise self._dead
+        try:
+            if observation is not None:
+                self._deadline = time.monotonic() + self.step_timeout
+                self._queue(text(observation))
+            line = self._read_line()
+        except AgentFault as fault:  # timeout or crash: fatal, nothing more is sent to the program
+            self._dead = fault
+            raise
+        if line is None:
+            raise AgentFault("bad_action", f"an action line is longer than {self.max_line} bytes")
+        try:
+            json.loads(line)
+        except (ValueError, RecursionError) as ex:
+            raise AgentFault("not_json",
+                             f"not JSON ({quote(str(ex), 80, bare=True)}): {quote(_shown(line), 120)}") from None
+        try:
+            return parse_action(line)
+        except Gf01Error as ex:
+            raise AgentFault("bad_action", f"{ex.message}: {quote(_shown(line), 120)}") from None
+
+    def observe(self, observation: Observation) -> None:
+        """Send the episode's last observation (``done`` is true: no action is expected)."""
+        self._deliver(text(observation))
+
+    def end(self, message: End) -> None:
+        """Send the end message with the scored result."""
+        self._deliver(text(message))
+
+    def close(self) -> None:
+        """End the program and its process group, whatever state it is in, and reap it (idempotent)."""
+        proc, self._proc = self._proc, None
+        if self._selector is not None:
+            self._selector.close()
+            self._selector = None
+        if proc is None:
+            return
+        try:
+            if proc.stdin is not None:
+                with contextlib.suppress(OSError):
+                    proc.stdin.close()
+            try:
+                proc.wait(GRACE)
+            except subprocess.TimeoutExpired:
+                _signal_group(proc.pid, signal.SIGTERM)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(GRACE)
+        finally:
+            # Always: the group may hold children of the program even after the program itself has exited.
+            _signal_group(proc.pid, signal.SIGKILL)
+            proc.wait()
+            for stream in (proc.stdout, proc.stderr):
+                if stream is not None:
+                    stream.close()
+
+    # -- I/O -------------------------------------------------------------------------------------------------------
+
+    def _queue(self, line: str) -> None:
+        """Queue one message line for stdin and write it (within the step's deadline)."""
+        self._pending += line.encode("utf-8") + b"\n"
+        self._pump(until_line=False)
+
+    def _deliver(self, line: str) -> None:
+        """Best-effort write of a message no answer is expected to (the program may already have exited)."""
+        if self._proc is None or self._dead is not None:
+            return
+        self._deadline = time.monotonic() + min(self.step_timeout, GRACE)
+        with contextlib.suppress(AgentFault):
+            self._queue(line)
+
+    def _read_line(self) -> bytes | None:
+        """The next line of stdout (None: a line cut for being too long); AgentFault on timeout or exit."""
+        self._pump(until_line=True)
+        return self._lines.popleft()
+
+    def _pump(self, *, until_line: bool) -> None:
+        """Move bytes until stdin's pending bytes are written and, with ``until_line``, a line is read; stderr is
+        drained meanwhile. Faults: ``timeout`` past the deadline, ``crash`` when the program is gone."""
+        proc, selector = self._proc, self._selector
+        assert proc is not None and selector is not None and proc.stdin is not None
+        while True:
+            if self._pending and proc.stdin.fileno() not in _registered(selector):
+                selector.register(proc.stdin, selectors.EVENT_WRITE, "in")
+            if not self._pending and proc.stdin.fileno() in _registered(selector):
+                selector.unregister(proc.stdin)
+            if not self._pending and (not until_line or self._lines):
+                return
+            if until_line and not self._stdout_open and not self._pending:
+                raise self._crash("closed its output")
+            left = self._deadline - time.monotonic()
+            if left <= 0:
+                self._kill()
+                raise AgentFault("timeout", f"no action within {self.step_timeout:g} s", fatal=True)
+            for key, _ in selector.select(left):
+                if key.data == "in":
+                    self._write(proc)
+                elif key.data == "out":
+                    self._read_out(proc)
+                else:
+                    self._read_err(proc)
+
+    def _write(self, proc: subprocess.Popen[bytes]) -> None:
+        assert proc.stdin is not None
+        try:
+            n = os.write(proc.stdin.fileno(), self._pending[:_CHUNK])
+        except BlockingIOError:
+            return
+        except (BrokenPipeError, OSError):
+            self._pending = b""
+            raise self._crash("stopped reading its input") from None
+        self._pending = self._pending[n:]
+
+    def _read_out(self, proc: subprocess.Popen[bytes]) -> None:
+        assert proc.stdout is not None and self._selector is not None
+        try:
+            data = os.read(proc.stdout.fileno(), _CHUNK)
+        except BlockingIOError:
+            return
+        if not data:
+            self._selector.unregister(proc.stdout)
+            self._stdout_open = False
+            return
+        self._out += data
+        while True:
+            cut = self._out.find(b"\n")
+            if cut < 0:
+                if len(self._out) > self.max_line:  # bound what is kept: the rest of this line is dropped
+                    if not self._skipping:
+                        self._lines.append(None)
+                    self._skipping = True
+                    self._out.clear()
+                return
+            line, self._out = bytes(self._out[:cut]), self._out[cut + 1:]
+            if self._skipping:
+                self._skipping = False
+            elif len(line) > self.max_line:
+                self._lines.append(None)
+            elif line.strip():  # blank lines are ignored
+                self._lines.append(line)
+
+    def _read_err(self, proc: subprocess.Popen[bytes]) -> None:
+        assert proc.stderr is not None and self._selector is not None
+        try:
+            data = os.read(proc.stderr.fileno(), _CHUNK)
+        except BlockingIOError:
+            return
+        if not data:
+            self._selector.unregister(proc.stderr)
+            return
+        self._stderr += data
+        del self._stderr[:-STDERR_TAIL]
+
+    def _crash(self, what: str) -> AgentFault:
+        """The fatal fault of a program that is gone (``what`` it did, when it has not exited), with its exit status
+        and the tail of its stderr."""
+        proc = self._proc
+        if proc is not None:
+            try:
+                what = f"exited with status {proc.wait(GRACE)}"
+            except subprocess.TimeoutExpired:
+                self._kill()
+            self._drain_err(proc)
+        tail = self._stderr.decode("utf-8", "replace").strip()
+        message = f"the agent {what}"
+        if tail:
+            message += f"; its stderr ends: {quote(tail[-500:], 520, bare=True)}"
+        return AgentFault("crash", message, fatal=True)
+
+    def _drain_err(self, proc: subprocess.Popen[bytes]) -> None:
+        """Read what is left on stderr without waiting (the program has exited)."""
+        if proc.stderr is None or proc.stderr.closed:
+            return
+        while True:
+            try:
+                data = os.read(proc.stderr.fileno(), _CHUNK)
+            except (BlockingIOError, OSError):
+                return
+            if not data:
+                return
+            self._stderr += data
+            del self._stderr[:-STDERR_TAIL]
+
+    def _kill(self) -> None:
+        if self._proc is not None:
+            _signal_group(self._proc.pid, signal.SIGKILL)
+
+
+def _registered(selector: selectors.BaseSelector) -> set[int]:
+    return {key.fd for key in selector.get_map().values()}
+
+
+def _signal_group(pid: int, sig: signal.Signals) -> None:
+    """Signal the process group led by ``pid`` (the agent's own session); gone already is fine."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, sig)
+
+
+def _shown(line: bytes) -> str:
+    return line.decode("utf-8", "replace")

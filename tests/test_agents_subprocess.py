@@ -1,0 +1,258 @@
+"""The gf01.agent.v1 adapter against small scripted agents: the message stream, every kind of misbehaviour (garbage,
+unknown keys, wrong types, crash, hang, huge lines, stderr noise), and no process left behind, also on Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from gf01_formal import agents
+from gf01_formal.agents import subprocess_agent
+from gf01_formal.agents.base import AgentSpec
+from gf01_formal.play.scoring import Scorer
+from gf01_formal.runs.runner import play_run
+from gf01_formal.sources import InstanceOptions, open_instance
+
+ROOT = Path(__file__).resolve().parent.parent
+ARBITER = ROOT / "gf01_formal" / "examples" / "arbiter.hoa"
+
+# Every scripted agent starts with this: it logs each message it receives to argv[1] and answers with answer(t).
+PRELUDE = """
+import json, os, subprocess, sys, time
+log = open(sys.argv[1], "a")
+def messages():
+    for line in sys.stdin:
+        log.write(line); log.flush()
+        yield json.loads(line)
+def play(answer):
+    for m in messages():
+        if m["type"] == "start":
+            t = 0
+        elif m["type"] == "observation" and not m["done"]:
+            t = m["t"] + 1
+        else:
+            continue
+        out = answer(t)
+        sys.stdout.write(out if isinstance(out, str) else json.dumps(out) + "\\n")
+        sys.stdout.flush()
+"""
+
+
+@pytest.fixture(scope="module")
+def case():
+    inst, problem = open_instance(ARBITER, options=InstanceOptions(trace="r0&!r1;!r0&r1;r0&r1;!r0&!r1;r0&!r1;!r0&r1",
+                                                                    effect="g1", t_star=4))
+    return inst, problem, Scorer(problem)
+
+
+def run(case, tmp_path: Path, body: str, *, timeout: float = 5.0, build=None):
+    """Play the scripted agent ``body`` (after the prelude); returns the record and the messages it received."""
+    script = tmp_path / "agent.py"
+    script.write_text(PRELUDE + textwrap.dedent(body))
+    log = tmp_path / "received.jsonl"
+    log.write_text("")
+    spec = AgentSpec("cmd", "EVAL-CB", {"cmd": f"{sys.executable} {script} {log}", "step_timeout": timeout})
+    agents.check(spec)
+    inst, problem, scorer = case
+    record = play_run(inst, problem, spec, seed=0, scorer=scorer, build=build).record
+    return record, [json.loads(line) for line in log.read_text().splitlines()]
+
+
+def gone(pid: int, wait: float = 3.0) -> bool:
+    """Whether process ``pid`` has ended (a zombie waiting for init to reap it counts as ended)."""
+    end = time.monotonic() + wait
+    while time.monotonic() < end:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            return True
+        if state in ("Z", "X"):
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_a_valid_agent_gets_start_observations_end_and_its_edits_count(case, tmp_path):
+    record, received = run(case, tmp_path, """
+        play(lambda t: {"set": {"r1": 1}, "t": t} if t == 4 else {"set": {}})
+    """)
+    assert record.status == "completed" and record.agent_errors == 0
+    assert record.certificate == [[4, "r1", 1]]
+    types = [m["type"] for m in received]
+    assert types == ["start"] + ["observation"] * 6 + ["end"]
+    start, *observations, end = received
+    assert start["protocol"] == "gf01.agent.v1" and start["goal"]["inputs"] == ["r0", "r1"]
+    assert [o["t"] for o in observations] == list(range(6)) and [o["done"] for o in observations][-2:] == [False, True]
+    assert end["result"]["score_c"] == record.score_c and end["result"]["best_match_gold"] == record.best_match_gold
+
+
+def test_an_early_commit_ends_the_stream(case, tmp_path):
+    record, received = run(case, tmp_path, """
+        play(lambda t: {"set": {"r1": 1}, "commit": True} if t == 2 else {"set": {}})
+    """)
+    assert record.status == "completed" and len(record.steps) == 3
+    assert [m["type"] for m in received] == ["start", "observation", "observation", "observation", "end"]
+    assert received[3]["done"] and received[3]["t"] == 2
+
+
+def test_garbage_unknown_keys_and_wrong_types_are_faults_bad_inputs_are_refusals(case, tmp_path):
+    record, received = run(case, tmp_path, """
+        answers = ["hello world\\n", {"set": {}, "foo": 1}, {"set": [1]}, {"set": {"zz": 1, "r0": 2}}, {"set": {}}]
+        play(lambda t: answers[min(t, 4)])
+    """)
+    errors = [s["agent_error"] and s["agent_error"]["kind"] for s in record.steps]
+    assert errors == ["not_json", "bad_action", "bad_action", None, None, None]
+    assert "hello world" in record.steps[0]["agent_error"]["message"]
+    assert "foo" in record.steps[1]["agent_error"]["message"]
+    assert [(r["input"], r["reason"]) for r in record.steps[3]["refused"]] == [("r0", "bad_value"),
+                                                                              ("zz", "unknown_input")]
+    assert received[4]["refused"] == record.steps[3]["refused"]  # the agent is told what was refused and why
+    assert record.status == "completed" and record.certificate == [] and record.refusals == 2
+
+
+def test_more_protocol_violations_than_allowed_make_an_agent_error(case, tmp_path):
+    record, _ = run(case, tmp_path, """
+        play(lambda t: "not json\\n")
+    """)
+    assert record.status == "agent_error" and "protocol violations" in record.error
+    assert record.agent_errors == 6 and all(not s["committed"] for s in record.steps)
+
+
+def test_a_crash_is_fatal_with_its_status_and_stderr_tail(case, tmp_path):
+    record, _ = run(case, tmp_path, """
+        def answer(t):
+            if t == 2:
+                print("Traceback: the agent broke", file=sys.stderr)
+                sys.exit(3)
+            return {"set": {"r0": 1}}
+        play(answer)
+    """)
+    assert record.status == "agent_error" and record.error.startswith("crash: ")
+    assert "status 3" in record.error and "the agent broke" in record.error
+    assert record.certificate == [[0, "r0", 1], [1, "r0", 1]]  # the rest of the episode has no edits
+    assert [s["agent_error"] is not None for s in record.steps] == [False, False, True, False, False, False]
+
+
+def test_an_agent_that_exits_at_once_crashes_on_step_0(case, tmp_path):
+    record, _ = run(case, tmp_path, "sys.exit(0)\n")
+    assert record.status == "agent_error" and record.error.startswith("crash: ") and record.steps[0]["agent_error"]
+
+
+def test_silence_past_the_step_timeout_is_fatal_and_the_agent_is_killed(case, tmp_path):
+    pids = tmp_path / "pids"
+    begin = time.monotonic()
+    record, _ = run(case, tmp_path, f"""
+        child = subprocess.Popen(["sleep", "300"])
+        open({str(pids)!r}, "w").write(f"{{os.getpid()}} {{child.pid}}")
+        def answer(t):
+            if t == 1:
+                time.sleep(300)
+            return {{"set": {{}}}}
+        play(answer)
+    """, timeout=0.5)
+    assert time.monotonic() - begin < 4
+    assert record.status == "agent_error" and record.error == "timeout: no action within 0.5 s"
+    assert record.steps[1]["agent_error"]["kind"] == "timeout"
+    assert all(gone(int(p)) for p in pids.read_text().split())  # the agent and its child: the whole group
+
+
+def test_a_huge_line_is_a_bad_action_and_reading_goes_on(case, tmp_path):
+    record, _ = run(case, tmp_path, """
+        play(lambda t: "x" * 300000 + "\\n" if t == 0 else {"set": {"r1": 1}} if t == 1 else {"set": {}})
+    """)
+    assert record.steps[0]["agent_error"]["kind"] == "bad_action"
+    assert "longer than" in record.steps[0]["agent_error"]["message"]
+    assert len(record.steps[0]["agent_error"]["message"]) < 200
+    assert record.status == "completed" and record.certificate == [[1, "r1", 1]]
+
+
+def test_a_line_that_never_ends_times_out_without_unbounded_memory(case, tmp_path):
+    record, _ = run(case, tmp_path, """
+        for m in messages():
+            while True:
+                sys.stdout.write("y" * 65536)
+    """, timeout=0.5)
+    assert record.status == "agent_error" and record.steps[0]["agent_error"]["kind"] == "bad_action"
+    assert record.steps[1]["agent_error"]["kind"] == "timeout"
+
+
+def test_stderr_noise_is_drained(case, tmp_path):
+    record, _ = run(case, tmp_path, """
+        def answer(t):
+            sys.stderr.write("noise " * 50000)  # 300 kB a step: far more than a pipe holds
+            sys.stderr.flush()
+            return {"set": {}}
+        play(answer)
+    """)
+    assert record.status == "completed" and record.agent_errors == 0
+
+
+def test_an_agent_that_ignores_the_end_and_sigterm_is_killed(case, tmp_path, monkeypatch):
+    monkeypatch.setattr(subprocess_agent, "GRACE", 0.2)
+    pids = tmp_path / "pids"
+    record, received = run(case, tmp_path, f"""
+        import signal
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        open({str(pids)!r}, "w").write(str(os.getpid()))
+        play(lambda t: {{"set": {{}}}})
+        while True:
+            time.sleep(1)
+    """)
+    assert record.status == "completed" and received[-1]["type"] == "end"
+    assert gone(int(pids.read_text()))
+
+
+def test_ctrl_c_in_the_harness_still_reaps_the_agent(case, tmp_path):
+    pids = tmp_path / "pids"
+
+    class Interrupted:
+        """The real adapter, with a Ctrl-C arriving while step 2 is played."""
+
+        def __init__(self, agent):
+            self.agent = agent
+
+        def __getattr__(self, name):
+            return getattr(self.agent, name)
+
+        def act(self, observation):
+            if observation is not None and observation.t == 1:
+                raise KeyboardInterrupt
+            return self.agent.act(observation)
+
+    with pytest.raises(KeyboardInterrupt):
+        run(case, tmp_path, f"""
+            child = subprocess.Popen(["sleep", "300"])
+            open({str(pids)!r}, "w").write(f"{{os.getpid()}} {{child.pid}}")
+            play(lambda t: {{"set": {{}}}})
+        """, build=lambda spec, access: Interrupted(agents.build(spec, access)))
+    assert all(gone(int(p)) for p in pids.read_text().split())
+
+
+def test_close_is_idempotent_and_a_fresh_process_starts_per_episode(case, tmp_path):
+    pids = tmp_path / "pids"
+    body = f"""
+        open({str(pids)!r}, "a").write(str(os.getpid()) + "\\n")
+        play(lambda t: {{"set": {{}}}})
+    """
+    run(case, tmp_path, body)
+    run(case, tmp_path, body)
+    first, second = pids.read_text().split()
+    assert first != second and gone(int(first)) and gone(int(second))
+    agent = subprocess_agent.SubprocessAgent([sys.executable, "-c", "pass"])
+    agent.close()
+    agent.close()
+
+
+def test_the_example_agent_plays_by_the_protocol(case):
+    inst, problem, scorer = case
+    spec = AgentSpec("cmd", "EVAL-CB", {"cmd": f"{sys.executable} {ROOT / 'examples' / 'agent_example.py'}"})
+    record = play_run(inst, problem, spec, seed=0, scorer=scorer).record
+    assert record.status == "completed" and record.agent_errors == 0
+    assert record.certificate == [[4, "r0", 1]] and len(record.steps) == 5  # it commits at t* = 4
+    assert os.access(ROOT / "examples" / "agent_example.py", os.X_OK)
