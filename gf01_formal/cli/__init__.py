@@ -56,7 +56,9 @@ def _root(
 hoa.register(app)
 query.register(app)
 instances.register(app)
-from gf01_formal.cli import hoa, instances, play, query, runs, serve
+runs.register(app, instances.import_app)
+serve.register(app)
+play.register(app)
 
 
 def _error(message: str) -> None:
