@@ -69,7 +69,9 @@ def test_bad_actions_are_refused_and_counted() -> None:
                                                           ("zz", "unknown_input")]
     obs = ep.step({"a": 1}, at=5)
     assert [r.reason for r in obs.refused] == ["wrong_step"] and obs.certificate == []
-    assert ep.refusals == 4
+    obs = ep.step({"a": 1.0, "b": "1"})
+    assert [r.reason for r in obs.refused] == ["bad_value", "bad_value"] and obs.certificate == []
+    assert ep.refusals == 6
 
 
 def test_an_early_commit_ends_the_episode() -> None:

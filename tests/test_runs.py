@@ -178,3 +178,34 @@ def test_evaluate_stops_on_ctrl_c_and_resumes_to_the_same_records(bundle: Path, 
     assert b"interrupted" in proc.stderr.read()
     subprocess.run([*args, "-o", str(out)], env=env, check=True, capture_output=True, timeout=120)
     assert without_timing(records(out)) == without_timing(records(whole))
+
+
+class _FailsAtStart:
+    """An agent whose start fails the way an external agent that cannot be reached does."""
+
+    def start(self, message) -> None:
+        from gf01_formal.agents.base import AgentFault
+
+        raise AgentFault("crash", "the agent exited before its first action", fatal=True)
+
+    def act(self, observation):
+        raise AssertionError("a dead agent is never asked")
+
+    def end(self, message) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def test_an_agent_that_fails_at_start_is_an_agent_error_not_ours(bundle: Path) -> None:
+    from gf01_formal.instance_io import load_checked
+    from gf01_formal.play.scoring import Scorer
+    from gf01_formal.runs.runner import play_run
+
+    inst, problem = load_checked(bundle, json.loads(bundle.read_text())["instances"][0]["instance_id"])
+    out = play_run(inst, problem, AgentSpec("random", "EVAL-CB"), seed=0, scorer=Scorer(problem),
+                   build=lambda spec, access: _FailsAtStart())
+    rec = out.record
+    assert rec.status == "agent_error" and rec.error.startswith("crash:") and rec.certificate == []
+    assert rec.steps[0]["agent_error"]["kind"] == "crash" and rec.agent_errors == 1 and rec.score_c is not None

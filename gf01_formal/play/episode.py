@@ -151,7 +151,7 @@ class Episode:
             refused.append(Refusal(input=quote(name, 60, bare=True), value=_shown(value), reason="unknown_input",
                                    message=f"{quote(name, 60)} is not an input ({', '.join(self._inputs)})"))
             return None
-        if isinstance(value, bool) or value not in (0, 1):
+        if type(value) is not int or value not in (0, 1):  # 1.0 and True are not the integers 0 and 1
             refused.append(Refusal(input=name, value=_shown(value), reason="bad_value",
                                    message=f"{name}: value {quote(value, 40)} must be 0 or 1"))
             return None

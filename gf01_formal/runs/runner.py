@@ -218,12 +218,16 @@ def _play(
 ) -> tuple[str, str | None]:
     """Play the episode to its end; returns the run's status and error (agent errors are not exceptions here)."""
     inputs = episode.problem.system.inputs
-    agent.start(Start(instance_id=episode.instance_id, goal=episode.reset()))
-    observation: Observation | None = None
     dead: AgentFault | None = None
+    start_fault: AgentFault | None = None
+    try:
+        agent.start(Start(instance_id=episode.instance_id, goal=episode.reset()))
+    except AgentFault as ex:  # the agent failed before its first action: the whole episode has no edits
+        dead = start_fault = AgentFault(ex.kind, ex.message, fatal=True)
+    observation: Observation | None = None
     violations = 0
     while not episode.done:
-        fault: AgentFault | None = None
+        fault: AgentFault | None = start_fault if episode.t == 0 else None
         action = Action()
         if dead is None:
             start = time.perf_counter()
