@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from gf01_formal.cli import hoa, instances, query, runs
+from gf01_formal.cli import hoa, instances, query, report, runs
 from hoa.errors import Gf01Error
 from solvers.limits import Unknown
 
@@ -57,6 +57,7 @@ hoa.register(app)
 query.register(app)
 instances.register(app)
 runs.register(app, instances.import_app)
+report.register(app)
 
 
 def _error(message: str) -> None:

@@ -1,0 +1,107 @@
+"""Commands on results: ``report`` (stratified, with intervals). Heavy libraries (statsmodels, scipy, matplotlib)
+load inside the command that needs them."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import typer
+
+from gf01_formal.cli.common import JsonOpt, check_output, emit
+
+PanelName = Literal["full", "core"]
+Format = Literal["json", "md", "html"]
+RunsArg = Annotated[list[Path], typer.Argument(metavar="RUNS...", help="Runs files (JSON Lines).",
+                                               show_default=False)]
+PanelOpt = Annotated[PanelName, typer.Option("--panel", help="The required baseline panel of DEC-056: full "
+                                             "(random, greedy, search, tool, oracle) or core (random, greedy, "
+                                             "oracle).")]
+ManifestOpt = Annotated[Path | None, typer.Option("--manifest", metavar="FILE", help="The split manifest: coverage "
+                                                  "per (split, mode, track, agent).")]
+
+
+def _write(path: Path | None, text: str) -> None:
+    """Write ``text`` to ``path`` atomically, or to standard output."""
+    from gf01_formal.artifacts import write_text_atomic
+
+    if path is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    else:
+        write_text_atomic(path, text)
+
+
+def _format(fmt: Format | None, output: Path | None) -> str:
+    if fmt is not None:
+        return fmt
+    suffix = output.suffix.lower() if output is not None else ""
+    return {".md": "md", ".html": "html", ".htm": "html"}.get(suffix, "json")
+
+
+def report_cmd(
+    runs: RunsArg,
+    manifest: ManifestOpt = None,
+    official: Annotated[bool, typer.Option("--official", help="Refuse unless every run passes validation against "
+                                           "--bundle and the --panel covers every slice of --manifest.")] = False,
+    bundle: Annotated[Path | None, typer.Option("--bundle", metavar="BUNDLE", help="The bundle the runs were played "
+                                                "on (--official re-verifies every run against it).")] = None,
+    panel: PanelOpt = "full",
+    output: Annotated[list[Path] | None, typer.Option("-o", "--output", metavar="FILE", help="Where to write "
+                                                      "(atomically); repeat for several formats, each from its "
+                                                      "suffix; default: standard output.")] = None,
+    fmt: Annotated[Format | None, typer.Option("--format", help="json, md or html (default: from the output's "
+                                               "suffix, else json).")] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Report runs grouped by every spec §7.4 dimension, mode and agent, with 95 % intervals and their methods."""
+    from gf01_formal.artifacts import pretty_json
+    from gf01_formal.report.build import build_report, official_checks
+    from gf01_formal.report.coverage import load_manifest
+    from gf01_formal.report.load import load_runs
+    from hoa.errors import Gf01Error
+
+    outputs: list[Path | None] = list(output) if output else [None]
+    if len(outputs) > 1 and fmt is not None:
+        raise Gf01Error("with several outputs each format comes from its file's suffix: drop --format",
+                        field="--format")
+    for path in outputs:
+        if path is not None:
+            check_output(path)
+    man = None if manifest is None else load_manifest(manifest)
+    loaded = load_runs(runs)
+    report = build_report(loaded, manifest=man, panel=panel if man is not None else None)
+    if official:
+        official_checks(report, runs, bundle=None if bundle is None else str(bundle), manifest=man, panel=panel)
+    written = []
+    for path in outputs:
+        kind = _format(fmt, path)
+        if kind == "json":
+            text = pretty_json(report)
+        elif kind == "md":
+            from gf01_formal.report.render import markdown
+
+            text = markdown(report)
+        else:
+            from gf01_formal.report.render import html_page
+
+            text = html_page(report)
+        _write(path, text)
+        if path is not None:
+            written.append({"file": str(path), "format": kind})
+    if not written:
+        return
+    record = {"files": written, "runs": report["inputs"]["runs"], "groups": len(report["groups"]),
+              "official": official}
+
+    def human(r: dict[str, Any]) -> list[str]:
+        note = " (official: validated, panel covered)" if r["official"] else ""
+        return [f"{r['runs']} runs in {r['groups']} groups -> {f['file']} ({f['format']}){note}" for f in r["files"]]
+
+    emit(record, json_out, human)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``report``."""
+    app.command("report", short_help="Stratified report with 95 % intervals (json, md or html).")(report_cmd)
