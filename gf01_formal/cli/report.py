@@ -1,5 +1,5 @@
-"""Commands on results: ``report`` (stratified, with intervals). Heavy libraries (statsmodels, scipy, matplotlib)
-load inside the command that needs them."""
+"""Commands on results: ``report`` (stratified, with intervals) and ``pilot-analyze`` (DEC-014c/d calibration
+audit). Heavy libraries (statsmodels, scipy, matplotlib) load inside the command that needs them."""
 
 from __future__ import annotations
 
@@ -15,6 +15,8 @@ PanelName = Literal["full", "core"]
 Format = Literal["json", "md", "html"]
 RunsArg = Annotated[list[Path], typer.Argument(metavar="RUNS...", help="Runs files (JSON Lines).",
                                                show_default=False)]
+OutOpt = Annotated[Path | None, typer.Option("-o", "--output", metavar="FILE",
+                                             help="Where to write (atomically); default: standard output.")]
 PanelOpt = Annotated[PanelName, typer.Option("--panel", help="The required baseline panel of DEC-056: full "
                                              "(random, greedy, search, tool, oracle) or core (random, greedy, "
                                              "oracle).")]
@@ -102,6 +104,51 @@ def report_cmd(
     emit(record, json_out, human)
 
 
+def pilot_cmd(
+    runs: RunsArg,
+    bundle: Annotated[Path, typer.Option("--bundle", metavar="BUNDLE", help="The bundle the runs were played on "
+                                         "(its complexity knobs).")],
+    output: OutOpt = None,
+    plots: Annotated[Path | None, typer.Option("--plots", metavar="DIR", help="Also draw Score_C against each knob "
+                                               "(SVG files) into DIR.")] = None,
+    agent: Annotated[str, typer.Option("--agent", metavar="NAME", help="The reference agent of the triggers.")]
+    = "greedy",
+    json_out: JsonOpt = False,
+) -> None:
+    """The DEC-014c/d calibration audit: z(I) quartiles, the discrimination and shortcut triggers, the sample target,
+    per-knob diagnostics (DEC-058) and the recommendation."""
+    from gf01_formal.artifacts import pretty_json, write_text_atomic
+    from gf01_formal.instance_io import load_bundle
+    from gf01_formal.report.load import load_runs
+    from gf01_formal.report.pilot import analyze, knob_plots
+
+    if output is not None:
+        check_output(output)
+    if plots is not None:
+        check_output(plots / "score_c-by-z.svg")
+    analysis = analyze(load_runs(runs), load_bundle(bundle), agent=agent)
+    if plots is not None:
+        for name, svg in sorted(knob_plots(analysis).items()):
+            write_text_atomic(plots / name, svg)
+    if output is None and not json_out:
+        _write(None, pretty_json(analysis))
+        return
+    if output is not None:
+        _write(output, pretty_json(analysis))
+    rec = analysis["recommendation"]
+    record = {"file": None if output is None else str(output), "recommendation": rec["decision"],
+              "reason": rec["reason"], "provisional": rec["provisional"],
+              "discrimination_fired": analysis["discrimination"]["fired"],
+              "shortcut_fired": analysis["shortcut"]["fired"], "sample": analysis["sample"]}
+
+    def human(r: dict[str, Any]) -> list[str]:
+        return [f"{r['recommendation']}{' (provisional)' if r['provisional'] else ''}: {r['reason']}",
+                f"-> {r['file']}"]
+
+    emit(record, json_out, human)
+
+
 def register(app: typer.Typer) -> None:
-    """Add ``report``."""
+    """Add ``report`` and ``pilot-analyze``."""
     app.command("report", short_help="Stratified report with 95 % intervals (json, md or html).")(report_cmd)
+    app.command("pilot-analyze", short_help="Calibration audit of a pilot (DEC-014c/d, DEC-058).")(pilot_cmd)

@@ -12,6 +12,7 @@ module          what it is for
 ``build``       ``gf01 report``: groups by every §7.4 dimension plus mode and agent, rankings, paired comparisons
 ``plots``       matplotlib figures as deterministic SVG text (imported only when a figure is drawn)
 ``render``      the report as Markdown and as one self-contained HTML file
+``pilot``       ``gf01 pilot-analyze``: complexity quartiles, the DEC-014d triggers, per-knob audit fields
 ==============  ==============================================================================================
 
 docs/reports.md states every rule these modules implement.
