@@ -235,11 +235,12 @@ def test_bad_runs_files_are_one_line_errors(tmp_path: Path, capsys: pytest.Captu
                                             content: bytes) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_bytes(content)
-    for args in (["report", str(bad)], ["report", str(bad), "-o", str(tmp_path / "r.json")]):
+    for args in (["report", str(bad)], ["report", str(bad), "-o", str(tmp_path / "r.json")],
+                 ["caps", "derive", str(bad), "-o", str(tmp_path / "c.json")]):
         assert main(args) == 2
         err = capsys.readouterr().err
         assert err.startswith("gf01: error: ") and err.count("\n") == 1 and "bad.jsonl" in err, err
-    assert not (tmp_path / "r.json").exists()
+    assert not (tmp_path / "c.json").exists() and not (tmp_path / "r.json").exists()
 
 
 def test_bad_paths_and_manifests_are_one_line_errors(played: dict[str, Path], tmp_path: Path,

@@ -1,5 +1,6 @@
-"""Commands on results: ``report`` (stratified, with intervals) and ``pilot-analyze`` (DEC-014c/d calibration
-audit). Heavy libraries (statsmodels, scipy, matplotlib) load inside the command that needs them."""
+"""Commands on results: ``report`` (stratified, with intervals), ``pilot-analyze`` (DEC-014c/d calibration audit),
+``caps derive`` (diagnostic caps, DEC-022/023) and ``campaign`` (a panel over a bundle, locally or on Dask). Heavy
+libraries (statsmodels, scipy, matplotlib, dask) load inside the command that needs them."""
 
 from __future__ import annotations
 
@@ -148,7 +149,110 @@ def pilot_cmd(
     emit(record, json_out, human)
 
 
+caps_app = typer.Typer(name="caps", help="Optional-diagnostic caps (DEC-019..023).", no_args_is_help=True,
+                       add_completion=False, rich_markup_mode=None)
+
+
+@caps_app.command("derive", short_help="Derive P_ref / A_ref caps from metered pilot runs.")
+def caps_derive_cmd(
+    runs: RunsArg,
+    output: Annotated[Path, typer.Option("-o", "--output", metavar="FILE", help="Where to write caps.json.")],
+    json_out: JsonOpt = False,
+) -> None:
+    """Derive the diagnostic caps from pilot runs by the dual-threshold rule (p = 0.90, k = 3; docs/reports.md)."""
+    from gf01_formal.artifacts import write_json_atomic
+    from gf01_formal.report.caps import derive
+    from gf01_formal.report.load import load_runs
+
+    check_output(output)
+    caps = derive(load_runs(runs))
+    write_json_atomic(output, caps)
+    record = {"file": str(output), "backend": caps["backend"], "sample": caps["sample"],
+              **{r: v["cap"] for r, v in {**caps["platform"], **caps["algorithmic"]}.items()}}
+
+    def human(r: dict[str, Any]) -> list[str]:
+        caps_text = ", ".join(f"{k} {'-' if r[k] is None else r[k]}" for k in ("seconds", "memory_kib", "conflicts",
+                                                                             "nodes"))
+        return [f"caps from {r['sample']['runs']} metered diagnostics ({r['backend']}): {caps_text} -> {r['file']}"]
+
+    emit(record, json_out, human)
+
+
+def campaign_cmd(
+    bundle: Annotated[Path, typer.Argument(metavar="BUNDLE", help="The bundle to play.", show_default=False)],
+    output: Annotated[Path, typer.Option("-o", "--output", metavar="DIR", help="The campaign directory.")],
+    panel: PanelOpt = "full",
+    agents: Annotated[list[str] | None, typer.Option("--agents", metavar="A,B", help="Play these agents instead of "
+                                                     "the whole panel (comma-separated or repeated).")] = None,
+    executor: Annotated[str, typer.Option("--executor", metavar="local|dask://HOST:PORT", help="Where episodes run: "
+                                          "a local process pool, or an existing Dask scheduler.")] = "local",
+    jobs: Annotated[int | None, typer.Option("--jobs", metavar="N", min=1, help="Local worker processes (default: "
+                                             "every core).")] = None,
+    seed: Annotated[int, typer.Option("--seed", metavar="N", min=0, help="The runs' seed.")] = 0,
+    subset_min: Annotated[bool, typer.Option("--subset-min", help="Run the SubsetMin diagnostic, metered (a pilot "
+                                             "for 'gf01 caps derive').")] = False,
+    caps: Annotated[Path | None, typer.Option("--caps", metavar="FILE", help="Run the diagnostic under these caps "
+                                              "(caps.json).")] = None,
+    batch: Annotated[int, typer.Option("--batch", metavar="N", min=1, help="Instances per task.")] = 4,
+    manifest: ManifestOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Play a DEC-056 panel over every instance, then validate, report and analyse; resumable (run it again)."""
+    from gf01_formal.campaign.run import run_campaign
+    from gf01_formal.report.caps import CapSet, load_caps
+
+    check_output(output / "runs.jsonl")
+    names = [n.strip() for a in agents or [] for n in a.split(",") if n.strip()] or None
+    cap_json = None
+    if caps is not None:
+        cap_json = load_caps(caps).to_json()
+    elif subset_min:
+        cap_json = CapSet().to_json()
+    with _Progress() as bar:
+        summary = run_campaign(bundle, output, panel=panel, agents=names, executor=executor, jobs=jobs, seed=seed,
+                               caps=cap_json, batch=batch, manifest=manifest, progress=bar)
+    record = summary.to_json()
+
+    def human(r: dict[str, Any]) -> list[str]:
+        lines = [f"{r['played']} runs played, {r['skipped']} already done -> {r['dir']}"]
+        if r["repaired_bytes"]:
+            lines.append(f"note: cut a torn last record ({r['repaired_bytes']} bytes) left by an interrupted run")
+        if r["missing_from_panel"]:
+            lines.append(f"panel {r['panel']} without {', '.join(r['missing_from_panel'])}: not an official campaign")
+        lines += [f"status {s}: {n}" for s, n in r["statuses"].items() if s != "completed"]
+        lines.append("validation: ok" if not r["violations"] else f"validation: {r['violations']} violations")
+        lines.append(f"pilot analysis: {r['recommendation']}")
+        return lines
+
+    emit(record, json_out, human)
+    if summary.violations:
+        print(f"gf01: error: {summary.violations} run(s) fail validation (see {output}/validation.json)",
+              file=sys.stderr, flush=True)
+        raise typer.Exit(2)
+
+
+class _Progress:
+    """A progress bar with ETA on stderr when it is a terminal."""
+
+    def __enter__(self) -> Any:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+        console = Console(stderr=True)
+        self.bar = Progress(TextColumn("runs"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                            console=console, disable=not console.is_terminal, transient=True)
+        self.bar.__enter__()
+        self.task = self.bar.add_task("runs", total=None)
+        return lambda done, total: self.bar.update(self.task, completed=done, total=total)
+
+    def __exit__(self, *exc: object) -> None:
+        self.bar.__exit__(*exc)
+
+
 def register(app: typer.Typer) -> None:
-    """Add ``report`` and ``pilot-analyze``."""
+    """Add ``report``, ``pilot-analyze``, ``caps derive`` and ``campaign``."""
     app.command("report", short_help="Stratified report with 95 % intervals (json, md or html).")(report_cmd)
     app.command("pilot-analyze", short_help="Calibration audit of a pilot (DEC-014c/d, DEC-058).")(pilot_cmd)
+    app.command("campaign", short_help="Play a baseline panel over a bundle (local or Dask), report it.")(
+        campaign_cmd)
+    app.add_typer(caps_app, name="caps")
