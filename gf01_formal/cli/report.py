@@ -1,6 +1,7 @@
 """Commands on results: ``report`` (stratified, with intervals), ``pilot-analyze`` (DEC-014c/d calibration audit),
-``caps derive`` (diagnostic caps, DEC-022/023) and ``campaign`` (a panel over a bundle, locally or on Dask). Heavy
-libraries (statsmodels, scipy, matplotlib, dask) load inside the command that needs them."""
+``caps derive`` (diagnostic caps, DEC-022/023), ``release check`` / ``release package`` and ``campaign`` (a panel
+over a bundle, locally or on Dask). Heavy libraries (statsmodels, scipy, matplotlib, dask) load inside the command
+that needs them."""
 
 from __future__ import annotations
 
@@ -178,6 +179,52 @@ def caps_derive_cmd(
     emit(record, json_out, human)
 
 
+release_app = typer.Typer(name="release", help="Publication checks and packages.", no_args_is_help=True,
+                          add_completion=False, rich_markup_mode=None)
+PreviousOpt = Annotated[Path | None, typer.Option("--previous", metavar="PATH", help="The previous release (its "
+                                                  "directory or split_manifest.json), for the rotation check.")]
+
+
+@release_app.command("check", short_help="Check a release directory (split policy, rotation, coverage).")
+def release_check_cmd(
+    directory: Annotated[Path, typer.Argument(metavar="DIR", help="The release directory.", show_default=False)],
+    previous: PreviousOpt = None,
+    panel: PanelOpt = "full",
+    json_out: JsonOpt = False,
+) -> None:
+    """Check the split policy (DEC-054), rotation against a previous release, that report.json is the report of the
+    runs, and that the required panel covers every (split, mode) slice; exit 2 if a check fails."""
+    from gf01_formal.report.release import check, failed_names
+
+    result = check(directory, previous=previous, panel=panel)
+
+    def human(r: dict[str, Any]) -> list[str]:
+        return [f"{c['name']}: {'ok' if c['ok'] else 'FAILED'}" + (" (skipped: no --previous)" if c.get("skipped")
+                                                                    else "") for c in r["checks"]]
+
+    emit(result, json_out, human)
+    if not result["ok"]:
+        print(f"gf01: error: release check failed: {failed_names(result)}", file=sys.stderr, flush=True)
+        raise typer.Exit(2)
+
+
+@release_app.command("package", short_help="Package a release with sha256 sums and rerun instructions.")
+def release_package_cmd(
+    directory: Annotated[Path, typer.Argument(metavar="DIR", help="The release directory.", show_default=False)],
+    output: Annotated[Path, typer.Option("-o", "--output", metavar="DIR", help="The package directory (new).")],
+    previous: PreviousOpt = None,
+    panel: PanelOpt = "full",
+    json_out: JsonOpt = False,
+) -> None:
+    """Copy a release that passes its checks into a package with SHA256SUMS, package.json, RERUN.md and rerun.sh
+    (which reproduces every table and figure of the report from the package alone)."""
+    from gf01_formal.report.release import package
+
+    check_output(output / "package.json")
+    result = package(directory, output, panel=panel, previous=previous)
+    emit(result, json_out, lambda r: [f"packaged {r['files']} files -> {r['dir']} (check: sh {r['dir']}/rerun.sh)"])
+
+
 def campaign_cmd(
     bundle: Annotated[Path, typer.Argument(metavar="BUNDLE", help="The bundle to play.", show_default=False)],
     output: Annotated[Path, typer.Option("-o", "--output", metavar="DIR", help="The campaign directory.")],
@@ -250,9 +297,10 @@ class _Progress:
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``report``, ``pilot-analyze``, ``caps derive`` and ``campaign``."""
+    """Add ``report``, ``pilot-analyze``, ``caps derive``, ``release check|package`` and ``campaign``."""
     app.command("report", short_help="Stratified report with 95 % intervals (json, md or html).")(report_cmd)
     app.command("pilot-analyze", short_help="Calibration audit of a pilot (DEC-014c/d, DEC-058).")(pilot_cmd)
     app.command("campaign", short_help="Play a baseline panel over a bundle (local or Dask), report it.")(
         campaign_cmd)
     app.add_typer(caps_app, name="caps")
+    app.add_typer(release_app, name="release")

@@ -14,6 +14,7 @@ module          what it is for
 ``render``      the report as Markdown and as one self-contained HTML file
 ``pilot``       ``gf01 pilot-analyze``: complexity quartiles, the DEC-014d triggers, per-knob audit fields
 ``caps``        ``gf01 caps derive``: the dual-threshold rule (DEC-022/023) and diagnostics metered under caps
+``release``     ``gf01 release check`` and ``gf01 release package``
 ==============  ==============================================================================================
 
 docs/reports.md states every rule these modules implement.
