@@ -162,4 +162,12 @@ def test_the_panel_is_taken_whole_or_named(bundle: Path, reference: Path, tmp_pa
     assert main(["campaign", str(bundle), "--agents", "random", "--executor", "dask://nowhere", "-o",
                  str(tmp_path / "c")]) == 2
     assert "dask://HOST:PORT" in capsys.readouterr().err
+    assert main(["campaign", str(bundle), "--agents", "random", "--executor", "dask://127.0.0.1:8786", "--jobs", "2",
+                 "-o", str(tmp_path / "c")]) == 2
+    assert "--jobs" in capsys.readouterr().err
+    assert main(["campaign", str(tmp_path / "missing.json"), "--agents", "random", "-o", str(tmp_path / "c")]) == 2
+    assert "missing.json" in capsys.readouterr().err
+    (tmp_path / "file").write_text("x")
+    assert main(["campaign", str(bundle), "--agents", "random", "-o", str(tmp_path / "file")]) == 2
+    assert capsys.readouterr().err.startswith("gf01: error: ")
     assert not (tmp_path / "c").exists()

@@ -135,6 +135,8 @@ def run_campaign(
     from gf01_formal.instances import Bundle, Instance
 
     kind, address = executors.parse_executor(executor)
+    if kind == "dask" and jobs is not None:
+        raise Gf01Error("--jobs sets the local pool; a Dask cluster has the workers it has", field="--jobs")
     if batch < 1:
         raise Gf01Error("a task holds at least one instance", field="--batch")
     out = Path(directory)
