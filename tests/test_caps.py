@@ -104,6 +104,17 @@ def test_the_dual_threshold_rule(pilot: Path, tmp_path: Path) -> None:
     assert lost["cap"] is None and "infeasible" in lost["note"]
     # All zero conflicts: the one-conflict floor, so a cap is never 0.
     assert derive_from(tmp_path, with_spent(rows, [0] * 10))["algorithmic"]["conflicts"]["cap"] == 3
+    # A pilot on the BDD backend gives a node cap by the same rule, and no conflict cap.
+    bdd = with_spent(rows, list(range(1, 11)))
+    for r in bdd:
+        nodes = 100 * r["timing"]["diagnostic_spent"]["conflicts"]
+        r["timing"]["diagnostic_spent"] = {"backend": "bdd", "nodes": nodes}
+    caps = derive_from(tmp_path, bdd)
+    assert caps["backend"] == "bdd" and caps["algorithmic"]["nodes"]["cap"] == 3 * 900
+    assert caps["algorithmic"]["conflicts"]["cap"] is None
+    mixed = with_spent(rows, list(range(1, 13)))[10:] + bdd  # two SAT runs with ids of their own
+    with pytest.raises(Gf01Error, match="derive caps from runs of one backend"):
+        derive_from(tmp_path, mixed)
 
 
 def test_capped_diagnostics_are_infeasible_and_scores_untouched(bundle: Path, pilot: Path, tmp_path: Path) -> None:
@@ -132,6 +143,11 @@ def test_platform_caps_are_enforced(bundle: Path) -> None:
     assert fields["diagnostic_note"].startswith("time limit 1e-09 s") and timing["diagnostic_ms"] > 0
     fields, _ = run_diagnostic(problem, atoms, CapSet())
     assert fields == {"subset_min": True, "diagnostic_status": "exact", "diagnostic_note": None}
+    # On the BDD backend the algorithmic resource is nodes.
+    fields, timing = run_diagnostic(problem, atoms, CapSet(backend="bdd"))
+    assert fields["diagnostic_status"] == "exact" and timing["diagnostic_spent"]["nodes"] > 1
+    fields, _ = run_diagnostic(problem, atoms, CapSet(backend="bdd", nodes=1))
+    assert fields["diagnostic_status"] == "infeasible" and fields["diagnostic_note"].startswith("node limit 1")
 
 
 def test_caps_derive_then_campaign_under_the_caps(bundle: Path, pilot: Path, tmp_path: Path,

@@ -240,6 +240,9 @@ def campaign_cmd(
                                              "for 'gf01 caps derive').")] = False,
     caps: Annotated[Path | None, typer.Option("--caps", metavar="FILE", help="Run the diagnostic under these caps "
                                               "(caps.json).")] = None,
+    diagnostic_backend: Annotated[Literal["sat", "bdd"], typer.Option("--diagnostic-backend", help="With "
+                                  "--subset-min: the backend whose work is metered (conflicts or BDD nodes).")]
+    = "sat",
     batch: Annotated[int, typer.Option("--batch", metavar="N", min=1, help="Instances per task.")] = 4,
     manifest: ManifestOpt = None,
     json_out: JsonOpt = False,
@@ -254,7 +257,7 @@ def campaign_cmd(
     if caps is not None:
         cap_json = load_caps(caps).to_json()
     elif subset_min:
-        cap_json = CapSet().to_json()
+        cap_json = CapSet(backend=diagnostic_backend).to_json()
     with _Progress() as bar:
         summary = run_campaign(bundle, output, panel=panel, agents=names, executor=executor, jobs=jobs, seed=seed,
                                caps=cap_json, batch=batch, manifest=manifest, progress=bar)
