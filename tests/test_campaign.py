@@ -98,6 +98,7 @@ def test_local_worker_killed_midway_is_replaced(bundle: Path, reference: Path, t
         if done and not killed and done < total:
             os.kill(pools[0][0], signal.SIGKILL)
             killed.append(done)
+            time.sleep(1.0)  # the pool notices: the driver's next submission meets a broken pool
 
     run_campaign(bundle, tmp_path / "camp", panel="core", agents=AGENTS, jobs=2, batch=1, progress=kill_one,
                  on_pool=pools.append)
@@ -167,6 +168,9 @@ def test_the_panel_is_taken_whole_or_named(bundle: Path, reference: Path, tmp_pa
     assert "--jobs" in capsys.readouterr().err
     assert main(["campaign", str(tmp_path / "missing.json"), "--agents", "random", "-o", str(tmp_path / "c")]) == 2
     assert "missing.json" in capsys.readouterr().err
+    one = ROOT / "gf01_formal" / "examples" / "arbiter_priority.json"  # an instance, not a bundle
+    assert main(["campaign", str(one), "--agents", "random", "-o", str(tmp_path / "c")]) == 2
+    assert "plays a bundle" in capsys.readouterr().err
     (tmp_path / "file").write_text("x")
     assert main(["campaign", str(bundle), "--agents", "random", "-o", str(tmp_path / "file")]) == 2
     assert capsys.readouterr().err.startswith("gf01: error: ")

@@ -63,16 +63,22 @@ def run_local(tasks: Iterable[dict[str, Any]], jobs: int,
             announced = False
             broken = False
             while True:
-                while len(pending) < WINDOW_PER_WORKER * jobs and not broken:
+                while not broken and len(pending) < WINDOW_PER_WORKER * jobs:
                     task = retry.pop(0) if retry else (None if exhausted else next(queue, None))
                     if task is None:
                         exhausted = True
                         break
-                    pending[ex.submit(play_batch, task)] = task
+                    try:
+                        pending[ex.submit(play_batch, task)] = task
+                    except BrokenProcessPool:  # a worker died while we were away (e.g. appending results)
+                        retry.insert(0, task)
+                        broken = True
                 if not announced and on_pool is not None:
                     on_pool(sorted(p.pid for p in (getattr(ex, "_processes", None) or {}).values()))
                     announced = True
                 if not pending:
+                    if broken:
+                        break
                     return
                 finished, _ = wait(list(pending), return_when=FIRST_COMPLETED)
                 for fut in sorted(finished, key=lambda f: pending[f]["key"]):
@@ -90,8 +96,9 @@ def run_local(tasks: Iterable[dict[str, Any]], jobs: int,
                     for task in sorted(pending.values(), key=lambda t: t["key"]):
                         _count_failure(failures, task)
                         retry.append(task)
-                    kill(ex)
+                    pending.clear()
                     break
+            kill(ex)
 
 
 def _count_failure(failures: dict[str, int], task: dict[str, Any]) -> None:

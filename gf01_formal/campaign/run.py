@@ -132,7 +132,7 @@ def run_campaign(
     """Play, validate, report and analyse (module docstring). ``caps`` (:meth:`CapSet.to_json`) turns the
     SubsetMin diagnostic on, metered under those caps; ``jobs`` defaults to every core (local executor)."""
     from gf01_formal.instance_io import load_artifact
-    from gf01_formal.instances import Bundle, Instance
+    from gf01_formal.instances import Bundle
 
     kind, address = executors.parse_executor(executor)
     if kind == "dask" and jobs is not None:
@@ -144,8 +144,11 @@ def run_campaign(
         raise Gf01Error("is not a directory", file=str(out))
     specs, missing = panel_specs(panel, agents)
     art = load_artifact(bundle_path, check_all=False)
-    instances = [art] if isinstance(art, Instance) else list(art.instances)
-    bundle_hash = art.instances_hash if isinstance(art, Bundle) else None
+    if not isinstance(art, Bundle):
+        raise Gf01Error("a campaign plays a bundle (gf01 generate, gf01 import); this is one instance",
+                        file=str(bundle_path))
+    instances = list(art.instances)
+    bundle_hash = art.instances_hash
     man = None
     if manifest is not None:
         from gf01_formal.report.coverage import load_manifest
