@@ -64,8 +64,11 @@ def tables(report: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]
                      f"{st['provider_error']})", str(g["n"]), str(g["instances"]), rate_text(g["score_c"]),
                      rate_text(g["goal"]), est_text(g["eff_t_given_goal"], "median"),
                      est_text(g["eff_t_given_certified"], "median")])
-    fixed_note = "Fixed in every group: " + ", ".join(f"{k}={_cell(v)}" for k, v in fixed.items()) if fixed else ""
-    out.append(("Groups", ["agent", *keyhead, "runs (completed/agent_error/harness_error/provider_error)",
+    fixed_note = "Fixed in every group: " + ", ".join(f"{k}={_cell(v)}" for k, v in fixed.items()) + ". " \
+        if fixed else ""
+    fixed_note += ("runs: total (completed/agent_error/harness_error/provider_error); harness and provider errors "
+                   "are not scored.")
+    out.append(("Groups", ["agent", *keyhead, "runs (c/ae/he/pe)",
                            "n scored", "instances", "Score_C", "goal", "median Eff_t given goal",
                            "median Eff_t given certified"], rows, fixed_note))
     prf = [[g["agent"], *(_cell(g["key"][c]) for c in cols),
