@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from gf01_formal.cli import hoa, instances, play, query, runs, serve
+from gf01_formal.cli import hoa, instances, play, query, report, runs, serve
 from hoa.errors import Gf01Error
 from solvers.limits import Unknown
 
@@ -59,6 +59,7 @@ instances.register(app)
 runs.register(app, instances.import_app)
 serve.register(app)
 play.register(app)
+report.register(app)
 
 
 def _error(message: str) -> None:

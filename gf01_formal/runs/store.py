@@ -1,10 +1,11 @@
 """Runs files: append-only JSON Lines of run records that survive a crash, kill -9 or Ctrl-C, with their side files.
 
 A record is appended as one line, flushed and fsync'd before the next run starts, by a single writer, so a crash
-can at worst leave a torn last line: opening the file again cuts it off (and says so). A run id may appear more
-than once: a later record supersedes an earlier one (a run recorded as ``harness_error`` is played again), and
-:meth:`RunsFile.final_ids` tells which runs are done. Side files (tool logs, transcripts) are written, atomically
-and by content hash, into the directory ``<runs file>.d/``.
+can at worst leave a torn last line: opening the file again cuts it off (and says so), and removes the temporary
+file of a side-file write it interrupted. A run id may appear more than once: a later record supersedes an earlier
+one (a run recorded as ``harness_error`` is played again), and :meth:`RunsFile.final_ids` tells which runs are
+done. Side files (tool logs, transcripts) are written, atomically and by content hash, into the directory
+``<runs file>.d/``.
 
 >>> store = RunsFile("runs.jsonl")          # doctest: +SKIP
 >>> store.append(outcome)                   # doctest: +SKIP
@@ -31,11 +32,18 @@ class RunsFile:
         self.path = Path(path)
         self.side_dir = Path(f"{self.path}.d")
         self.repaired = self._repair()
+        self._sweep()
         self._final = {rid for rid, rec in latest(self.path).items() if rec.get("status") in FINAL_STATUSES}
 
     def _repair(self) -> int:
         """Cut a torn last line (no newline at the end); returns the bytes cut."""
         return cut_torn_tail(self.path)
+
+    def _sweep(self) -> None:
+        """Remove the temporary files of side-file writes that a kill -9 interrupted (one writer: none is live)."""
+        if self.side_dir.is_dir():
+            for tmp in self.side_dir.rglob(".*.tmp"):
+                tmp.unlink(missing_ok=True)
 
     def done(self, run_id: str) -> bool:
         """Whether the run has a final record (completed or agent_error)."""

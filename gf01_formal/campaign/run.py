@@ -1,0 +1,215 @@
+"""``gf01 campaign``: a DEC-056 panel over every instance of a bundle, then validation, report and pilot analysis.
+
+A campaign directory holds (docs/campaigns.md):
+
+=====================  ============================================================================================
+``campaign.json``      what the campaign plays: bundle hash, agents, seed, diagnostic caps (no executor, no paths)
+``runs.jsonl``         the run records, appended as results arrive (+ ``runs.jsonl.d/`` side files)
+``validation.json``    :func:`gf01_formal.runs.validate.validate` of the runs against the bundle
+``report.json|md|html`` :mod:`gf01_formal.report.build` and :mod:`~gf01_formal.report.render`
+``analysis.json``      :mod:`gf01_formal.report.pilot`, with ``plots/`` (Score_C against each knob)
+=====================  ============================================================================================
+
+Resumable: the runs file is append-only (one fsync'd line per record, written by the driver alone, a torn last line
+cut on reopen), and the work is planned from the run ids that have no final record yet; so a rerun after a crash,
+kill -9 or Ctrl-C of the driver or of a worker plays exactly the missing runs, and the final artifacts, made from
+the runs sorted by run id, are the same bytes as an uninterrupted campaign's (``timing`` aside, which no artifact
+but the runs file holds).
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gf01_formal.agents.base import AgentSpec
+from gf01_formal.artifacts import pretty_json, read_json, write_json_atomic, write_text_atomic
+from gf01_formal.campaign import executors
+from gf01_formal.campaign.shards import Plan, tasks
+from gf01_formal.report.coverage import PANELS, TRACK_OF
+from gf01_formal.runs.record import RunRecord
+from gf01_formal.runs.runner import RunOutcome
+from gf01_formal.runs.store import RunsFile
+from hoa.errors import Gf01Error
+
+CAMPAIGN_SCHEMA = "gf01-formal.campaign.v1"
+#: Instances per task by default: a task is then a fraction of a second to seconds of work, far above Dask's
+#: overhead of about 1 ms per task, and small enough that a killed worker loses little.
+DEFAULT_BATCH = 4
+ARTIFACTS = ("campaign.json", "runs.jsonl", "validation.json", "report.json", "report.md", "report.html",
+             "analysis.json")
+
+
+@dataclass
+class CampaignSummary:
+    """What a campaign invocation did."""
+
+    directory: str
+    panel: str
+    agents: list[str]
+    missing_from_panel: list[str]
+    played: int = 0
+    skipped: int = 0
+    repaired_bytes: int = 0
+    statuses: Counter[str] = field(default_factory=Counter)
+    violations: int = 0
+    recommendation: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The summary as JSON (sorted keys)."""
+        return {"dir": self.directory, "panel": self.panel, "agents": self.agents,
+                "panel_complete": not self.missing_from_panel, "missing_from_panel": self.missing_from_panel,
+                "played": self.played, "skipped": self.skipped, "repaired_bytes": self.repaired_bytes,
+                "statuses": dict(sorted(self.statuses.items())), "violations": self.violations,
+                "recommendation": self.recommendation}
+
+
+def panel_specs(panel: str, agents: Sequence[str] | None) -> tuple[list[AgentSpec], list[str]]:
+    """The agent specs a campaign plays, and the agents of ``panel`` it leaves out.
+
+    Without ``agents``, the whole panel, each on its DEC-056 track; an agent the registry does not have yet is an
+    error naming it (a campaign never silently plays part of its panel). With ``agents``, those (built-ins, on
+    their own tracks), and the panel agents missing are reported: such a campaign's report is not official.
+    """
+    from gf01_formal.agents import BUILTIN
+
+    if panel not in PANELS:
+        raise Gf01Error(f"unknown panel {panel!r} (full or core)", field="--panel")
+    names = list(agents) if agents else list(PANELS[panel])
+    unknown = [n for n in names if n not in BUILTIN]
+    if unknown:
+        hint = "" if agents else "; name the agents to play with --agents"
+        raise Gf01Error(f"agent(s) {', '.join(unknown)} not in this installation (built in: "
+                        f"{', '.join(sorted(BUILTIN))}){hint}", field="--agents")
+    if len(set(names)) != len(names):
+        raise Gf01Error("an agent is named twice", field="--agents")
+    specs = []
+    for n in names:
+        track = BUILTIN[n].track
+        if n in TRACK_OF and track != TRACK_OF[n]:
+            raise Gf01Error(f"agent {n} plays on {track}, but DEC-056 puts it on {TRACK_OF[n]}", field="--agents")
+        specs.append(AgentSpec(n, track))
+    return specs, [n for n in PANELS[panel] if n not in names]
+
+
+def _campaign_json(plan: Plan, bundle_hash: str | None, panel: str) -> dict[str, Any]:
+    return {"schema_version": CAMPAIGN_SCHEMA, "bundle_instances_hash": bundle_hash, "panel": panel,
+            "agents": [s.to_json() for s in plan.specs], "seed": plan.seed, "diagnostic": plan.caps}
+
+
+def _check_same(directory: Path, spec: dict[str, Any]) -> None:
+    path = directory / "campaign.json"
+    if not path.exists():
+        return
+    old = read_json(path)
+    if not isinstance(old, dict):
+        raise Gf01Error("not a campaign file", file=str(path))
+    diff = sorted(k for k in spec if old.get(k) != spec[k])
+    if diff:
+        raise Gf01Error(f"the directory holds another campaign (it differs in {', '.join(diff)}); use another -o",
+                        file=str(path))
+
+
+def run_campaign(
+    bundle_path: str | os.PathLike[str],
+    directory: str | os.PathLike[str],
+    *,
+    panel: str = "full",
+    agents: Sequence[str] | None = None,
+    executor: str = "local",
+    jobs: int | None = None,
+    seed: int = 0,
+    caps: dict[str, Any] | None = None,
+    batch: int = DEFAULT_BATCH,
+    manifest: str | os.PathLike[str] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    on_pool: Callable[[list[int]], None] | None = None,
+) -> CampaignSummary:
+    """Play, validate, report and analyse (module docstring). ``caps`` (:meth:`CapSet.to_json`) turns the
+    SubsetMin diagnostic on, metered under those caps; ``jobs`` defaults to every core (local executor)."""
+    from gf01_formal.instance_io import load_artifact
+    from gf01_formal.instances import Bundle
+
+    kind, address = executors.parse_executor(executor)
+    if kind == "dask" and jobs is not None:
+        raise Gf01Error("--jobs sets the local pool; a Dask cluster has the workers it has", field="--jobs")
+    if batch < 1:
+        raise Gf01Error("a task holds at least one instance", field="--batch")
+    out = Path(directory)
+    if out.exists() and not out.is_dir():
+        raise Gf01Error("is not a directory", file=str(out))
+    specs, missing = panel_specs(panel, agents)
+    art = load_artifact(bundle_path, check_all=False)
+    if not isinstance(art, Bundle):
+        raise Gf01Error("a campaign plays a bundle (gf01 generate, gf01 import); this is one instance",
+                        file=str(bundle_path))
+    instances = list(art.instances)
+    bundle_hash = art.instances_hash
+    man = None
+    if manifest is not None:
+        from gf01_formal.report.coverage import load_manifest
+
+        man = load_manifest(manifest)
+    plan = Plan(instances=instances, specs=specs, seed=seed, bundle_hash=bundle_hash, caps=caps)
+    spec = _campaign_json(plan, bundle_hash, panel)
+    _check_same(out, spec)
+    out.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(out / "campaign.json", spec)
+
+    store = RunsFile(out / "runs.jsonl")
+    summary = CampaignSummary(str(out), panel, [s.name for s in specs], missing, repaired_bytes=store.repaired)
+    done = store.final_ids()
+    total = len(instances) * len(specs)
+    summary.skipped = sum(1 for inst in instances for _, rid in plan.run_ids(inst) if rid in done)
+    todo = tasks(plan, done, batch)
+    if kind == "dask":
+        assert address is not None
+        results = executors.run_dask(todo, address, one_thread=caps is not None)
+    else:
+        n = jobs if jobs is not None else (os.cpu_count() or 1)
+        results = executors.run_inline(todo) if n <= 1 else executors.run_local(todo, n, on_pool)
+    count = summary.skipped
+    if progress is not None:
+        progress(count, total)
+    for result in results:
+        for rec_json, side in result:
+            rec = RunRecord.model_validate(rec_json)
+            store.append(RunOutcome(rec, side))
+            summary.played += 1
+            summary.statuses[rec.status] += 1
+            count += 1
+        if progress is not None:
+            progress(count, total)
+    finish(out, bundle_path, man, panel, summary)
+    return summary
+
+
+def finish(out: Path, bundle_path: str | os.PathLike[str], manifest: Any, panel: str,
+           summary: CampaignSummary) -> None:
+    """The final artifacts, made from the whole runs file (the same bytes however the runs were played)."""
+    from gf01_formal.instance_io import load_bundle
+    from gf01_formal.report.build import build_report
+    from gf01_formal.report.load import load_runs
+    from gf01_formal.report.pilot import analyze, knob_plots
+    from gf01_formal.report.render import html_page, markdown
+    from gf01_formal.runs.validate import validate
+
+    runs_path = out / "runs.jsonl"
+    violations = validate([runs_path], bundle=str(bundle_path))
+    summary.violations = len(violations)
+    write_json_atomic(out / "validation.json", {"ok": not violations, "violations": [str(v) for v in violations]})
+    runs = load_runs([runs_path])
+    report = build_report(runs, manifest=manifest, panel=panel if manifest is not None else None)
+    write_text_atomic(out / "report.json", pretty_json(report))
+    write_text_atomic(out / "report.md", markdown(report))
+    write_text_atomic(out / "report.html", html_page(report))
+    art = load_bundle(bundle_path)
+    analysis = analyze(runs, art)
+    write_json_atomic(out / "analysis.json", analysis)
+    for name, svg in sorted(knob_plots(analysis).items()):
+        write_text_atomic(out / "plots" / name, svg)
+    summary.recommendation = analysis["recommendation"]["decision"]

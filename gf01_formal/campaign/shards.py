@@ -1,0 +1,104 @@
+"""The work of a campaign as tasks: batches of episodes, each with a deterministic shard key, and the function a
+worker runs on one (:func:`play_batch`).
+
+A task holds a few instances (``batch`` of them, in bundle order) and, for each, the agents that still lack a final
+record there; its key hashes the run ids it will produce and the settings that shape their records, so the same
+missing work always gets the same key (Dask can then recognise a task it already holds). A worker plays each
+instance's agents with one shared scorer (the exact gold set is built once per instance, not once per agent), runs
+the optional diagnostic metered under the campaign's caps (:mod:`gf01_formal.report.caps`), and returns the records
+as plain JSON: the driver alone writes the runs file.
+
+A worker refuses a task made by a driver with other versions of the harness or the checker: records of one
+campaign must come from one implementation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gf01_formal.agents.base import AgentSpec
+from gf01_formal.artifacts import sha256_hex
+from gf01_formal.instances import Instance
+from gf01_formal.runs.record import CHECKER_VERSION, FINAL_STATUSES, HARNESS_VERSION, run_id
+from hoa.errors import Gf01Error
+
+Result = list[tuple[dict[str, Any], dict[str, str]]]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a campaign plays: the bundle's instances, the agents, the seed, the bundle hash and the diagnostic."""
+
+    instances: Sequence[Instance]
+    specs: Sequence[AgentSpec]
+    seed: int
+    bundle_hash: str | None
+    caps: dict[str, Any] | None = None  # CapSet.to_json() when the diagnostic runs, else None
+
+    def settings(self) -> dict[str, Any]:
+        """The settings that shape records (part of every shard key)."""
+        return {"seed": self.seed, "bundle_hash": self.bundle_hash, "caps": self.caps,
+                "harness_version": HARNESS_VERSION, "checker_version": CHECKER_VERSION}
+
+    def run_ids(self, inst: Instance) -> list[tuple[AgentSpec, str]]:
+        """(spec, run id) of every agent on ``inst``."""
+        return [(s, run_id(inst.instance_id, inst.content_hash, s.digest, self.seed)) for s in self.specs]
+
+
+def tasks(plan: Plan, done: set[str], batch: int) -> Iterator[dict[str, Any]]:
+    """The tasks of the work not yet done (run ids not in ``done``), ``batch`` instances each, in bundle order."""
+    items: list[tuple[Instance, list[AgentSpec], list[str]]] = []
+    for inst in plan.instances:
+        todo = [(s, rid) for s, rid in plan.run_ids(inst) if rid not in done]
+        if todo:
+            items.append((inst, [s for s, _ in todo], [rid for _, rid in todo]))
+    settings = plan.settings()
+    for k in range(0, len(items), batch):
+        chunk = items[k : k + batch]
+        rids = [rid for _, _, ids in chunk for rid in ids]
+        yield {
+            "key": "gf01-shard-" + sha256_hex([settings, rids])[:24],
+            "runs": len(rids),
+            "items": [(inst.model_dump(mode="json"), [s.to_json() for s in specs]) for inst, specs, _ in chunk],
+            "settings": settings,
+            "versions": _versions(),
+        }
+
+
+def _versions() -> dict[str, str]:
+    from gf01_formal.runs.runner import benchmark_version
+
+    return {"harness": HARNESS_VERSION, "checker": CHECKER_VERSION, "benchmark": benchmark_version()}
+
+
+def play_batch(task: dict[str, Any]) -> Result:
+    """Play one task (in a worker process or in the driver): its records as JSON, with their side files."""
+    from gf01_formal.instance_io import check_instance
+    from gf01_formal.play.scoring import Scorer
+    from gf01_formal.report.caps import CapSet, run_diagnostic
+    from gf01_formal.runs.runner import play_run
+
+    if task["versions"] != _versions():
+        raise Gf01Error(f"this worker runs {_versions()}, the driver {task['versions']}: install the same "
+                        "gf01-formal on every worker")
+    settings = task["settings"]
+    caps = None if settings["caps"] is None else CapSet(**settings["caps"])
+    out: Result = []
+    for inst_json, specs in task["items"]:
+        inst = Instance.model_validate(inst_json)
+        problem = check_instance(inst)
+        scorer = Scorer(problem)
+        inputs = list(problem.system.inputs)
+        for spec in specs:
+            agent = AgentSpec(spec["name"], spec["track"], spec["params"])
+            outcome = play_run(inst, problem, agent, seed=settings["seed"], scorer=scorer,
+                               bundle_hash=settings["bundle_hash"])
+            rec = outcome.record
+            if caps is not None and rec.status in FINAL_STATUSES and rec.certificate is not None:
+                atoms = [(int(t), inputs.index(a), int(v)) for t, a, v in rec.certificate]
+                fields, timing = run_diagnostic(problem, atoms, caps)
+                rec = rec.model_copy(update={**fields, "timing": {**rec.timing, **timing}})
+            out.append((rec.model_dump(mode="json"), outcome.side_files))
+    return out

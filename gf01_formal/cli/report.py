@@ -1,0 +1,309 @@
+"""Commands on results: ``report`` (stratified, with intervals), ``pilot-analyze`` (DEC-014c/d calibration audit),
+``caps derive`` (diagnostic caps, DEC-022/023), ``release check`` / ``release package`` and ``campaign`` (a panel
+over a bundle, locally or on Dask). Heavy libraries (statsmodels, scipy, matplotlib, dask) load inside the command
+that needs them."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import typer
+
+from gf01_formal.cli.common import JsonOpt, check_output, emit
+
+PanelName = Literal["full", "core"]
+Format = Literal["json", "md", "html"]
+RunsArg = Annotated[list[Path], typer.Argument(metavar="RUNS...", help="Runs files (JSON Lines).",
+                                               show_default=False)]
+OutOpt = Annotated[Path | None, typer.Option("-o", "--output", metavar="FILE",
+                                             help="Where to write (atomically); default: standard output.")]
+PanelOpt = Annotated[PanelName, typer.Option("--panel", help="The required baseline panel of DEC-056: full "
+                                             "(random, greedy, search, tool, oracle) or core (random, greedy, "
+                                             "oracle).")]
+ManifestOpt = Annotated[Path | None, typer.Option("--manifest", metavar="FILE", help="The split manifest: coverage "
+                                                  "per (split, mode, track, agent).")]
+
+
+def _write(path: Path | None, text: str) -> None:
+    """Write ``text`` to ``path`` atomically, or to standard output."""
+    from gf01_formal.artifacts import write_text_atomic
+
+    if path is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    else:
+        write_text_atomic(path, text)
+
+
+def _format(fmt: Format | None, output: Path | None) -> str:
+    if fmt is not None:
+        return fmt
+    suffix = output.suffix.lower() if output is not None else ""
+    return {".md": "md", ".html": "html", ".htm": "html"}.get(suffix, "json")
+
+
+def report_cmd(
+    runs: RunsArg,
+    manifest: ManifestOpt = None,
+    official: Annotated[bool, typer.Option("--official", help="Refuse unless every run passes validation against "
+                                           "--bundle and the --panel covers every slice of --manifest.")] = False,
+    bundle: Annotated[Path | None, typer.Option("--bundle", metavar="BUNDLE", help="The bundle the runs were played "
+                                                "on (--official re-verifies every run against it).")] = None,
+    panel: PanelOpt = "full",
+    output: Annotated[list[Path] | None, typer.Option("-o", "--output", metavar="FILE", help="Where to write "
+                                                      "(atomically); repeat for several formats, each from its "
+                                                      "suffix; default: standard output.")] = None,
+    fmt: Annotated[Format | None, typer.Option("--format", help="json, md or html (default: from the output's "
+                                               "suffix, else json).")] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Report runs grouped by every spec §7.4 dimension, mode and agent, with 95 % intervals and their methods."""
+    from gf01_formal.artifacts import pretty_json
+    from gf01_formal.report.build import build_report, official_checks
+    from gf01_formal.report.coverage import load_manifest
+    from gf01_formal.report.load import load_runs
+    from hoa.errors import Gf01Error
+
+    outputs: list[Path | None] = list(output) if output else [None]
+    if len(outputs) > 1 and fmt is not None:
+        raise Gf01Error("with several outputs each format comes from its file's suffix: drop --format",
+                        field="--format")
+    for path in outputs:
+        if path is not None:
+            check_output(path)
+    man = None if manifest is None else load_manifest(manifest)
+    loaded = load_runs(runs)
+    report = build_report(loaded, manifest=man, panel=panel if man is not None else None)
+    if official:
+        official_checks(report, runs, bundle=None if bundle is None else str(bundle), manifest=man, panel=panel)
+    written = []
+    for path in outputs:
+        kind = _format(fmt, path)
+        if kind == "json":
+            text = pretty_json(report)
+        elif kind == "md":
+            from gf01_formal.report.render import markdown
+
+            text = markdown(report)
+        else:
+            from gf01_formal.report.render import html_page
+
+            text = html_page(report)
+        _write(path, text)
+        if path is not None:
+            written.append({"file": str(path), "format": kind})
+    if not written:
+        return
+    record = {"files": written, "runs": report["inputs"]["runs"], "groups": len(report["groups"]),
+              "official": official}
+
+    def human(r: dict[str, Any]) -> list[str]:
+        note = " (official: validated, panel covered)" if r["official"] else ""
+        return [f"{r['runs']} runs in {r['groups']} groups -> {f['file']} ({f['format']}){note}" for f in r["files"]]
+
+    emit(record, json_out, human)
+
+
+def pilot_cmd(
+    runs: RunsArg,
+    bundle: Annotated[Path, typer.Option("--bundle", metavar="BUNDLE", help="The bundle the runs were played on "
+                                         "(its complexity knobs).")],
+    output: OutOpt = None,
+    plots: Annotated[Path | None, typer.Option("--plots", metavar="DIR", help="Also draw Score_C against each knob "
+                                               "(SVG files) into DIR.")] = None,
+    agent: Annotated[str, typer.Option("--agent", metavar="NAME", help="The reference agent of the triggers.")]
+    = "greedy",
+    json_out: JsonOpt = False,
+) -> None:
+    """The DEC-014c/d calibration audit: z(I) quartiles, the discrimination and shortcut triggers, the sample target,
+    per-knob diagnostics (DEC-058) and the recommendation."""
+    from gf01_formal.artifacts import pretty_json, write_text_atomic
+    from gf01_formal.instance_io import load_bundle
+    from gf01_formal.report.load import load_runs
+    from gf01_formal.report.pilot import analyze, knob_plots
+
+    if output is not None:
+        check_output(output)
+    if plots is not None:
+        check_output(plots / "score_c-by-z.svg")
+    analysis = analyze(load_runs(runs), load_bundle(bundle), agent=agent)
+    if plots is not None:
+        for name, svg in sorted(knob_plots(analysis).items()):
+            write_text_atomic(plots / name, svg)
+    if output is None and not json_out:
+        _write(None, pretty_json(analysis))
+        return
+    if output is not None:
+        _write(output, pretty_json(analysis))
+    rec = analysis["recommendation"]
+    record = {"file": None if output is None else str(output), "recommendation": rec["decision"],
+              "reason": rec["reason"], "provisional": rec["provisional"],
+              "discrimination_fired": analysis["discrimination"]["fired"],
+              "shortcut_fired": analysis["shortcut"]["fired"], "sample": analysis["sample"]}
+
+    def human(r: dict[str, Any]) -> list[str]:
+        return [f"{r['recommendation']}{' (provisional)' if r['provisional'] else ''}: {r['reason']}",
+                f"-> {r['file']}"]
+
+    emit(record, json_out, human)
+
+
+caps_app = typer.Typer(name="caps", help="Optional-diagnostic caps (DEC-019..023).", no_args_is_help=True,
+                       add_completion=False, rich_markup_mode=None)
+
+
+@caps_app.command("derive", short_help="Derive P_ref / A_ref caps from metered pilot runs.")
+def caps_derive_cmd(
+    runs: RunsArg,
+    output: Annotated[Path, typer.Option("-o", "--output", metavar="FILE", help="Where to write caps.json.")],
+    json_out: JsonOpt = False,
+) -> None:
+    """Derive the diagnostic caps from pilot runs by the dual-threshold rule (p = 0.90, k = 3; docs/reports.md)."""
+    from gf01_formal.artifacts import write_json_atomic
+    from gf01_formal.report.caps import derive
+    from gf01_formal.report.load import load_runs
+
+    check_output(output)
+    caps = derive(load_runs(runs))
+    write_json_atomic(output, caps)
+    record = {"file": str(output), "backend": caps["backend"], "sample": caps["sample"],
+              **{r: v["cap"] for r, v in {**caps["platform"], **caps["algorithmic"]}.items()}}
+
+    def human(r: dict[str, Any]) -> list[str]:
+        caps_text = ", ".join(f"{k} {'-' if r[k] is None else r[k]}" for k in ("seconds", "memory_kib", "conflicts",
+                                                                             "nodes"))
+        return [f"caps from {r['sample']['runs']} metered diagnostics ({r['backend']}): {caps_text} -> {r['file']}"]
+
+    emit(record, json_out, human)
+
+
+release_app = typer.Typer(name="release", help="Publication checks and packages.", no_args_is_help=True,
+                          add_completion=False, rich_markup_mode=None)
+PreviousOpt = Annotated[Path | None, typer.Option("--previous", metavar="PATH", help="The previous release (its "
+                                                  "directory or split_manifest.json), for the rotation check.")]
+
+
+@release_app.command("check", short_help="Check a release directory (split policy, rotation, coverage).")
+def release_check_cmd(
+    directory: Annotated[Path, typer.Argument(metavar="DIR", help="The release directory.", show_default=False)],
+    previous: PreviousOpt = None,
+    panel: PanelOpt = "full",
+    json_out: JsonOpt = False,
+) -> None:
+    """Check the split policy (DEC-054), rotation against a previous release, that report.json is the report of the
+    runs, and that the required panel covers every (split, mode) slice; exit 2 if a check fails."""
+    from gf01_formal.report.release import check, failed_names
+
+    result = check(directory, previous=previous, panel=panel)
+
+    def human(r: dict[str, Any]) -> list[str]:
+        return [f"{c['name']}: {'ok' if c['ok'] else 'FAILED'}" + (" (skipped: no --previous)" if c.get("skipped")
+                                                                    else "") for c in r["checks"]]
+
+    emit(result, json_out, human)
+    if not result["ok"]:
+        print(f"gf01: error: release check failed: {failed_names(result)}", file=sys.stderr, flush=True)
+        raise typer.Exit(2)
+
+
+@release_app.command("package", short_help="Package a release with sha256 sums and rerun instructions.")
+def release_package_cmd(
+    directory: Annotated[Path, typer.Argument(metavar="DIR", help="The release directory.", show_default=False)],
+    output: Annotated[Path, typer.Option("-o", "--output", metavar="DIR", help="The package directory (new).")],
+    previous: PreviousOpt = None,
+    panel: PanelOpt = "full",
+    json_out: JsonOpt = False,
+) -> None:
+    """Copy a release that passes its checks into a package with SHA256SUMS, package.json, RERUN.md and rerun.sh
+    (which reproduces every table and figure of the report from the package alone)."""
+    from gf01_formal.report.release import package
+
+    check_output(output / "package.json")
+    result = package(directory, output, panel=panel, previous=previous)
+    emit(result, json_out, lambda r: [f"packaged {r['files']} files -> {r['dir']} (check: sh {r['dir']}/rerun.sh)"])
+
+
+def campaign_cmd(
+    bundle: Annotated[Path, typer.Argument(metavar="BUNDLE", help="The bundle to play.", show_default=False)],
+    output: Annotated[Path, typer.Option("-o", "--output", metavar="DIR", help="The campaign directory.")],
+    panel: PanelOpt = "full",
+    agents: Annotated[list[str] | None, typer.Option("--agents", metavar="A,B", help="Play these agents instead of "
+                                                     "the whole panel (comma-separated or repeated).")] = None,
+    executor: Annotated[str, typer.Option("--executor", metavar="local|dask://HOST:PORT", help="Where episodes run: "
+                                          "a local process pool, or an existing Dask scheduler.")] = "local",
+    jobs: Annotated[int | None, typer.Option("--jobs", metavar="N", min=1, help="Local worker processes (default: "
+                                             "every core).")] = None,
+    seed: Annotated[int, typer.Option("--seed", metavar="N", min=0, help="The runs' seed.")] = 0,
+    subset_min: Annotated[bool, typer.Option("--subset-min", help="Run the SubsetMin diagnostic, metered (a pilot "
+                                             "for 'gf01 caps derive').")] = False,
+    caps: Annotated[Path | None, typer.Option("--caps", metavar="FILE", help="Run the diagnostic under these caps "
+                                              "(caps.json).")] = None,
+    diagnostic_backend: Annotated[Literal["sat", "bdd"], typer.Option("--diagnostic-backend", help="With "
+                                  "--subset-min: the backend whose work is metered (conflicts or BDD nodes).")]
+    = "sat",
+    batch: Annotated[int, typer.Option("--batch", metavar="N", min=1, help="Instances per task.")] = 4,
+    manifest: ManifestOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Play a DEC-056 panel over every instance, then validate, report and analyse; resumable (run it again)."""
+    from gf01_formal.campaign.run import run_campaign
+    from gf01_formal.report.caps import CapSet, load_caps
+
+    check_output(output / "runs.jsonl")
+    names = [n.strip() for a in agents or [] for n in a.split(",") if n.strip()] or None
+    cap_json = None
+    if caps is not None:
+        cap_json = load_caps(caps).to_json()
+    elif subset_min:
+        cap_json = CapSet(backend=diagnostic_backend).to_json()
+    with _Progress() as bar:
+        summary = run_campaign(bundle, output, panel=panel, agents=names, executor=executor, jobs=jobs, seed=seed,
+                               caps=cap_json, batch=batch, manifest=manifest, progress=bar)
+    record = summary.to_json()
+
+    def human(r: dict[str, Any]) -> list[str]:
+        lines = [f"{r['played']} runs played, {r['skipped']} already done -> {r['dir']}"]
+        if r["repaired_bytes"]:
+            lines.append(f"note: cut a torn last record ({r['repaired_bytes']} bytes) left by an interrupted run")
+        if r["missing_from_panel"]:
+            lines.append(f"panel {r['panel']} without {', '.join(r['missing_from_panel'])}: not an official campaign")
+        lines += [f"status {s}: {n}" for s, n in r["statuses"].items() if s != "completed"]
+        lines.append("validation: ok" if not r["violations"] else f"validation: {r['violations']} violations")
+        lines.append(f"pilot analysis: {r['recommendation']}")
+        return lines
+
+    emit(record, json_out, human)
+    if summary.violations:
+        print(f"gf01: error: {summary.violations} run(s) fail validation (see {output}/validation.json)",
+              file=sys.stderr, flush=True)
+        raise typer.Exit(2)
+
+
+class _Progress:
+    """A progress bar with ETA on stderr when it is a terminal."""
+
+    def __enter__(self) -> Any:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+        console = Console(stderr=True)
+        self.bar = Progress(TextColumn("runs"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                            console=console, disable=not console.is_terminal, transient=True)
+        self.bar.__enter__()
+        self.task = self.bar.add_task("runs", total=None)
+        return lambda done, total: self.bar.update(self.task, completed=done, total=total)
+
+    def __exit__(self, *exc: object) -> None:
+        self.bar.__exit__(*exc)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``report``, ``pilot-analyze``, ``caps derive``, ``release check|package`` and ``campaign``."""
+    app.command("report", short_help="Stratified report with 95 % intervals (json, md or html).")(report_cmd)
+    app.command("pilot-analyze", short_help="Calibration audit of a pilot (DEC-014c/d, DEC-058).")(pilot_cmd)
+    app.command("campaign", short_help="Play a baseline panel over a bundle (local or Dask), report it.")(
+        campaign_cmd)
+    app.add_typer(caps_app, name="caps")
+    app.add_typer(release_app, name="release")

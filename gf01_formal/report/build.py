@@ -1,0 +1,263 @@
+"""``gf01 report``: run records grouped by every reporting dimension of spec §7.4 plus mode and agent, each number
+with its 95 % interval and method, rankings and paired comparisons inside a stratum, and manifest coverage.
+
+Nothing is pooled that must not be (DEC-001): a group fixes every §7.4 dimension (family, track, renderer, profile,
+protocol, scored commit, the four adaptation fields, difficulty slice, split), the mode (hard and normal are
+different objectives) and the agent (name and spec hash). A *stratum* is a group without the agent: agents are
+ranked and compared only inside one, so only agents of the same track ever meet.
+
+Per group: runs by status (all of them, scored or not), n scored runs (completed and agent_error), distinct
+instances, Score_C rate and goal rate (Wilson), median Eff_t given goal and given certified, mean AP/TS precision,
+recall and F1 (bootstrap over instances), the mean kappa vector, and the diagnostic statuses. Per stratum: the
+lexicographic kappa ranking (exact: means compared as fractions) and, for every pair of agents, the difference of
+Score_C and goal rates on the instances both played, with its interval and McNemar's exact test.
+
+The figures' data are part of the report (``figures``): Score_C by complexity quartile of z(I) per agent, and the
+Eff_t distributions, per (split, mode) panel; the renderers (:mod:`.render`) draw from the report alone, so a
+report file reproduces its figures. The report holds no timing, path or clock: the same runs give the same bytes.
+
+>>> report = build_report(load_runs(["runs.jsonl"]))  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import Any
+
+from gf01_formal.artifacts import canonical_json
+from gf01_formal.report import stats
+from gf01_formal.report.coverage import Manifest, agent_label, coverage, describe_missing
+from gf01_formal.report.load import SCORED, Runs
+from gf01_formal.runs.record import RUN_SCHEMA
+from hoa.errors import Gf01Error
+
+REPORT_SCHEMA = "gf01-formal.report.v1"
+#: Spec §7.4, in its order.
+DIMENSIONS = ("family_id", "eval_track", "renderer_track", "renderer_profile_id", "play_protocol",
+              "scored_commit_episode", "adaptation_condition", "adaptation_budget_tokens", "adaptation_data_scope",
+              "adaptation_protocol_id", "difficulty_slice", "split_id")
+#: Grouped on as well: hard and normal mode are different objectives (spec §4.2).
+EXTRA = ("mode",)
+KEY_FIELDS = DIMENSIONS + EXTRA
+#: A figure fixes these; its panels are (split, mode), its x axis the complexity quartile that replaces the slice.
+FIGURE_KEY = tuple(f for f in DIMENSIONS if f not in ("difficulty_slice", "split_id"))
+STATUSES = ("completed", "agent_error", "harness_error", "provider_error")
+PRF = ("ap_precision", "ap_recall", "ap_f1", "ts_precision", "ts_recall", "ts_f1")
+
+
+def _key(rec: dict[str, Any], fields: Sequence[str]) -> tuple[Any, ...]:
+    return tuple(rec[f] for f in fields)
+
+
+def _order(key: tuple[Any, ...]) -> str:
+    """A total, deterministic order on keys that may hold None, bools and ints (their canonical JSON)."""
+    return canonical_json(list(key))
+
+
+def methods() -> dict[str, Any]:
+    """The methods a report names, once, at its top."""
+    return {
+        "confidence": stats.CONFIDENCE,
+        "ids": dict(stats.METHODS),
+        "rates": stats.WILSON,
+        "means_and_medians": stats.BOOTSTRAP,
+        "paired_differences": "mean over the instances both agents played of the per-instance difference "
+                              f"(interval: {stats.BOOTSTRAP})",
+        "paired_test": stats.MCNEMAR,
+        "ranking": "lexicographic on the mean kappa vector (M, G, -Eff_t, -Eff_a), compared exactly as fractions; "
+                   "equal vectors share a rank",
+        "quartiles": "rank quartiles of z(I) over the distinct instances of a (split, mode) panel, ties broken by "
+                     "instance_id",
+        "scored_statuses": list(SCORED),
+        "unscored_statuses": [s for s in STATUSES if s not in SCORED],
+        "status_policy": "every run is counted under its status; completed and agent_error runs are scored as "
+                         "played; harness_error and provider_error runs are never scored (not the agent's failure)",
+    }
+
+
+def software() -> dict[str, str]:
+    """Versions of what computes the numbers (a report is byte-reproducible on the same versions)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {}
+    for pkg in ("gf01-formal", "numpy", "scipy", "statsmodels", "matplotlib"):
+        try:
+            out[pkg] = version(pkg)
+        except PackageNotFoundError:
+            out[pkg] = "not installed"
+    return out
+
+
+def _group_stats(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    scored = [r for r in runs if r["status"] in SCORED]
+    inst = [r["instance_id"] for r in scored]
+    statuses = Counter(r["status"] for r in runs)
+    goal = [r for r in scored if r["goal"]]
+    cert = [r for r in scored if r["valid"]]
+    n = len(scored)
+    out: dict[str, Any] = {
+        "runs": {"total": len(runs), **{s: statuses[s] for s in STATUSES}},
+        "n": n,
+        "instances": len(set(inst)),
+        "score_c": stats.wilson(sum(int(r["score_c"]) for r in scored), n),
+        "goal": stats.wilson(len(goal), n),
+        "eff_t_given_goal": stats.clustered_median([r["eff_t"] for r in goal], [r["instance_id"] for r in goal]),
+        "eff_t_given_certified": stats.clustered_median([r["eff_t"] for r in cert],
+                                                        [r["instance_id"] for r in cert]),
+        **{m: stats.clustered_mean([r[m] for r in scored], inst) for m in PRF},
+        "kappa_mean": None,
+        "diagnostic": dict(sorted(Counter(r["diagnostic_status"] for r in scored).items())),
+        "subset_min_true": sum(1 for r in scored if r["subset_min"] is True),
+    }
+    if n:
+        out["kappa_mean"] = [stats.rnd(float(c)) for c in _kappa_mean(scored)]
+    return out
+
+
+def _kappa_mean(scored: list[dict[str, Any]]) -> tuple[Fraction, ...]:
+    """The mean kappa vector (M, G, -Eff_t, -Eff_a), exactly."""
+    n = len(scored)
+    return tuple(Fraction(sum(r["kappa"][k] for r in scored), n) for k in range(4))
+
+
+def _stratum(key: tuple[Any, ...], members: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """Ranking and paired comparisons of the agents of one stratum (label -> their runs)."""
+    scored = {a: [r for r in rs if r["status"] in SCORED] for a, rs in members.items()}
+    vectors = {a: _kappa_mean(rs) for a, rs in scored.items() if rs}
+    order = sorted(vectors, key=lambda a: (tuple(-c for c in vectors[a]), a))
+    ranking = []
+    for pos, a in enumerate(order):
+        rank = pos + 1 if pos == 0 or vectors[order[pos - 1]] != vectors[a] else ranking[-1]["rank"]
+        ranking.append({"rank": rank, "agent": a, "n": len(scored[a]),
+                        "kappa_mean": [stats.rnd(float(c)) for c in vectors[a]]})
+    paired = []
+    for a, b in itertools.combinations(sorted(scored), 2):
+        sa, sb = _by_instance(scored[a], "score_c"), _by_instance(scored[b], "score_c")
+        ga, gb = _by_instance(scored[a], "goal"), _by_instance(scored[b], "goal")
+        paired.append({"a": a, "b": b, "score_c": stats.paired_difference(sa, sb),
+                       "goal": stats.paired_difference(ga, gb), "score_c_test": stats.mcnemar_exact(sa, sb)})
+    return {"key": dict(zip(KEY_FIELDS, key, strict=True)), "agents": sorted(members), "ranking": ranking,
+            "paired": paired}
+
+
+def _by_instance(runs: list[dict[str, Any]], field: str) -> dict[str, list[float]]:
+    out: dict[str, list[float]] = defaultdict(list)
+    for r in runs:
+        out[r["instance_id"]].append(float(r[field]))
+    return out
+
+
+def _figures(records: list[dict[str, Any]], labels: dict[tuple[str, str], str]) -> list[dict[str, Any]]:
+    """Per figure key, per (split, mode) panel: Score_C by z(I) quartile per agent, and Eff_t distributions."""
+    scored = [r for r in records if r["status"] in SCORED]
+    figs: dict[tuple[Any, ...], dict[tuple[Any, Any], list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
+    for r in scored:
+        figs[_key(r, FIGURE_KEY)][(r["split_id"], r["mode"])].append(r)
+    out = []
+    for fkey in sorted(figs, key=_order):
+        panels = []
+        for split, mode in sorted(figs[fkey], key=_order):
+            runs = figs[fkey][(split, mode)]
+            zs = {r["instance_id"]: r["complexity_z"] for r in runs if r["complexity_z"] is not None}
+            quart = stats.quartiles([(z, i) for i, z in zs.items()]) if zs else {}
+            ranges = {q: [stats.rnd(min(zs[i] for i in quart if quart[i] == q)),
+                          stats.rnd(max(zs[i] for i in quart if quart[i] == q))]
+                      for q in sorted(set(quart.values()))}
+            by_agent: dict[str, list[dict[str, Any]]] = defaultdict(list)
+            for r in runs:
+                by_agent[labels[(r["agent_name"], r["agent_hash"])]].append(r)
+            agents = []
+            for a in sorted(by_agent):
+                rs = by_agent[a]
+                quarts = []
+                for q in sorted(ranges):
+                    inq = [r for r in rs if quart.get(r["instance_id"]) == q]
+                    quarts.append({"quartile": q, "z_range": ranges[q],
+                                   "score_c": stats.wilson(sum(int(r["score_c"]) for r in inq), len(inq))})
+                agents.append({"agent": a, "eval_track": rs[0]["eval_track"], "quartiles": quarts,
+                               "no_z": sum(1 for r in rs if r["complexity_z"] is None),
+                               "eff_t_given_certified": _hist(r["eff_t"] for r in rs if r["valid"]),
+                               "eff_t_given_goal": _hist(r["eff_t"] for r in rs if r["goal"])})
+            panels.append({"split_id": split, "mode": mode, "instances": len({r["instance_id"] for r in runs}),
+                           "agents": agents})
+        out.append({"key": dict(zip(FIGURE_KEY, fkey, strict=True)), "panels": panels})
+    return out
+
+
+def _hist(values: Any) -> list[list[int]]:
+    c = Counter(int(v) for v in values)
+    return [[v, c[v]] for v in sorted(c)]
+
+
+def build_report(runs: Runs, *, manifest: Manifest | None = None, panel: str | None = None) -> dict[str, Any]:
+    """The report of ``runs`` (module docstring); with ``manifest``, its coverage (and ``panel``'s verdict)."""
+    records = runs.records
+    labels = agent_label(records)
+    groups: dict[tuple[Any, ...], dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
+    for r in records:
+        groups[_key(r, KEY_FIELDS)][labels[(r["agent_name"], r["agent_hash"])]].append(r)
+    group_rows, strata = [], []
+    for key in sorted(groups, key=_order):
+        members = groups[key]
+        for a in sorted(members):
+            rs = members[a]
+            group_rows.append({"key": dict(zip(KEY_FIELDS, key, strict=True)), "agent": a,
+                               "agent_name": rs[0]["agent_name"], "agent_hash": rs[0]["agent_hash"],
+                               **_group_stats(rs)})
+        strata.append(_stratum(key, members))
+    statuses = Counter(r["status"] for r in records)
+    return {
+        "schema_version": REPORT_SCHEMA,
+        "run_schema_version": RUN_SCHEMA,
+        "methods": methods(),
+        "software": software(),
+        "dimensions": list(DIMENSIONS),
+        "grouped_on": [*KEY_FIELDS, "agent"],
+        "inputs": {"runs": len(records), "scored": sum(statuses[s] for s in SCORED),
+                   "statuses": {s: statuses[s] for s in STATUSES}, "instances": len({r["instance_id"]
+                                                                                      for r in records}),
+                   "digest": runs.digest},
+        "versions": {f: sorted({r[f] for r in records}) for f in ("benchmark_version", "harness_version",
+                                                                  "checker_version")},
+        "groups": group_rows,
+        "strata": strata,
+        "figures": _figures(records, labels),
+        "coverage": None if manifest is None else coverage(records, manifest, panel),
+    }
+
+
+def official_checks(report: dict[str, Any], paths: Sequence[str | os.PathLike[str]], *, bundle: str | None,
+                    manifest: Manifest | None, panel: str) -> None:
+    """``--official``: refuse (Gf01Error naming what is wrong) runs failing validation, runs outside the manifest or
+    in another split, and incomplete coverage of the required panel.
+
+    A gate, not content: a report that passes is the same bytes as the report made without ``--official`` (so a
+    release package can reproduce it without the private instances the re-verification needs)."""
+    from gf01_formal.runs.validate import validate
+
+    if manifest is None:
+        raise Gf01Error("--official needs the split manifest (--manifest) to check coverage", field="--manifest")
+    if bundle is None:
+        raise Gf01Error("--official re-verifies every run: give the bundle (--bundle)", field="--bundle")
+    violations = validate(paths, bundle=bundle, official=True)
+    if violations:
+        shown = "; ".join(str(v) for v in violations[:3])
+        more = f" (and {len(violations) - 3} more)" if len(violations) > 3 else ""
+        raise Gf01Error(f"{len(violations)} run(s) fail validation: {shown}{more}")
+    cov = report["coverage"]
+    assert cov is not None and cov["panel"] is not None
+    if cov["unexpected"]:
+        first = cov["unexpected"][0]
+        raise Gf01Error(f"runs on instances outside the manifest: {first['agent']} on {first['instances'][0]} "
+                        f"({sum(len(u['instances']) for u in cov['unexpected'])} instance(s) in all)")
+    if cov["split_mismatch_runs"]:
+        raise Gf01Error(f"{len(cov['split_mismatch_runs'])} run(s) carry a split_id other than the manifest's, e.g. "
+                        f"{cov['split_mismatch_runs'][0]}")
+    verdict = cov["panel"]
+    if not verdict["complete"]:
+        raise Gf01Error(f"the {panel} panel ({', '.join(verdict['required'])}) is not covered: "
+                        + describe_missing(verdict["incomplete"]))

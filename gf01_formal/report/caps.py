@@ -1,0 +1,286 @@
+"""Optional-diagnostic caps (spec §9; DEC-019..023): the SubsetMin diagnostic metered and run under hybrid caps,
+and ``gf01 caps derive``, which freezes the caps from pilot runs by the dual-threshold rule.
+
+Normative checks (Suff, Min1, Valid, the gold set and best match behind PRF) are never capped (DEC-019): only the
+optional SubsetMin diagnostic runs here. Hybrid caps (DEC-020): platform caps P_ref (wall seconds, resident memory)
+and algorithmic caps A_ref (SAT conflicts of the Glucose 4 engine PySAT can budget, BDD nodes), each optional.
+
+Metering (:func:`run_diagnostic`): the diagnostic always runs on an engine that counts its work, capped or not (the
+SAT backend under a conflict budget uses Glucose 4, so a pilot measures the engine the caps will bound). What it
+spent goes into the run record's ``timing`` (``diagnostic_ms``, ``diagnostic_peak_kib``, ``diagnostic_spent``):
+timing is the record's machine-dependent part, and wall time and memory are. Peak memory is the growth of the
+process's peak resident set (Linux ``VmHWM``, reset through ``/proc/self/clear_refs`` when the diagnostic starts).
+A diagnostic is ``exact`` only when it finished within every cap; otherwise ``infeasible`` with the cap it hit in
+``diagnostic_note``. Conflicts, nodes and time are enforced while the query runs (the solver's budget, interrupt and
+checkpoints), memory at every checkpoint of the query; and every cap once more against what was spent when the query
+ends (a solver checks its budget between steps, so it can finish a little past it): an answer found above a cap is
+not recorded, so that exact / infeasible is decided by the caps alone.
+
+Derivation (:func:`derive`), the dual-threshold rule with p = 0.90, k = 3 (DEC-022/023), per resource r:
+
+1. the sample is every scored pilot run whose diagnostic was metered (exact or infeasible); an infeasible run is
+   right-censored, and counts as larger than every exact one (conservative: it can only raise the quantile);
+2. q_p(r) is the order statistic x_(m) with m = ceil(p n) of the n sampled values sorted ascending (an observed
+   value, no interpolation; computed exactly, p as the fraction 9/10);
+3. cap(r) = k * max(q_p(r), floor(r)), rounded up to the resource's unit; the floors keep a cap above measurement
+   noise: 1 conflict, 1 node, 0.05 s, 8 MiB;
+4. a resource no pilot run measured has no cap (null, with the reason); if q_p(r) falls on a censored run (more
+   than a tenth of the sample infeasible), nothing can be derived and the command says so.
+
+A diagnostic is then infeasible when it needs more than k times what 90 % of the pilot's diagnostics needed, on any
+resource: the two thresholds are p (how much of the pilot must fit) and k (the headroom above it).
+
+>>> cap_of([1.0, 2.0, 3.0], 0, floor=0.05)["cap"]
+9.0
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from encoders.problem import Atom, Problem
+from gf01_formal.report.load import Runs
+from hoa.errors import Gf01Error
+from solvers.limits import Clock, Limits, Unknown
+
+CAPS_SCHEMA = "gf01-formal.caps.v1"
+P = Fraction(9, 10)
+K = 3
+#: The smallest value a cap is derived from, per resource (see the module docstring).
+FLOORS: dict[str, float] = {"seconds": 0.05, "memory_kib": 8192, "conflicts": 1, "nodes": 1}
+UNITS = {"seconds": "s", "memory_kib": "KiB", "conflicts": "conflicts", "nodes": "BDD nodes"}
+PLATFORM, ALGORITHMIC = ("seconds", "memory_kib"), ("conflicts", "nodes")
+#: A budget no diagnostic reaches: it makes the backend count its work (and the SAT backend use Glucose 4).
+UNBOUNDED = 1 << 62
+BACKENDS = ("sat", "bdd")
+SAMPLE_TARGET = 240  # DEC-021: the caps freeze at the pilot checkpoint (DEC-014d's N)
+
+
+# -- memory of this process -------------------------------------------------------------------------------------
+
+
+def _status_kib(key: str) -> int | None:
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        return None
+    return None
+
+
+def reset_peak() -> int | None:
+    """Reset the process's peak resident set to its current one; returns that (KiB), or None where unsupported."""
+    try:
+        with open("/proc/self/clear_refs", "w", encoding="ascii") as fh:
+            fh.write("5")
+    except OSError:
+        return None
+    return _status_kib("VmRSS")
+
+
+def peak_kib() -> int | None:
+    """The process's peak resident set since the last reset (KiB)."""
+    return _status_kib("VmHWM")
+
+
+# -- limits that meter -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MeteredLimits(Limits):
+    """Limits that also cap resident-memory growth and keep the clocks they start (to read what was spent)."""
+
+    memory_kib: int | None = None
+    clocks: list[Clock] = field(default_factory=list, compare=False, repr=False)
+
+    def start(self) -> Clock:
+        clock = MeteredClock(self, time.monotonic(), baseline_kib=reset_peak())
+        self.clocks.append(clock)
+        return clock
+
+
+@dataclass
+class MeteredClock(Clock):
+    """A clock whose checkpoints also check the memory cap against the current resident set."""
+
+    baseline_kib: int | None = None
+
+    def check(self, query: str, nodes: int | None = None) -> None:
+        super().check(query, nodes)
+        cap = getattr(self.limits, "memory_kib", None)
+        if cap is not None and self.baseline_kib is not None:
+            now = _status_kib("VmRSS")
+            if now is not None and now - self.baseline_kib > cap:
+                raise Unknown(query, f"memory limit {cap} KiB", {**self.spent, "memory_kib": now - self.baseline_kib,
+                                                                  "seconds": round(self.elapsed(), 3)})
+
+
+@dataclass(frozen=True)
+class CapSet:
+    """The caps a diagnostic runs under (None: uncapped), and the backend they were derived for."""
+
+    backend: str = "sat"
+    seconds: float | None = None
+    memory_kib: int | None = None
+    conflicts: int | None = None
+    nodes: int | None = None
+
+    def limits(self) -> MeteredLimits:
+        """Fresh limits for one diagnostic: the caps, and an unreachable budget where the backend must count."""
+        conflicts = self.conflicts if self.conflicts is not None else (UNBOUNDED if self.backend == "sat" else None)
+        nodes = self.nodes if self.nodes is not None else (UNBOUNDED if self.backend == "bdd" else None)
+        return MeteredLimits(seconds=self.seconds, conflicts=conflicts, nodes=nodes, memory_kib=self.memory_kib)
+
+    def to_json(self) -> dict[str, Any]:
+        """The caps as JSON (what a campaign records)."""
+        return {"backend": self.backend, "seconds": self.seconds, "memory_kib": self.memory_kib,
+                "conflicts": self.conflicts, "nodes": self.nodes}
+
+
+def run_diagnostic(problem: Problem, atoms: list[Atom], caps: CapSet) -> tuple[dict[str, Any], dict[str, Any]]:
+    """SubsetMin of ``atoms`` metered under ``caps``: (record fields, timing fields) as the module docstring says."""
+    from solvers import api
+
+    limits = caps.limits()
+    start = time.perf_counter()
+    fields: dict[str, Any] = {"subset_min": None, "diagnostic_status": "exact", "diagnostic_note": None}
+    try:
+        fields["subset_min"] = api.subset_min(problem, atoms, caps.backend, limits=limits)
+    except Unknown as ex:
+        fields["diagnostic_status"] = "infeasible"
+        fields["diagnostic_note"] = ex.reason
+    elapsed = time.perf_counter() - start
+    clock = limits.clocks[-1] if limits.clocks else None
+    peak = peak_kib()
+    base = getattr(clock, "baseline_kib", None)
+    grew = None if base is None or peak is None else max(0, peak - base)
+    # A counter the query never touched counted nothing (e.g. no SAT call for an empty certificate).
+    zero = {"conflicts": 0, "sat_calls": 0} if caps.backend == "sat" else {"nodes": 0}
+    spent = {"backend": caps.backend, **zero, **(dict(sorted(clock.spent.items())) if clock else {})}
+    timing = {"diagnostic_ms": round(elapsed * 1000, 3), "diagnostic_peak_kib": grew, "diagnostic_spent": spent}
+    if fields["diagnostic_status"] == "exact":
+        # A solver checks its budget between steps, so it may finish a little past a cap: exact means within.
+        over = None
+        if caps.conflicts is not None and spent.get("conflicts", 0) > caps.conflicts:
+            over = f"conflict limit {caps.conflicts} (spent {spent['conflicts']})"
+        elif caps.nodes is not None and spent.get("nodes", 0) > caps.nodes:
+            over = f"node limit {caps.nodes} (spent {spent['nodes']})"
+        elif caps.seconds is not None and elapsed > caps.seconds:
+            over = f"time limit {caps.seconds} s (took {elapsed:.3f} s)"
+        elif caps.memory_kib is not None and grew is not None and grew > caps.memory_kib:
+            over = f"memory limit {caps.memory_kib} KiB (peak growth {grew} KiB)"
+        if over is not None:
+            fields = {"subset_min": None, "diagnostic_status": "infeasible", "diagnostic_note": over}
+    return fields, timing
+
+
+# -- caps files ---------------------------------------------------------------------------------------------------
+
+
+def cap_of(values: list[float], censored: int, *, floor: float, integer: bool = False) -> dict[str, Any]:
+    """The dual-threshold cap of one resource from its exact values and its number of censored (infeasible) runs."""
+    n = len(values) + censored
+    out: dict[str, Any] = {"cap": None, "quantile": None, "observed": len(values), "censored": censored,
+                           "order_statistic": None, "floor": floor}
+    if n == 0:
+        return {**out, "note": "no pilot run measured it"}
+    m = math.ceil(P * n)
+    out["order_statistic"] = m
+    ordered = sorted(values) + [math.inf] * censored
+    q = ordered[m - 1]
+    if math.isinf(q):
+        return {**out, "note": f"the order statistic x_({m}) of {n} is an infeasible run: more than "
+                               f"{float(1 - P):.0%} of the pilot diagnostics were infeasible"}
+    out["quantile"] = q
+    raw = K * max(q, floor)
+    out["cap"] = math.ceil(raw) if integer else math.ceil(round(raw, 9) * 1000) / 1000
+    return out
+
+
+def derive(runs: Runs) -> dict[str, Any]:
+    """caps.json from the metered pilot runs in ``runs`` (module docstring)."""
+    sample = [r for r in runs.scored() if r["diagnostic_status"] in ("exact", "infeasible")
+              and isinstance(r["timing"].get("diagnostic_spent"), dict)]
+    if not sample:
+        raise Gf01Error("no run records a metered diagnostic: play the pilot with 'gf01 campaign --subset-min'")
+    backends = sorted({r["timing"]["diagnostic_spent"].get("backend") for r in sample})
+    if len(backends) != 1 or backends[0] not in BACKENDS:
+        raise Gf01Error(f"the pilot's diagnostics ran on {', '.join(map(str, backends))}: derive caps from runs of "
+                        "one backend (sat or bdd)")
+    backend = backends[0]
+    exact = [r for r in sample if r["diagnostic_status"] == "exact"]
+    censored = len(sample) - len(exact)
+
+    def values(res: str) -> list[float]:
+        out: list[float] = []
+        for r in exact:
+            t = r["timing"]
+            v = {"seconds": None if t.get("diagnostic_ms") is None else t["diagnostic_ms"] / 1000,
+                 "memory_kib": t.get("diagnostic_peak_kib"),
+                 "conflicts": t["diagnostic_spent"].get("conflicts"),
+                 "nodes": t["diagnostic_spent"].get("nodes")}[res]
+            if v is not None:
+                out.append(float(v))
+        return out
+
+    applies = {"conflicts": backend == "sat", "nodes": backend == "bdd"}
+    caps: dict[str, dict[str, Any]] = {}
+    for res in (*PLATFORM, *ALGORITHMIC):
+        if res in applies and not applies[res]:
+            caps[res] = {"cap": None, "note": f"does not apply to the {backend} backend"}
+            continue
+        vals = values(res)
+        if not vals and res == "memory_kib":
+            caps[res] = {"cap": None, "note": "peak memory was not measurable on the pilot's platform"}
+            continue
+        caps[res] = cap_of(vals, censored, floor=FLOORS[res], integer=res != "seconds")
+        caps[res]["unit"] = UNITS[res]
+    from gf01_formal.artifacts import sha256_hex
+
+    instances = len({r["instance_id"] for r in sample})
+    return {
+        "schema_version": CAPS_SCHEMA,
+        "decisions": ["DEC-019", "DEC-020", "DEC-021", "DEC-022", "DEC-023"],
+        "diagnostic": "subset_min",
+        "backend": backend,
+        "rule": {"p": float(P), "k": K, "quantile": "order statistic x_(ceil(p n)), infeasible runs counted as +inf",
+                 "cap": "k * max(quantile, floor), rounded up", "floors": dict(FLOORS)},
+        "platform": {r: caps[r] for r in PLATFORM},
+        "algorithmic": {r: caps[r] for r in ALGORITHMIC},
+        "sample": {"runs": len(sample), "exact": len(exact), "infeasible": censored, "instances": instances,
+                   "checkpoint": {"target": SAMPLE_TARGET, "reached": instances >= SAMPLE_TARGET}},
+        "inputs_digest": sha256_hex(sorted([r["run_id"], r["diagnostic_status"], r["timing"]] for r in sample)),
+    }
+
+
+def load_caps(path: str | os.PathLike[str]) -> CapSet:
+    """The caps of a caps.json file (as :func:`derive` writes it)."""
+    from gf01_formal.artifacts import read_json
+    from hoa.errors import quote
+
+    name = quote(os.fspath(path), 200, bare=True)
+    data = read_json(path)
+    if not isinstance(data, dict) or data.get("schema_version") != CAPS_SCHEMA:
+        raise Gf01Error(f"not a caps file (schema_version {CAPS_SCHEMA} expected)", file=name, field="schema_version")
+    try:
+        backend = data["backend"]
+        entries = {**data["platform"], **data["algorithmic"]}
+        values = {r: entries[r]["cap"] for r in (*PLATFORM, *ALGORITHMIC)}
+    except (KeyError, TypeError):
+        raise Gf01Error("a caps file needs backend, platform and algorithmic caps", file=name) from None
+    if backend not in BACKENDS:
+        raise Gf01Error(f"unknown backend {backend!r}", file=name, field="backend")
+    for r, v in values.items():
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int | float) or v <= 0):
+            raise Gf01Error(f"the {r} cap must be a positive number or null", file=name, field=r)
+    return CapSet(backend=backend, seconds=None if values["seconds"] is None else float(values["seconds"]),
+                  memory_kib=None if values["memory_kib"] is None else int(values["memory_kib"]),
+                  conflicts=None if values["conflicts"] is None else int(values["conflicts"]),
+                  nodes=None if values["nodes"] is None else int(values["nodes"]))

@@ -1,0 +1,166 @@
+"""The figures of reports and pilot analyses, drawn with matplotlib as SVG text that is the same on every run.
+
+Determinism: no pyplot (no global figure state), the Agg-free ``Figure`` API, settings applied in an
+``rc_context`` only while drawing, a fixed ``svg.hashsalt`` (matplotlib otherwise salts its element ids at random),
+no ``Date`` metadata, and text kept as SVG ``<text>`` (``svg.fonttype = "none"``) rather than glyph outlines.
+Each function takes the report's (or the analysis') data and returns one SVG document.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+RC = {
+    "svg.hashsalt": "gf01-formal",
+    "svg.fonttype": "none",
+    "font.family": "DejaVu Sans",
+    "font.size": 9,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+}
+QUARTERS = ["Q1", "Q2", "Q3", "Q4"]
+
+
+def _svg(fig: Any) -> str:
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", metadata={"Date": None})
+    return buf.getvalue()
+
+
+def _draw(build: Any, *args: Any) -> str:
+    import matplotlib
+    from matplotlib.figure import Figure
+
+    with matplotlib.rc_context(RC):
+        fig = Figure()
+        build(fig, *args)
+        return _svg(fig)
+
+
+def _margins(fig: Any, rows: int, top_title: bool = True) -> None:
+    """Fixed margins in inches (a layout engine costs several extra draws per figure)."""
+    w, h = fig.get_size_inches()
+    fig.subplots_adjust(left=0.75 / w, right=1 - 0.15 / w, bottom=0.6 / h, top=1 - (0.75 if top_title else 0.35) / h,
+                        wspace=0.9 / (w / 2), hspace=0.9 / (h / max(1, rows)))
+
+
+def _title(key: dict[str, Any]) -> str:
+    return f"{key.get('eval_track', '')} · {key.get('renderer_track', '')} · {key.get('adaptation_condition', '')}"
+
+
+def quartile_figure(figure: dict[str, Any]) -> str:
+    """Score_C rate by z(I) quartile per agent with Wilson intervals, one panel per (split, mode)."""
+
+    def build(fig: Any, data: dict[str, Any]) -> None:
+        panels = data["panels"]
+        fig.set_size_inches(4.2 * min(2, len(panels)), 3.0 * ((len(panels) + 1) // 2))
+        axes = fig.subplots((len(panels) + 1) // 2, min(2, len(panels)), squeeze=False)
+        for ax in axes.flat[len(panels):]:
+            ax.set_visible(False)
+        for ax, panel in zip(axes.flat, panels, strict=False):
+            for k, agent in enumerate(panel["agents"]):
+                pts = [(QUARTERS.index(f"Q{q['quartile']}") + (k - len(panel["agents"]) / 2) * 0.06,
+                        q["score_c"]["rate"], q["score_c"]["ci"]) for q in agent["quartiles"] if q["score_c"]["n"]]
+                if not pts:
+                    continue
+                xs = [p[0] for p in pts]
+                ys = [p[1] for p in pts]
+                err = [[p[1] - p[2][0] for p in pts], [p[2][1] - p[1] for p in pts]]
+                ax.errorbar(xs, ys, yerr=err, marker="o", capsize=3, label=agent["agent"])
+            ax.set_xticks(range(4), QUARTERS)
+            ax.set_ylim(-0.05, 1.05)
+            ax.set_xlabel("complexity quartile of z(I)")
+            ax.set_ylabel("Score_C rate (95 % Wilson)")
+            ax.set_title(f"{panel['split_id'] or 'no split'} / {panel['mode']} ({panel['instances']} instances)")
+            if panel["agents"]:
+                ax.legend(fontsize=7, loc="best")
+        fig.suptitle("Score_C by complexity quartile — " + _title(data["key"]))
+        _margins(fig, axes.shape[0])
+
+    return _draw(build, figure)
+
+
+def eff_t_figure(figure: dict[str, Any]) -> str:
+    """Eff_t distributions of certified runs per agent (bars of run counts), one panel per (split, mode)."""
+
+    def build(fig: Any, data: dict[str, Any]) -> None:
+        panels = data["panels"]
+        fig.set_size_inches(4.2 * min(2, len(panels)), 3.0 * ((len(panels) + 1) // 2))
+        axes = fig.subplots((len(panels) + 1) // 2, min(2, len(panels)), squeeze=False)
+        for ax in axes.flat[len(panels):]:
+            ax.set_visible(False)
+        for ax, panel in zip(axes.flat, panels, strict=False):
+            agents = panel["agents"]
+            width = 0.8 / max(1, len(agents))
+            for k, agent in enumerate(agents):
+                hist = agent["eff_t_given_certified"]
+                if hist:
+                    ax.bar([v + (k - (len(agents) - 1) / 2) * width for v, _ in hist], [c for _, c in hist],
+                           width=width, label=agent["agent"])
+            from matplotlib.ticker import MaxNLocator
+
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+            ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+            ax.set_xlabel("Eff_t (distinct intervened timesteps), certified runs")
+            ax.set_ylabel("runs")
+            ax.set_title(f"{panel['split_id'] or 'no split'} / {panel['mode']}")
+            if any(a["eff_t_given_certified"] for a in agents):
+                ax.legend(fontsize=7, loc="best")
+            else:
+                ax.text(0.5, 0.5, "no certified run", ha="center", va="center", transform=ax.transAxes)
+        fig.suptitle("Eff_t given certified — " + _title(data["key"]))
+        _margins(fig, axes.shape[0])
+
+    return _draw(build, figure)
+
+
+def coverage_figure(rows: list[dict[str, Any]]) -> str:
+    """Observed / expected instances per (split, mode, track, agent) slice, as horizontal bars."""
+
+    def build(fig: Any, data: list[dict[str, Any]]) -> None:
+        fig.set_size_inches(7.0, 0.5 + 0.22 * len(data))
+        ax = fig.subplots()
+        labels = [f"{r['split_id']}/{r['mode']} {r['agent']} ({r['eval_track']})" for r in data]
+        frac = [r["observed"] / r["expected"] if r["expected"] else 0.0 for r in data]
+        ys = list(range(len(data)))[::-1]
+        ax.barh(ys, [1.0] * len(data), color="#dddddd")
+        ax.barh(ys, frac, color=["#2a7a2a" if r["missing"] == 0 else "#b03030" for r in data])
+        ax.set_yticks(ys, labels, fontsize=7)
+        ax.set_xlim(0, 1)
+        ax.set_xlabel("observed / expected instances")
+        ax.set_title("Manifest coverage")
+        w, h = fig.get_size_inches()
+        fig.subplots_adjust(left=3.2 / w, right=1 - 0.2 / w, bottom=0.45 / h, top=1 - 0.3 / h)
+
+    return _draw(build, rows)
+
+
+def knob_figure(knob: str, slices: list[dict[str, Any]]) -> str:
+    """Score_C rate by knob quartile (Wilson intervals) per agent slice, for one complexity knob."""
+
+    def build(fig: Any, name: str, data: list[dict[str, Any]]) -> None:
+        fig.set_size_inches(5.0, 3.2)
+        ax = fig.subplots()
+        shown = 0
+        for k, sl in enumerate(data):
+            pts = [(i + (k - len(data) / 2) * 0.05, q["score_c"]["rate"], q["score_c"]["ci"])
+                   for i, q in enumerate(sl["quartiles"]) if q["score_c"]["n"]]
+            if not pts:
+                continue
+            shown += 1
+            err = [[p[1] - p[2][0] for p in pts], [p[2][1] - p[1] for p in pts]]
+            ax.errorbar([p[0] for p in pts], [p[1] for p in pts], yerr=err, marker="o", capsize=3,
+                        label=f"{sl['agent']} {sl['mode']}" + (" (constant)" if sl["constant"] else ""))
+        ax.set_xticks(range(4), QUARTERS)
+        ax.set_ylim(-0.05, 1.05)
+        ax.set_xlabel(f"quartile of knob '{name}' (normalised value)")
+        ax.set_ylabel("Score_C rate (95 % Wilson)")
+        ax.set_title(f"Score_C against {name}")
+        _margins(fig, 1, top_title=False)
+        if shown:
+            ax.legend(fontsize=7, loc="best")
+        else:
+            ax.text(0.5, 0.5, "no runs with this knob known", ha="center", va="center", transform=ax.transAxes)
+
+    return _draw(build, knob, slices)

@@ -1,0 +1,283 @@
+"""``gf01 release check`` and ``gf01 release package``: the publication checks of a release directory, exact and
+explained, and a package that reproduces every table and figure of the report from its own files.
+
+A release directory (docs/reports.md) holds ``split_manifest.json`` (``gf01 split``), ``runs.jsonl`` (with its
+``runs.jsonl.d/`` side files) and ``report.json`` (``gf01 report --manifest``), and may hold the renderings
+``report.md`` / ``report.html``, the release layout of ``gf01 split --release`` (``public_dev.bundle.json``,
+``public_val.bundle.json``, ``private_eval.hashes.json``), ``analysis.json``, ``caps.json``, ``campaign.json`` and
+``validation.json``.
+
+Checks, each reported with its numbers (all must pass):
+
+- ``split_policy``: the manifest against DEC-054 (``gf01.split_policy.v1``: 0.20/0.20/0.60, tolerance 0.05).
+- ``rotation`` (with a previous release): no instance of the previous private_eval split is in a public split now,
+  and public novelty, the fraction of the current public instances that were not public before, is at least 0.10.
+  Instances are identified by content hash when both manifests carry it (a re-labelled task is the same task),
+  else by instance id. Without a previous release the check is skipped and says so.
+- ``report``: report.json is a report of exactly these runs (its records digest) against exactly this manifest.
+- ``coverage``: on every (split, mode) slice of the manifest, every agent of the required panel (DEC-056, full by
+  default) has a final run on every instance, on its own track; so every required baseline and track is covered.
+- ``layout``: the public bundles hold exactly the manifest's public instances (same content hashes), the private
+  hash list exactly its private ones, when those files are present.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from gf01_formal.artifacts import pretty_json, read_json
+from hoa.errors import Gf01Error, quote
+
+PACKAGE_SCHEMA = "gf01-formal.release_package.v1"
+MIN_NOVELTY = 0.10
+PUBLIC = ("public_dev", "public_val")
+REQUIRED = ("split_manifest.json", "runs.jsonl", "report.json")
+OPTIONAL = ("report.md", "report.html", "public_dev.bundle.json", "public_val.bundle.json", "private_eval.hashes.json",
+            "analysis.json", "caps.json", "campaign.json", "validation.json")
+
+
+def _manifest_rows(path: Path) -> list[dict[str, Any]]:
+    data = read_json(path)
+    rows = data.get("instances") if isinstance(data, dict) else None
+    if not isinstance(rows, list):
+        raise Gf01Error("a split manifest lists its instances", file=str(path), field="instances")
+    return [r for r in rows if isinstance(r, dict)]
+
+
+def _identity(rows: list[dict[str, Any]], by_hash: bool) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for r in rows:
+        out.setdefault(str(r.get("split_id")), set()).add(str(r.get("content_hash" if by_hash else "instance_id")))
+    return out
+
+
+def rotation(current: Path, previous: Path) -> dict[str, Any]:
+    """The rotation check of the current manifest against the previous release's."""
+    cur, prev = _manifest_rows(current), _manifest_rows(previous)
+    by_hash = all("content_hash" in r for r in cur + prev)
+    c, p = _identity(cur, by_hash), _identity(prev, by_hash)
+    cur_public = set().union(*(c.get(s, set()) for s in PUBLIC))
+    prev_public = set().union(*(p.get(s, set()) for s in PUBLIC))
+    leaked = sorted(cur_public & p.get("private_eval", set()))
+    novel = cur_public - prev_public
+    novelty = len(novel) / len(cur_public) if cur_public else 0.0
+    return {"name": "rotation", "ok": not leaked and novelty >= MIN_NOVELTY,
+            "identity": "content_hash" if by_hash else "instance_id",
+            "previous_private_now_public": leaked, "public": len(cur_public), "novel_public": len(novel),
+            "public_novelty": round(novelty, 6), "min_public_novelty": MIN_NOVELTY}
+
+
+def check(directory: str | os.PathLike[str], *, previous: str | os.PathLike[str] | None = None,
+          panel: str = "full") -> dict[str, Any]:
+    """Every check of the module docstring on the release ``directory``; ``ok`` when all pass."""
+    from gf01_formal.report.coverage import coverage, load_manifest
+    from gf01_formal.report.load import load_runs
+    from gf01_formal.splits import policy_check
+
+    root = Path(directory)
+    if not root.is_dir():
+        raise Gf01Error("not a directory (a release directory is expected)", file=quote(os.fspath(directory), 200,
+                                                                                           bare=True))
+    for name in REQUIRED:
+        if not (root / name).is_file():
+            raise Gf01Error(f"a release holds {', '.join(REQUIRED)}; {name} is missing", file=str(root))
+    checks: list[dict[str, Any]] = []
+    man_path = root / "split_manifest.json"
+    try:
+        pol = policy_check(read_json(man_path), file=str(man_path))
+        checks.append({"name": "split_policy", "ok": True, **pol})
+    except Gf01Error as ex:
+        checks.append({"name": "split_policy", "ok": False, "error": str(ex)})
+    if previous is not None:
+        prev = Path(previous)
+        prev = prev / "split_manifest.json" if prev.is_dir() else prev
+        checks.append(rotation(man_path, prev))
+    else:
+        checks.append({"name": "rotation", "ok": True, "skipped": True,
+                       "note": "no previous release given (--previous): nothing to rotate against"})
+    manifest = load_manifest(man_path)
+    runs = load_runs([root / "runs.jsonl"])
+    report = read_json(root / "report.json")
+    rep_cov = report.get("coverage") if isinstance(report, dict) else None
+    rep_ok = (isinstance(report, dict) and report.get("inputs", {}).get("digest") == runs.digest
+              and isinstance(rep_cov, dict) and rep_cov.get("manifest_digest") == manifest.digest)
+    checks.append({"name": "report", "ok": bool(rep_ok), "runs_digest": runs.digest,
+                   "manifest_digest": manifest.digest,
+                   **({} if rep_ok else {"error": "report.json is not the report of these runs against this manifest "
+                                                  "(make it with: gf01 report runs.jsonl --manifest "
+                                                  "split_manifest.json)"})})
+    cov = coverage(runs.records, manifest, panel)
+    verdict = cov["panel"]
+    tracks: dict[str, list[str]] = {}
+    for row in cov["slices"]:
+        if row["missing"] == 0 and row["expected"]:
+            tracks.setdefault(f"{row['split_id']}/{row['mode']}", [])
+            if row["eval_track"] not in tracks[f"{row['split_id']}/{row['mode']}"]:
+                tracks[f"{row['split_id']}/{row['mode']}"].append(row["eval_track"])
+    checks.append({"name": "coverage", "ok": verdict["complete"], "panel": panel, "required": verdict["required"],
+                   "incomplete": verdict["incomplete"], "covered_tracks": {k: sorted(v) for k, v in
+                                                                            sorted(tracks.items())}})
+    checks.append(_layout(root, man_path))
+    return {"ok": all(c["ok"] for c in checks), "checks": checks}
+
+
+def _layout(root: Path, man_path: Path) -> dict[str, Any]:
+    rows = _manifest_rows(man_path)
+    expected = {s: {r.get("instance_id"): r.get("content_hash") for r in rows if r.get("split_id") == s}
+                for s in (*PUBLIC, "private_eval")}
+    problems = []
+    present = []
+    for split in PUBLIC:
+        path = root / f"{split}.bundle.json"
+        if path.exists():
+            present.append(path.name)
+            data = read_json(path)
+            got = {i.get("instance_id"): i.get("content_hash") for i in (data.get("instances") or [])
+                   if isinstance(i, dict)} if isinstance(data, dict) else {}
+            if got != expected[split]:
+                problems.append(f"{path.name} does not hold exactly the manifest's {split} instances")
+    path = root / "private_eval.hashes.json"
+    if path.exists():
+        present.append(path.name)
+        data = read_json(path)
+        got = {i.get("instance_id"): i.get("content_hash") for i in (data.get("instances") or [])
+               if isinstance(i, dict)} if isinstance(data, dict) else {}
+        if got != expected["private_eval"]:
+            problems.append(f"{path.name} does not list exactly the manifest's private_eval instances")
+    return {"name": "layout", "ok": not problems, "files": present, "problems": problems,
+            **({"note": "no release layout files (gf01 split --release) to compare"} if not present else {})}
+
+
+def failed_names(result: dict[str, Any]) -> str:
+    """The failed checks, for a one-line error."""
+    parts = []
+    for c in result["checks"]:
+        if c["ok"]:
+            continue
+        if c["name"] == "coverage":
+            from gf01_formal.report.coverage import describe_missing
+
+            parts.append(f"coverage ({describe_missing(c['incomplete'])})")
+        elif c["name"] == "rotation":
+            parts.append(f"rotation ({len(c['previous_private_now_public'])} earlier private instance(s) now public, "
+                         f"novelty {c['public_novelty']} vs {MIN_NOVELTY})")
+        else:
+            parts.append(f"{c['name']} ({c.get('error') or '; '.join(c.get('problems', []))})")
+    return "; ".join(parts)
+
+
+# -- the package --------------------------------------------------------------------------------------------------
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def rerun_script(panel: str | None) -> str:
+    """The POSIX shell script that checks the package's hashes and re-renders the report from its runs."""
+    panel_opt = f" --panel {panel}" if panel else ""
+    report = f'"$PY" -m gf01_formal report artifacts/runs.jsonl --manifest artifacts/split_manifest.json{panel_opt}'
+    return f"""#!/bin/sh
+# Reproduce every table and figure of the report from this package alone (RERUN.md says what each step does).
+set -eu
+cd "$(dirname "$0")"
+PY="${{PYTHON:-python3}}"
+"$PY" - <<'EOF'
+import hashlib, sys
+bad = []
+for line in open("SHA256SUMS", encoding="utf-8"):
+    digest, name = line.rstrip("\\n").split("  ", 1)
+    with open(name, "rb") as fh:
+        if hashlib.sha256(fh.read()).hexdigest() != digest:
+            bad.append(name)
+if bad:
+    sys.exit("sha256 mismatch: " + ", ".join(bad))
+print("sha256: every file matches SHA256SUMS")
+EOF
+mkdir -p rerun
+{report} -o rerun/report.json -o rerun/report.md -o rerun/report.html
+for f in report.json report.md report.html; do
+    cmp "rerun/$f" "artifacts/$f"
+done
+echo "reproduced: report.json report.md report.html (tables and figures) are byte-identical"
+"""
+
+
+RERUN_MD = """# Reproducing this release
+
+Everything here is checked by `sh rerun.sh` (set `PYTHON` to the interpreter that has gf01-formal installed, the
+version in `package.json`; the report is byte-reproducible on the same versions of gf01-formal, numpy, scipy,
+statsmodels and matplotlib, listed there and in the report itself):
+
+1. Every file is checked against `SHA256SUMS` (sha256, the format of `sha256sum -c`).
+2. The report is computed again from `artifacts/runs.jsonl` and `artifacts/split_manifest.json` alone, as JSON,
+   Markdown and HTML (one `gf01 report ... -o report.json -o report.md -o report.html`), and compared byte for
+   byte with the packaged `artifacts/report.*`. The HTML embeds every figure of the report (Score_C by complexity
+   quartile per agent with 95 % Wilson intervals, the Eff_t distributions, manifest coverage) as SVG, so a
+   byte-identical HTML file is a byte-identical set of figures; the figures' data are also in `report.json`
+   (`figures`).
+
+What needs more than the package: `gf01 report --official` re-verifies every certificate against the instances,
+and `gf01 pilot-analyze` reads the complexity knobs of every instance; the private_eval instances are published as
+hashes only, so those two need the full bundle. Their outputs are packaged (`validation.json`, `analysis.json`)
+as produced. `gf01 release check artifacts` repeats the publication checks on the packaged files.
+"""
+
+
+def package(directory: str | os.PathLike[str], out: str | os.PathLike[str], *, panel: str = "full",
+            previous: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    """Copy a release that passes :func:`check` into ``out`` with SHA256SUMS, package.json, RERUN.md and rerun.sh.
+
+    ``out`` must not exist (or be an empty directory); the package is built beside it and renamed into place, so
+    an interrupted packaging leaves nothing half-written.
+    """
+    from gf01_formal.report.build import software
+
+    root = Path(directory)
+    target = Path(out)
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise Gf01Error("exists and is not an empty directory; give a new directory", file=str(target))
+    result = check(root, previous=previous, panel=panel)
+    if not result["ok"]:
+        raise Gf01Error(f"the release fails its checks: {failed_names(result)}", file=str(root))
+    report = read_json(root / "report.json")
+    rep_panel = (report.get("coverage") or {}).get("panel") or {}
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        arts = tmp / "artifacts"
+        arts.mkdir()
+        names = [n for n in (*REQUIRED, *OPTIONAL) if (root / n).is_file()]
+        for n in names:
+            shutil.copyfile(root / n, arts / n)
+        side = root / "runs.jsonl.d"
+        if side.is_dir():
+            shutil.copytree(side, arts / "runs.jsonl.d")
+        (tmp / "rerun.sh").write_text(rerun_script(rep_panel.get("level")), encoding="utf-8")
+        (tmp / "RERUN.md").write_text(RERUN_MD, encoding="utf-8")
+        files = sorted(p for p in tmp.rglob("*") if p.is_file())
+        entries = [{"path": p.relative_to(tmp).as_posix(), "bytes": p.stat().st_size, "sha256": _sha256(p)}
+                   for p in files]
+        (tmp / "package.json").write_text(pretty_json({
+            "schema_version": PACKAGE_SCHEMA, "software": software(), "checks": result,
+            "report_digest": report.get("inputs", {}).get("digest"), "files": entries}), encoding="utf-8")
+        entries.append({"path": "package.json", "sha256": _sha256(tmp / "package.json")})
+        (tmp / "SHA256SUMS").write_text("".join(f"{e['sha256']}  {e['path']}\n"
+                                                for e in sorted(entries, key=lambda e: e["path"])), encoding="utf-8")
+        if target.exists():
+            target.rmdir()
+        os.replace(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return {"dir": str(target), "files": len(entries) + 1,
+            "sha256sums": hashlib.sha256((target / "SHA256SUMS").read_bytes()).hexdigest()}

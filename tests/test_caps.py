@@ -1,0 +1,186 @@
+"""Diagnostic caps (DEC-019..023): the dual-threshold rule read exactly (p = 9/10 as a fraction, censored runs as
++inf, floors), diagnostics metered in the records, capped diagnostics marked infeasible with the cap they hit, and
+normative scores never touched by a cap."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gf01_formal.agents.base import AgentSpec
+from gf01_formal.campaign.shards import Plan, play_batch, tasks
+from gf01_formal.cli import main
+from gf01_formal.generator import GenConfig, generate
+from gf01_formal.instance_io import check_instance, load_bundle, save_artifact
+from gf01_formal.report.caps import CapSet, derive, load_caps, run_diagnostic
+from gf01_formal.report.load import load_runs
+from gf01_formal.runs.record import RunRecord
+from gf01_formal.runs.runner import RunOutcome
+from gf01_formal.runs.store import RunsFile
+from hoa.errors import Gf01Error
+
+SMALL = {"families": [{"kind": "random_mealy", "states": [3, 6], "inputs": [3, 3], "outputs": [2, 2]}],
+         "horizon": [8, 14]}
+PANEL = [AgentSpec("random", "EVAL-CB"), AgentSpec("oracle", "EVAL-OC")]
+DIAGNOSTIC = ("subset_min", "diagnostic_status", "diagnostic_note", "timing")
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("caps") / "bundle.json"
+    save_artifact(path, generate(41, 8, GenConfig.model_validate(SMALL)))
+    return path
+
+
+def play(bundle: Path, out: Path, caps: CapSet) -> list[dict]:
+    """Every run of the panel, played as a campaign's workers play them, into the runs file ``out``."""
+    b = load_bundle(bundle)
+    plan = Plan(instances=b.instances, specs=PANEL, seed=0, bundle_hash=b.instances_hash, caps=caps.to_json())
+    store = RunsFile(out)
+    for task in tasks(plan, set(), batch=4):
+        for rec, side in play_batch(task):
+            store.append(RunOutcome(RunRecord.model_validate(rec), side))
+    return [json.loads(line) for line in out.read_text().splitlines()]
+
+
+@pytest.fixture(scope="module")
+def pilot(bundle: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("pilot") / "runs.jsonl"
+    play(bundle, out, CapSet())  # uncapped, metered
+    return out
+
+
+def test_pilot_diagnostics_are_metered(pilot: Path) -> None:
+    rows = [json.loads(line) for line in pilot.read_text().splitlines()]
+    assert rows and all(r["diagnostic_status"] == "exact" and isinstance(r["subset_min"], bool) for r in rows)
+    for r in rows:
+        t = r["timing"]
+        assert t["diagnostic_ms"] >= 0 and t["diagnostic_spent"]["backend"] == "sat"
+        assert t["diagnostic_spent"]["conflicts"] >= 0 and t["diagnostic_spent"]["sat_calls"] >= 0
+        assert t["diagnostic_peak_kib"] is not None and t["diagnostic_peak_kib"] >= 0  # Linux: VmHWM
+    assert any(r["timing"]["diagnostic_spent"]["sat_calls"] for r in rows)
+
+
+def with_spent(rows: list[dict], conflicts: list[int], infeasible: int = 0) -> list[dict]:
+    """Copies of pilot records with the given conflict counts, the last ``infeasible`` ones capped."""
+    out = []
+    for k, c in enumerate(conflicts):
+        r = json.loads(json.dumps(rows[k % len(rows)]))
+        r["run_id"] = f"run-{k:024d}"
+        r["timing"] = {"diagnostic_ms": 10.0 * (k + 1), "diagnostic_peak_kib": 0,
+                       "diagnostic_spent": {"backend": "sat", "conflicts": c, "sat_calls": 1}}
+        if k >= len(conflicts) - infeasible:
+            r.update(diagnostic_status="infeasible", subset_min=None, diagnostic_note="conflict limit 5")
+        out.append(r)
+    return out
+
+
+def derive_from(tmp_path: Path, rows: list[dict]) -> dict:
+    path = tmp_path / "runs.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return derive(load_runs([path]))
+
+
+def test_the_dual_threshold_rule(pilot: Path, tmp_path: Path) -> None:
+    rows = [json.loads(line) for line in pilot.read_text().splitlines()]
+    # n = 30: m = ceil(9/10 * 30) = 27 exactly (in floats 0.9 * 30 = 27.000000000000004 would give 28).
+    caps = derive_from(tmp_path, with_spent(rows, list(range(1, 31))))
+    conflicts = caps["algorithmic"]["conflicts"]
+    assert conflicts["order_statistic"] == 27 and conflicts["quantile"] == 27 and conflicts["cap"] == 81
+    seconds = caps["platform"]["seconds"]
+    assert seconds["quantile"] == 0.27 and seconds["cap"] == 0.81
+    memory = caps["platform"]["memory_kib"]  # nothing grew: the 8 MiB floor
+    assert memory["quantile"] == 0 and memory["cap"] == 3 * 8192
+    assert caps["algorithmic"]["nodes"]["cap"] is None and "sat backend" in caps["algorithmic"]["nodes"]["note"]
+    assert caps["rule"]["p"] == 0.9 and caps["rule"]["k"] == 3
+    assert caps["sample"]["checkpoint"] == {"target": 240, "reached": False}
+    # Two infeasible runs of 30: counted as +inf, x_27 is still observed (the 27th smallest of the 28 exact ones).
+    censored = derive_from(tmp_path, with_spent(rows, list(range(1, 31)), infeasible=2))["algorithmic"]["conflicts"]
+    assert censored["censored"] == 2 and censored["quantile"] == 27 and censored["cap"] == 81
+    # Four of 30 infeasible: x_27 is one of them; no cap can be derived, and it says why.
+    lost = derive_from(tmp_path, with_spent(rows, list(range(1, 31)), infeasible=4))["algorithmic"]["conflicts"]
+    assert lost["cap"] is None and "infeasible" in lost["note"]
+    # All zero conflicts: the one-conflict floor, so a cap is never 0.
+    assert derive_from(tmp_path, with_spent(rows, [0] * 10))["algorithmic"]["conflicts"]["cap"] == 3
+    # A pilot on the BDD backend gives a node cap by the same rule, and no conflict cap.
+    bdd = with_spent(rows, list(range(1, 11)))
+    for r in bdd:
+        nodes = 100 * r["timing"]["diagnostic_spent"]["conflicts"]
+        r["timing"]["diagnostic_spent"] = {"backend": "bdd", "nodes": nodes}
+    caps = derive_from(tmp_path, bdd)
+    assert caps["backend"] == "bdd" and caps["algorithmic"]["nodes"]["cap"] == 3 * 900
+    assert caps["algorithmic"]["conflicts"]["cap"] is None
+    mixed = with_spent(rows, list(range(1, 13)))[10:] + bdd  # two SAT runs with ids of their own
+    with pytest.raises(Gf01Error, match="derive caps from runs of one backend"):
+        derive_from(tmp_path, mixed)
+
+
+def test_capped_diagnostics_are_infeasible_and_scores_untouched(bundle: Path, pilot: Path, tmp_path: Path) -> None:
+    uncapped = {r["run_id"]: r for r in (json.loads(line) for line in pilot.read_text().splitlines())}
+    most = max(r["timing"]["diagnostic_spent"]["conflicts"] for r in uncapped.values())
+    assert most >= 2  # some diagnostic needs more than the cap below
+    capped = play(bundle, tmp_path / "capped.jsonl", CapSet(conflicts=1))
+    hit = [r for r in capped if r["diagnostic_status"] == "infeasible"]
+    assert hit and all(r["diagnostic_note"].startswith("conflict limit 1") and r["subset_min"] is None for r in hit)
+    assert {r["run_id"] for r in hit} == {rid for rid, r in uncapped.items()
+                                          if r["timing"]["diagnostic_spent"]["conflicts"] > 1}
+    for r in capped:  # DEC-019: the normative checks are never capped
+        assert {k: v for k, v in r.items() if k not in DIAGNOSTIC} == \
+            {k: v for k, v in uncapped[r["run_id"]].items() if k not in DIAGNOSTIC}
+        if r["diagnostic_status"] == "exact":
+            assert r["subset_min"] == uncapped[r["run_id"]]["subset_min"]
+
+
+def test_platform_caps_are_enforced(bundle: Path) -> None:
+    inst = load_bundle(bundle).instances[0]
+    problem = check_instance(inst)
+    atoms = [(int(t), list(problem.system.inputs).index(a), int(v))
+             for t, a, v in inst.certification.oracle_certificate]
+    fields, timing = run_diagnostic(problem, atoms, CapSet(seconds=1e-9))
+    assert fields["diagnostic_status"] == "infeasible" and fields["subset_min"] is None
+    assert fields["diagnostic_note"].startswith("time limit 1e-09 s") and timing["diagnostic_ms"] > 0
+    fields, _ = run_diagnostic(problem, atoms, CapSet())
+    assert fields == {"subset_min": True, "diagnostic_status": "exact", "diagnostic_note": None}
+    # On the BDD backend the algorithmic resource is nodes.
+    fields, timing = run_diagnostic(problem, atoms, CapSet(backend="bdd"))
+    assert fields["diagnostic_status"] == "exact" and timing["diagnostic_spent"]["nodes"] > 1
+    fields, _ = run_diagnostic(problem, atoms, CapSet(backend="bdd", nodes=1))
+    assert fields["diagnostic_status"] == "infeasible" and fields["diagnostic_note"].startswith("node limit 1")
+
+
+def test_caps_derive_then_campaign_under_the_caps(bundle: Path, pilot: Path, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    caps_path = tmp_path / "caps.json"
+    assert main(["caps", "derive", str(pilot), "-o", str(caps_path), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    caps = load_caps(caps_path)
+    assert summary["conflicts"] == caps.conflicts and caps.backend == "sat" and caps.nodes is None
+    assert caps.seconds is not None and caps.memory_kib is not None
+    out = tmp_path / "camp"
+    assert main(["campaign", str(bundle), "--panel", "core", "--agents", "random,oracle", "--jobs", "1", "--caps",
+                 str(caps_path), "-o", str(out)]) == 0
+    assert json.loads((out / "campaign.json").read_text())["diagnostic"] == caps.to_json()
+    rows = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
+    assert {r["diagnostic_status"] for r in rows} <= {"exact", "infeasible"}
+    assert all(r["timing"]["diagnostic_spent"]["conflicts"] <= caps.conflicts for r in rows
+               if r["diagnostic_status"] == "exact")
+    report = json.loads((out / "report.json").read_text())
+    assert sum(sum(g["diagnostic"].values()) for g in report["groups"]) == len(rows)
+
+
+def test_bad_caps_inputs(pilot: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rows = [json.loads(line) for line in pilot.read_text().splitlines()]
+    plain = tmp_path / "plain.jsonl"
+    plain.write_text("".join(json.dumps({**r, "timing": {}}) + "\n" for r in rows))
+    with pytest.raises(Gf01Error, match="no run records a metered diagnostic"):
+        derive(load_runs([plain]))
+    bad = tmp_path / "caps.json"
+    for text in ('{"schema_version": "x"}', '{"schema_version": "gf01-formal.caps.v1", "backend": "sat"}',
+                 "[]", "{bad"):
+        bad.write_text(text)
+        assert main(["campaign", str(pilot), "--agents", "random", "--caps", str(bad), "-o",
+                     str(tmp_path / "c")]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("gf01: error: ") and err.count("\n") == 1 and "caps.json" in err

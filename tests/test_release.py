@@ -1,0 +1,152 @@
+"""gf01 release check / package: the split policy, rotation against a previous release (leaks and novelty), that
+the report is the report of the runs, coverage of the required panel on every (split, mode) slice, the release
+layout; and a package whose rerun.sh reproduces every table and figure of the report from the package alone."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gf01_formal.agents.base import AgentSpec
+from gf01_formal.artifacts import read_json, write_json_atomic
+from gf01_formal.cli import main
+from gf01_formal.generator import GenConfig, generate
+from gf01_formal.report import coverage as coverage_mod
+from gf01_formal.report.release import check, package
+from gf01_formal.runs.evaluate import evaluate
+from gf01_formal.splits import PUBLIC_KEY, split_bundle, write_release
+from hoa.errors import Gf01Error
+
+ROOT = Path(__file__).resolve().parent.parent
+SMALL = {"families": [{"kind": "random_mealy", "states": [3, 6], "inputs": [2, 3], "outputs": [1, 2]}],
+         "horizon": [6, 10]}
+
+
+@pytest.fixture(scope="module")
+def release(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A release directory: split files, the runs of random and oracle on every instance, and their report."""
+    d = tmp_path_factory.mktemp("release") / "rel"
+    bundle, manifest = split_bundle(generate(51, 10, GenConfig.model_validate(SMALL)), PUBLIC_KEY)
+    write_release(d, bundle, manifest)
+    from gf01_formal.instance_io import save_artifact
+
+    save_artifact(d.parent / "bundle.json", bundle)  # the full bundle stays outside the release
+    evaluate(d.parent / "bundle.json", [AgentSpec("random", "EVAL-CB"), AgentSpec("oracle", "EVAL-OC")],
+             d / "runs.jsonl")
+    assert main(["report", str(d / "runs.jsonl"), "--manifest", str(d / "split_manifest.json"), "--panel", "core",
+                 "-o", str(d / "report.json"), "-o", str(d / "report.md"), "-o", str(d / "report.html")]) == 0
+    return d
+
+
+@pytest.fixture
+def narrowed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The core panel narrowed to the agents that exist today (greedy is being written elsewhere)."""
+    monkeypatch.setitem(coverage_mod.PANELS, "core", ("random", "oracle"))
+
+
+def by_name(result: dict) -> dict[str, dict]:
+    return {c["name"]: c for c in result["checks"]}
+
+
+def test_coverage_of_the_real_panel_names_the_missing_baseline(release: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    result = check(release, panel="core")
+    checks = by_name(result)
+    assert not result["ok"] and not checks["coverage"]["ok"]
+    assert checks["split_policy"]["ok"] and checks["report"]["ok"] and checks["layout"]["ok"]
+    assert checks["rotation"]["skipped"]
+    slices = {(p["split_id"], p["mode"]) for p in checks["coverage"]["incomplete"]}
+    manifest = read_json(release / "split_manifest.json")
+    assert slices == {(e["split_id"], e["mode"]) for e in manifest["instances"]}  # greedy misses every slice
+    assert {p["agent"] for p in checks["coverage"]["incomplete"]} == {"greedy"}
+    assert main(["release", "check", str(release), "--panel", "core"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "greedy (EVAL-CB) misses" in err
+
+
+def test_a_covered_release_passes_and_rotation_is_checked(release: Path, tmp_path: Path, narrowed: None) -> None:
+    result = check(release, panel="core")
+    assert result["ok"], result
+    checks = by_name(result)
+    assert checks["coverage"]["covered_tracks"] and all(v == ["EVAL-CB", "EVAL-OC"]
+                                                        for v in checks["coverage"]["covered_tracks"].values())
+    manifest = read_json(release / "split_manifest.json")
+    public = [e for e in manifest["instances"] if e["split_id"] != "private_eval"]
+    private = [e for e in manifest["instances"] if e["split_id"] == "private_eval"]
+    # The previous release had one of today's public instances in private_eval: a leak.
+    leak = {**manifest, "instances": [{**public[0], "split_id": "private_eval"}]}
+    write_json_atomic(tmp_path / "leak.json", leak)
+    rot = by_name(check(release, previous=tmp_path / "leak.json", panel="core"))["rotation"]
+    assert not rot["ok"] and rot["previous_private_now_public"] == [public[0]["content_hash"]]
+    # The previous release published the same public instances: novelty 0 < 0.10.
+    write_json_atomic(tmp_path / "same.json", {**manifest, "instances": public})
+    rot = by_name(check(release, previous=tmp_path / "same.json", panel="core"))["rotation"]
+    assert not rot["ok"] and rot["public_novelty"] == 0.0 and rot["previous_private_now_public"] == []
+    # Previously all of today's instances were unseen except private ones still private: novelty 1.
+    write_json_atomic(tmp_path / "old.json", {**manifest, "instances": private})
+    rot = by_name(check(release, previous=tmp_path / "old.json", panel="core"))["rotation"]
+    assert rot["ok"] and rot["public_novelty"] == 1.0 and rot["identity"] == "content_hash"
+
+
+def test_inconsistent_releases_fail_their_checks(release: Path, tmp_path: Path, narrowed: None) -> None:
+    bad = tmp_path / "bad"
+    shutil.copytree(release, bad)
+    pub = read_json(bad / "public_dev.bundle.json")
+    write_json_atomic(bad / "public_dev.bundle.json", {**pub, "instances": pub["instances"][1:]})
+    rows = (bad / "runs.jsonl").read_text().splitlines()
+    (bad / "runs.jsonl").write_text("\n".join(rows[1:]) + "\n")
+    checks = by_name(check(bad, panel="core"))
+    assert not checks["layout"]["ok"] and "public_dev.bundle.json" in checks["layout"]["problems"][0]
+    assert not checks["report"]["ok"] and not checks["coverage"]["ok"]
+    man = read_json(bad / "split_manifest.json")
+    write_json_atomic(bad / "split_manifest.json", {**man, "instances": [{**e, "split_id": "public_dev"}
+                                                                         for e in man["instances"]]})
+    assert not by_name(check(bad, panel="core"))["split_policy"]["ok"]
+    (bad / "report.json").unlink()
+    with pytest.raises(Gf01Error, match=r"report\.json is missing"):
+        check(bad)
+
+
+def test_package_reproduces_every_figure_from_the_package_alone(release: Path, tmp_path: Path,
+                                                                 narrowed: None) -> None:
+    out = tmp_path / "pkg"
+    result = package(release, out, panel="core")
+    names = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
+    assert {"SHA256SUMS", "package.json", "RERUN.md", "rerun.sh", "artifacts/runs.jsonl", "artifacts/report.html",
+            "artifacts/split_manifest.json", "artifacts/private_eval.hashes.json"} <= names
+    assert not any(n.endswith("bundle.json") and "public" not in n for n in names)  # no private instance shipped
+    assert result["files"] == len(names)
+    listed = [line.split("  ", 1)[1] for line in (out / "SHA256SUMS").read_text().splitlines()]
+    assert sorted(listed) == sorted(names - {"SHA256SUMS"})
+    moved = tmp_path / "elsewhere" / "copy"  # from the package alone, wherever it is
+    shutil.copytree(out, moved)
+    env = {**os.environ, "PYTHON": sys.executable, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(["sh", str(moved / "rerun.sh")], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "every file matches" in done.stdout and "byte-identical" in done.stdout
+    for f in ("report.json", "report.md", "report.html"):
+        assert (moved / "rerun" / f).read_bytes() == (release / f).read_bytes()
+    # A changed artifact is caught before anything is recomputed.
+    (moved / "artifacts" / "report.md").write_text("edited\n")
+    done = subprocess.run(["sh", str(moved / "rerun.sh")], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0 and "sha256 mismatch: artifacts/report.md" in done.stderr
+    assert json.loads((out / "package.json").read_text())["checks"]["ok"]
+
+
+def test_package_refuses_a_failing_release_and_writes_nothing(release: Path, tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["release", "package", str(release), "--panel", "core", "-o", str(tmp_path / "pkg")]) == 2
+    assert "greedy" in capsys.readouterr().err
+    assert not (tmp_path / "pkg").exists() and [p.name for p in tmp_path.iterdir()] == []
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "x").write_text("x")
+    assert main(["release", "package", str(release), "-o", str(tmp_path / "full")]) == 2
+    assert "not an empty directory" in capsys.readouterr().err
+    assert main(["release", "check", str(tmp_path / "nowhere")]) == 2
+    assert capsys.readouterr().err.startswith("gf01: error: ")
