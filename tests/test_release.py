@@ -46,7 +46,7 @@ def release(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def narrowed(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The core panel narrowed to the agents that exist today (greedy is being written elsewhere)."""
+    """The core panel narrowed to the agents the release fixture played (random, oracle), to reach the passing path."""
     monkeypatch.setitem(coverage_mod.PANELS, "core", ("random", "oracle"))
 
 

@@ -206,7 +206,7 @@ def test_coverage_names_what_is_missing_and_official_refuses(played: dict[str, P
     assert main(["report", str(partial), "--manifest", str(played["manifest"]), "--bundle", str(played["bundle"]),
                  "--official", "--panel", "core", "-o", str(tmp_path / "r.json")]) == 2
     assert not (tmp_path / "r.json").exists()
-    # Until the agents engineer's greedy lands, the core panel narrowed to the agents that exist shows the gate.
+    # With the core panel narrowed to the agents these runs played, the gate passes the complete runs.
     monkeypatch.setitem(coverage_mod.PANELS, "core", ("random", "oracle"))
     args = ["report", "--manifest", str(played["manifest"]), "--bundle", str(played["bundle"]), "--official",
             "--panel", "core"]
