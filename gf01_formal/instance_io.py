@@ -152,7 +152,7 @@ def parse_artifact(data: Any, *, file: str | None = None, check_all: bool = True
         ids = [i.instance_id for i in bundle.instances]
         dup = sorted({i for i in ids if ids.count(i) > 1})
         if dup:
-            raise Gf01Error(f"instance id {dup[0]!r} occurs more than once", file=file, field="instances")
+            raise Gf01Error(f"instance id {quote(dup[0], 60)} occurs more than once", file=file, field="instances")
         for inst in bundle.instances:
             if check_all:
                 check_instance(inst, file=file)

@@ -230,7 +230,7 @@ def check_hashes(inst: Instance) -> None:
         )
     if inst.meta.id_scheme == "content" and inst.instance_id != content_id(digest):
         raise Gf01Error(
-            f"instance id {inst.instance_id!r} does not match its content (expected {content_id(digest)!r})",
+            f"instance id {quote(inst.instance_id, 60)} does not match its content (expected {content_id(digest)!r})",
             field="instance_id",
         )
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hoa.errors import Gf01Error
+from hoa.errors import Gf01Error, quote
 from hoa.label import (
     And,
     Const,
@@ -270,7 +270,8 @@ class MealyView:
         else:
             unknown = [o for o in outputs if o not in aut.aps]
             if unknown:
-                raise Gf01Error(f"output {unknown[0]!r} is not an AP of the automaton (APs: {', '.join(aut.aps)})")
+                listed = ", ".join(aut.aps[:20]) + (f", ... ({len(aut.aps)} in all)" if len(aut.aps) > 20 else "")
+                raise Gf01Error(f"output {quote(unknown[0])} is not an AP of the automaton (APs: {listed})")
             out_aps = sorted({aut.aps.index(o) for o in outputs})
         in_aps = [i for i in range(len(aut.aps)) if i not in set(out_aps)]
         if len(aut.start) != 1 or len(aut.start[0]) != 1:
