@@ -117,13 +117,16 @@ def instance_options(
         return None
     if trace is not None and trace_file is not None:
         raise Gf01Error("give the base trace once: --trace or --trace-file, not both", field="--trace")
+    source = None
     if trace_file is not None:
+        from hoa.errors import quote
         from hoa.files import read_text
 
         trace = read_text(trace_file)
+        source = quote(str(trace_file), 200, bare=True)
     names = tuple(o.strip() for o in outputs.split(",") if o.strip()) if outputs is not None else None
     return InstanceOptions(trace=trace, effect=effect, t_star=t_star, mode=mode or "hard", window=window,
-                           budget_t=budget_t, budget_a=budget_a, outputs=names)
+                           budget_t=budget_t, budget_a=budget_a, outputs=names, trace_source=source)
 
 
 def open_instance(path: str, instance_id: str | None, options: Any, deadline: Deadline) -> tuple[Instance, Problem]:

@@ -62,10 +62,15 @@ def _check_line(r: dict[str, Any]) -> list[str]:
 @hoa_app.command("print", short_help="Print HOA files canonically.")
 def print_cmd(file: FileArg) -> None:
     """Print the canonical HOA text of every automaton in FILE."""
+    from hoa.check import NO_AUTOMATON
+    from hoa.errors import Gf01Error
     from hoa.parser import parse_file
     from hoa.writer import write
 
-    for aut in parse_file(file):
+    automata = parse_file(file)
+    if not automata:
+        raise Gf01Error(NO_AUTOMATON, file=file)
+    for aut in automata:
         sys.stdout.write(write(aut))
 
 
