@@ -15,6 +15,7 @@ deterministic limits (a static size guard, optionally BDD nodes), never by secon
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -353,18 +354,27 @@ def generate(
             if progress is not None:
                 progress(len(results))
     else:
-        from concurrent.futures import as_completed
+        from concurrent.futures import FIRST_COMPLETED, Future, wait
 
         from gf01_formal.workers import pool
 
         cfg_json = cfg.model_dump(mode="json")
+        slots = iter(range(count))
         with pool(jobs) as ex:
-            futures = [ex.submit(_slot_job, (seed, slot, cfg_json, chash)) for slot in range(count)]
-            for fut in as_completed(futures):
-                slot, data, ok = fut.result()
-                results[slot] = Instance.model_validate(data) if ok else Skip.model_validate(data)
-                if progress is not None:
-                    progress(len(results))
+            # A few slots in flight per worker, not all of them: the queue stays small for any count, and Ctrl-C
+            # has little to cancel.
+            running: set[Future[tuple[int, dict[str, Any], bool]]] = set()
+            while True:
+                for slot in itertools.islice(slots, 2 * jobs - len(running)):
+                    running.add(ex.submit(_slot_job, (seed, slot, cfg_json, chash)))
+                if not running:
+                    break
+                done, running = wait(running, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    slot, data, ok = fut.result()
+                    results[slot] = Instance.model_validate(data) if ok else Skip.model_validate(data)
+                    if progress is not None:
+                        progress(len(results))
     instances: list[Instance] = []
     skipped: list[Skip] = []
     seen: set[str] = set()
