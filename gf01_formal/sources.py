@@ -34,9 +34,9 @@ class InstanceOptions:
 
     ``trace``: JSON text, a decoded JSON list of ``{input: 0|1}``, or a Spot-style word ``a&!b;!a&b``; it is always
     the trace itself, never a file name (``--trace-file`` reads the file and names it in ``trace_source``, which
-    errors in the trace then name). ``effect``: a Boolean expression over output names. Defaults: t* = T-1; hard mode; window = w(I) of DEC-014b
-    from the measured knobs (in hard mode the window plays no part and, unmeasured, is stored as 1); B_T = T;
-    B_A = T x |AP_in|; outputs = the file's ``controllable-AP``.
+    errors in the trace then name). ``effect``: a Boolean expression over output names. Defaults: t* = T-1; hard
+    mode; window = w(I) of DEC-014b from the measured knobs (in hard mode the window plays no part and, unmeasured,
+    is stored as 1); B_T = T; B_A = T x |AP_in|; outputs = the file's ``controllable-AP``.
     """
 
     trace: str | list[Any] | None = None

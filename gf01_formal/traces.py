@@ -55,7 +55,7 @@ def trace_from_json(data: Any, inputs: Sequence[str], *, field: str = "base_trac
             if name not in step:
                 raise Gf01Error(f"step {t}: input {name!r} has no value", field=field)
             v = step[name]
-            if isinstance(v, bool) or v not in (0, 1):
+            if not isinstance(v, int) or isinstance(v, bool) or v not in (0, 1):  # 1.0 and true are not 1
                 raise Gf01Error(f"step {t}: input {name!r} must be 0 or 1, got {quote(v)}", field=field)
             x |= v << i
         out.append(x)
