@@ -90,8 +90,10 @@ def _view_cached(system_json: str) -> MealyView:
             f"more than the {MAX_TABLE_CELLS:,} an instance may have (at most {MAX_TABLE_INPUTS} inputs)",
             field="system",
         )
+    # The tables are compiled now (every query needs them): a state without an edge for some input, or a label the
+    # tables cannot take, is refused here, naming the field, and not at the first query.
     try:
-        view.check_input_complete()
+        view.tables  # noqa: B018
     except Gf01Error as ex:
         raise Gf01Error(ex.message, field="system") from ex
     return view

@@ -313,15 +313,16 @@ def _check_properties(aut: Automaton, spans: Spans, toks: Tokens) -> None:
 
 
 #: Most memory (bytes) the ``complete`` / ``deterministic`` checks may give CUDD. Labels of real automata need a
-#: few MB at most; a label whose BDD is exponential in its size (an interleaved disjunction of pairs, say) is refused
-#: with the property named instead of exhausting time and memory.
-MAX_LABEL_BDD_BYTES = 64 << 20
+#: few MB at most, 10,000 APs about 90 MB; a label whose BDD is exponential in its size (an interleaved disjunction
+#: of pairs, say) is refused with the property named instead of exhausting time and memory.
+MAX_LABEL_BDD_BYTES = 128 << 20
 #: The same bound in nodes, for dd.autoref (the pure-Python fallback, which has no memory limit of its own).
 MAX_LABEL_BDD_NODES = 1 << 20
 
 
 class _LabelBdds:
-    """Labels as BDDs over the APs (dd.cudd, or dd.autoref where CUDD is missing), for determinism and completeness.
+    """Labels as BDDs over the APs (dd.cudd, or dd.autoref where CUDD is missing), for determinism and completeness
+    when the labels use more than :data:`MAX_TABLE_APS` APs (:class:`_LabelTables` otherwise).
 
     A BDD answers "do two labels overlap" and "do the labels cover every valuation" in time polynomial in the BDD
     size, where truth tables or case splits grow as 2^|AP|. Only the APs the labels use are declared (in order of
@@ -357,7 +358,7 @@ class _LabelBdds:
         """Run BDD operations, refusing the property (Gf01Error at its token) when they outgrow the limits."""
         try:
             yield
-        except ValueError:  # dd.cudd: an operation failed, CUDD's max_memory reached
+        except (ValueError, RuntimeError):  # dd.cudd: an operation or a declaration failed at CUDD's max_memory
             raise self._refusal() from None
         if self.counted and len(self.bdd) > MAX_LABEL_BDD_NODES:  # pragma: no cover - dd.autoref only
             raise self._refusal()
@@ -367,6 +368,17 @@ class _LabelBdds:
         return self.toks.error_at(
             f"'properties: {prop}' cannot be checked: the edge labels' BDDs need more than "
             f"{MAX_LABEL_BDD_BYTES >> 20} MiB (remove the property, or simplify the labels)", self.property_at)
+
+    @property
+    def none(self) -> Any:
+        """The empty set of valuations."""
+        return self.bdd.false
+
+    def empty(self, u: Any) -> bool:
+        return u == self.bdd.false
+
+    def full(self, u: Any) -> bool:
+        return u == self.bdd.true
 
     def _var(self, index: int) -> Any:
         u = self.variables.get(index)
@@ -402,6 +414,81 @@ class _LabelBdds:
         return [self.of(st.label if st.label is not None else e.label) for e in st.edges]  # type: ignore[arg-type]
 
 
+#: Labels over at most this many APs are checked by truth tables (numpy) rather than BDDs: importing dd (and the
+#: networkx it imports) cost a third of a small query on a controller that says ``deterministic``.
+MAX_TABLE_APS = 10
+
+
+class _LabelTables:
+    """Labels as truth tables over the few APs the automaton's labels use: the interface of :class:`_LabelBdds`."""
+
+    def __init__(self, aut: Automaton, used: list[int]) -> None:
+        import numpy as np
+
+        rows = np.arange(1 << len(used), dtype=np.int64)
+        self.bits = {ap: ((rows >> j) & 1).astype(bool) for j, ap in enumerate(used)}
+        self.none = np.zeros(rows.shape, dtype=bool)
+        self.aliases = aut.alias_map()
+        self.memo: dict[int, tuple[Expr, Any]] = {}  # id(expr) -> (expr kept alive, table)
+
+    def of(self, expr: Expr) -> Any:
+        """The truth table of ``expr`` (aliases expanded on the way, each once)."""
+        hit = self.memo.get(id(expr))
+        if hit is not None:
+            return hit[1]
+        if isinstance(expr, Var):
+            u = self.bits[expr.index]
+        elif isinstance(expr, Const):
+            u = ~self.none if expr.value else self.none
+        elif isinstance(expr, AliasRef):
+            u = self.of(self.aliases[expr.name])
+        elif isinstance(expr, Not):
+            u = ~self.of(expr.arg)
+        else:
+            u = self.none if isinstance(expr, Or) else ~self.none
+            for a in expr.args:
+                u = (u | self.of(a)) if isinstance(expr, Or) else (u & self.of(a))
+        self.memo[id(expr)] = (expr, u)
+        return u
+
+    def empty(self, u: Any) -> bool:
+        return not u.any()
+
+    def full(self, u: Any) -> bool:
+        return bool(u.all())
+
+    def edge_labels(self, st: State) -> list[Any]:
+        return [self.of(st.label if st.label is not None else e.label) for e in st.edges]  # type: ignore[arg-type]
+
+    @contextmanager
+    def bounded(self) -> Iterator[None]:
+        yield  # 2^MAX_TABLE_APS rows: nothing to bound
+
+
+def _label_sets(aut: Automaton, property_at: int, toks: Tokens) -> _LabelTables | _LabelBdds:
+    """Truth tables when the labels use few APs, BDDs otherwise."""
+    aliases = aut.alias_map()
+    used: set[int] = set()
+    seen: set[int] = set()  # ids of the expressions walked: a shared label or an alias is walked once
+    stack = [lab for st in aut.states for lab in (st.label, *(e.label for e in st.edges)) if lab is not None]
+    while stack and len(used) <= MAX_TABLE_APS:
+        e = stack.pop()
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, Var):
+            used.add(e.index)
+        elif isinstance(e, AliasRef):
+            stack.append(aliases[e.name])
+        elif isinstance(e, Not):
+            stack.append(e.arg)
+        elif isinstance(e, And | Or):
+            stack.extend(e.args)
+    if len(used) <= MAX_TABLE_APS:
+        return _LabelTables(aut, sorted(used))
+    return _LabelBdds(aut, property_at, toks)
+
+
 def _implicit(st: State) -> bool:
     return bool(st.edges) and st.label is None and st.edges[0].label is None
 
@@ -410,17 +497,17 @@ def _nondeterminism(aut: Automaton, spans: Spans, property_at: int, toks: Tokens
     """A reason and a token why ``aut`` is not deterministic, or None if it is."""
     if len(aut.start) > 1:
         return f"{len(aut.start)} Start: headers", spans.headers["Start"][1]
-    bdds: _LabelBdds | None = None
+    sets: _LabelTables | _LabelBdds | None = None
     for k, st in enumerate(aut.states):
         if len(st.edges) < 2 or _implicit(st):
             continue  # implicit labels are pairwise disjoint
-        bdds = bdds or _LabelBdds(aut, property_at, toks)
-        with bdds.bounded():
-            seen = bdds.bdd.false
-            for j, u in enumerate(bdds.edge_labels(st)):
-                if (seen & u) != bdds.bdd.false:
+        sets = sets or _label_sets(aut, property_at, toks)
+        with sets.bounded():
+            seen = sets.none
+            for j, u in enumerate(sets.edge_labels(st)):
+                if not sets.empty(seen & u):
                     return f"edge {j} of state {st.index} overlaps an earlier edge", spans.edges[k][j]
-                seen |= u
+                seen = seen | u
     return None
 
 
@@ -434,18 +521,18 @@ def _incompleteness(aut: Automaton, spans: Spans, property_at: int, toks: Tokens
     for q in range(aut.num_states):  # stops at the first gap, so at most len(defined) + 1 steps
         if q not in defined:
             return f"state {q} is not defined (it has no edges)", None
-    bdds: _LabelBdds | None = None
+    sets: _LabelTables | _LabelBdds | None = None
     for k, st in enumerate(aut.states):
         if _implicit(st):
             continue  # implicit labels cover every valuation
         if not st.edges:
             return f"state {st.index} has no edges", spans.states[k]
-        bdds = bdds or _LabelBdds(aut, property_at, toks)
-        with bdds.bounded():
-            covered = bdds.bdd.false
-            for u in bdds.edge_labels(st):
-                covered |= u
-        if covered != bdds.bdd.true:
+        sets = sets or _label_sets(aut, property_at, toks)
+        with sets.bounded():
+            covered = sets.none
+            for u in sets.edge_labels(st):
+                covered = covered | u
+        if not sets.full(covered):
             return f"some valuation has no edge in state {st.index}", spans.states[k]
     return None
 
@@ -455,4 +542,4 @@ def _trivially_weak(aut: Automaton) -> bool:
     return len(marks) <= 1
 
 
-__all__ = ["IMPLIES", "INCOMPATIBLE", "MAX_ALIAS_DEPTH", "MAX_LABEL_BDD_BYTES", "validate"]
+__all__ = ["IMPLIES", "INCOMPATIBLE", "MAX_ALIAS_DEPTH", "MAX_LABEL_BDD_BYTES", "MAX_TABLE_APS", "validate"]
