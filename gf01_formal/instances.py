@@ -26,8 +26,9 @@ ID_PREFIX = "gf01f-"
 ID_HEX = 16
 SPLITS = ("public_dev", "public_val", "private_eval")
 
-# strict: a JSON string "21" is not the integer 21, and true is not 1.
-_FROZEN = ConfigDict(extra="forbid", frozen=True, strict=True)
+# strict: a JSON string "21" is not the integer 21, and true is not 1. defer_build: a model's validator is built when
+# it is first used, so that a command reading one instance does not build the bundle's.
+_FROZEN = ConfigDict(extra="forbid", frozen=True, strict=True, defer_build=True)
 
 
 class TableSystem(BaseModel):

@@ -40,3 +40,31 @@ def test_help_lists_every_command_group(capsys):
     out = capsys.readouterr().out
     for cmd in ("verify", "enumerate", "oracle", "generate", "split", "split-policy-check", "hoa", "import"):
         assert cmd in out
+
+
+def test_backend_option_names_every_backend():
+    """--backend's choices (a Literal, so that help lists them without importing the solvers) are solvers.api's."""
+    from typing import get_args
+
+    from gf01_formal.cli.common import BackendName
+    from solvers.api import BACKENDS
+
+    assert set(get_args(BackendName)) == set(BACKENDS)
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["verify", "--help"], ["hoa", "check", "--help"], ["--version"]])
+def test_help_and_version_from_the_one_command_tree(argv, capsys):
+    """The parser builds only the command named (or the whole tree for help): both give the same help text."""
+    import typer
+
+    from gf01_formal.cli import app
+
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("gf01-formal ") if argv == ["--version"] else out.startswith("Usage: gf01 ")
+    if argv[0] == "verify":  # the same text as the whole tree's own help for the command
+        command = typer.main.get_command(app)
+        with command.make_context("gf01", ["verify"], resilient_parsing=True) as ctx:
+            sub = command.get_command(ctx, "verify")
+            with sub.make_context("verify", [], parent=ctx, resilient_parsing=True) as sub_ctx:
+                assert out == sub.get_help(sub_ctx) + "\n"

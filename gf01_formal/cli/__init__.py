@@ -51,15 +51,31 @@ def _invoke(args: list[str]) -> int:
     and a closed pipe into exit 1; here every outcome goes through :func:`_status_of`."""
     import typer
 
-    from gf01_formal.cli.root import app
-
-    command = typer.main.get_command(app)
+    command = typer.main.get_command(_tree_for(args))
     try:
         with command.make_context("gf01", args) as ctx:
             status = command.invoke(ctx)
     except typer.Exit as ex:  # --help, --version, a check's verdict
         return ex.exit_code
     return status if isinstance(status, int) else 0
+
+
+def _tree_for(args: list[str]) -> Any:
+    """The command tree to parse ``args`` with: :data:`app` holding only the command (or group) ``args`` name, or the
+    whole of it for ``--help``, ``--version`` and unknown names. typer turns every registered command into a click
+    command, reading its signature, before parsing anything: for one small query that was a sixth of its run."""
+    import copy
+
+    from gf01_formal.cli.root import app
+
+    name = args[0] if args else ""
+    commands = [c for c in app.registered_commands if c.name == name]
+    groups = [g for g in app.registered_groups if g.name == name]
+    if not commands and not groups:
+        return app
+    tree = copy.copy(app)  # the same settings and root callback (--version), one command
+    tree.registered_commands, tree.registered_groups = commands, groups
+    return tree
 
 
 def _status_of(ex: Exception) -> int:

@@ -1,7 +1,9 @@
 """What every command shares: the option declarations (one spelling and one meaning each), the INSTANCE argument,
 the time budget of ``--seconds``, and plain-text or JSON output.
 
-Every command is a few lines: parse options, call one library function, print its result (:func:`emit`).
+Every command is a few lines: parse options, call one library function, print its result (:func:`emit`). This
+module imports only typer: the library behind a command is imported when the command runs, so that help, a usage
+error or an ``hoa`` command does not pay for pydantic and the solvers.
 """
 
 from __future__ import annotations
@@ -11,22 +13,23 @@ import sys
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 import typer.core
 
-from encoders.problem import Problem
-from gf01_formal.instances import Instance
 from hoa.errors import Gf01Error
-from solvers.api import BACKENDS
-from solvers.limits import Limits
+
+if TYPE_CHECKING:
+    from encoders.problem import Problem
+    from gf01_formal.instances import Instance
+    from solvers.limits import Limits
 
 # typer prints each argument's Python type after its metavar ("CERT <str>"); our metavars already say what it is.
 typer.core.TyperArgument.display_type_rich = lambda self, ctx: None  # type: ignore[method-assign]
 
+#: The names of solvers.api.BACKENDS (tests/test_cli.py checks that they agree).
 BackendName = Literal["explicit", "sat", "bdd", "bdd-autoref"]
-assert set(BackendName.__args__) == set(BACKENDS)  # type: ignore[attr-defined]
 
 # -- the INSTANCE argument and the instance options (HOA files only) -----------------------------------------------
 
@@ -146,6 +149,8 @@ class Deadline:
         """Limits for the next query: the seconds left (None when the command has no time limit)."""
         if self.deadline is None:
             return None
+        from solvers.limits import Limits
+
         return Limits(seconds=max(0.0, self.deadline - time.monotonic()))
 
 
