@@ -74,29 +74,20 @@ class Mutator:
 
     def anything(self, obj: Any) -> Any:
         """Replace, delete or add at a random path, with values of any type."""
-        if isinstance(obj, dict) and obj and self.rng.random() < 0.8:
-            key = self.pick(list(obj))
+        if isinstance(obj, dict | list) and obj and self.rng.random() < 0.8:
+            slot = self.pick(list(obj)) if isinstance(obj, dict) else int(self.rng.integers(len(obj)))
             r = self.rng.random()
             if r < 0.15:
-                del obj[key]
+                del obj[slot]
             elif r < 0.45:
-                obj[key] = self.pick(ODD)
-            elif r < 0.5:
-                obj["extra"] = self.pick(ODD)
+                obj[slot] = self.pick(ODD)
+            elif r < 0.5:  # one more entry: a new key, or a copy of an item
+                if isinstance(obj, dict):
+                    obj["extra"] = self.pick(ODD)
+                else:
+                    obj.append(copy.deepcopy(obj[slot]))
             else:
-                obj[key] = self.anything(obj[key])
-            return obj
-        if isinstance(obj, list) and obj and self.rng.random() < 0.8:
-            i = int(self.rng.integers(len(obj)))
-            r = self.rng.random()
-            if r < 0.15:
-                del obj[i]
-            elif r < 0.4:
-                obj[i] = self.pick(ODD)
-            elif r < 0.5:
-                obj.append(copy.deepcopy(obj[i]))
-            else:
-                obj[i] = self.anything(obj[i])
+                obj[slot] = self.anything(obj[slot])
             return obj
         if isinstance(obj, str) and obj and self.rng.random() < 0.7:
             return self.text(obj)

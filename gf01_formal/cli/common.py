@@ -8,6 +8,8 @@ error or an ``hoa`` command does not pay for pydantic and the solvers.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 import sys
 import time
@@ -130,6 +132,34 @@ def instance_options(
     names = tuple(o.strip() for o in outputs.split(",") if o.strip()) if outputs is not None else None
     return InstanceOptions(trace=trace, effect=effect, t_star=t_star, mode=mode or "hard", window=window,
                            budget_t=budget_t, budget_a=budget_a, outputs=names, trace_source=source)
+
+
+#: The instance options (HOA files only), in the order --help lists them.
+_INSTANCE_OPTIONS: dict[str, Any] = {"trace": TraceOpt, "trace_file": TraceFileOpt, "effect": EffectOpt,
+                                     "t_star": TStarOpt, "mode": ModeOpt, "window": WindowOpt, "budget_t": BudgetTOpt,
+                                     "budget_a": BudgetAOpt, "outputs": OutputsOpt}
+
+
+def with_instance_options(command: Callable[..., None]) -> Callable[..., None]:
+    """``command`` with the instance options (--trace ... --outputs) added to its parameters, which typer reads from
+    the signature; the command receives them as one argument ``options``, :func:`instance_options` of their values.
+
+    >>> @with_instance_options  # doctest: +SKIP
+    ... def oracle_cmd(instance: InstanceArg, options: Any = None) -> None: ...
+    """
+    own = inspect.signature(command, eval_str=True)
+    params = [p for name, p in own.parameters.items() if name != "options"]
+    params += [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None, annotation=annotation)
+               for name, annotation in _INSTANCE_OPTIONS.items()]
+
+    @functools.wraps(command)
+    def run(**kwargs: Any) -> None:
+        values = [kwargs.pop(name) for name in _INSTANCE_OPTIONS]
+        command(**kwargs, options=instance_options(*values))
+
+    run.__signature__ = own.replace(parameters=params)  # type: ignore[attr-defined]
+    run.__annotations__ = {p.name: p.annotation for p in params}
+    return run
 
 
 def open_instance(path: str, instance_id: str | None, options: Any, deadline: Deadline) -> tuple[Instance, Problem]:
