@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import typer
 import typer.core
 
-from hoa.errors import Gf01Error
+from hoa.errors import Gf01Error, quote
 
 if TYPE_CHECKING:
     from encoders.problem import Problem
@@ -124,7 +124,6 @@ def instance_options(
         raise Gf01Error("give the base trace once: --trace or --trace-file, not both", field="--trace")
     source = None
     if trace_file is not None:
-        from hoa.errors import quote
         from hoa.files import read_text
 
         trace = read_text(trace_file)
