@@ -1,4 +1,7 @@
-"""GF-01 benchmark layer: instances, generator, play protocol, agents, scoring, policies, reports and the CLI."""
+"""GF-01 benchmark layer: instances and where they come from (instance files, bundles, HOA files, the peer's
+bundles), the certified generator and its system families, splits, certificates and their scores, measurement, and
+the ``gf01`` command line.
+"""
 
 from hoa.errors import Gf01Error
 

@@ -46,17 +46,25 @@ def check_output(path: str | Path) -> Path:
     existing parent is not a writable directory. Missing parent directories are created when the file is written."""
     target = Path(path)
     shown = quote(os.fspath(path), 200, bare=True)
-    if target.is_dir():
-        raise Gf01Error("is a directory; give a file name to write", file=shown)
-    parent = target.parent
-    while not parent.exists():
-        if parent == parent.parent:
-            break
-        parent = parent.parent
-    if not parent.is_dir():
-        raise Gf01Error(f"cannot write: {quote(str(parent), 200, bare=True)} is not a directory", file=shown)
-    if not os.access(parent, os.W_OK | os.X_OK) or (target.exists() and not os.access(target, os.W_OK)):
-        raise Gf01Error("cannot write: permission denied", file=shown)
+    try:
+        if target.is_dir():
+            raise Gf01Error("is a directory; give a file name to write", file=shown)
+        parent = target.parent
+        while not parent.exists():
+            if parent == parent.parent:
+                break
+            parent = parent.parent
+        if not parent.is_dir():
+            raise Gf01Error(f"cannot write: {quote(str(parent), 200, bare=True)} is not a directory", file=shown)
+        if not os.access(parent, os.W_OK | os.X_OK) or (target.exists() and not os.access(target, os.W_OK)):
+            raise Gf01Error("cannot write: permission denied", file=shown)
+        # os.access answers yes to root everywhere, and knows nothing of read-only mounts: create (and remove) a
+        # file where the output or its first missing directory will go, which is what the write will need.
+        fd, probe = tempfile.mkstemp(prefix=".gf01-probe-", dir=parent)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as ex:  # a name too long, a path through a file, a read-only or full file system
+        raise Gf01Error(f"cannot write: {ex.strerror or ex}", file=shown) from None
     return target
 
 

@@ -78,7 +78,7 @@ def parse_certificate(
             shown = ", ".join(inputs[:20]) + (f", ... ({len(inputs)} in all)" if len(inputs) > 20 else "")
             errors.append(f"atom {k}: {quote(name, 40)} is not an input (inputs: {shown})")
             bad = True
-        if isinstance(v, bool) or v not in (0, 1):
+        if not isinstance(v, int) or isinstance(v, bool) or v not in (0, 1):  # 1.0 and true are not 1
             errors.append(f"atom {k}: value {quote(v, 40)} must be 0 or 1")
             bad = True
         if bad:

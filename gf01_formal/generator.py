@@ -15,6 +15,7 @@ deterministic limits (a static size guard, optionally BDD nodes), never by secon
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -28,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from encoders.problem import Problem
 from gf01_formal.artifacts import sha256_hex
 from gf01_formal.complexity import W_MIN, window_of
-from gf01_formal.families import FAMILIES, FamilySystem
+from gf01_formal.families import FAMILIES, FamilySystem, check_family
 from gf01_formal.families.base import at_level
 from gf01_formal.instance_io import system_view
 from gf01_formal.instances import (
@@ -42,14 +43,17 @@ from gf01_formal.instances import (
 )
 from gf01_formal.measure import certify, greedy_result, measure_complexity
 from gf01_formal.traces import effect_text, parse_effect, trace_to_json
-from hoa.errors import Gf01Error
+from hoa.errors import Gf01Error, quote
 from hoa.label import Expr, evaluate
 from hoa.mealy import MealyView
 from solvers import api
+from solvers.api import BACKENDS
 from solvers.limits import Limits
 
 GENERATOR_VERSION = "gf01-formal.generator.1.1.0"
 CFG_SCHEMA = "gf01-formal.gen_cfg.v1"
+#: Longest horizon T a cfg may ask for (the benchmark's largest is 1024); also the cap of the budget slacks.
+MAX_HORIZON = 10_000
 
 
 class FamilyCfg(BaseModel):
@@ -57,7 +61,7 @@ class FamilyCfg(BaseModel):
 
     model_config = ConfigDict(extra="allow", frozen=True, strict=True)
     kind: str
-    weight: float = Field(default=1.0, gt=0)
+    weight: float = Field(default=1.0, gt=0, le=1e6)
 
 
 class Targets(BaseModel):
@@ -91,30 +95,39 @@ class GenConfig(BaseModel):
     normal_fraction: float = Field(default=0.5, ge=0, le=1)
     budget_slack: list[int] = Field(default=[0, 2], min_length=2, max_length=2, description="B_T = Eff_t + slack")
     atom_slack: list[int] = Field(default=[0, 3], min_length=2, max_length=2, description="B_A = Eff_a + slack")
-    max_attempts: int = Field(default=40, ge=1)
+    max_attempts: int = Field(default=40, ge=1, le=100_000)
     oracle_backend: str = "explicit"
     count_backend: str = "bdd"
-    count_node_limit: int | None = Field(default=None, description="BDD node cap for |M_B(I)| (null: none)")
+    count_node_limit: int | None = Field(default=None, ge=1, description="BDD node cap for |M_B(I)| (null: none)")
     count_max_positions: int | None = Field(
-        default=200, description="count |M_B(I)| only when (t*+1) x |AP_in| is at most this (null: always)"
+        default=200, ge=0, description="count |M_B(I)| only when (t*+1) x |AP_in| is at most this (null: always)"
     )
     targets: Targets = Field(default_factory=Targets)
 
 
 def load_config(data: dict[str, Any] | None, *, file: str | None = None) -> GenConfig:
     """The generator config from decoded JSON (None: the defaults); unknown families and bad ranges are refused."""
-    cfg: GenConfig = validate_model(GenConfig, data or {}, file=file)
+    cfg: GenConfig = validate_model(GenConfig, {} if data is None else data, file=file)
     for k, f in enumerate(cfg.families):
         if f.kind not in FAMILIES:
-            raise Gf01Error(f"unknown family kind {f.kind!r} (known: {', '.join(sorted(FAMILIES))})",
+            raise Gf01Error(f"unknown family kind {quote(f.kind)} (known: {', '.join(sorted(FAMILIES))})",
                             file=file, field=f"families[{k}].kind")
+        try:
+            check_family(f.kind, f.model_extra or {}, field=f"families[{k}]")
+        except Gf01Error as ex:
+            raise Gf01Error(ex.message, file=file, field=ex.field) from None
     lo, hi = cfg.horizon
-    if not 2 <= lo <= hi:
-        raise Gf01Error(f"horizon [{lo}, {hi}] must satisfy 2 <= min <= max", file=file, field="horizon")
+    if not 2 <= lo <= hi <= MAX_HORIZON:
+        raise Gf01Error(f"horizon [{quote(lo, 30)}, {quote(hi, 30)}] must satisfy 2 <= min <= max <= {MAX_HORIZON}",
+                        file=file, field="horizon")
     for name in ("budget_slack", "atom_slack"):
         a, b = getattr(cfg, name)
-        if not 0 <= a <= b:
-            raise Gf01Error(f"{name} must be [lo, hi] with 0 <= lo <= hi", file=file, field=name)
+        if not 0 <= a <= b <= MAX_HORIZON:
+            raise Gf01Error(f"{name} must be [lo, hi] with 0 <= lo <= hi <= {MAX_HORIZON}", file=file, field=name)
+    for name in ("oracle_backend", "count_backend"):
+        if getattr(cfg, name) not in BACKENDS:
+            raise Gf01Error(f"unknown backend {quote(getattr(cfg, name), 60)} (expected one of {', '.join(BACKENDS)})",
+                            file=file, field=name)
     return cfg
 
 
@@ -341,18 +354,27 @@ def generate(
             if progress is not None:
                 progress(len(results))
     else:
-        from concurrent.futures import as_completed
+        from concurrent.futures import FIRST_COMPLETED, Future, wait
 
         from gf01_formal.workers import pool
 
         cfg_json = cfg.model_dump(mode="json")
+        slots = iter(range(count))
         with pool(jobs) as ex:
-            futures = [ex.submit(_slot_job, (seed, slot, cfg_json, chash)) for slot in range(count)]
-            for fut in as_completed(futures):
-                slot, data, ok = fut.result()
-                results[slot] = Instance.model_validate(data) if ok else Skip.model_validate(data)
-                if progress is not None:
-                    progress(len(results))
+            # A few slots in flight per worker, not all of them: the queue stays small for any count, and Ctrl-C
+            # has little to cancel.
+            running: set[Future[tuple[int, dict[str, Any], bool]]] = set()
+            while True:
+                for slot in itertools.islice(slots, 2 * jobs - len(running)):
+                    running.add(ex.submit(_slot_job, (seed, slot, cfg_json, chash)))
+                if not running:
+                    break
+                done, running = wait(running, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    slot, data, ok = fut.result()
+                    results[slot] = Instance.model_validate(data) if ok else Skip.model_validate(data)
+                    if progress is not None:
+                        progress(len(results))
     instances: list[Instance] = []
     skipped: list[Skip] = []
     seen: set[str] = set()

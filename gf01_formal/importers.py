@@ -14,7 +14,7 @@ from gf01_formal.artifacts import read_json
 from gf01_formal.instance_io import check_instance
 from gf01_formal.instances import Bundle, Instance, Meta, System, TableSystem, make_bundle, make_instance
 from gf01_formal.traces import effect_text, parse_effect, trace_from_json, trace_to_json
-from hoa.errors import Gf01Error
+from hoa.errors import Gf01Error, quote
 
 PEER_BUNDLE_SCHEMA = "gf01.instance_bundle.v1"
 IMPORTER_VERSION = "gf01-formal.importers.v1"
@@ -53,7 +53,7 @@ def peer_table(automaton: dict[str, Any], where: str) -> System:
     initial = _need(automaton, "initial_state", where, str)
     trans = _need(automaton, "transitions", where, dict)
     if initial not in states:
-        raise Gf01Error(f"initial state {initial!r} is not a state", field=f"{where}.initial_state")
+        raise Gf01Error(f"initial state {quote(initial)} is not a state", field=f"{where}.initial_state")
     index = {s: q for q, s in enumerate(states)}
     n = len(inputs)
     nxt: list[list[int]] = []
@@ -66,20 +66,20 @@ def peer_table(automaton: dict[str, Any], where: str) -> System:
             cell = _need(rows, key, f"{where}.transitions.{s}", dict)
             dest = _need(cell, "next_state", f"{where}.transitions.{s}.{key}", str)
             if dest not in index:
-                raise Gf01Error(f"unknown state {dest!r}", field=f"{where}.transitions.{s}.{key}.next_state")
+                raise Gf01Error(f"unknown state {quote(dest)}", field=f"{where}.transitions.{s}.{key}.next_state")
             ovals = _need(cell, "output", f"{where}.transitions.{s}.{key}", dict)
             y = 0
             for j, o in enumerate(outputs):
                 bit = _need(ovals, o, f"{where}.transitions.{s}.{key}.output", int)
                 if bit not in (0, 1):
-                    raise Gf01Error(f"output bit {bit!r}", field=f"{where}.transitions.{s}.{key}.output.{o}")
+                    raise Gf01Error(f"output bit {quote(bit)}", field=f"{where}.transitions.{s}.{key}.output.{o}")
                 y |= bit << j
             nrow.append(index[dest])
             orow.append(y)
         extra = sorted(set(rows) - {"|".join(f"{a}={(x >> i) & 1}" for i, a in enumerate(inputs))
                                     for x in range(1 << n)})
         if extra:
-            raise Gf01Error(f"unknown input key {extra[0]!r}", field=f"{where}.transitions.{s}")
+            raise Gf01Error(f"unknown input key {quote(extra[0])}", field=f"{where}.transitions.{s}")
         nxt.append(nrow)
         out.append(orow)
     return System(
@@ -138,7 +138,7 @@ def import_peer_bundle(path: str | Path, *, measure: bool = True) -> Bundle:
     try:
         if not isinstance(data, dict) or data.get("schema_version") != PEER_BUNDLE_SCHEMA:
             got = data.get("schema_version") if isinstance(data, dict) else type(data).__name__
-            raise Gf01Error(f"expected {PEER_BUNDLE_SCHEMA}, got {got!r}", field="schema_version")
+            raise Gf01Error(f"expected {PEER_BUNDLE_SCHEMA}, got {quote(got, 60)}", field="schema_version")
         recs = _need(data, "instances", "", list)
         instances = [peer_instance(r, f"instances[{k}]", src, measure=measure) for k, r in enumerate(recs)]
     except Gf01Error as ex:
@@ -146,7 +146,7 @@ def import_peer_bundle(path: str | Path, *, measure: bool = True) -> Bundle:
     ids = [i.instance_id for i in instances]
     dup = sorted({i for i in ids if ids.count(i) > 1})
     if dup:
-        raise Gf01Error(f"instance id {dup[0]!r} occurs more than once", file=src, field="instances")
+        raise Gf01Error(f"instance id {quote(dup[0], 60)} occurs more than once", file=src, field="instances")
     return make_bundle(
         instances,
         generator_version=IMPORTER_VERSION,

@@ -41,10 +41,18 @@ def system_view(system: System) -> MealyView:
 def _view_cached(system_json: str) -> MealyView:
     # Keyed by the canonical JSON so that equal systems share one parsed view (and its compiled tables).
     system = System.model_validate_json(system_json)
+    names = [*system.inputs, *system.outputs]
+    if len(set(names)) != len(names):
+        dup = next(n for n in names if names.count(n) > 1)
+        raise Gf01Error(f"{quote(dup, 60)} is named twice among the inputs and outputs", field="system")
     if system.kind == "hoa":
         if not system.hoa:
             raise Gf01Error("a system of kind 'hoa' needs its HOA text", field="system.hoa")
-        view = mealy_from_text(system.hoa, system.outputs)
+        try:
+            view = mealy_from_text(system.hoa, system.outputs)
+        except Gf01Error as ex:  # line:col are the HOA text's, not the instance file's
+            where = ":".join(str(p) for p in (ex.line, ex.col) if p is not None)
+            raise Gf01Error(f"{where + ': ' if where else ''}{ex.message}", field="system.hoa") from None
     else:
         tab = system.table
         if tab is None:
@@ -53,11 +61,19 @@ def _view_cached(system_json: str) -> MealyView:
             raise Gf01Error(f"initial state {tab.initial} out of range", field="system.table.initial")
         if len(tab.next) != len(tab.states) or len(tab.out) != len(tab.states):
             raise Gf01Error("next and out need one row per state", field="system.table")
-        for q, row in enumerate(tab.out):
-            bad = [y for y in row if not 0 <= y < 1 << len(system.outputs)]
-            if bad:
-                raise Gf01Error(f"state {tab.states[q]}: output valuation {bad[0]} out of range",
-                                field="system.table.out")
+        width = 1 << len(system.inputs) if len(system.inputs) <= MAX_TABLE_INPUTS else 0
+        if not width or len(tab.states) * width > MAX_TABLE_CELLS:
+            raise Gf01Error(f"{len(tab.states)} states x 2^{len(system.inputs)} input valuations is more than the "
+                            f"{MAX_TABLE_CELLS:,} table cells an instance may have", field="system.table")
+        for what, rows, limit in (("next", tab.next, len(tab.states)), ("out", tab.out, 1 << len(system.outputs))):
+            for q, row in enumerate(rows):
+                if len(row) != width:
+                    raise Gf01Error(f"state {quote(tab.states[q], 40)}: {len(row)} entries, one per input valuation "
+                                    f"(2^{len(system.inputs)} = {width}) needed", field=f"system.table.{what}")
+                bad = [v for v in row if not 0 <= v < limit]
+                if bad:
+                    raise Gf01Error(f"state {quote(tab.states[q], 40)}: {quote(bad[0], 40)} is out of range "
+                                    f"[0, {limit - 1}]", field=f"system.table.{what}")
         try:
             view = MealyView.from_table(system.inputs, system.outputs, tab.next, tab.out, tab.initial, tab.states)
         except Gf01Error as ex:
@@ -74,8 +90,10 @@ def _view_cached(system_json: str) -> MealyView:
             f"more than the {MAX_TABLE_CELLS:,} an instance may have (at most {MAX_TABLE_INPUTS} inputs)",
             field="system",
         )
+    # The tables are compiled now (every query needs them): a state without an edge for some input, or a label the
+    # tables cannot take, is refused here, naming the field, and not at the first query.
     try:
-        view.check_input_complete()
+        view.tables  # noqa: B018
     except Gf01Error as ex:
         raise Gf01Error(ex.message, field="system") from ex
     return view
@@ -152,7 +170,7 @@ def parse_artifact(data: Any, *, file: str | None = None, check_all: bool = True
         ids = [i.instance_id for i in bundle.instances]
         dup = sorted({i for i in ids if ids.count(i) > 1})
         if dup:
-            raise Gf01Error(f"instance id {dup[0]!r} occurs more than once", file=file, field="instances")
+            raise Gf01Error(f"instance id {quote(dup[0], 60)} occurs more than once", file=file, field="instances")
         for inst in bundle.instances:
             if check_all:
                 check_instance(inst, file=file)

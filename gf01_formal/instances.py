@@ -26,8 +26,9 @@ ID_PREFIX = "gf01f-"
 ID_HEX = 16
 SPLITS = ("public_dev", "public_val", "private_eval")
 
-# strict: a JSON string "21" is not the integer 21, and true is not 1.
-_FROZEN = ConfigDict(extra="forbid", frozen=True, strict=True)
+# strict: a JSON string "21" is not the integer 21, and true is not 1. defer_build: a model's validator is built when
+# it is first used, so that a command reading one instance does not build the bundle's.
+_FROZEN = ConfigDict(extra="forbid", frozen=True, strict=True, defer_build=True)
 
 
 class TableSystem(BaseModel):
@@ -230,7 +231,7 @@ def check_hashes(inst: Instance) -> None:
         )
     if inst.meta.id_scheme == "content" and inst.instance_id != content_id(digest):
         raise Gf01Error(
-            f"instance id {inst.instance_id!r} does not match its content (expected {content_id(digest)!r})",
+            f"instance id {quote(inst.instance_id, 60)} does not match its content (expected {content_id(digest)!r})",
             field="instance_id",
         )
 

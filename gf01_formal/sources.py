@@ -32,10 +32,11 @@ SOURCE_VERSION = "gf01-formal.sources.v1"
 class InstanceOptions:
     """What an HOA file does not say about an instance, with the one set of defaults every command uses.
 
-    ``trace``: JSON text, a decoded JSON list of ``{input: 0|1}``, or a Spot-style word ``a&!b;!a&b``.
-    ``effect``: a Boolean expression over output names. Defaults: t* = T-1; hard mode; window = w(I) of DEC-014b
-    from the measured knobs (in hard mode the window plays no part and, unmeasured, is stored as 1); B_T = T;
-    B_A = T x |AP_in|; outputs = the file's ``controllable-AP``.
+    ``trace``: JSON text, a decoded JSON list of ``{input: 0|1}``, or a Spot-style word ``a&!b;!a&b``; it is always
+    the trace itself, never a file name (``--trace-file`` reads the file and names it in ``trace_source``, which
+    errors in the trace then name). ``effect``: a Boolean expression over output names. Defaults: t* = T-1; hard
+    mode; window = w(I) of DEC-014b from the measured knobs (in hard mode the window plays no part and, unmeasured,
+    is stored as 1); B_T = T; B_A = T x |AP_in|; outputs = the file's ``controllable-AP``.
     """
 
     trace: str | list[Any] | None = None
@@ -46,6 +47,7 @@ class InstanceOptions:
     budget_t: int | None = None
     budget_a: int | None = None
     outputs: tuple[str, ...] | None = None
+    trace_source: str | None = None
 
     @property
     def needs_measurement(self) -> bool:
@@ -74,7 +76,10 @@ def instance_from_hoa(
                         "names", field="effect")
     view = mealy_from_text(hoa_text, options.outputs, file=source)
     system = System(kind="hoa", inputs=list(view.inputs), outputs=list(view.outputs), hoa=hoa_text)
-    trace = parse_trace(options.trace, view.inputs, field="trace")
+    try:
+        trace = parse_trace(options.trace, view.inputs, field="trace")
+    except Gf01Error as ex:
+        raise (ex.located(options.trace_source) if options.trace_source else ex) from None
     effect = effect_text(parse_effect(options.effect, view.outputs), view.outputs)
     T = len(trace)
     if options.mode not in MODES:

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from gf01_formal.artifacts import read_json, write_json_atomic
 from gf01_formal.instances import SPLITS, Bundle, Instance, make_bundle, validate_model
-from hoa.errors import Gf01Error
+from hoa.errors import Gf01Error, quote
 
 POLICY = "gf01.split_policy.v1"
 MANIFEST_SCHEMA = "gf01-formal.split_manifest.v1"
@@ -177,11 +177,11 @@ def policy_check(data: Any, *, file: str | None = None, tolerance: float | None 
         labels = [r.get("split_id") if isinstance(r, dict) else None for r in rows]
         tol = TOLERANCE if tolerance is None else tolerance
     else:
-        raise Gf01Error(f"unknown schema_version {version!r}; expected {MANIFEST_SCHEMA} or {PEER_MANIFEST_SCHEMA}",
-                        file=file, field="schema_version")
+        raise Gf01Error(f"unknown schema_version {quote(version, 60)}; expected {MANIFEST_SCHEMA} or "
+                        f"{PEER_MANIFEST_SCHEMA}", file=file, field="schema_version")
     bad = [x for x in labels if x not in TARGETS]
     if bad:
-        raise Gf01Error(f"unknown split label {bad[0]!r} (labels: {', '.join(SPLITS)})", file=file,
+        raise Gf01Error(f"unknown split label {quote(bad[0], 60)} (labels: {', '.join(SPLITS)})", file=file,
                         field="instances")
     n = len(labels)
     if n == 0:

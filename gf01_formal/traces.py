@@ -55,7 +55,7 @@ def trace_from_json(data: Any, inputs: Sequence[str], *, field: str = "base_trac
             if name not in step:
                 raise Gf01Error(f"step {t}: input {name!r} has no value", field=field)
             v = step[name]
-            if isinstance(v, bool) or v not in (0, 1):
+            if not isinstance(v, int) or isinstance(v, bool) or v not in (0, 1):  # 1.0 and true are not 1
                 raise Gf01Error(f"step {t}: input {name!r} must be 0 or 1, got {quote(v)}", field=field)
             x |= v << i
         out.append(x)
@@ -66,8 +66,10 @@ def trace_from_word(text: str, inputs: Sequence[str], *, field: str = "base_trac
     """A trace from a finite Spot-style word ``l0;l1;...``; each letter a full conjunction of input literals."""
     if "cycle" in text:
         raise Gf01Error("a base trace is finite: cycle{...} words are not accepted", field=field)
+    if not text.strip():
+        raise Gf01Error("the trace is empty: give one letter per step, e.g. 'a&!b;!a&b'", field=field)
     letters = [p.strip() for p in text.split(";")]
-    if not text.strip() or any(not p for p in letters):
+    if any(not p for p in letters):
         raise Gf01Error(f"empty letter in word {quote(text)} (letters are separated by ';')", field=field)
     index = {n: i for i, n in enumerate(inputs)}
     out = []

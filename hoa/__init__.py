@@ -1,4 +1,6 @@
-"""HOA v1: label expressions, automaton model, parser, validator, writer and the Mealy view of a controller.
+"""HOA v1: label expressions, automaton model, parser, validator, writer, the per-file records of ``gf01 hoa check``
+and the Mealy view of a controller; with the project's one error type (``hoa.errors``) and its one reader of user
+files (``hoa.files``), which every layer above uses.
 
 The names below are imported on first use (PEP 562), so ``from hoa.errors import Gf01Error`` costs nothing more.
 """

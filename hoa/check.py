@@ -14,6 +14,9 @@ from hoa.model import Automaton
 from hoa.parser import iter_parse
 from hoa.writer import acceptance_text
 
+#: What an empty (or comment-only) file is told: it holds no automaton, so it is not valid HOA.
+NO_AUTOMATON = "no automaton (an HOA file starts with 'HOA: v1')"
+
 
 def automaton_summary(aut: Automaton) -> dict[str, Any]:
     """The per-automaton record of ``gf01 hoa check --json``."""
@@ -41,5 +44,5 @@ def check_text(text: str, path: str) -> dict[str, Any]:
     except Gf01Error as err:
         error = {"line": err.line, "col": err.col, "message": err.message}
     if error is None and not automata:
-        error = {"line": 1, "col": 1, "message": "no automaton (an HOA file starts with 'HOA: v1')"}
+        error = {"line": 1, "col": 1, "message": NO_AUTOMATON}
     return {"file": path, "ok": error is None, "automata": automata, "error": error}

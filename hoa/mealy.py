@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hoa.errors import Gf01Error
+from hoa.errors import Gf01Error, quote
 from hoa.label import (
     And,
     Const,
@@ -47,6 +47,9 @@ MAX_TABLE_INPUTS = 20
 #: 20-input controller would ask for 3 GiB.
 MAX_TABLE_CELLS = 1 << 22
 _CHUNK = 1 << 22  # valuations evaluated at once when compiling tables (bounds memory)
+#: Most outputs an edge label may tie to its inputs (their 2^k valuations are tried for every input valuation); a
+#: label that is a conjunction of an input part and an output part may name any number.
+MAX_GUARD_OUTPUTS = 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +200,25 @@ class MealyView:
             for e in edges:
                 outs = sorted(v for v in variables(e.guard) if v >= n)
                 k = len(outs)
+                split = _split_guard(e.guard, n)
+                if split is not None:
+                    # inputs & outputs apart (the usual Mealy label): one least output valuation for every input.
+                    ins, outputs = split
+                    model = least_model(outputs, outs)
+                    if model is None:
+                        continue  # never enabled
+                    y = sum(1 << (v - n) for v, bit in model.items() if bit)
+                    for lo in range(0, size, _CHUNK):
+                        xs = xs_all[lo : lo + _CHUNK]
+                        idx = xs[evaluate_array(ins, xs) & (nxt[q, xs] < 0)]
+                        nxt[q, idx] = e.dest
+                        out[q, idx] = y
+                    continue
+                if k > MAX_GUARD_OUTPUTS:
+                    raise Gf01Error(
+                        f"state {self.state_name(q)}: an edge label ties {k} outputs to the inputs; at most "
+                        f"{MAX_GUARD_OUTPUTS} are supported where inputs and outputs are not in separate conjuncts"
+                    )
                 # Candidate output valuations in lexicographic order, lowest output index most significant.
                 cand = np.arange(1 << k, dtype=np.int64)
                 ybits = np.zeros(1 << k, dtype=np.int64)
@@ -270,7 +292,8 @@ class MealyView:
         else:
             unknown = [o for o in outputs if o not in aut.aps]
             if unknown:
-                raise Gf01Error(f"output {unknown[0]!r} is not an AP of the automaton (APs: {', '.join(aut.aps)})")
+                listed = ", ".join(aut.aps[:20]) + (f", ... ({len(aut.aps)} in all)" if len(aut.aps) > 20 else "")
+                raise Gf01Error(f"output {quote(unknown[0])} is not an AP of the automaton (APs: {listed})")
             out_aps = sorted({aut.aps.index(o) for o in outputs})
         in_aps = [i for i in range(len(aut.aps)) if i not in set(out_aps)]
         if len(aut.start) != 1 or len(aut.start[0]) != 1:
@@ -410,6 +433,27 @@ def _edge_label(st: State, e: Edge, k: int, n_aps: int, implicit: bool) -> Expr:
     raise Gf01Error(f"state {st.index}: edge {k} has no label")
 
 
+def _split_guard(guard: Expr, n: int) -> tuple[Expr, Expr] | None:
+    """``(input part, output part)`` of a guard that is a conjunction of conjuncts over inputs only (signals below
+    ``n``) and conjuncts over outputs only, or None when some conjunct mixes them."""
+    args = guard.args if isinstance(guard, And) else (guard,)
+    ins: list[Expr] = []
+    outs: list[Expr] = []
+    for a in args:
+        vs = variables(a)
+        if all(v < n for v in vs):
+            ins.append(a)
+        elif all(v >= n for v in vs):
+            outs.append(a)
+        else:
+            return None
+    return _conj(ins), _conj(outs)
+
+
+def _conj(args: list[Expr]) -> Expr:
+    return Const(True) if not args else args[0] if len(args) == 1 else And(tuple(args))
+
+
 def _exists(expr: Expr, over: range) -> Expr:
     """``exists over . expr`` by Shannon expansion on the variables of ``over`` that occur in ``expr``."""
     for v in sorted(variables(expr) & set(over)):
@@ -425,4 +469,12 @@ def _or(a: Expr, b: Expr) -> Expr:
     return Or((a, b))
 
 
-__all__ = ["MAX_TABLE_CELLS", "MAX_TABLE_INPUTS", "MealyEdge", "MealyView", "load_mealy", "mealy_from_text"]
+__all__ = [
+    "MAX_GUARD_OUTPUTS",
+    "MAX_TABLE_CELLS",
+    "MAX_TABLE_INPUTS",
+    "MealyEdge",
+    "MealyView",
+    "load_mealy",
+    "mealy_from_text",
+]

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hoa.errors import Gf01Error
+from hoa.errors import Gf01Error, quote
 from hoa.label import AliasRef, And, Const, Expr, Not, Or, Var
 from hoa.lexer import Tokens, decode_string, tokenize
 from hoa.model import AccAnd, AccConst, AccExpr, AccOr, AccSet, Automaton, Edge, State
@@ -213,7 +213,7 @@ def _automaton(r: _Reader) -> tuple[Automaton, Spans]:
         raise r.error(f"'HOA:' must be followed by a version identifier, found {r.found()}")
     version = texts[r.i]
     if version not in SUPPORTED_VERSIONS:
-        raise r.error(f"unsupported HOA version {version!r} (this parser reads HOA v1)")
+        raise r.error(f"unsupported HOA version {quote(version)} (this parser reads HOA v1)")
     r.i += 1
     fields: dict[str, object] = {"version": version}
     start: list[tuple[int, ...]] = []
@@ -488,7 +488,7 @@ def _acc_atom(r: _Reader, atoms: list[tuple[int, int]]) -> AccExpr:
         return inner
     if kind == "id":
         if text not in ("Inf", "Fin"):
-            raise r.error(f"unknown acceptance primitive {text!r}, expected Fin or Inf")
+            raise r.error(f"unknown acceptance primitive {quote(text)}, expected Fin or Inf")
         r.i += 1
         if r.i >= r.hi or r.texts[r.i] != "(" or r.kinds[r.i] != "sym":
             raise r.error(f"expected '(' after {text}, found {r.found()}")

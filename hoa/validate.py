@@ -9,6 +9,8 @@ automaton (labels, acceptance style, branching, determinism, completeness, weakn
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from hoa.errors import Gf01Error
@@ -289,14 +291,14 @@ def _check_properties(aut: Automaton, spans: Spans, toks: Tokens) -> None:
         c = claim(name)
         if c is None:
             continue
-        witness = _nondeterminism(aut, spans)
+        witness = _nondeterminism(aut, spans, declared[name][1], toks)
         if c == deterministic and witness is not None:
             fail(name, f"the automaton is not deterministic: {witness[0]}", witness[1])
         if c != deterministic and witness is None:
             fail(name, "the automaton is deterministic (at most one Start: and disjoint edge labels in every state)")
     c = claim("complete")
     if c is not None:
-        witness = _incompleteness(aut, spans)
+        witness = _incompleteness(aut, spans, declared["complete"][1], toks)
         if c and witness is not None:
             fail("complete", f"the automaton is not complete: {witness[0]}", witness[1])
         if not c and witness is None:
@@ -310,30 +312,80 @@ def _check_properties(aut: Automaton, spans: Spans, toks: Tokens) -> None:
             fail("very-weak", "an automaton with at most one state and uniform acceptance marks is very weak")
 
 
+#: Most memory (bytes) the ``complete`` / ``deterministic`` checks may give CUDD. Labels of real automata need a
+#: few MB at most, 10,000 APs about 90 MB; a label whose BDD is exponential in its size (an interleaved disjunction
+#: of pairs, say) is refused with the property named instead of exhausting time and memory.
+MAX_LABEL_BDD_BYTES = 128 << 20
+#: The same bound in nodes, for dd.autoref (the pure-Python fallback, which has no memory limit of its own).
+MAX_LABEL_BDD_NODES = 1 << 20
+
+
 class _LabelBdds:
-    """Labels as BDDs over the APs (dd.cudd, or dd.autoref where CUDD is missing), for determinism and completeness.
+    """Labels as BDDs over the APs (dd.cudd, or dd.autoref where CUDD is missing), for determinism and completeness
+    when the labels use more than :data:`MAX_TABLE_APS` APs (:class:`_LabelTables` otherwise).
 
     A BDD answers "do two labels overlap" and "do the labels cover every valuation" in time polynomial in the BDD
-    size, where truth tables or case splits grow as 2^|AP|.
+    size, where truth tables or case splits grow as 2^|AP|. Only the APs the labels use are declared (in order of
+    first use), and the operands of a conjunction or disjunction are combined bottom-up (deepest top variable
+    first), so that a long conjunction of literals costs linear time, not quadratic (a 10,000-literal label took
+    29 s). Every operation runs under :meth:`bounded`; ``property_at`` is the token of the property being checked,
+    which a refusal names.
     """
 
-    def __init__(self, aut: Automaton) -> None:
+    def __init__(self, aut: Automaton, property_at: int, toks: Tokens) -> None:
         try:
             from dd.cudd import BDD
         except ImportError:  # pragma: no cover - the dd wheel ships CUDD; the pure-Python backend is the fallback
             from dd.autoref import BDD
         # Label BDDs are small: a small initial CUDD cache makes the manager cheap to create (about 30 us instead of
-        # 10 ms), which matters for streams of many small automata; CUDD grows its tables when it needs to.
+        # 10 ms), which matters for streams of many small automata; CUDD grows its tables when it needs to, up to
+        # max_memory, past which an operation fails (dd raises ValueError).
         try:
             self.bdd = BDD(memory_estimate=1 << 22, initial_cache_size=1 << 10)
-        except TypeError:  # pragma: no cover - dd.autoref takes no sizes
+            self.bdd.configure(reordering=False, max_memory=MAX_LABEL_BDD_BYTES)
+            self.counted = False
+        except TypeError:  # pragma: no cover - dd.autoref takes no sizes: count its nodes instead
             self.bdd = BDD()
-        self.bdd.configure(reordering=False)
-        self.n_aps = len(aut.aps)
-        if self.n_aps:
-            self.bdd.declare(*(f"p{i}" for i in range(self.n_aps)))
+            self.bdd.configure(reordering=False)
+            self.counted = True
         self.aliases = aut.alias_map()
         self.memo: dict[int, tuple[Expr, Any]] = {}  # id(expr) -> (expr kept alive, BDD)
+        self.variables: dict[int, Any] = {}  # AP index -> its BDD variable, declared on first use
+        self.property_at, self.toks = property_at, toks
+
+    @contextmanager
+    def bounded(self) -> Iterator[None]:
+        """Run BDD operations, refusing the property (Gf01Error at its token) when they outgrow the limits."""
+        try:
+            yield
+        except (ValueError, RuntimeError):  # dd.cudd: an operation or a declaration failed at CUDD's max_memory
+            raise self._refusal() from None
+        if self.counted and len(self.bdd) > MAX_LABEL_BDD_NODES:  # pragma: no cover - dd.autoref only
+            raise self._refusal()
+
+    def _refusal(self) -> Gf01Error:
+        prop = self.toks.texts[self.property_at]
+        return self.toks.error_at(
+            f"'properties: {prop}' cannot be checked: the edge labels' BDDs need more than "
+            f"{MAX_LABEL_BDD_BYTES >> 20} MiB (remove the property, or simplify the labels)", self.property_at)
+
+    @property
+    def none(self) -> Any:
+        """The empty set of valuations."""
+        return self.bdd.false
+
+    def empty(self, u: Any) -> bool:
+        return u == self.bdd.false
+
+    def full(self, u: Any) -> bool:
+        return u == self.bdd.true
+
+    def _var(self, index: int) -> Any:
+        u = self.variables.get(index)
+        if u is None:
+            self.bdd.declare(f"p{index}")
+            u = self.variables[index] = self.bdd.var(f"p{index}")
+        return u
 
     def of(self, expr: Expr) -> Any:
         """The BDD of ``expr`` (aliases expanded on the way)."""
@@ -342,21 +394,18 @@ class _LabelBdds:
             return hit[1]
         bdd = self.bdd
         if isinstance(expr, Var):
-            u = bdd.var(f"p{expr.index}")
+            u = self._var(expr.index)
         elif isinstance(expr, Const):
             u = bdd.true if expr.value else bdd.false
         elif isinstance(expr, AliasRef):
             u = self.of(self.aliases[expr.name])
         elif isinstance(expr, Not):
             u = ~self.of(expr.arg)
-        elif isinstance(expr, And):
-            u = bdd.true
-            for a in expr.args:
-                u &= self.of(a)
         else:
-            u = bdd.false
-            for a in expr.args:
-                u |= self.of(a)
+            conjunction = isinstance(expr, And)
+            u = bdd.true if conjunction else bdd.false
+            for v in sorted((self.of(a) for a in expr.args), key=lambda v: -v.level):
+                u = (u & v) if conjunction else (u | v)
         self.memo[id(expr)] = (expr, u)
         return u
 
@@ -365,28 +414,104 @@ class _LabelBdds:
         return [self.of(st.label if st.label is not None else e.label) for e in st.edges]  # type: ignore[arg-type]
 
 
+#: Labels over at most this many APs are checked by truth tables (numpy) rather than BDDs: importing dd (and the
+#: networkx it imports) cost a third of a small query on a controller that says ``deterministic``.
+MAX_TABLE_APS = 10
+
+
+class _LabelTables:
+    """Labels as truth tables over the few APs the automaton's labels use: the interface of :class:`_LabelBdds`."""
+
+    def __init__(self, aut: Automaton, used: list[int]) -> None:
+        import numpy as np
+
+        rows = np.arange(1 << len(used), dtype=np.int64)
+        self.bits = {ap: ((rows >> j) & 1).astype(bool) for j, ap in enumerate(used)}
+        self.none = np.zeros(rows.shape, dtype=bool)
+        self.aliases = aut.alias_map()
+        self.memo: dict[int, tuple[Expr, Any]] = {}  # id(expr) -> (expr kept alive, table)
+
+    def of(self, expr: Expr) -> Any:
+        """The truth table of ``expr`` (aliases expanded on the way, each once)."""
+        hit = self.memo.get(id(expr))
+        if hit is not None:
+            return hit[1]
+        if isinstance(expr, Var):
+            u = self.bits[expr.index]
+        elif isinstance(expr, Const):
+            u = ~self.none if expr.value else self.none
+        elif isinstance(expr, AliasRef):
+            u = self.of(self.aliases[expr.name])
+        elif isinstance(expr, Not):
+            u = ~self.of(expr.arg)
+        else:
+            u = self.none if isinstance(expr, Or) else ~self.none
+            for a in expr.args:
+                u = (u | self.of(a)) if isinstance(expr, Or) else (u & self.of(a))
+        self.memo[id(expr)] = (expr, u)
+        return u
+
+    def empty(self, u: Any) -> bool:
+        return not u.any()
+
+    def full(self, u: Any) -> bool:
+        return bool(u.all())
+
+    def edge_labels(self, st: State) -> list[Any]:
+        return [self.of(st.label if st.label is not None else e.label) for e in st.edges]  # type: ignore[arg-type]
+
+    @contextmanager
+    def bounded(self) -> Iterator[None]:
+        yield  # 2^MAX_TABLE_APS rows: nothing to bound
+
+
+def _label_sets(aut: Automaton, property_at: int, toks: Tokens) -> _LabelTables | _LabelBdds:
+    """Truth tables when the labels use few APs, BDDs otherwise."""
+    aliases = aut.alias_map()
+    used: set[int] = set()
+    seen: set[int] = set()  # ids of the expressions walked: a shared label or an alias is walked once
+    stack = [lab for st in aut.states for lab in (st.label, *(e.label for e in st.edges)) if lab is not None]
+    while stack and len(used) <= MAX_TABLE_APS:
+        e = stack.pop()
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, Var):
+            used.add(e.index)
+        elif isinstance(e, AliasRef):
+            stack.append(aliases[e.name])
+        elif isinstance(e, Not):
+            stack.append(e.arg)
+        elif isinstance(e, And | Or):
+            stack.extend(e.args)
+    if len(used) <= MAX_TABLE_APS:
+        return _LabelTables(aut, sorted(used))
+    return _LabelBdds(aut, property_at, toks)
+
+
 def _implicit(st: State) -> bool:
     return bool(st.edges) and st.label is None and st.edges[0].label is None
 
 
-def _nondeterminism(aut: Automaton, spans: Spans) -> tuple[str, int | None] | None:
+def _nondeterminism(aut: Automaton, spans: Spans, property_at: int, toks: Tokens) -> tuple[str, int | None] | None:
     """A reason and a token why ``aut`` is not deterministic, or None if it is."""
     if len(aut.start) > 1:
         return f"{len(aut.start)} Start: headers", spans.headers["Start"][1]
-    bdds: _LabelBdds | None = None
+    sets: _LabelTables | _LabelBdds | None = None
     for k, st in enumerate(aut.states):
         if len(st.edges) < 2 or _implicit(st):
             continue  # implicit labels are pairwise disjoint
-        bdds = bdds or _LabelBdds(aut)
-        seen = bdds.bdd.false
-        for j, u in enumerate(bdds.edge_labels(st)):
-            if (seen & u) != bdds.bdd.false:
-                return f"edge {j} of state {st.index} overlaps an earlier edge", spans.edges[k][j]
-            seen |= u
+        sets = sets or _label_sets(aut, property_at, toks)
+        with sets.bounded():
+            seen = sets.none
+            for j, u in enumerate(sets.edge_labels(st)):
+                if not sets.empty(seen & u):
+                    return f"edge {j} of state {st.index} overlaps an earlier edge", spans.edges[k][j]
+                seen = seen | u
     return None
 
 
-def _incompleteness(aut: Automaton, spans: Spans) -> tuple[str, int | None] | None:
+def _incompleteness(aut: Automaton, spans: Spans, property_at: int, toks: Tokens) -> tuple[str, int | None] | None:
     """A reason and a token why ``aut`` is not complete, or None if it is."""
     if aut.num_states == 0:
         return "it has no state", None
@@ -396,17 +521,18 @@ def _incompleteness(aut: Automaton, spans: Spans) -> tuple[str, int | None] | No
     for q in range(aut.num_states):  # stops at the first gap, so at most len(defined) + 1 steps
         if q not in defined:
             return f"state {q} is not defined (it has no edges)", None
-    bdds: _LabelBdds | None = None
+    sets: _LabelTables | _LabelBdds | None = None
     for k, st in enumerate(aut.states):
         if _implicit(st):
             continue  # implicit labels cover every valuation
         if not st.edges:
             return f"state {st.index} has no edges", spans.states[k]
-        bdds = bdds or _LabelBdds(aut)
-        covered = bdds.bdd.false
-        for u in bdds.edge_labels(st):
-            covered |= u
-        if covered != bdds.bdd.true:
+        sets = sets or _label_sets(aut, property_at, toks)
+        with sets.bounded():
+            covered = sets.none
+            for u in sets.edge_labels(st):
+                covered = covered | u
+        if not sets.full(covered):
             return f"some valuation has no edge in state {st.index}", spans.states[k]
     return None
 
@@ -416,4 +542,4 @@ def _trivially_weak(aut: Automaton) -> bool:
     return len(marks) <= 1
 
 
-__all__ = ["IMPLIES", "INCOMPATIBLE", "MAX_ALIAS_DEPTH", "validate"]
+__all__ = ["IMPLIES", "INCOMPATIBLE", "MAX_ALIAS_DEPTH", "MAX_LABEL_BDD_BYTES", "MAX_TABLE_APS", "validate"]

@@ -40,3 +40,81 @@ def test_help_lists_every_command_group(capsys):
     out = capsys.readouterr().out
     for cmd in ("verify", "enumerate", "oracle", "generate", "split", "split-policy-check", "hoa", "import"):
         assert cmd in out
+
+
+def test_backend_option_names_every_backend():
+    """--backend's choices (a Literal, so that help lists them without importing the solvers) are solvers.api's."""
+    from typing import get_args
+
+    from gf01_formal.cli.common import BackendName
+    from solvers.api import BACKENDS
+
+    assert set(get_args(BackendName)) == set(BACKENDS)
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["verify", "--help"], ["hoa", "check", "--help"], ["--version"]])
+def test_help_and_version_from_the_one_command_tree(argv, capsys):
+    """The parser builds only the command named (or the whole tree for help): both give the same help text."""
+    import typer
+
+    from gf01_formal.cli import app
+
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("gf01-formal ") if argv == ["--version"] else out.startswith("Usage: gf01 ")
+    if argv[0] == "verify":  # the same text as the whole tree's own help for the command
+        command = typer.main.get_command(app)
+        with command.make_context("gf01", ["verify"], resilient_parsing=True) as ctx:
+            sub = command.get_command(ctx, "verify")
+            with sub.make_context("verify", [], parent=ctx, resilient_parsing=True) as sub_ctx:
+                assert out == sub.get_help(sub_ctx) + "\n"
+
+
+def _commands() -> dict:
+    """Every command of the CLI as typed ("hoa check", "verify", ...) -> its click command."""
+    import typer
+
+    from gf01_formal.cli import app
+
+    def walk(cmd, path):
+        subs = getattr(cmd, "commands", None)
+        if subs:
+            for name, sub in subs.items():
+                yield from walk(sub, (*path, name))
+            return
+        yield " ".join(path), cmd
+
+    return dict(walk(typer.main.get_command(app), ()))
+
+
+def test_docs_cli_md_lists_every_command_and_option():
+    """docs/cli.md names every command of the tree and every option each one takes."""
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "cli.md").read_text()
+    commands = _commands()
+    for path, cmd in commands.items():
+        assert f"`gf01 {path} " in doc or f"`gf01 {path}`" in doc, path
+        for param in cmd.params:
+            for opt in param.opts + param.secondary_opts:
+                if opt.startswith("-"):
+                    assert f"`{opt}" in doc or f"{opt} " in doc or f"/{opt}" in doc, (path, opt)
+
+
+def test_readme_command_table_matches_the_cli():
+    """Every command is in the README's table, and every option the table shows is one the command takes."""
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    commands = _commands()
+    rows = [line for line in readme.splitlines() if line.startswith("| `gf01 ")]
+    seen = set()
+    for row in rows:
+        usage = row.split("`")[1].removeprefix("gf01 ")
+        path = next(p for p in sorted(commands, key=len, reverse=True) if usage == p or usage.startswith(p + " "))
+        seen.add(path)
+        known = {o for param in commands[path].params for o in param.opts + param.secondary_opts}
+        for opt in re.findall(r"(?<![\w-])--?[a-z][a-z-]*", usage):
+            assert opt in known, (path, opt)
+    assert seen == set(commands)

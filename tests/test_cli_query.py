@@ -232,3 +232,35 @@ def test_verify_many_certificates_in_one_process(tmp_path: Path, capsys: pytest.
     assert f"{certs}:2:" in err and err.count("\n") == 1
     assert main(["verify", inst]) == 2
     assert "give one certificate" in capsys.readouterr().err
+
+
+def test_enumerate_streams_its_table(tmp_path: Path) -> None:
+    """The first rows of a huge M(I) (1.7 x 10^11 certificates, a counter left idle for 40 steps) are printed while
+    the enumeration is still running, not after it: the command is still alive when they arrive."""
+    import os
+    import queue
+    import subprocess
+    import sys
+    import threading
+
+    from gf01_formal.families.counters import counter_hoa
+
+    system = tmp_path / "counter.hoa"
+    system.write_text(counter_hoa(5))
+    argv = [sys.executable, "-m", "gf01_formal", "enumerate", str(system), "--trace", ";".join(["!inc&!rst"] * 40),
+            "--effect", "wrap", "--mode", "normal", "--window", "6", "--unbounded"]
+    root = Path(__file__).resolve().parent.parent
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(root)})
+    lines: queue.Queue[str] = queue.Queue()
+    stdout = proc.stdout
+    assert stdout is not None
+    threading.Thread(target=lambda: [lines.put(line) for line in stdout], daemon=True).start()
+    try:
+        # A guard against a hang, not a measure: listing 10^11 certificates before printing would never end.
+        rows = [lines.get(timeout=120) for _ in range(4)]
+        assert proc.poll() is None  # still enumerating
+    finally:
+        proc.kill()
+        proc.wait()
+    assert rows[0].split() == ["#", "Eff_t", "Eff_a", "certificate"]
+    assert [r.split()[0] for r in rows[1:]] == ["0", "1", "2"] and all("inc, 1)" in r for r in rows[1:])

@@ -106,7 +106,10 @@ def rehashed(data: dict) -> dict:
         (lambda d: d.update(window=9), "window", "outside [0, 3]"),
         (lambda d: d.update(budget_t=0), "budget_t", "outside [1, 3]"),
         (lambda d: d.update(budget_a=4), "budget_a", "outside [1, 3]"),
-        (lambda d: d["system"]["table"].update(next=[[0, 5], [0, 1]]), "system.table", "out of range"),
+        (lambda d: d["system"]["table"].update(next=[[0, 5], [0, 1]]), "system.table.next", "out of range"),
+        (lambda d: d["system"]["table"].update(next=[[0, 10**30], [0, 1]]), "system.table.next", "out of range"),
+        (lambda d: d["system"]["table"].update(next=[[0], [0, 1]]), "system.table.next", "1 entries, one per input"),
+        (lambda d: d["system"].update(outputs=["a"]), "system", "'a' is named twice"),
     ],
 )
 def test_bad_fields_are_refused_naming_the_field(tmp_path, edit, field, message):

@@ -1,107 +1,145 @@
-"""The ``gf01`` command line: a thin shell over the library, one module per command group.
+"""The ``gf01`` command line: a thin shell over the library, one module per command group (docs/cli.md).
 
 Exit status: 0 done; 1 a negative verdict where the command is a check (an invalid HOA file, a system that is not
-input-complete); 2 a user error, printed as one line ``gf01: error: file:line:col: message``; 3 a query that ran out
-of ``--seconds`` (it prints ``unknown (...)``, never a guess); 130 interrupted (Ctrl-C). docs/cli.md lists every
-command and option.
+input-complete); 2 a user error, printed as one line ``gf01: error: file:line:col: message`` (a usage error too);
+3 a query that ran out of ``--seconds`` (it prints ``unknown (...)``, never a guess); 70 an internal error (a bug:
+one line naming the exception and where it was raised); 130 interrupted (Ctrl-C).
+
+Importing this package is cheap: the command tree (:data:`app`, in :mod:`gf01_formal.cli.root`, with typer, numpy
+and pydantic behind it) is imported inside :func:`main`, so a Ctrl-C during those imports is an exit 130 like any
+other, and the console script's own import of this package cannot be interrupted with a traceback.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
-from typing import Annotated
-
-import typer
-
-from gf01_formal.cli import hoa, instances, play, query, report, runs, serve
-from hoa.errors import Gf01Error
-from solvers.limits import Unknown
+from typing import Any
 
 #: Longest error line printed: a message may quote user input, which is cut well before this.
 MAX_ERROR_CHARS = 2000
-EXIT_USER_ERROR, EXIT_UNKNOWN, EXIT_INTERRUPTED = 2, 3, 130
-
-app = typer.Typer(
-    name="gf01",
-    help="GF-01 reference toolkit: HOA systems, exact certificate checks, instances and runs.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-    context_settings={"max_content_width": 100},
-)
+EXIT_USER_ERROR, EXIT_UNKNOWN, EXIT_INTERNAL, EXIT_INTERRUPTED = 2, 3, 70, 130
 
 
-def _version(value: bool) -> None:
-    if value:
-        from importlib.metadata import PackageNotFoundError, version
+def __getattr__(name: str) -> Any:
+    # ``app`` is built on first use (see the module docstring).
+    if name == "app":
+        from gf01_formal.cli.root import app
 
-        try:
-            print(f"gf01-formal {version('gf01-formal')}")
-        except PackageNotFoundError:
-            print("gf01-formal (not installed)")
-        raise typer.Exit(0)
-
-
-@app.callback()
-def _root(
-    show_version: Annotated[
-        bool, typer.Option("--version", help="Print the version and exit.", callback=_version, is_eager=True)
-    ] = False,
-) -> None:
-    """GF-01 reference toolkit: HOA systems, exact certificate checks, instances and runs."""
-
-
-hoa.register(app)
-query.register(app)
-instances.register(app)
-runs.register(app, instances.import_app)
-serve.register(app)
-play.register(app)
-report.register(app)
-
-
-def _error(message: str) -> None:
-    text = " ".join(message.split("\n"))
-    if len(text) > MAX_ERROR_CHARS:
-        text = text[: MAX_ERROR_CHARS - 20] + f"... ({len(text)} characters)"
-    print(f"gf01: error: {text}", file=sys.stderr, flush=True)
+        return app
+    raise AttributeError(f"module 'gf01_formal.cli' has no attribute {name!r}")
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI and return its exit status (see the module docstring); never lets a traceback reach a user error."""
+    """Run the CLI and return its exit status (see the module docstring); no exception reaches the user as a
+    traceback."""
+    args = sys.argv[1:] if argv is None else list(argv)
     try:
-        # In non-standalone mode click returns a typer.Exit's code instead of raising it.
-        status = app(args=argv, standalone_mode=False)
-    except Gf01Error as err:
-        _error(str(err))
+        return _invoke(args)
+    except KeyboardInterrupt:
+        return _interrupted()
+    except Exception as ex:  # every exception becomes one line and an exit status
+        try:
+            return _status_of(ex)
+        except KeyboardInterrupt:
+            return _interrupted()
+
+
+def _invoke(args: list[str]) -> int:
+    """Parse ``args`` and run the command. typer's own ``main`` is bypassed: it turns Ctrl-C into a silent exit 130
+    and a closed pipe into exit 1; here every outcome goes through :func:`_status_of`."""
+    import typer
+
+    command = typer.main.get_command(_tree_for(args))
+    try:
+        with command.make_context("gf01", args) as ctx:
+            status = command.invoke(ctx)
+    except typer.Exit as ex:  # --help, --version, a check's verdict
+        return ex.exit_code
+    return status if isinstance(status, int) else 0
+
+
+def _tree_for(args: list[str]) -> Any:
+    """The command tree to parse ``args`` with: :data:`app` holding only the command (or group) ``args`` name, or the
+    whole of it for ``--help``, ``--version`` and unknown names. typer turns every registered command into a click
+    command, reading its signature, before parsing anything: for one small query that was a sixth of its run."""
+    import copy
+
+    from gf01_formal.cli.root import app
+
+    name = args[0] if args else ""
+    commands = [c for c in app.registered_commands if c.name == name]
+    groups = [g for g in app.registered_groups if g.name == name]
+    if not commands and not groups:
+        return app
+    tree = copy.copy(app)  # the same settings and root callback (--version), one command
+    tree.registered_commands, tree.registered_groups = commands, groups
+    return tree
+
+
+def _status_of(ex: Exception) -> int:
+    """Print what ``ex`` means for the user (one line) and return the exit status."""
+    from hoa.errors import Gf01Error
+
+    if isinstance(ex, Gf01Error):
+        _error(str(ex))
         return EXIT_USER_ERROR
-    except Unknown as ex:
+    # Unknown can only have been raised if solvers.limits was imported; checking sys.modules spares a usage error
+    # the import of the solver layer (and numpy behind it).
+    limits = sys.modules.get("solvers.limits")
+    if limits is not None and isinstance(ex, limits.Unknown):
         print(f"unknown ({ex.reason}; spent {json.dumps(ex.spent, sort_keys=True)})", flush=True)
         return EXIT_UNKNOWN
-    except typer.Exit as ex:
-        return ex.exit_code
-    except (KeyboardInterrupt, typer.Abort):
-        print("gf01: interrupted", file=sys.stderr, flush=True)
-        return EXIT_INTERRUPTED
-    except BrokenPipeError:
-        # The reader went away (gf01 ... | head): not an error of ours; silence the flush at exit.
-        sys.stdout = None  # type: ignore[assignment]
+    name = type(ex).__name__
+    if name == "Abort":  # click's Ctrl-C at a prompt
+        return _interrupted()
+    if name == "NoArgsIsHelpError":  # 'gf01' or 'gf01 hoa' alone: the help is the answer, as click prints it
+        print(ex.format_message(), file=sys.stderr, flush=True)  # type: ignore[attr-defined]
+        return EXIT_USER_ERROR
+    if callable(getattr(ex, "format_message", None)) and isinstance(getattr(ex, "exit_code", None), int):
+        # A usage error (missing argument, bad option value). Typer vendors its own click, so match click's
+        # exception interface rather than one click's class.
+        _error(f"{ex.format_message()} (try --help)")  # type: ignore[attr-defined]
+        return EXIT_USER_ERROR
+    if isinstance(ex, BrokenPipeError):
+        # The reader went away (gf01 ... | head): not an error of ours. Point stdout at /dev/null so that the
+        # interpreter's final flush does not complain.
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):
+            sys.stdout = None  # type: ignore[assignment]
         return 0
-    except MemoryError:
+    if isinstance(ex, MemoryError):
         _error("out of memory: the input is too large for this machine")
         return EXIT_USER_ERROR
-    except Exception as ex:
-        # Usage errors (missing argument, bad option value) arrive here in non-standalone mode. Typer vendors its
-        # own click, so match click's exception interface rather than one click's class.
-        if callable(getattr(ex, "format_message", None)) and isinstance(getattr(ex, "exit_code", None), int):
-            _error(f"{ex.format_message()} (try --help)")
-            return EXIT_USER_ERROR
-        raise
-    if status == EXIT_INTERRUPTED:  # typer turns a KeyboardInterrupt into this return value, silently
-        print("gf01: interrupted", file=sys.stderr, flush=True)
-    return status if isinstance(status, int) else 0
+    if isinstance(ex, RecursionError):
+        _error("the input is nested too deeply to process")
+        return EXIT_USER_ERROR
+    where = ""
+    tb = ex.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is not None:
+        where = f" at {os.path.basename(tb.tb_frame.f_code.co_filename)}:{tb.tb_lineno}"
+    _error(f"internal error (a bug in gf01; please report it with the command line): {name}: {ex}{where}",
+           prefix="gf01: ")
+    return EXIT_INTERNAL
+
+
+def _interrupted() -> int:
+    print("gf01: interrupted", file=sys.stderr, flush=True)
+    return EXIT_INTERRUPTED
+
+
+def _error(message: str, *, prefix: str = "gf01: error: ") -> None:
+    """Print ``message`` as one line on stderr: line breaks folded, control characters escaped, length capped."""
+    text = " ".join(message.splitlines())
+    if len(text) > MAX_ERROR_CHARS:
+        text = text[: MAX_ERROR_CHARS - 20] + f"... ({len(text)} characters)"
+    if not text.isprintable():
+        text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    print(prefix + text, file=sys.stderr, flush=True)
 
 
 def run() -> None:

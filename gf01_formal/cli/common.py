@@ -1,32 +1,37 @@
 """What every command shares: the option declarations (one spelling and one meaning each), the INSTANCE argument,
 the time budget of ``--seconds``, and plain-text or JSON output.
 
-Every command is a few lines: parse options, call one library function, print its result (:func:`emit`).
+Every command is a few lines: parse options, call one library function, print its result (:func:`emit`). This
+module imports only typer: the library behind a command is imported when the command runs, so that help, a usage
+error or an ``hoa`` command does not pay for pydantic and the solvers.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 import sys
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 import typer.core
 
-from encoders.problem import Problem
-from gf01_formal.instances import Instance
-from hoa.errors import Gf01Error
-from solvers.api import BACKENDS
-from solvers.limits import Limits
+from hoa.errors import Gf01Error, quote
+
+if TYPE_CHECKING:
+    from encoders.problem import Problem
+    from gf01_formal.instances import Instance
+    from solvers.limits import Limits
 
 # typer prints each argument's Python type after its metavar ("CERT <str>"); our metavars already say what it is.
 typer.core.TyperArgument.display_type_rich = lambda self, ctx: None  # type: ignore[method-assign]
 
+#: The names of solvers.api.BACKENDS (tests/test_cli.py checks that they agree).
 BackendName = Literal["explicit", "sat", "bdd", "bdd-autoref"]
-assert set(BackendName.__args__) == set(BACKENDS)  # type: ignore[attr-defined]
 
 # -- the INSTANCE argument and the instance options (HOA files only) -----------------------------------------------
 
@@ -117,13 +122,43 @@ def instance_options(
         return None
     if trace is not None and trace_file is not None:
         raise Gf01Error("give the base trace once: --trace or --trace-file, not both", field="--trace")
+    source = None
     if trace_file is not None:
         from hoa.files import read_text
 
         trace = read_text(trace_file)
+        source = quote(str(trace_file), 200, bare=True)
     names = tuple(o.strip() for o in outputs.split(",") if o.strip()) if outputs is not None else None
     return InstanceOptions(trace=trace, effect=effect, t_star=t_star, mode=mode or "hard", window=window,
-                           budget_t=budget_t, budget_a=budget_a, outputs=names)
+                           budget_t=budget_t, budget_a=budget_a, outputs=names, trace_source=source)
+
+
+#: The instance options (HOA files only), in the order --help lists them.
+_INSTANCE_OPTIONS: dict[str, Any] = {"trace": TraceOpt, "trace_file": TraceFileOpt, "effect": EffectOpt,
+                                     "t_star": TStarOpt, "mode": ModeOpt, "window": WindowOpt, "budget_t": BudgetTOpt,
+                                     "budget_a": BudgetAOpt, "outputs": OutputsOpt}
+
+
+def with_instance_options(command: Callable[..., None]) -> Callable[..., None]:
+    """``command`` with the instance options (--trace ... --outputs) added to its parameters, which typer reads from
+    the signature; the command receives them as one argument ``options``, :func:`instance_options` of their values.
+
+    >>> @with_instance_options  # doctest: +SKIP
+    ... def oracle_cmd(instance: InstanceArg, options: Any = None) -> None: ...
+    """
+    own = inspect.signature(command, eval_str=True)
+    params = [p for name, p in own.parameters.items() if name != "options"]
+    params += [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None, annotation=annotation)
+               for name, annotation in _INSTANCE_OPTIONS.items()]
+
+    @functools.wraps(command)
+    def run(**kwargs: Any) -> None:
+        values = [kwargs.pop(name) for name in _INSTANCE_OPTIONS]
+        command(**kwargs, options=instance_options(*values))
+
+    run.__signature__ = own.replace(parameters=params)  # type: ignore[attr-defined]
+    run.__annotations__ = {p.name: p.annotation for p in params}
+    return run
 
 
 def open_instance(path: str, instance_id: str | None, options: Any, deadline: Deadline) -> tuple[Instance, Problem]:
@@ -143,6 +178,8 @@ class Deadline:
         """Limits for the next query: the seconds left (None when the command has no time limit)."""
         if self.deadline is None:
             return None
+        from solvers.limits import Limits
+
         return Limits(seconds=max(0.0, self.deadline - time.monotonic()))
 
 

@@ -13,7 +13,6 @@ from typing import Annotated, Any
 import typer
 
 from gf01_formal.cli.common import JsonOpt, emit
-from hoa.check import check_text
 
 hoa_app = typer.Typer(help="HOA v1 files: check, print canonically, show the Mealy view.", no_args_is_help=True,
                       rich_markup_mode=None, context_settings={"max_content_width": 100})
@@ -29,6 +28,7 @@ def check(
     json_out: JsonOpt = False,
 ) -> None:
     """Parse and validate HOA files: exit 0 if all are valid, 1 if one is not, 2 if one cannot be read."""
+    from hoa.check import check_text
     from hoa.errors import Gf01Error
     from hoa.files import read_text
 
@@ -62,10 +62,15 @@ def _check_line(r: dict[str, Any]) -> list[str]:
 @hoa_app.command("print", short_help="Print HOA files canonically.")
 def print_cmd(file: FileArg) -> None:
     """Print the canonical HOA text of every automaton in FILE."""
+    from hoa.check import NO_AUTOMATON
+    from hoa.errors import Gf01Error
     from hoa.parser import parse_file
     from hoa.writer import write
 
-    for aut in parse_file(file):
+    automata = parse_file(file)
+    if not automata:
+        raise Gf01Error(NO_AUTOMATON, file=file)
+    for aut in automata:
         sys.stdout.write(write(aut))
 
 

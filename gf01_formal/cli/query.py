@@ -13,29 +13,21 @@ import typer
 
 from gf01_formal.cli.common import (
     BackendOpt,
-    BudgetAOpt,
-    BudgetTOpt,
     Deadline,
-    EffectOpt,
     IdOpt,
     InstanceArg,
     JsonOpt,
-    ModeOpt,
-    OutputsOpt,
     SecondsOpt,
-    TraceFileOpt,
-    TraceOpt,
-    TStarOpt,
     UnboundedOpt,
-    WindowOpt,
     check_output,
     emit,
-    instance_options,
     open_instance,
     rows,
+    with_instance_options,
 )
 
 
+@with_instance_options
 def verify(
     instance: InstanceArg,
     cert: Annotated[
@@ -56,15 +48,7 @@ def verify(
     seconds: SecondsOpt = None,
     json_out: JsonOpt = False,
     instance_id: IdOpt = None,
-    trace: TraceOpt = None,
-    trace_file: TraceFileOpt = None,
-    effect: EffectOpt = None,
-    t_star: TStarOpt = None,
-    mode: ModeOpt = None,
-    window: WindowOpt = None,
-    budget_t: BudgetTOpt = None,
-    budget_a: BudgetAOpt = None,
-    outputs: OutputsOpt = None,
+    options: Any = None,
 ) -> None:
     """Score a certificate: Suff, Min1, Valid, goal, Eff_t, Eff_a, Score_C and kappa (exit 0 whatever the verdict)."""
     from gf01_formal.batch import verify_lines
@@ -75,7 +59,6 @@ def verify(
     deadline = Deadline(seconds)
     if (cert is None) == (certs is None):
         raise Gf01Error("give one certificate (CERT) or a file of them (--certs FILE)", field="CERT")
-    options = instance_options(trace, trace_file, effect, t_star, mode, window, budget_t, budget_a, outputs)
     if certs is not None:
         for record in verify_lines(instance, read_text(certs).splitlines(), options, file=str(certs),
                                    instance_id=instance_id, subset_min=subset_min, best_match=best_match,
@@ -120,6 +103,7 @@ def _batch_line(r: dict[str, Any]) -> list[str]:
     return [f"line {r['line']}  {r['instance_id']}  {verdict}  Eff_t {r['eff_t']}  Eff_a {r['eff_a']}{errors}"]
 
 
+@with_instance_options
 def enumerate_cmd(
     instance: InstanceArg,
     count_only: Annotated[bool, typer.Option("--count", help="Only count, exactly.")] = False,
@@ -129,22 +113,13 @@ def enumerate_cmd(
     seconds: SecondsOpt = None,
     json_out: JsonOpt = False,
     instance_id: IdOpt = None,
-    trace: TraceOpt = None,
-    trace_file: TraceFileOpt = None,
-    effect: EffectOpt = None,
-    t_star: TStarOpt = None,
-    mode: ModeOpt = None,
-    window: WindowOpt = None,
-    budget_t: BudgetTOpt = None,
-    budget_a: BudgetAOpt = None,
-    outputs: OutputsOpt = None,
+    options: Any = None,
 ) -> None:
     """Count and list the valid certificates M_B(I) (M(I) with --unbounded) in canonical order, as they are found."""
     from gf01_formal.certificates import certificate_text, certificate_to_json
     from solvers import api
 
     deadline = Deadline(seconds)
-    options = instance_options(trace, trace_file, effect, t_star, mode, window, budget_t, budget_a, outputs)
     _, problem = open_instance(instance, instance_id, options, deadline)
     budget = None if unbounded else problem.budget_t
     names = problem.system.inputs
@@ -171,6 +146,7 @@ def enumerate_cmd(
               f"{'' if total == 1 else 's'}{'' if total == listed else f' ({listed} listed)'}\n")
 
 
+@with_instance_options
 def oracle_cmd(
     instance: InstanceArg,
     unbounded: UnboundedOpt = False,
@@ -178,22 +154,13 @@ def oracle_cmd(
     seconds: SecondsOpt = None,
     json_out: JsonOpt = False,
     instance_id: IdOpt = None,
-    trace: TraceOpt = None,
-    trace_file: TraceFileOpt = None,
-    effect: EffectOpt = None,
-    t_star: TStarOpt = None,
-    mode: ModeOpt = None,
-    window: WindowOpt = None,
-    budget_t: BudgetTOpt = None,
-    budget_a: BudgetAOpt = None,
-    outputs: OutputsOpt = None,
+    options: Any = None,
 ) -> None:
     """The valid certificate minimising (Eff_t, Eff_a), with its optimality proven (or that none exists)."""
     from gf01_formal.certificates import certificate_text, certificate_to_json
     from solvers import api
 
     deadline = Deadline(seconds)
-    options = instance_options(trace, trace_file, effect, t_star, mode, window, budget_t, budget_a, outputs)
     _, problem = open_instance(instance, instance_id, options, deadline)
     budget = None if unbounded else problem.budget_t
     res = api.oracle(problem, budget, backend, limits=deadline.limits())
@@ -214,6 +181,7 @@ def oracle_cmd(
     emit(record, json_out, human)
 
 
+@with_instance_options
 def cnf_cmd(
     instance: InstanceArg,
     out: Annotated[Path, typer.Argument(metavar="OUT", help="The DIMACS file to write.", show_default=False)],
@@ -223,22 +191,13 @@ def cnf_cmd(
     unbounded: UnboundedOpt = False,
     json_out: JsonOpt = False,
     instance_id: IdOpt = None,
-    trace: TraceOpt = None,
-    trace_file: TraceFileOpt = None,
-    effect: EffectOpt = None,
-    t_star: TStarOpt = None,
-    mode: ModeOpt = None,
-    window: WindowOpt = None,
-    budget_t: BudgetTOpt = None,
-    budget_a: BudgetAOpt = None,
-    outputs: OutputsOpt = None,
+    options: Any = None,
 ) -> None:
     """Write the CNF unrolling as DIMACS: the flip variables (1 .. P, named in comments) of its models answer."""
     from encoders.cnf import encode
     from gf01_formal.artifacts import write_text_atomic
 
     check_output(out)
-    options = instance_options(trace, trace_file, effect, t_star, mode, window, budget_t, budget_a, outputs)
     _, problem = open_instance(instance, instance_id, options, Deadline(None))
     enc = encode(problem, with_valid=query == "valid")
     fp = io.StringIO()

@@ -1,18 +1,19 @@
 """System families for the generator: random structured Mealy machines and real reactive systems written as HOA.
 
 ``FAMILIES`` maps a cfg ``kind`` to its ``build(rng, params, level) -> FamilySystem``; ``level`` in [0, 1] is
-the attempt's size level (all sizes of one draw grow with it).
+the attempt's size level (all sizes of one draw grow with it). ``PARAMS`` maps it to the parameters a cfg may set,
+which :func:`check_family` checks before any work.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 
 from gf01_formal.families import arbiters, counters, random_mealy, registers, traffic, user_hoa
-from gf01_formal.families.base import FamilySystem
+from gf01_formal.families.base import FamilySystem, Param, check_params
 
 FAMILIES: dict[str, Callable[[np.random.Generator, dict[str, Any], float], FamilySystem]] = {
     "random_mealy": random_mealy.build,
@@ -23,4 +24,23 @@ FAMILIES: dict[str, Callable[[np.random.Generator, dict[str, Any], float], Famil
     "hoa_dir": user_hoa.build,
 }
 
-__all__ = ["FAMILIES", "FamilySystem"]
+PARAMS: dict[str, Mapping[str, Param]] = {
+    "random_mealy": random_mealy.PARAMS,
+    "arbiter": arbiters.PARAMS,
+    "register": registers.PARAMS,
+    "counter": counters.PARAMS,
+    "traffic_light": traffic.PARAMS,
+    "hoa_dir": user_hoa.PARAMS,
+}
+
+
+def check_family(kind: str, params: Mapping[str, Any], *, field: str) -> None:
+    """Raise Gf01Error naming ``field``'s parameter unless ``params`` are what family ``kind`` takes."""
+    check_params(params, PARAMS[kind], field=field)
+    if kind == "random_mealy":
+        random_mealy.check_size(params, field=field)
+    if kind == "hoa_dir":
+        user_hoa.check_dir(dict(params), field=field)
+
+
+__all__ = ["FAMILIES", "PARAMS", "FamilySystem", "check_family"]

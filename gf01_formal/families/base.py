@@ -2,7 +2,9 @@
 
 A family is a function ``build(rng, params) -> FamilySystem``: it draws its size parameters from the ranges in
 ``params`` with the seeded ``rng`` and returns the system (HOA text with ``controllable-AP``, or an explicit
-table), the candidate effects over its output names, and per-input densities for drawing base traces.
+table), the candidate effects over its output names, and per-input densities for drawing base traces. Each family
+also declares the parameters a cfg may give it (:class:`Param`), so that :func:`check_params` refuses a bad cfg
+before any work, with the parameter named, instead of a crash or an endless build in a worker.
 """
 
 from __future__ import annotations
@@ -11,12 +13,12 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 from gf01_formal.instances import System
-from hoa.errors import Gf01Error
+from hoa.errors import Gf01Error, quote
 
 
 @dataclass(frozen=True)
@@ -28,6 +30,45 @@ class FamilySystem:
     system: System
     effects: tuple[str, ...]
     input_density: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class Param:
+    """A family parameter a cfg may set: an ``int`` or ``float`` (one value or a ``[lo, hi]`` range, within
+    ``[low, high]``), a ``choice`` (one of ``choices``, or a non-empty list of them), or a ``path`` (a string)."""
+
+    kind: Literal["int", "float", "choice", "path"]
+    low: float = 0
+    high: float = 0
+    choices: tuple[str, ...] = ()
+
+
+#: Every family's trace density (and other fractions) lie in [0, 1].
+FRACTION = Param("float", 0.0, 1.0)
+
+
+def check_params(params: Mapping[str, Any], specs: Mapping[str, Param], *, field: str) -> None:
+    """Raise Gf01Error (``field`` + the parameter's name) unless every key of ``params`` is one of ``specs`` with a
+    value it allows."""
+    for key, value in params.items():
+        where = f"{field}.{key}"
+        spec = specs.get(key)
+        if spec is None:
+            known = ", ".join(sorted(specs)) or "none"
+            raise Gf01Error(f"unknown parameter (this family takes: {known})", field=where)
+        if spec.kind == "path":
+            if not isinstance(value, str) or not value:
+                raise Gf01Error(f"expected a directory name, got {quote(value, 60)}", field=where)
+        elif spec.kind == "choice":
+            opts = [value] if isinstance(value, str) else value
+            if not isinstance(opts, list) or not opts or any(o not in spec.choices for o in opts):
+                raise Gf01Error(f"expected one of {', '.join(spec.choices)} or a list of them, got "
+                                f"{quote(value, 60)}", field=where)
+        else:
+            lo, hi = _range(value, where, integer=spec.kind == "int")
+            if not spec.low <= lo <= hi <= spec.high:
+                shown = f"[{quote(lo, 30)}, {quote(hi, 30)}]" if lo != hi else quote(lo, 30)
+                raise Gf01Error(f"{shown} is outside [{spec.low:g}, {spec.high:g}]", field=where)
 
 
 #: How far a drawn size may stray from the slot's size level (as a fraction of the range).
@@ -47,13 +88,13 @@ def draw_int(
     Every size parameter of a draw follows the same slot level, so sizes grow together and the complexity
     composite z(I) spreads over [0, 1] instead of concentrating in the middle.
     """
-    lo, hi = _range(params.get(key, default), key)
+    lo, hi = _range(params.get(key, default), f"families.{key}", integer=True)
     return int(lo + math.floor((int(hi) - int(lo) + 1) * at_level(rng, level) * 0.999999))
 
 
 def draw_float(rng: np.random.Generator, params: Mapping[str, Any], key: str, default: Sequence[float]) -> float:
     """A float drawn uniformly from ``params[key]`` (``[lo, hi]`` or a single number), rounded to 4 decimals."""
-    lo, hi = _range(params.get(key, default), key)
+    lo, hi = _range(params.get(key, default), f"families.{key}")
     return round(float(lo + (hi - lo) * rng.random()), 4)
 
 
@@ -66,15 +107,19 @@ def draw_choice(rng: np.random.Generator, params: Mapping[str, Any], key: str, d
     return str(opts[int(rng.integers(len(opts)))])
 
 
-def _range(value: Any, key: str) -> tuple[float, float]:
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return value, value
-    if isinstance(value, list | tuple) and len(value) == 2 and all(isinstance(v, int | float) for v in value):
-        lo, hi = value
-        if lo > hi:
-            raise Gf01Error(f"range [{lo}, {hi}] is empty", field=f"families.{key}")
-        return lo, hi
-    raise Gf01Error(f"expected a number or a [lo, hi] range, got {value!r}", field=f"families.{key}")
+def _range(value: Any, field: str, *, integer: bool = False) -> tuple[float, float]:
+    """``(lo, hi)`` of a number or a ``[lo, hi]`` range of (``integer``: whole) finite numbers."""
+    kinds = (int,) if integer else (int, float)
+    pair = value if isinstance(value, list | tuple) and len(value) == 2 else None
+    items = [value] if pair is None else list(pair)
+    if not all(isinstance(v, kinds) and not isinstance(v, bool) and (isinstance(v, int) or math.isfinite(v))
+               for v in items):
+        what = "an integer or an [lo, hi] range of integers" if integer else "a number or a [lo, hi] range"
+        raise Gf01Error(f"expected {what}, got {quote(value, 60)}", field=field)
+    lo, hi = items[0], items[-1]
+    if lo > hi:
+        raise Gf01Error(f"range [{quote(lo, 30)}, {quote(hi, 30)}] is empty", field=field)
+    return lo, hi
 
 
 def hoa_text(

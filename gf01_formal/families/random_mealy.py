@@ -11,12 +11,14 @@ is visible in the labels), input-complete by construction.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-from gf01_formal.families.base import FamilySystem, conj, draw_float, draw_int, hoa_text, lit
+from gf01_formal.families.base import FRACTION, FamilySystem, Param, conj, draw_float, draw_int, hoa_text, lit
 from gf01_formal.instances import System
+from hoa.errors import Gf01Error
 
 DEFAULTS: dict[str, Any] = {
     "states": [2, 16],
@@ -28,6 +30,30 @@ DEFAULTS: dict[str, Any] = {
     "mealy": [0.0, 0.3],
     "trace_density": [0.1, 0.35],
 }
+#: What a cfg may set. A state reading k inputs has 2^k edges, so the HOA text grows as states x 2^inputs, which
+#: :data:`MAX_EDGES` bounds as well.
+PARAMS = {
+    "states": Param("int", 1, 4096),
+    "inputs": Param("int", 1, 12),
+    "outputs": Param("int", 1, 16),
+    "guard_density": FRACTION,
+    "locality": Param("int", 0, 4096),
+    "output_density": FRACTION,
+    "mealy": FRACTION,
+    "trace_density": FRACTION,
+}
+#: Most edges a drawn machine may have (states x 2^inputs at the top of both ranges): 2^18 is the largest size of the
+#: generator benchmark (512 states, 9 inputs), an HOA text of about 20 MB.
+MAX_EDGES = 1 << 18
+
+
+def check_size(params: Mapping[str, Any], *, field: str) -> None:
+    """Refuse ranges whose largest machine would have more than :data:`MAX_EDGES` edges (ranges checked before)."""
+    p = {**DEFAULTS, **params}
+    states, inputs = (max(v) if isinstance(v, list) else v for v in (p["states"], p["inputs"]))
+    if states << inputs > MAX_EDGES:
+        raise Gf01Error(f"{states} states and {inputs} inputs make machines of up to {states << inputs:,} edges, more "
+                        f"than the {MAX_EDGES:,} the generator draws (fewer states or inputs)", field=f"{field}.states")
 
 
 def build(rng: np.random.Generator, params: dict[str, Any], level: float) -> FamilySystem:

@@ -14,10 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from gf01_formal.families.base import FamilySystem, draw_float, draw_int, hoa_text, outputs_exactly
+from gf01_formal.families.base import FRACTION, FamilySystem, Param, draw_float, draw_int, hoa_text, outputs_exactly
 from gf01_formal.instances import System
 
 DEFAULTS: dict[str, Any] = {"min_green": [1, 4], "side_green": [1, 4], "trace_density": [0.05, 0.3]}
+#: What a cfg may set (the controller has about min_green + 2 side_green + 4 states).
+PARAMS = {"min_green": Param("int", 1, 256), "side_green": Param("int", 1, 256), "trace_density": FRACTION}
 OUTPUTS = ("mg", "my", "sg", "sy", "walk")
 
 

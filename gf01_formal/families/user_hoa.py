@@ -15,24 +15,37 @@ from typing import Any
 
 import numpy as np
 
-from gf01_formal.families.base import FamilySystem, draw_float
+from gf01_formal.families.base import FRACTION, FamilySystem, Param, draw_float
 from gf01_formal.instances import System
-from hoa.errors import Gf01Error
+from hoa.errors import Gf01Error, quote
 from hoa.files import read_text
 from hoa.mealy import mealy_from_text
 
 DEFAULTS: dict[str, Any] = {"trace_density": [0.2, 0.5]}
+#: What a cfg may set.
+PARAMS = {"path": Param("path"), "trace_density": FRACTION}
 
 
-def hoa_files(path: str | Path) -> list[Path]:
+def hoa_files(path: str | Path, *, field: str = "families.path") -> list[Path]:
     """The ``*.hoa`` files of a directory, sorted by name; an error when there are none."""
     d = Path(path)
-    if not d.is_dir():
-        raise Gf01Error(f"not a directory: {d}", field="families.path")
-    files = sorted(d.glob("*.hoa"), key=lambda p: p.name)
+    shown = quote(str(d), 200, bare=True)
+    try:
+        if not d.is_dir():
+            raise Gf01Error(f"not a directory: {shown}", field=field)
+        files = sorted(d.glob("*.hoa"), key=lambda p: p.name)
+    except OSError as ex:
+        raise Gf01Error(f"cannot read the directory {shown}: {ex.strerror or ex}", field=field) from None
     if not files:
-        raise Gf01Error(f"no .hoa files in {d}", field="families.path")
+        raise Gf01Error(f"no .hoa files in {shown}", field=field)
     return files
+
+
+def check_dir(params: dict[str, Any], *, field: str) -> None:
+    """Refuse a hoa_dir cfg entry without a ``path`` to a directory holding ``.hoa`` files."""
+    if "path" not in params:
+        raise Gf01Error("a hoa_dir family needs a 'path'", field=f"{field}.path")
+    hoa_files(params["path"], field=f"{field}.path")
 
 
 def build(rng: np.random.Generator, params: dict[str, Any], level: float) -> FamilySystem:

@@ -1,0 +1,334 @@
+"""Every command against a matrix of bad inputs: one line on stderr naming the file or option, the documented exit
+status, no traceback, and nothing left behind where outputs go.
+
+The matrix is :data:`CASES`, one row per (command, bad input). A command added to the CLI joins by adding rows:
+:func:`test_every_command_has_rows` walks the command tree and fails for a command without any. Rows run in-process
+through :func:`gf01_formal.cli.main` (a 10 MB argument cannot be passed to a child process); a few run as a real
+process as well, to see exactly what a user sees.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from gf01_formal.artifacts import sha256_hex
+from gf01_formal.cli import app, main
+from gf01_formal.instances import content_id, content_of
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "gf01_formal" / "examples"
+HUGE = "x" * (10 << 20)  # a 10 MB file name or argument
+#: How a message names a 10 MB input: cut, then its length, "(10485760 characters)" (a little more when it is quoted
+#: or joined to a file name).
+HUGE_NAMED = " (104857"
+TRACE = "r0&!r1;!r0&!r1;!r0&!r1;!r0&r1"  # the arbiter's inputs are r0, r1; its outputs g0, g1
+
+
+@dataclass
+class Workspace:
+    """The files a row may name: good inputs, bad inputs, and where outputs go (which must stay empty)."""
+
+    root: Path
+    out: Path  # every output of a row goes here (or below): it must be empty after the row
+    unwritable: Path  # an existing directory nothing can be written into
+
+    @property
+    def instance(self) -> str:
+        return str(EXAMPLES / "arbiter_priority.json")
+
+    @property
+    def cert(self) -> str:
+        return str(EXAMPLES / "arbiter_priority_cert.json")
+
+    @property
+    def hoa(self) -> str:
+        return str(EXAMPLES / "arbiter.hoa")
+
+    def bad(self, kind: str) -> str:
+        """The path of bad input ``kind`` (one of :data:`BAD_FILES`)."""
+        return str(self.root / "bad" / kind)
+
+
+def _instance_with(**fields: object) -> str:
+    """The example instance with ``fields`` changed, its hash and id recomputed so that the field's own check runs."""
+    data = json.loads((EXAMPLES / "arbiter_priority.json").read_text())
+    data.update(fields)
+    digest = sha256_hex(content_of(data))
+    return json.dumps({**data, "content_hash": digest, "instance_id": content_id(digest)})
+
+
+#: Bad input files: name -> contents (None: no such file; "dir": a directory).
+BAD_FILES: dict[str, bytes | str | None] = {
+    "missing": None,
+    "directory": "dir",
+    "empty": b"",
+    "binary": b"\x00\x01\x02\xff binary",
+    "non-utf8": '{"effect": "caf\xe9"}'.encode("latin-1"),
+    "invalid-json": b'{"effect": ',
+    "list-for-object": b"[1, 2, 3]",
+    "string-t-star": _instance_with(t_star="21").encode(),
+    "huge-t-star": _instance_with(t_star=10**30).encode(),
+    "5000-digit-int": b'{"t_star": ' + b"9" * 5000 + b"}",
+    "deep-json": b"[" * 100_000 + b"]" * 100_000,
+    "deep-effect": _instance_with(effect="!" * 1000 + "g0").encode(),
+    "deep-parens": _instance_with(effect="(" * 1000 + "g0" + ")" * 1000).encode(),
+}
+#: What the one error line says for each bad file (besides naming it).
+SAYS = {
+    "missing": "cannot read",
+    "directory": "is a directory",
+    "empty": "",
+    "binary": "binary data",
+    "non-utf8": "not UTF-8",
+    "invalid-json": "",
+    "list-for-object": "",
+    "string-t-star": "",
+    "huge-t-star": "",
+    "5000-digit-int": "",
+    "deep-json": "",
+    "deep-effect": "",
+    "deep-parens": "",
+}
+UNREADABLE = ("missing", "directory", "binary", "non-utf8")
+
+
+@dataclass(frozen=True)
+class Case:
+    """One row: a command run with one bad input, and what it must answer."""
+
+    command: str  # the command as typed, e.g. "hoa check" or "import peer"
+    bad: str  # what is wrong, for the test id
+    argv: Callable[[Workspace], list[str]]
+    names: Callable[[Workspace], str]  # what the error line (stdout for a verdict) must contain: a file or an option
+    status: int = 2
+
+    @property
+    def id(self) -> str:
+        return f"{self.command}: {self.bad}"
+
+
+def _file_rows(command: str, slot: str, argv: Callable[[Workspace, str], list[str]],
+               status: Callable[[str], int] = lambda kind: 2) -> list[Case]:
+    """One row per bad file given in ``slot`` (an argument or an option) of ``command``, plus the 10 MB name."""
+    rows = [Case(command, f"{slot} {kind}", lambda ws, k=kind: argv(ws, ws.bad(k)),
+                 lambda ws, k=kind: ws.bad(k), status(kind)) for kind in BAD_FILES]
+    rows.append(Case(command, f"{slot} 10 MB name", lambda ws: argv(ws, HUGE), lambda ws: HUGE_NAMED))
+    return rows
+
+
+def _output_rows(command: str, slot: str, argv: Callable[[Workspace, str], list[str]]) -> list[Case]:
+    """Rows for an output (file or directory) in ``slot`` that cannot be written."""
+    return [
+        Case(command, f"{slot} in an unwritable directory", lambda ws: argv(ws, str(ws.unwritable / "o" / "x.json")),
+             lambda ws: str(ws.unwritable / "o" / "x.json")),
+        Case(command, f"{slot} under a regular file", lambda ws: argv(ws, str(ws.out / "file" / "x.json")),
+             lambda ws: str(ws.out / "file" / "x.json")),
+        Case(command, f"{slot} 10 MB name", lambda ws: argv(ws, HUGE), lambda ws: HUGE_NAMED),
+    ]
+
+
+def _is_a_directory(command: str, slot: str, argv: Callable[[Workspace, str], list[str]]) -> Case:
+    return Case(command, f"{slot} is a directory", lambda ws: argv(ws, str(ws.out / "dir")),
+                lambda ws: str(ws.out / "dir"))
+
+
+def _option(command: str, bad: str, argv: Callable[[Workspace], list[str]], names: str) -> Case:
+    return Case(command, bad, argv, lambda ws: names)
+
+
+def _hoa_flags(*extra: str) -> list[str]:
+    return ["--trace", TRACE, "--effect", "g0", *extra]
+
+
+# A check's verdict on a file it could read is exit 1 (on stdout); a certificate that is not one is scored (exit 0).
+_check_status = lambda kind: 2 if kind in UNREADABLE else 1  # noqa: E731
+_cert_status = lambda kind: 2 if kind in (*UNREADABLE, "empty", "invalid-json", "5000-digit-int", "deep-json") else 0  # noqa: E731
+_certs_status = lambda kind: 0 if kind == "empty" else 2  # noqa: E731 - no line, no certificate
+
+CASES: list[Case] = [
+    *_file_rows("hoa check", "FILE", lambda ws, f: ["hoa", "check", f], _check_status),
+    *_file_rows("hoa print", "FILE", lambda ws, f: ["hoa", "print", f]),
+    *_file_rows("hoa mealy", "FILE", lambda ws, f: ["hoa", "mealy", f]),
+    _option("hoa mealy", "--outputs 10 MB", lambda ws: ["hoa", "mealy", ws.hoa, "--outputs", HUGE], "output 'xxx"),
+    *_file_rows("verify", "INSTANCE", lambda ws, f: ["verify", f, ws.cert]),
+    *_file_rows("verify", "CERT", lambda ws, f: ["verify", ws.instance, f], _cert_status),
+    *_file_rows("verify", "--certs", lambda ws, f: ["verify", ws.instance, "--certs", f], _certs_status),
+    _option("verify", "--seconds -1", lambda ws: ["verify", ws.instance, ws.cert, "--seconds", "-1"], "--seconds"),
+    _option("verify", "--id 10 MB", lambda ws: ["verify", ws.instance, ws.cert, "--id", HUGE], HUGE_NAMED),
+    _option("verify", "--trace-file and --trace", lambda ws: ["verify", ws.hoa, ws.cert, *_hoa_flags(),
+                                                              "--trace-file", ws.cert], "--trace"),
+    *_file_rows("enumerate", "INSTANCE", lambda ws, f: ["enumerate", f]),
+    _option("enumerate", "--limit -1", lambda ws: ["enumerate", ws.instance, "--limit", "-1"], "--limit"),
+    _option("enumerate", "--window 0 in normal mode",
+            lambda ws: ["enumerate", ws.hoa, *_hoa_flags("--mode", "normal", "--window", "0")], "--window"),
+    _option("enumerate", "--effect with 1000 '!'",
+            lambda ws: ["enumerate", ws.hoa, "--trace", TRACE, "--effect", "!" * 1000 + "g0"], "effect"),
+    *_file_rows("oracle", "INSTANCE", lambda ws, f: ["oracle", f]),
+    _option("oracle", "--trace 10 MB literal", lambda ws: ["oracle", ws.hoa, "--trace", HUGE, "--effect", "g0"],
+            "trace"),
+    _option("oracle", "--effect 10 MB", lambda ws: ["oracle", ws.hoa, "--trace", TRACE, "--effect", HUGE], "effect"),
+    _option("oracle", "--effect with 1000 '('",
+            lambda ws: ["oracle", ws.hoa, "--trace", TRACE, "--effect", "(" * 1000 + "g0" + ")" * 1000], "effect"),
+    _option("oracle", "--t-star 10**30", lambda ws: ["oracle", ws.hoa, *_hoa_flags("--t-star", str(10**30))],
+            "t_star"),
+    _option("oracle", "--t-star of 5000 digits", lambda ws: ["oracle", ws.hoa, *_hoa_flags("--t-star", "9" * 5000)],
+            "--t-star"),
+    _option("oracle", "--budget-t -1", lambda ws: ["oracle", ws.hoa, *_hoa_flags("--budget-t", "-1")], "budget_t"),
+    _option("oracle", "--seconds -1", lambda ws: ["oracle", ws.instance, "--seconds", "-1"], "--seconds"),
+    *_file_rows("cnf", "INSTANCE", lambda ws, f: ["cnf", f, str(ws.out / "x.cnf")]),
+    *_output_rows("cnf", "OUT", lambda ws, o: ["cnf", ws.instance, o]),
+    _is_a_directory("cnf", "OUT", lambda ws, o: ["cnf", ws.instance, o]),
+    *_file_rows("generate", "--cfg", lambda ws, f: ["generate", "--count", "1", "--cfg", f,
+                                                    "-o", str(ws.out / "b.json")]),
+    *_output_rows("generate", "-o", lambda ws, o: ["generate", "--count", "1", "-o", o]),
+    _is_a_directory("generate", "-o", lambda ws, o: ["generate", "--count", "1", "-o", o]),
+    _option("generate", "--jobs 0", lambda ws: ["generate", "--jobs", "0", "-o", str(ws.out / "b.json")], "--jobs"),
+    _option("generate", "--count -1", lambda ws: ["generate", "--count", "-1", "-o", str(ws.out / "b.json")],
+            "--count"),
+    _option("generate", "cfg with a huge family range", lambda ws: ["generate", "--count", "1", "--cfg", str(
+        ws.root / "cfg-huge.json"), "-o", str(ws.out / "b.json")], "families[0].states"),
+    _option("generate", "cfg with a string for a number", lambda ws: ["generate", "--count", "1", "--cfg", str(
+        ws.root / "cfg-string.json"), "-o", str(ws.out / "b.json")], "families[0].states"),
+    *_file_rows("import peer", "BUNDLE", lambda ws, f: ["import", "peer", f, "-o", str(ws.out / "p.json")]),
+    *_output_rows("import peer", "-o", lambda ws, o: ["import", "peer", ws.instance, "-o", o]),
+    _is_a_directory("import peer", "-o", lambda ws, o: ["import", "peer", ws.instance, "-o", o]),
+    *_file_rows("import hoa", "SYSTEM", lambda ws, f: ["import", "hoa", f, *_hoa_flags(), "-o",
+                                                       str(ws.out / "i.json")]),
+    *_file_rows("import hoa", "--trace-file", lambda ws, f: ["import", "hoa", ws.hoa, "--trace-file", f, "--effect",
+                                                             "g0", "-o", str(ws.out / "i.json")]),
+    *_output_rows("import hoa", "-o", lambda ws, o: ["import", "hoa", ws.hoa, *_hoa_flags(), "-o", o]),
+    _is_a_directory("import hoa", "-o", lambda ws, o: ["import", "hoa", ws.hoa, *_hoa_flags(), "-o", o]),
+    _option("import hoa", "--window 0 in normal mode", lambda ws: ["import", "hoa", ws.hoa, *_hoa_flags(
+        "--mode", "normal", "--window", "0"), "-o", str(ws.out / "i.json")], "--window"),
+    _option("import hoa", "--seconds -1", lambda ws: ["import", "hoa", ws.hoa, *_hoa_flags("--seconds", "-1"),
+                                                      "-o", str(ws.out / "i.json")], "--seconds"),
+    *_file_rows("split", "BUNDLE", lambda ws, f: ["split", f, "-o", str(ws.out / "s.json"), "--manifest",
+                                                  str(ws.out / "m.json")]),
+    *_output_rows("split", "-o", lambda ws, o: ["split", ws.instance, "-o", o, "--manifest", str(ws.out / "m.json")]),
+    *_output_rows("split", "--manifest", lambda ws, o: ["split", ws.instance, "-o", str(ws.out / "s.json"),
+                                                        "--manifest", o]),
+    _is_a_directory("split", "--manifest", lambda ws, o: ["split", ws.instance, "-o", str(ws.out / "s.json"),
+                                                          "--manifest", o]),
+    *[Case("split", f"--key-file {kind}", lambda ws, k=kind: ["split", ws.instance, "-o", str(ws.out / "s.json"),
+                                                              "--manifest", str(ws.out / "m.json"), "--key-file",
+                                                              ws.bad(k)], lambda ws, k=kind: ws.bad(k))
+      for kind in ("missing", "directory", "empty")],
+    _option("split", "--release under a regular file", lambda ws: ["split", ws.instance, "-o", str(ws.out / "s.json"),
+            "--manifest", str(ws.out / "m.json"), "--release", str(ws.out / "file" / "r")], "file"),
+    *_file_rows("split-policy-check", "MANIFEST", lambda ws, f: ["split-policy-check", f]),
+    _option("split-policy-check", "--tolerance -1", lambda ws: ["split-policy-check", ws.instance, "--tolerance",
+                                                                "-1"], "--tolerance"),
+    *_output_rows("export-schemas", "DIR", lambda ws, o: ["export-schemas", o]),
+    Case("export-schemas", "DIR is a file", lambda ws: ["export-schemas", str(ws.out / "file")],
+         lambda ws: str(ws.out / "file")),
+]
+
+
+def command_paths() -> set[str]:
+    """Every command of the CLI as typed ("verify", "hoa check", ...), by walking the click tree typer builds."""
+    import typer
+
+    def walk(cmd: object, prefix: tuple[str, ...]) -> set[str]:
+        subs = getattr(cmd, "commands", None)
+        if not subs:
+            return {" ".join(prefix)}
+        return set().union(*(walk(c, (*prefix, name)) for name, c in subs.items()))
+
+    return walk(typer.main.get_command(app), ())
+
+
+def test_every_command_has_rows() -> None:
+    """A command without rows in CASES fails here: the matrix must grow with the CLI."""
+    covered = {c.command for c in CASES}
+    assert command_paths() - covered == set()
+    assert covered - command_paths() == set()  # and no row names a command that does not exist
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bad input files (written once: rows only read them)."""
+    root = tmp_path_factory.mktemp("inputs")
+    bad = root / "bad"
+    bad.mkdir()
+    for name, content in BAD_FILES.items():
+        if content == "dir":
+            (bad / name).mkdir()
+        elif isinstance(content, bytes):
+            (bad / name).write_bytes(content)
+    (root / "cfg-huge.json").write_text(json.dumps({"families": [{"kind": "random_mealy", "states": 10**30}]}))
+    (root / "cfg-string.json").write_text(json.dumps({"families": [{"kind": "random_mealy", "states": "5"}]}))
+    return root
+
+
+@pytest.fixture
+def ws(inputs: Path, tmp_path: Path) -> Workspace:
+    """A workspace with the bad inputs, a fresh output directory and an unwritable directory."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "file").write_text("a regular file\n")
+    (out / "dir").mkdir()
+    return Workspace(inputs, out, _unwritable_dir(tmp_path))
+
+
+def _unwritable_dir(tmp_path: Path) -> Path:
+    """A directory that cannot be written: mode 0555, or (as root, who may write anywhere) /sys."""
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o555)
+    for candidate in (locked, Path("/sys")):
+        try:
+            (candidate / ".gf01-test").mkdir()
+        except OSError:
+            return candidate
+        (candidate / ".gf01-test").rmdir()
+    pytest.skip("no directory here refuses writes (root without /sys)")
+
+
+def _left_behind(ws: Workspace) -> list[str]:
+    """Files an aborted command left where outputs go (the workspace's own two entries excepted)."""
+    found = [str(p.relative_to(ws.out)) for p in ws.out.rglob("*") if p.name not in ("file", "dir")]
+    if ws.unwritable != Path("/sys"):
+        found += [str(p) for p in ws.unwritable.rglob("*")]
+    return found
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_bad_input(case: Case, ws: Workspace, capsys: pytest.CaptureFixture[str]) -> None:
+    status = main(case.argv(ws))
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err
+    assert status == case.status, err
+    named = case.names(ws)
+    if status == 2:
+        # exactly one line, naming the file or option, ending in a newline
+        assert err.count("\n") == 1 and err.endswith("\n") and err.startswith("gf01: error: "), err
+        assert named in err, (named[:80], err)
+        assert len(err) < 2100  # a huge input is quoted, not echoed
+    elif status == 1:  # a check's verdict on the file, on stdout
+        assert err == "" and out.startswith(named) and ": error: " in out
+    else:  # a certificate that is not one is scored false with its reasons
+        assert err == ""
+        if out:
+            assert "valid        false" in out and "error" in out
+    assert _left_behind(ws) == []
+
+
+def test_bad_input_in_a_real_process(ws: Workspace) -> None:
+    """What a user sees: the same one line from the installed entry point, for a file and an option."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for argv, named in ((["verify", ws.bad("non-utf8"), ws.cert], ws.bad("non-utf8")),
+                        (["generate", "--jobs", "0", "-o", str(ws.out / "b.json")], "--jobs"),
+                        (["cnf", ws.instance, str(ws.out / "file" / "x.cnf")], str(ws.out / "file"))):
+        proc = subprocess.run([sys.executable, "-m", "gf01_formal", *argv], capture_output=True, text=True, env=env,
+                              check=False, timeout=60)
+        assert proc.returncode == 2 and proc.stdout == ""
+        assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("gf01: error: ") and named in proc.stderr
+    assert _left_behind(ws) == []
