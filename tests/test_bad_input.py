@@ -52,6 +52,15 @@ class Workspace:
     def hoa(self) -> str:
         return str(EXAMPLES / "arbiter.hoa")
 
+    @property
+    def runs(self) -> str:
+        """A good runs file (the random agent on the example instance)."""
+        return str(self.root / "runs.jsonl")
+
+    @property
+    def peer_runs(self) -> str:
+        return str(ROOT.parent / "shared" / "corpus" / "peer" / "runs_v1_valid.jsonl")
+
     def bad(self, kind: str) -> str:
         """The path of bad input ``kind`` (one of :data:`BAD_FILES`)."""
         return str(self.root / "bad" / kind)
@@ -229,6 +238,76 @@ CASES: list[Case] = [
     *_output_rows("export-schemas", "DIR", lambda ws, o: ["export-schemas", o]),
     Case("export-schemas", "DIR is a file", lambda ws: ["export-schemas", str(ws.out / "file")],
          lambda ws: str(ws.out / "file")),
+    *_file_rows("evaluate", "BUNDLE", lambda ws, f: ["evaluate", f, "--agent", "random", "-o",
+                                                     str(ws.out / "r.jsonl")]),
+    *_output_rows("evaluate", "-o", lambda ws, o: ["evaluate", ws.instance, "--agent", "random", "-o", o]),
+    _is_a_directory("evaluate", "-o", lambda ws, o: ["evaluate", ws.instance, "--agent", "random", "-o", o]),
+    _option("evaluate", "no agent", lambda ws: ["evaluate", ws.instance, "-o", str(ws.out / "r.jsonl")], "--agent"),
+    _option("evaluate", "--agent nobody", lambda ws: ["evaluate", ws.instance, "--agent", "nobody", "-o",
+                                                      str(ws.out / "r.jsonl")], "nobody"),
+    _option("evaluate", "--agent-cmd that cannot start", lambda ws: ["evaluate", ws.instance, "--agent-cmd",
+                                                                     "/nonexistent/agent", "-o",
+                                                                     str(ws.out / "r.jsonl")], "/nonexistent/agent"),
+    _option("evaluate", "--jobs 0", lambda ws: ["evaluate", ws.instance, "--agent", "random", "--jobs", "0", "-o",
+                                                str(ws.out / "r.jsonl")], "--jobs"),
+    _option("evaluate", "--step-timeout 0", lambda ws: ["evaluate", ws.instance, "--agent-cmd", "python3", "-o",
+                                                        str(ws.out / "r.jsonl"), "--step-timeout", "0"],
+            "--step-timeout"),
+    _option("evaluate", "--agent llm without --model", lambda ws: ["evaluate", ws.instance, "--agent", "llm", "-o",
+                                                                   str(ws.out / "r.jsonl")], "--model"),
+    *_file_rows("validate", "RUNS", lambda ws, f: ["validate", f]),
+    *_file_rows("validate", "--bundle", lambda ws, f: ["validate", ws.runs, "--bundle", f]),
+    _option("validate", "--official without --bundle", lambda ws: ["validate", ws.runs, "--official"], "--bundle"),
+    *_file_rows("import runs", "PEER_RUNS", lambda ws, f: ["import", "runs", f, "--bundle", ws.instance, "-o",
+                                                           str(ws.out / "r.jsonl")]),
+    *_file_rows("import runs", "--bundle", lambda ws, f: ["import", "runs", ws.peer_runs, "--bundle", f, "-o",
+                                                          str(ws.out / "r.jsonl")]),
+    *_output_rows("import runs", "-o", lambda ws, o: ["import", "runs", ws.peer_runs, "--bundle", ws.instance,
+                                                      "-o", o]),
+    *_file_rows("import inspect", "LOG", lambda ws, f: ["import", "inspect", f, "-o", str(ws.out / "r.jsonl")]),
+    *_output_rows("import inspect", "-o", lambda ws, o: ["import", "inspect", ws.bad("empty"), "-o", o]),
+    *_file_rows("report", "RUNS", lambda ws, f: ["report", f, "-o", str(ws.out / "r.json")]),
+    *_file_rows("report", "--manifest", lambda ws, f: ["report", ws.runs, "--manifest", f, "-o",
+                                                       str(ws.out / "r.json")]),
+    *_output_rows("report", "-o", lambda ws, o: ["report", ws.runs, "-o", o]),
+    _is_a_directory("report", "-o", lambda ws, o: ["report", ws.runs, "-o", o]),
+    _option("report", "--official without --manifest and --bundle", lambda ws: ["report", ws.runs, "--official",
+                                                                               "-o", str(ws.out / "r.json")],
+            "--official"),
+    *_file_rows("pilot-analyze", "RUNS", lambda ws, f: ["pilot-analyze", f, "--bundle", ws.instance, "-o",
+                                                        str(ws.out / "a.json")]),
+    *_file_rows("pilot-analyze", "--bundle", lambda ws, f: ["pilot-analyze", ws.runs, "--bundle", f, "-o",
+                                                            str(ws.out / "a.json")]),
+    *_output_rows("pilot-analyze", "-o", lambda ws, o: ["pilot-analyze", ws.runs, "--bundle", ws.instance, "-o", o]),
+    *_output_rows("pilot-analyze", "--plots", lambda ws, o: ["pilot-analyze", ws.runs, "--bundle", ws.instance,
+                                                             "--plots", o]),
+    *_file_rows("caps derive", "RUNS", lambda ws, f: ["caps", "derive", f, "-o", str(ws.out / "caps.json")]),
+    *_output_rows("caps derive", "-o", lambda ws, o: ["caps", "derive", ws.runs, "-o", o]),
+    *[Case(cmd, f"DIR {what}", lambda ws, c=cmd, e=extra, p=path: [*c.split(), p(ws), *e(ws)],
+           lambda ws, p=path, n=named: n(ws, p))
+      for cmd, extra in (("release check", lambda ws: []),
+                         ("release package", lambda ws: ["-o", str(ws.out / "pkg")]))
+      for what, path, named in (("missing", lambda ws: ws.bad("missing"), lambda ws, p: p(ws)),
+                                ("a regular file", lambda ws: str(ws.out / "file"), lambda ws, p: p(ws)),
+                                ("10 MB name", lambda ws: HUGE, lambda ws, p: HUGE_NAMED))],
+    *_output_rows("release package", "-o", lambda ws, o: ["release", "package", str(ws.root), "-o", o]),
+    *_file_rows("campaign", "BUNDLE", lambda ws, f: ["campaign", f, "--agents", "random", "-o", str(ws.out / "c")]),
+    *_output_rows("campaign", "-o", lambda ws, o: ["campaign", ws.instance, "--agents", "random", "-o", o]),
+    _option("campaign", "--jobs 0", lambda ws: ["campaign", ws.instance, "--agents", "random", "--jobs", "0", "-o",
+                                                str(ws.out / "c")], "--jobs"),
+    _option("campaign", "--executor nowhere", lambda ws: ["campaign", ws.instance, "--agents", "random",
+                                                          "--executor", "nowhere", "-o", str(ws.out / "c")],
+            "--executor"),
+    *_file_rows("play", "INSTANCE", lambda ws, f: ["play", f, "--agent", "random"]),
+    _option("play", "--agent nobody", lambda ws: ["play", ws.instance, "--agent", "nobody"], "nobody"),
+    _option("play", "--trace 10 MB literal", lambda ws: ["play", ws.hoa, "--agent", "random", "--trace", HUGE,
+                                                          "--effect", "g0"], "trace"),
+    *_file_rows("serve", "--bundle", lambda ws, f: ["serve", "--bundle", f, "--port", "0"]),
+    *_file_rows("serve", "--pilot", lambda ws, f: ["serve", "--bundle", ws.instance, "--pilot", f, "--runs-out",
+                                                   str(ws.out / "r.jsonl"), "--port", "0"]),
+    *_output_rows("serve", "--runs-out", lambda ws, o: ["serve", "--bundle", ws.instance, "--runs-out", o,
+                                                        "--port", "0"]),
+    _option("serve", "--port 70000", lambda ws: ["serve", "--bundle", ws.instance, "--port", "70000"], "--port"),
 ]
 
 
@@ -263,6 +342,10 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
             (bad / name).mkdir()
         elif isinstance(content, bytes):
             (bad / name).write_bytes(content)
+    from gf01_formal.agents.base import AgentSpec
+    from gf01_formal.runs.evaluate import evaluate
+
+    evaluate(EXAMPLES / "arbiter_priority.json", [AgentSpec("random", "EVAL-CB")], root / "runs.jsonl")
     (root / "cfg-huge.json").write_text(json.dumps({"families": [{"kind": "random_mealy", "states": 10**30}]}))
     (root / "cfg-string.json").write_text(json.dumps({"families": [{"kind": "random_mealy", "states": "5"}]}))
     return root

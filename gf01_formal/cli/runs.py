@@ -172,7 +172,10 @@ def validate_cmd(
 
     emit(record, json_out, human)
     if violations:
-        print(f"gf01: error: {len(violations)} violation{'s' if len(violations) != 1 else ''}", file=sys.stderr)
+        files = sorted({v.file for v in violations})
+        against = f" (against {bundle})" if bundle is not None else ""
+        print(f"gf01: error: {len(violations)} violation{'s' if len(violations) != 1 else ''} in "
+              f"{', '.join(files)}{against}", file=sys.stderr)
         raise typer.Exit(2)
 
 

@@ -79,10 +79,7 @@ def check(directory: str | os.PathLike[str], *, previous: str | os.PathLike[str]
     from gf01_formal.report.load import load_runs
     from gf01_formal.splits import policy_check
 
-    root = Path(directory)
-    if not root.is_dir():
-        raise Gf01Error("not a directory (a release directory is expected)", file=quote(os.fspath(directory), 200,
-                                                                                           bare=True))
+    root = _release_dir(directory)
     for name in REQUIRED:
         if not (root / name).is_file():
             raise Gf01Error(f"a release holds {', '.join(REQUIRED)}; {name} is missing", file=str(root))
@@ -281,3 +278,16 @@ def package(directory: str | os.PathLike[str], out: str | os.PathLike[str], *, p
         raise
     return {"dir": str(target), "files": len(entries) + 1,
             "sha256sums": hashlib.sha256((target / "SHA256SUMS").read_bytes()).hexdigest()}
+
+
+def _release_dir(directory: str | os.PathLike[str]) -> Path:
+    """``directory`` as a Path when it is one; a Gf01Error naming it otherwise (a name too long is not a crash)."""
+    root = Path(directory)
+    try:
+        ok = root.is_dir()
+    except OSError:  # e.g. a name longer than the system allows
+        ok = False
+    if not ok:
+        raise Gf01Error("not a directory (a release directory is expected)", file=quote(os.fspath(directory), 200,
+                                                                                           bare=True))
+    return root

@@ -23,7 +23,7 @@ from gf01_formal.instances import Bundle, Instance
 from gf01_formal.play.scoring import Scorer
 from gf01_formal.runs.record import PEER_RUN_SCHEMA, RunRecord, run_id
 from gf01_formal.runs.runner import RunOutcome, benchmark_version
-from gf01_formal.runs.store import read_lines
+from gf01_formal.runs.store import read_records
 from gf01_formal.splits import difficulty_band
 from hoa.errors import Gf01Error, quote
 
@@ -50,7 +50,7 @@ def import_peer_runs(path: str | os.PathLike[str], bundle: str | os.PathLike[str
     name = quote(os.fspath(path), 200, bare=True)
     result = PeerImport()
     scorers: dict[str, Any] = {}
-    for number, row in read_lines(path):
+    for number, row in read_records(path):
         row = {k: _typed(v) for k, v in row.items()}
         iid = row.get("instance_id")
         if not isinstance(iid, str) or iid not in instances:

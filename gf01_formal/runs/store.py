@@ -102,6 +102,14 @@ def cut_torn_tail(path: str | os.PathLike[str]) -> int:
         return size - pos
 
 
+def read_records(path: str | os.PathLike[str]) -> list[tuple[int, dict[str, Any]]]:
+    """:func:`read_lines` of a file that must hold at least one record (an empty file is a Gf01Error naming it)."""
+    rows = list(read_lines(path))
+    if not rows:
+        raise Gf01Error("holds no run record (an empty runs file)", file=quote(os.fspath(path), 200, bare=True))
+    return rows
+
+
 def read_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, Any]]]:
     """The (line number, decoded object) pairs of a JSON Lines file; a bad line is a Gf01Error naming it."""
     from hoa.files import read_text

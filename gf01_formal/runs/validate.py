@@ -28,7 +28,7 @@ from gf01_formal.agents.base import ACCESS_OF_TRACK, ALLOWLIST_OF_TRACK
 from gf01_formal.instance_io import check_instance, load_artifact
 from gf01_formal.instances import Instance
 from gf01_formal.runs.record import FINAL_STATUSES, RunRecord, run_id
-from gf01_formal.runs.store import read_lines
+from gf01_formal.runs.store import read_records
 from hoa.errors import Gf01Error, quote
 
 RENDERERS = {"json": "canonical-json-v1", "visual": "GF-01-R1"}
@@ -65,7 +65,7 @@ def validate(paths: Sequence[str | os.PathLike[str]], *, bundle: str | None = No
     for path in paths:
         name = quote(os.fspath(path), 200, bare=True)
         last: dict[str, tuple[int, dict[str, Any]]] = {}
-        for number, obj in read_lines(path):
+        for number, obj in read_records(path):
             rid = obj.get("run_id")
             key = rid if isinstance(rid, str) else f"#line {number}"
             if key in last and last[key][1].get("status") in FINAL_STATUSES:
