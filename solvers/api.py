@@ -25,6 +25,7 @@ from solvers.results import BestMatch, OracleResult, best_match_among
 #: Backend name -> (module, attribute naming the backend object, or "" for the module itself). Imported on first use,
 #: so that a query on one backend does not pay for the others' libraries (python-sat, dd).
 TABLE: dict[str, tuple[str, str]] = {
+    "forward": ("solvers.forward", ""),
     "explicit": ("solvers.explicit", ""),
     "sat": ("solvers.sat", ""),
     "bdd": ("solvers.bdd", "CUDD"),
