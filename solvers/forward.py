@@ -165,6 +165,11 @@ def quotient(problem: Problem) -> Quotient:
         n, h = nxt[t], hit[t]
         hopeless[t] = (~h & hopeless[t + 1][n]).all(axis=1)
         must[t] = (h | must[t + 1][n]).all(axis=1)
+        # Share equal arrays between steps, so per-step tables keyed on them are built once.
+        if np.array_equal(hopeless[t], hopeless[t + 1]):
+            hopeless[t] = hopeless[t + 1]
+        if np.array_equal(must[t], must[t + 1]):
+            must[t] = must[t + 1]
         x = problem.trace[t]
         base_hit[t] = h[:, x] | base_hit[t + 1][n[:, x]]
     return Quotient(
@@ -201,18 +206,19 @@ def _has(rows: np.ndarray, classes: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class _StepTables:
-    """What expanding keys at one step needs: image tables per letter and the new-removal-run tables per class."""
+    """What expanding keys at one step needs: image tables per letter, and per class of the edited run the masks
+    that survive the checks which depend on that class alone (CSR ``viable_ptr`` / ``viable_mask``)."""
 
-    img: np.ndarray  # (letters, chunks, 256, W): image of 8 classes of a chunk under a letter
+    img: np.ndarray  # (letters, chunks, 256, W): image of the 8 classes of a chunk under a letter
     img_die: np.ndarray  # (letters, chunks, 256): some class of the chunk shows the effect under the letter
     new_runs: np.ndarray  # (C, masks, W): classes of the removal runs a mask's flips create from class c
-    new_die: np.ndarray  # (C, masks): one of them shows the effect at once
     q_next: np.ndarray  # (C, masks): the edited run's next class
     q_hit: np.ndarray  # (C, masks): the edited run shows the effect
+    viable_ptr: np.ndarray  # (C + 1,)
+    viable_mask: np.ndarray  # masks of class c: viable_mask[viable_ptr[c]:viable_ptr[c + 1]], increasing
     drop: np.ndarray  # (W,) hopeless classes at t + 1 (dropped from S)
     kill: np.ndarray  # (W,) must classes at t + 1 (a removal run there will show the effect)
     unsafe: np.ndarray  # (W,) classes at t + 1 whose base continuation shows the effect
-    q_dead: np.ndarray  # (C_{t+1},) the edited run cannot show the effect any more
 
 
 class _Tables:
@@ -224,7 +230,7 @@ class _Tables:
         self.words = quo.words
         self.n_in = problem.system.num_inputs
         self._img: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-        self._runs: dict[tuple[int, int], tuple[np.ndarray, ...]] = {}
+        self._runs: dict[tuple[int, ...], tuple[np.ndarray, ...]] = {}
         d = np.arange(quo.letters, dtype=np.int64)
         self.popcount = np.zeros(quo.letters, dtype=np.int64)
         for i in range(self.n_in):
@@ -249,37 +255,40 @@ class _Tables:
         self._img[id(n)] = (img, die)
         return img, die
 
-    def _new_runs(self, t: int) -> tuple[np.ndarray, ...]:
-        n, h = self.quo.nxt[t], self.quo.hit[t]
-        tau = self.problem.trace[t]
-        got = self._runs.get((id(n), tau))
-        if got is not None:
-            return got
-        words, letters = self.words, self.quo.letters
-        masks = np.arange(letters, dtype=np.int64)
-        xs = tau ^ masks
-        size = n.shape[0]
-        new_runs = np.zeros((size, letters, words), dtype=np.uint64)
-        new_die = np.zeros((size, letters), dtype=bool)
-        for i in range(self.n_in):
-            has = ((masks >> i) & 1).astype(bool)
-            xi = xs[has] ^ (1 << i)
-            new_runs[:, has, :] |= _onehot(n[:, xi], words)
-            new_die[:, has] |= h[:, xi]
-        got = (new_runs, new_die, np.ascontiguousarray(n[:, xs]), np.ascontiguousarray(h[:, xs]))
-        self._runs[(id(n), tau)] = got
-        return got
-
     def step(self, t: int) -> _StepTables:
-        """The tables of step ``t``."""
-        quo, words = self.quo, self.words
+        """The tables of step ``t`` (built once per distinct structure, base letter and next-step flags)."""
+        quo, words, letters = self.quo, self.words, self.quo.letters
+        n, h = quo.nxt[t], quo.hit[t]
+        tau = self.problem.trace[t]
+        key = (id(n), tau, id(quo.hopeless[t + 1]), id(quo.must[t + 1]))
+        got = self._runs.get(key)
+        if got is None:
+            masks = np.arange(letters, dtype=np.int64)
+            xs = tau ^ masks
+            size = n.shape[0]
+            new_runs = np.zeros((size, letters, words), dtype=np.uint64)
+            new_die = np.zeros((size, letters), dtype=bool)
+            for i in range(self.n_in):
+                has = ((masks >> i) & 1).astype(bool)
+                xi = xs[has] ^ (1 << i)
+                new_runs[:, has, :] |= _onehot(n[:, xi], words)
+                new_die[:, has] |= h[:, xi]
+            q_next, q_hit = np.ascontiguousarray(n[:, xs]), np.ascontiguousarray(h[:, xs])
+            drop, kill = _mask(quo.hopeless[t + 1], words), _mask(quo.must[t + 1], words)
+            runs = new_runs & ~drop
+            # What the edited run's class alone decides: a new removal run shows the effect now or surely later,
+            # or (edited run still short of it) the edited run is hopeless or twinned by a new removal run.
+            dead = new_die | (runs & kill).any(axis=-1)
+            dead |= ~q_hit & (quo.hopeless[t + 1][q_next] | _has(runs, q_next))
+            counts = (~dead).sum(axis=1)
+            ptr = np.concatenate(([0], np.cumsum(counts)))
+            viable = np.nonzero(~dead)[1].astype(np.int64)
+            got = (runs, q_next, q_hit, ptr, viable, drop, kill)
+            self._runs[key] = got
         img, img_die = self._images(t)
-        new_runs, new_die, q_next, q_hit = self._new_runs(t)
-        return _StepTables(
-            img, img_die, new_runs, new_die, q_next, q_hit,
-            _mask(quo.hopeless[t + 1], words), _mask(quo.must[t + 1], words), _mask(quo.base_hit[t + 1], words),
-            quo.hopeless[t + 1],
-        )
+        runs, q_next, q_hit, ptr, viable, drop, kill = got
+        return _StepTables(img, img_die, runs, q_next, q_hit, ptr, viable, drop, kill,
+                           _mask(quo.base_hit[t + 1], words))
 
 
 # -- grouping -------------------------------------------------------------------------------------------------------
@@ -453,13 +462,15 @@ class _Forward:
             tab = self.tables.step(t)
             incs = [inc(t) for inc, _ in extras]
             parts = []
-            rows_per_chunk = max(1, CHUNK // (quo.letters * words))
-            for lo in range(0, max(layer.size, 1), rows_per_chunk):
-                if layer.size == 0:
-                    break
+            # Chunks of keys with at most CHUNK candidate pairs (one key's masks always fit).
+            per = np.cumsum(tab.viable_ptr[layer.q + 1] - tab.viable_ptr[layer.q])
+            lo = 0
+            while lo < layer.size:
+                base = per[lo - 1] if lo else 0
+                hi = max(lo + 1, int(np.searchsorted(per, base + CHUNK, side="right")))
                 clock.check(query)
-                parts.append(self._expand(t, tab, layer, lo, min(layer.size, lo + rows_per_chunk), b_cap,
-                                          budget is not None, track_b, incs))
+                parts.append(self._expand(t, tab, layer, lo, hi, b_cap, budget is not None, track_b, incs))
+                lo = hi
             cand = _concat(parts, words, len(extras), counting)
             # Accepting transitions: outcome (b, extras...).
             acc = cand["accept"]
@@ -517,55 +528,46 @@ class _Forward:
         self, t: int, tab: _StepTables, layer: _Layer, lo: int, hi: int, b_cap: int, capped: bool, track_b: bool,
         incs: list[np.ndarray],
     ) -> dict[str, np.ndarray]:
-        """Every (key, mask) pair of keys ``lo .. hi - 1``: its fate and its next key."""
-        letters, words = self.quo.letters, self.quo.words
-        q, s, b = layer.q[lo:hi], layer.s[lo:hi], layer.b[lo:hi]
-        k = q.size
-        # Images of the distinct removal-run sets under every letter, via the per-chunk tables.
-        if words == 1:
-            us, inv = np.unique(s[:, 0], return_inverse=True)
-            us = us[:, None]
-        else:
-            us, inv = np.unique(s, axis=0, return_inverse=True)
-        inv = inv.ravel()
-        xs = self.problem.trace[t] ^ np.arange(letters, dtype=np.int64)
-        img = np.zeros((us.shape[0], letters, words), dtype=np.uint64)
-        die = np.zeros((us.shape[0], letters), dtype=bool)
-        chunks = tab.img.shape[1]
-        for j in range(chunks):
-            byte = ((us[:, j >> 3] >> np.uint64(8 * (j & 7))) & np.uint64(255)).astype(np.int64)
-            if not byte.any():
-                continue
-            img |= tab.img[xs[None, :], j, byte[:, None]]
-            die |= tab.img_die[xs[None, :], j, byte[:, None]]
-        s2 = img[inv] | tab.new_runs[q]  # (k, letters, W)
-        dead = die[inv] | tab.new_die[q]
+        """The surviving (key, mask) pairs of keys ``lo .. hi - 1``: their fate and their next key."""
+        words = self.quo.words
+        q = layer.q[lo:hi]
+        per = tab.viable_ptr[q + 1] - tab.viable_ptr[q]
+        src = np.repeat(np.arange(lo, hi, dtype=np.int64), per)
+        # Position of each pair within its key's viable masks: a running index minus its key's first pair.
+        within = np.arange(src.size, dtype=np.int64) - np.repeat(np.cumsum(per) - per, per)
+        qs = layer.q[src]
+        mask = tab.viable_mask[tab.viable_ptr[qs] + within]
+        b2 = layer.b[src] + ((mask != 0) & track_b)
+        if capped:
+            ok = np.flatnonzero(b2 <= b_cap)
+            src, qs, mask, b2 = src[ok], qs[ok], mask[ok], b2[ok]
+        x = self.problem.trace[t] ^ mask
+        s = layer.s[src]
+        s2 = tab.new_runs[qs, mask]
+        dead = np.zeros(src.size, dtype=bool)
+        for j in range(tab.img.shape[1]):
+            byte = ((s[:, j >> 3] >> np.uint64(8 * (j & 7))) & np.uint64(255)).astype(np.int64)
+            s2 |= tab.img[x, j, byte]
+            dead |= tab.img_die[x, j, byte]
         s2 &= ~tab.drop
         dead |= (s2 & tab.kill).any(axis=-1)
-        b2 = b[:, None] + ((np.arange(letters) != 0) & track_b)[None, :]
-        if capped:
-            dead |= b2 > b_cap
-        hit = tab.q_hit[q]
-        q2 = tab.q_next[q]
-        # The edited run is still short of the effect: its class must be alive and not shared by a removal run.
-        dead |= ~hit & (tab.q_dead[q2] | _has(s2, q2))
+        hit = tab.q_hit[qs, mask]
+        q2 = tab.q_next[qs, mask]
+        # Still short of the effect: a removal run must not share the edited run's class.
+        dead |= ~hit & _has(s2, q2)
         accept = hit & ~dead & ~(s2 & tab.unsafe).any(axis=-1)
-        live = ~hit & ~dead
-        src = np.repeat(np.arange(lo, hi, dtype=np.int64), letters)
+        keep = np.flatnonzero(accept | (~hit & ~dead))
         out = {
-            "q": q2.ravel(), "s": s2.reshape(k * letters, words), "b": b2.ravel(),
-            "accept": accept.ravel(), "live": live.ravel(), "src": src,
-            "mask": np.tile(np.arange(letters, dtype=np.int64), k),
+            "q": q2[keep], "s": s2[keep].reshape(keep.size, words), "b": b2[keep], "accept": accept[keep],
+            "live": ~hit[keep], "src": src[keep], "mask": mask[keep],
         }
-        ex = np.repeat(layer.extra[lo:hi], letters, axis=0)
+        ex = layer.extra[src[keep]]
         for e, inc in enumerate(incs):
-            ex[:, e] += np.tile(inc, k)
+            ex[:, e] += inc[mask[keep]]
         out["extra"] = ex
         if layer.limbs is not None:
-            out["limbs"] = np.repeat(layer.limbs[:, lo:hi], letters, axis=1)
-        # Keep only what survives, so the merge sorts live rows only.
-        keep = np.flatnonzero(out["accept"] | out["live"])
-        return {name: (v[:, keep] if name == "limbs" else v[keep]) for name, v in out.items()}
+            out["limbs"] = layer.limbs[:, src[keep]]
+        return out
 
 
 def _take(layer: _Layer, rows: np.ndarray) -> _Layer:
