@@ -63,7 +63,7 @@ from numpy.random import PCG64, Generator
 from encoders.problem import Atom, Certificate, Flip, Problem
 from solvers import explicit, paths
 from solvers.canonical import canonical, certificate_json, flips_to_atoms, timesteps
-from solvers.limits import NO_LIMITS, Clock, Limits
+from solvers.limits import NO_LIMITS, Clock, Limits, guarded
 from solvers.results import BestMatch, OracleResult, prf
 from solvers.simulate import prepare, require_tables
 
@@ -630,6 +630,7 @@ def oracle(problem: Problem, budget_t: int | None, *, limits: Limits | None = No
     return paths.oracle(problem, budget_t, limits)
 
 
+@guarded("count")
 def count(problem: Problem, budget_t: int | None, *, limits: Limits | None = None) -> int:
     """|M(I)| (``budget_t`` None) or |M_B(I)|, exactly, by one forward pass (cost linear in T).
 
@@ -643,6 +644,7 @@ def count(problem: Problem, budget_t: int | None, *, limits: Limits | None = Non
     return sum(res.counts)
 
 
+@guarded("profile")
 def profile(problem: Problem, budget_t: int | None, *, limits: Limits | None = None) -> dict[str, object]:
     """The count with what the pass used: ``{"count", "keys_max", "keys_total", "classes_max"}`` (for benchmarks)."""
     clock = (limits or NO_LIMITS).start()
@@ -687,6 +689,7 @@ def _reach_bits(fw: _Forward, edges: list[_Edges], accept_bits: Callable[[int, n
     return reach
 
 
+@guarded("enumerate", stream=True)
 def enumerate_certificates(
     problem: Problem, budget_t: int | None, limit: int | None = None, *, limits: Limits | None = None
 ) -> Iterator[Certificate]:
@@ -813,6 +816,7 @@ def _uniform_below(rng: Generator, n: int) -> int:
             return draw
 
 
+@guarded("sample")
 def sample(
     problem: Problem, budget_t: int | None, k: int, seed: int, *, limits: Limits | None = None
 ) -> list[Certificate]:
@@ -872,6 +876,7 @@ def _unrank(fw: _Forward, res: _Pass, togo: list[np.ndarray], rank: int, clock: 
     raise AssertionError("no accepting edge on the unranked path")
 
 
+@guarded("best_match")
 def best_match(
     problem: Problem, atoms: Sequence[Atom], budget_t: int | None, *, limits: Limits | None = None
 ) -> BestMatch:
