@@ -1,5 +1,14 @@
-"""Solver benchmark: exact counts of M_B(I) on the bdd backend against brute force, the explicit backend at scale,
-batch certificate checks, and the BDD variable order. One command: ``python bench/solvers.py`` (``--quick``: subset).
+"""Solver benchmark: exact counts of M(I) and M_B(I) on the forward and bdd backends against brute force, the
+explicit backend at scale, batch certificate checks, and the BDD variable order. One command:
+``python bench/solvers.py`` (``--quick``: a subset; ``--only SECTION``; ``--seed S``).
+
+Issue 10's family (section ``family``): random input-complete Mealy machines written as HOA, |Q| states, |AP_in|
+inputs, 2 outputs; each state reads a random subset of the inputs (each input with probability 1/2) and has one edge
+per cube over them, labelled with random output literals (every output, random polarity) and a random destination;
+hard mode, effect a conjunction of one or two output literals, t* = T - 2, a random base trace redrawn until it
+misses the effect. The machine comes from ``Generator(PCG64(seed))``, the trace of horizon T from
+``Generator(PCG64([seed, T]))``. Section ``controller``: a 404-state arbiter with 3 request inputs (round robin,
+grant leases of up to 133 steps, written as HOA like an ltlsynt controller).
 
 Instances are random Mealy tables (seeded ``Generator(PCG64(seed))``): |Q| states, |AP_in| inputs, one output
 ``o``, a random base trace, effect ``o`` in hard mode at t* = T - 1, budget B_T. Every BDD measurement runs in its own
@@ -30,8 +39,9 @@ import numpy as np  # noqa: E402
 from numpy.random import PCG64, Generator  # noqa: E402
 
 from encoders.problem import Problem  # noqa: E402
-from hoa.label import Var  # noqa: E402
+from hoa.label import Var, parse_named  # noqa: E402
 from hoa.mealy import MealyView  # noqa: E402
+from hoa.parser import parse  # noqa: E402
 
 
 def random_problem(states: int, inputs: int, steps: int, budget: int | None, seed: int) -> Problem:
@@ -42,6 +52,96 @@ def random_problem(states: int, inputs: int, steps: int, budget: int | None, see
     view = MealyView.from_table(tuple(f"i{k}" for k in range(inputs)), ("o",), nxt, out)
     trace = tuple(int(x) for x in rng.integers(0, 1 << inputs, size=steps))
     return Problem(view, trace, Var(0), steps - 1, "hard", 1, budget)
+
+
+def cube_hoa(seed: int, states: int = 16, inputs: int = 4, outputs: int = 2) -> tuple[str, str]:
+    """Issue 10's random machine as HOA text, and its effect (module docstring), reproducible from ``seed``."""
+    rng = Generator(PCG64(seed))
+    aps = [f"i{k}" for k in range(inputs)] + [f"o{k}" for k in range(outputs)]
+    lines = ["HOA: v1", f'name: "cube-{states}-{inputs}-{outputs}-{seed}"', f"States: {states}", "Start: 0",
+             f"AP: {len(aps)} " + " ".join(f'"{a}"' for a in aps), "acc-name: all", "Acceptance: 0 t",
+             "controllable-AP: " + " ".join(str(inputs + j) for j in range(outputs)), "--BODY--"]
+    for q in range(states):
+        reads = [i for i in range(inputs) if rng.random() < 0.5]
+        lines.append(f"State: {q}")
+        for pat in range(1 << len(reads)):
+            dest = int(rng.integers(states))
+            lits = [str(i) if (pat >> j) & 1 else f"!{i}" for j, i in enumerate(reads)]
+            lits += [str(inputs + o) if rng.integers(2) else f"!{inputs + o}" for o in range(outputs)]
+            lines.append(f"[{' & '.join(lits)}] {dest}")
+    lines.append("--END--")
+    k = int(rng.integers(1, 3))
+    chosen = sorted(int(o) for o in rng.choice(outputs, size=k, replace=False))
+    effect = " & ".join(f"o{o}" if rng.integers(2) else f"!o{o}" for o in chosen)
+    return "\n".join(lines) + "\n", effect
+
+
+def arbiter_hoa(lease: int = 133) -> str:
+    """A 3-client round-robin arbiter with grant leases, as HOA: 2 + 3 + 3 * lease states (404 for lease 133).
+
+    ``init`` grants nobody and goes to ``idle0``; ``idle_p`` grants the first requester in the order p, p+1, p+2
+    and moves to ``busy_c_1``; ``busy_c_k`` keeps granting c while c requests (k counts the steps held), releases
+    to ``idle_{c+1}`` when c stops, and when the lease runs out grants nobody and cools down for a step (``cool``).
+    """
+    req, n = ["r0", "r1", "r2"], 3
+    aps = [*req, "g0", "g1", "g2"]
+
+    def grant(c: int | None) -> str:
+        return " & ".join(str(n + k) if k == c else f"!{n + k}" for k in range(n))
+
+    names = ["init", *(f"idle{p}" for p in range(n)), *(f"busy{c}_{k}" for c in range(n) for k in range(1, lease + 1)),
+             "cool"]
+    index = {name: q for q, name in enumerate(names)}
+    body = ['State: 0 "init"', f"[t & {grant(None)}] {index['idle0']}"]
+    for p in range(n):
+        body.append(f'State: {index[f"idle{p}"]} "idle{p}"')
+        order = [(p + k) % n for k in range(n)]
+        for k, c in enumerate(order):
+            cond = " & ".join([str(c), *(f"!{d}" for d in order[:k])])
+            body.append(f"[{cond} & {grant(c)}] {index[f'busy{c}_1']}")
+        body.append(f"[{' & '.join(f'!{c}' for c in range(n))} & {grant(None)}] {index[f'idle{p}']}")
+    for c in range(n):
+        for k in range(1, lease + 1):
+            body.append(f'State: {index[f"busy{c}_{k}"]} "busy{c}_{k}"')
+            if k < lease:
+                body.append(f"[{c} & {grant(c)}] {index[f'busy{c}_{k + 1}']}")
+            else:
+                body.append(f"[{c} & {grant(None)}] {index['cool']}")
+            body.append(f"[!{c} & {grant(None)}] {index[f'idle{(c + 1) % n}']}")
+    body.append(f'State: {index["cool"]} "cool"')
+    body.append(f"[t & {grant(None)}] {index['idle0']}")
+    head = ["HOA: v1", f'name: "lease-arbiter-3-{lease}"', f"States: {len(names)}", "Start: 0",
+            f"AP: {len(aps)} " + " ".join(f'"{a}"' for a in aps), "acc-name: all", "Acceptance: 0 t",
+            "controllable-AP: 3 4 5", "--BODY--"]
+    return "\n".join([*head, *body, "--END--"]) + "\n"
+
+
+def hoa_problem(text: str, effect: str, steps: int, budget: int | None, seed: int, density: float = 0.5) -> Problem:
+    """Hard mode at t* = T - 2 on the HOA machine, a base trace (input density ``density``) from
+    ``Generator(PCG64([seed, T]))`` redrawn until the base run misses the effect."""
+    from solvers.explicit import suff
+
+    view = MealyView.from_automaton(parse(text)[0])
+    eff = parse_named(effect, view.outputs)
+    rng = Generator(PCG64([seed, steps]))
+    n = view.num_inputs
+    weights = 1 << np.arange(n)
+    for _ in range(1000):
+        trace = tuple(int(x) for x in ((rng.random((steps, n)) < density) * weights).sum(axis=1))
+        problem = Problem(view, trace, eff, steps - 2, "hard", 1, budget)
+        if not suff(problem, []):
+            return problem
+    raise RuntimeError("no base trace missing the effect in 1000 draws")
+
+
+def make_problem(kind: str, seed: int, steps: int, inputs: int, budget: int | None) -> Problem:
+    """The bench instance ``kind`` ("cube": issue 10's family, "arbiter": the 404-state controller, "table")."""
+    if kind == "cube":
+        text, effect = cube_hoa(seed, 16, inputs, 2)
+        return hoa_problem(text, effect, steps, budget, seed)
+    if kind == "arbiter":
+        return hoa_problem(arbiter_hoa(), "g2", steps, budget, seed)
+    return random_problem(16, inputs, steps, budget, seed)
 
 
 # -- workers (run in a subprocess) ---------------------------------------------------------------------------------
@@ -67,7 +167,25 @@ def work_count(states: int, inputs: int, steps: int, budget: int | None, seed: i
             "valid_nodes": dag.size}
 
 
-WORKERS = {"count": work_count}
+def work_backend_count(kind: str, seed: int, steps: int, inputs: int, budget: int | None, backend: str) -> dict:
+    """Time one exact count through ``solvers.api`` (tables compiled and libraries imported before the clock)."""
+    from solvers import api, forward
+
+    if backend.startswith("bdd"):
+        import dd.cudd  # noqa: F401 - import time is not part of a query
+    problem = make_problem(kind, seed, steps, inputs, budget)
+    problem.system.tables  # noqa: B018
+    start = time.perf_counter()
+    if backend == "forward":
+        prof = forward.profile(problem, budget)
+        n, keys = prof["count"], prof["keys_max"]
+    else:
+        n, keys = api.count(problem, budget, backend), None
+    return {"count": str(n), "seconds": time.perf_counter() - start, "keys": keys,
+            "states": problem.system.num_states}
+
+
+WORKERS = {"count": work_count, "backend_count": work_backend_count}
 
 
 def run_worker(name: str, cap: float, **kwargs: object) -> dict | None:
@@ -204,6 +322,55 @@ def section_count(quick: bool, seed: int) -> None:
           "≥: lower-bound ratio; > cap: the bdd count did not finish within the cap (no answer, not a wrong one).")
 
 
+def _bits(n: str) -> str:
+    v = int(n)
+    return str(v) if v < 10**12 else f"{v:.4e} (2^{math.log2(v):.1f})"
+
+
+def _family_rows(kind: str, rows: list[tuple[int, int]], quick: bool, seed: int, bdd_cap: float, fw_cap: float) -> None:
+    """One table row per (T, |AP_in|) and budget: forward count (and keys), bdd count (capped), brute force."""
+    print("| T | |AP_in| | B_T | count | forward | keys/step (max) | bdd | forward vs bdd | twin | peer | "
+          "forward vs peer |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for steps, n in rows:
+        for budget in (None, 3):
+            fw = run_worker("backend_count", fw_cap, kind=kind, seed=seed, steps=steps, inputs=n, budget=budget,
+                            backend="forward")
+            bd = run_worker("backend_count", bdd_cap, kind=kind, seed=seed, steps=steps, inputs=n, budget=budget,
+                            backend="bdd")
+            if fw is not None and bd is not None:
+                assert fw["count"] == bd["count"], (steps, n, budget, fw, bd)
+            problem = make_problem(kind, seed, steps, n, budget)
+            positions = (problem.t_star + 1) * n
+            per_run = suff_seconds(problem, seed)
+            twin = _times_power_of_two(per_run, positions)
+            peer = twin if budget is None else per_run * peer_subsets(problem.t_star + 1, n, budget)
+            fw_s = "> cap" if fw is None else fmt_s(fw["seconds"])
+            bd_s = f"> {bdd_cap:g} s" if bd is None else fmt_s(bd["seconds"])
+            ours = None if fw is None else fw["seconds"]
+            vs_bdd = ("≥ " + ratio(bdd_cap, ours, False)) if bd is None else ratio(bd["seconds"], ours, False)
+            count_s = "-" if fw is None else _bits(fw["count"])
+            keys = "-" if fw is None else str(fw["keys"])
+            b_s = "none" if budget is None else budget
+            print(f"| {steps} | {n} | {b_s} | {count_s} | {fw_s} | {keys} | {bd_s} | {vs_bdd} | ≈ {fmt_s(twin)} | "
+                  f"≈ {fmt_s(peer)} | {ratio(peer, ours, True)} |", flush=True)
+
+
+def section_family(quick: bool, seed: int) -> None:
+    print("\n## Issue 10's family: exact |M(I)| and |M_B(I)| (B_T = 3), |Q| = 16, hard mode, t* = T - 2\n")
+    rows = [(16, 4), (32, 4), (64, 4)] if quick else [(16, 4), (32, 4), (64, 4), (128, 4), (256, 4), (32, 8)]
+    _family_rows("cube", rows, quick, seed, 10.0 if quick else 60.0, 120.0 if quick else 600.0)
+    print("\nforward and bdd run in fresh processes (imports and table compilation excluded); bdd is capped "
+          "(> cap: no answer, never a wrong one); where both answer the counts are asserted equal. keys/step: the "
+          "most live (q, S, b) keys of any step. twin: brute force over all 2^((t*+1) |AP_in|) flip sets, peer: the "
+          "peer's subsets by size within B_T; both extrapolated (≈) from the measured time of one brute_suff.")
+
+
+def section_controller(quick: bool, seed: int) -> None:
+    print("\n## The 404-state lease arbiter (3 inputs), effect g2 at t* = T - 2\n")
+    _family_rows("arbiter", [(32, 3)], quick, seed, 10.0 if quick else 60.0, 120.0 if quick else 600.0)
+
+
 def section_explicit(quick: bool, seed: int) -> None:
     from solvers import api
 
@@ -273,7 +440,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a fast subset (about a minute)")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--only", choices=("count", "explicit", "check_many", "order"), default=None)
+    parser.add_argument("--only", choices=("family", "controller", "count", "explicit", "check_many", "order"),
+                        default=None)
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -282,8 +450,8 @@ def main() -> None:
         return
     print(f"# Solver benchmark ({'quick' if args.quick else 'full'}; seed {args.seed}; python "
           f"{platform.python_version()}; numpy {np.__version__})")
-    sections = {"count": section_count, "explicit": section_explicit, "check_many": section_check_many,
-                "order": section_order}
+    sections = {"family": section_family, "controller": section_controller, "count": section_count,
+                "explicit": section_explicit, "check_many": section_check_many, "order": section_order}
     for name, fn in sections.items():
         if args.only in (None, name):
             fn(args.quick, args.seed)
