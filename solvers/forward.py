@@ -69,6 +69,8 @@ from solvers.simulate import prepare, require_tables
 
 #: Candidate (key, mask) pairs expanded at once: bounds memory and the time between two clock checks.
 CHUNK = 1 << 20
+#: Largest per-letter image table (entries); wider alphabets take images class by class.
+MAX_IMAGE_TABLE = 1 << 24
 #: Bits per limb of the exact counts (limbs live in uint64, so sums of up to 2^32 limbs cannot overflow).
 LIMB = 32
 _LIMB_MASK = np.uint64((1 << LIMB) - 1)
@@ -209,8 +211,10 @@ class _StepTables:
     """What expanding keys at one step needs: image tables per letter, and per class of the edited run the masks
     that survive the checks which depend on that class alone (CSR ``viable_ptr`` / ``viable_mask``)."""
 
-    img: np.ndarray  # (letters, chunks, 256, W): image of the 8 classes of a chunk under a letter
-    img_die: np.ndarray  # (letters, chunks, 256): some class of the chunk shows the effect under the letter
+    img: np.ndarray | None  # (letters, chunks, 256, W): image of the 8 classes of a chunk under a letter
+    img_die: np.ndarray | None  # (letters, chunks, 256): some class of the chunk shows the effect under the letter
+    nxt: np.ndarray  # (C, letters): the class at t + 1 (for images class by class when ``img`` is None)
+    hit: np.ndarray  # (C, letters)
     new_runs: np.ndarray  # (C, masks, W): classes of the removal runs a mask's flips create from class c
     q_next: np.ndarray  # (C, masks): the edited run's next class
     q_hit: np.ndarray  # (C, masks): the edited run shows the effect
@@ -236,13 +240,17 @@ class _Tables:
         for i in range(self.n_in):
             self.popcount += (d >> i) & 1
 
-    def _images(self, t: int) -> tuple[np.ndarray, np.ndarray]:
+    def _images(self, t: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """Per-letter image tables over bytes of a class set, or None when they would be too large (then images
+        are taken class by class)."""
         n, h = self.quo.nxt[t], self.quo.hit[t]
         got = self._img.get(id(n))
         if got is not None:
             return got
         size, letters, words = n.shape[0], self.quo.letters, self.words
         chunks = (size + 7) // 8
+        if letters * chunks * 256 * words > MAX_IMAGE_TABLE:
+            return None
         img = np.zeros((letters, chunks, 256, words), dtype=np.uint64)
         die = np.zeros((letters, chunks, 256), dtype=bool)
         values = np.arange(256)
@@ -285,9 +293,10 @@ class _Tables:
             viable = np.nonzero(~dead)[1].astype(np.int64)
             got = (runs, q_next, q_hit, ptr, viable, drop, kill)
             self._runs[key] = got
-        img, img_die = self._images(t)
+        images = self._images(t)
+        img, img_die = images if images is not None else (None, None)
         runs, q_next, q_hit, ptr, viable, drop, kill = got
-        return _StepTables(img, img_die, runs, q_next, q_hit, ptr, viable, drop, kill,
+        return _StepTables(img, img_die, n, h, runs, q_next, q_hit, ptr, viable, drop, kill,
                            _mask(quo.base_hit[t + 1], words))
 
 
@@ -545,10 +554,17 @@ class _Forward:
         s = layer.s[src]
         s2 = tab.new_runs[qs, mask]
         dead = np.zeros(src.size, dtype=bool)
-        for j in range(tab.img.shape[1]):
-            byte = ((s[:, j >> 3] >> np.uint64(8 * (j & 7))) & np.uint64(255)).astype(np.int64)
-            s2 |= tab.img[x, j, byte]
-            dead |= tab.img_die[x, j, byte]
+        if tab.img is not None and tab.img_die is not None:
+            for j in range(tab.img.shape[1]):
+                byte = ((s[:, j >> 3] >> np.uint64(8 * (j & 7))) & np.uint64(255)).astype(np.int64)
+                s2 |= tab.img[x, j, byte]
+                dead |= tab.img_die[x, j, byte]
+        else:
+            for r in range(tab.nxt.shape[0]):
+                mem = np.flatnonzero((s[:, r >> 6] >> np.uint64(r & 63)) & np.uint64(1))
+                if mem.size:
+                    s2[mem] |= _onehot(tab.nxt[r, x[mem]], words)
+                    dead[mem] |= tab.hit[r, x[mem]]
         s2 &= ~tab.drop
         dead |= (s2 & tab.kill).any(axis=-1)
         hit = tab.q_hit[qs, mask]
