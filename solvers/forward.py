@@ -18,7 +18,7 @@ run shows the effect, no flip may follow, so the rest of the run is the base tra
 no removal run shows the effect on that base continuation: it is decided on the spot. Each flip set is one path, so
 the number of valid paths is |M_B(I)|.
 
-Three exact reductions keep the number of keys small:
+Four exact reductions keep the number of keys small:
 
 - states are replaced by their class at step t: two states are equivalent when, for every input letter, they agree
   on "the effect shows now" and go to equivalent states at t + 1 (a backward partition refinement from t* + 1, where
@@ -27,6 +27,8 @@ Three exact reductions keep the number of keys small:
 - a removal-run class from which no input sequence can show the effect is dropped from S (it can never kill the
   path); a class from which every input sequence shows it kills the path at once; an edited-run class that can never
   show it kills the path;
+- under a budget, a path that has spent it is decided at once (the rest is the base trace: valid iff the edited
+  run's base continuation shows the effect and no removal run's does), so only keys with budget left are kept;
 - keys are merged by (q, S, b) and their counts added (exact: multi-limb integers, 32 bits per limb in uint64
   arrays, carries propagated each step).
 
@@ -223,6 +225,7 @@ class _StepTables:
     drop: np.ndarray  # (W,) hopeless classes at t + 1 (dropped from S)
     kill: np.ndarray  # (W,) must classes at t + 1 (a removal run there will show the effect)
     unsafe: np.ndarray  # (W,) classes at t + 1 whose base continuation shows the effect
+    base_hit: np.ndarray  # (C_{t+1},) the same, per class (for the edited run)
 
 
 class _Tables:
@@ -297,7 +300,7 @@ class _Tables:
         img, img_die = images if images is not None else (None, None)
         runs, q_next, q_hit, ptr, viable, drop, kill = got
         return _StepTables(img, img_die, n, h, runs, q_next, q_hit, ptr, viable, drop, kill,
-                           _mask(quo.base_hit[t + 1], words))
+                           _mask(quo.base_hit[t + 1], words), quo.base_hit[t + 1])
 
 
 # -- grouping -------------------------------------------------------------------------------------------------------
@@ -571,11 +574,19 @@ class _Forward:
         q2 = tab.q_next[qs, mask]
         # Still short of the effect: a removal run must not share the edited run's class.
         dead |= ~hit & _has(s2, q2)
-        accept = hit & ~dead & ~(s2 & tab.unsafe).any(axis=-1)
-        keep = np.flatnonzero(accept | (~hit & ~dead))
+        safe = ~(s2 & tab.unsafe).any(axis=-1)
+        accept = hit & ~dead & safe
+        live = ~hit & ~dead
+        if capped:
+            # Budget spent: no flip can follow, the rest is the base trace, so the path is decided now (valid iff
+            # the edited run's base continuation shows the effect and no removal run's does).
+            spent = live & (b2 == b_cap)
+            accept |= spent & tab.base_hit[q2] & safe
+            live &= ~spent
+        keep = np.flatnonzero(accept | live)
         out = {
             "q": q2[keep], "s": s2[keep].reshape(keep.size, words), "b": b2[keep], "accept": accept[keep],
-            "live": ~hit[keep], "src": src[keep], "mask": mask[keep],
+            "live": live[keep], "src": src[keep], "mask": mask[keep],
         }
         ex = layer.extra[src[keep]]
         for e, inc in enumerate(incs):
