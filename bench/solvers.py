@@ -134,14 +134,15 @@ def hoa_problem(text: str, effect: str, steps: int, budget: int | None, seed: in
     raise RuntimeError("no base trace missing the effect in 1000 draws")
 
 
-def make_problem(kind: str, seed: int, steps: int, inputs: int, budget: int | None) -> Problem:
-    """The bench instance ``kind`` ("cube": issue 10's family, "arbiter": the 404-state controller, "table")."""
+def make_problem(kind: str, seed: int, steps: int, inputs: int, budget: int | None, states: int = 16) -> Problem:
+    """The bench instance ``kind`` ("cube": issue 10's family, "arbiter": the 404-state controller, "table": a
+    uniformly random table with ``states`` states, t* = T - 1)."""
     if kind == "cube":
         text, effect = cube_hoa(seed, 16, inputs, 2)
         return hoa_problem(text, effect, steps, budget, seed)
     if kind == "arbiter":
         return hoa_problem(arbiter_hoa(), "g2", steps, budget, seed)
-    return random_problem(16, inputs, steps, budget, seed)
+    return random_problem(states, inputs, steps, budget, seed)
 
 
 # -- workers (run in a subprocess) ---------------------------------------------------------------------------------
@@ -167,13 +168,14 @@ def work_count(states: int, inputs: int, steps: int, budget: int | None, seed: i
             "valid_nodes": dag.size}
 
 
-def work_backend_count(kind: str, seed: int, steps: int, inputs: int, budget: int | None, backend: str) -> dict:
+def work_backend_count(kind: str, seed: int, steps: int, inputs: int, budget: int | None, backend: str,
+                       states: int = 16) -> dict:
     """Time one exact count through ``solvers.api`` (tables compiled and libraries imported before the clock)."""
     from solvers import api, forward
 
     if backend.startswith("bdd"):
         import dd.cudd  # noqa: F401 - import time is not part of a query
-    problem = make_problem(kind, seed, steps, inputs, budget)
+    problem = make_problem(kind, seed, steps, inputs, budget, states)
     problem.system.tables  # noqa: B018
     start = time.perf_counter()
     if backend == "forward":
@@ -277,10 +279,11 @@ def ratio(base: float | None, ours: float | None, bound: bool) -> str:
 
 
 def section_count(quick: bool, seed: int) -> None:
-    print("\n## Exact count of M_B(I): bdd backend vs brute force (B_T = 3, hard mode, t* = T - 1)\n")
-    print("| |Q| | |AP_in| | T | |M_B(I)| | bdd | BDD nodes (Suff / Valid) | twin 2^(T n) | ratio | "
-          "peer (by size, within B_T) | ratio |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("\n## Exact count of M_B(I) on random tables: bdd and forward vs brute force (B_T = 3, hard mode, "
+          "t* = T - 1)\n")
+    print("| |Q| | |AP_in| | T | |M_B(I)| | bdd | BDD nodes (Suff / Valid) | forward | bdd / forward | "
+          "twin 2^(T n) | ratio | peer (by size, within B_T) | ratio |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     rows: list[tuple[int, int, int, bool]] = [(16, 3, 4, True), (16, 3, 9, True)]
     if quick:
         rows += [(16, 4, t, False) for t in (8, 16, 32)]
@@ -295,6 +298,15 @@ def section_count(quick: bool, seed: int) -> None:
         problem = random_problem(q, n, t, budget, seed)
         res = run_worker("count", cap, states=q, inputs=n, steps=t, budget=budget, seed=seed, order="time")
         ours = None if res is None else res["seconds"]
+        fw = run_worker("backend_count", cap, kind="table", seed=seed, steps=t, inputs=n, budget=budget,
+                        backend="forward", states=q)
+        if fw is not None and res is not None:
+            assert fw["count"] == res["count"], (q, n, t, fw, res)
+        fw_s = f"> {cap:g} s" if fw is None else fmt_s(fw["seconds"])
+        if fw is None:
+            vs = "-" if res is None else "≤ " + ratio(ours, cap, False)
+        else:
+            vs = ("≥ " + ratio(cap, fw["seconds"], False)) if res is None else ratio(ours, fw["seconds"], False)
         per_run = suff_seconds(problem, seed)
         if t * n <= 14:
             from brute import brute_valid_set
@@ -303,21 +315,23 @@ def section_count(quick: bool, seed: int) -> None:
             twin_n = len(brute_valid_set(problem, budget))
             twin, twin_bound = time.perf_counter() - start, False
             assert res is None or int(res["count"]) == twin_n, (res, twin_n)
+            assert fw is None or int(fw["count"]) == twin_n, (fw, twin_n)
         else:
             twin, twin_bound = _times_power_of_two(per_run, t * n), True
         if measure:
             peer_n, peer = peer_count(problem, budget)
             peer_bound = False
             assert res is None or int(res["count"]) == peer_n, (res, peer_n)
+            assert fw is None or int(fw["count"]) == peer_n, (fw, peer_n)
         else:
             peer, peer_bound = per_run * peer_subsets(t, n, budget), True
-        count_s = "> cap" if res is None else res["count"]
+        count_s = ("> cap" if fw is None else fw["count"]) if res is None else res["count"]
         bdd_s = f"> {cap:g} s" if res is None else fmt_s(ours)
         nodes = "-" if res is None else f"{res['suff_nodes']} / {res['valid_nodes']}"
         twin_s = ("≈ " if twin_bound else "") + fmt_s(twin)
         peer_s = ("≈ " if peer_bound else "") + fmt_s(peer)
-        print(f"| {q} | {n} | {t} | {count_s} | {bdd_s} | {nodes} | {twin_s} | {ratio(twin, ours, twin_bound)} | "
-              f"{peer_s} | {ratio(peer, ours, peer_bound)} |", flush=True)
+        print(f"| {q} | {n} | {t} | {count_s} | {bdd_s} | {nodes} | {fw_s} | {vs} | {twin_s} | "
+              f"{ratio(twin, ours, twin_bound)} | {peer_s} | {ratio(peer, ours, peer_bound)} |", flush=True)
     print("\n≈: extrapolated lower bound (per-run time of brute_suff on a sample x runs needed, Min1 not counted); "
           "≥: lower-bound ratio; > cap: the bdd count did not finish within the cap (no answer, not a wrong one).")
 
