@@ -63,8 +63,9 @@ import numpy as np
 from numpy.random import PCG64, Generator
 
 from encoders.problem import Atom, Certificate, Flip, Problem
+from hoa.errors import Gf01Error
 from solvers import explicit, paths
-from solvers.canonical import canonical, certificate_json, flips_to_atoms, timesteps
+from solvers.canonical import canonical, certificate_json, flips_to_atoms, order_key, timesteps
 from solvers.limits import NO_LIMITS, Clock, Limits, guarded
 from solvers.results import BestMatch, OracleResult, prf
 from solvers.simulate import prepare, require_tables
@@ -452,6 +453,8 @@ class _Forward:
         """
         quo, words = self.quo, self.quo.words
         steps = quo.steps
+        if budget is not None and budget >= steps and counting and not edges:
+            budget = None  # a budget of every step binds nothing (B_T = T is the import default)
         track_b = budget is not None or track_steps
         b_cap = (steps if budget is None else min(budget, steps)) if track_b else 0
         widths_extra = [max(1, int(top).bit_length()) for _, top in extras]
@@ -854,7 +857,7 @@ def sample(
     beyond 2^64) and unranked against the backward counts of the forward pass's transition graph.
     """
     if k < 0:
-        raise ValueError("k must be non-negative")
+        raise Gf01Error(f"a sample needs k >= 0 certificates, got {k}", field="sample")
     clock = (limits or NO_LIMITS).start()
     fw = _Forward(problem)
     res = fw.run(budget_t, counting=False, edges=True, clock=clock, query="sample")
@@ -869,12 +872,7 @@ def sample(
             chosen.add(_uniform_below(rng, total))
         ranks = sorted(chosen)
     out = [flips_to_atoms(problem, _unrank(fw, res, togo, r, clock)) for r in ranks]
-    return sorted(out, key=lambda c: _canon_key(problem, c))
-
-
-def _canon_key(problem: Problem, cert: Certificate) -> tuple:
-    names = problem.system.inputs
-    return (len(timesteps(cert)), len(cert), tuple((t, names[i], v) for t, i, v in cert))
+    return sorted(out, key=lambda c: order_key(problem, c))
 
 
 def _unrank(fw: _Forward, res: _Pass, togo: list[np.ndarray], rank: int, clock: Clock) -> list[Flip]:
