@@ -475,10 +475,28 @@ def main() -> None:
     parser.add_argument("--only", choices=("family", "controller", "count", "explicit", "check_many", "order"),
                         default=None)
     parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--emit", nargs=4, metavar=("KIND", "T", "INPUTS", "DIR"),
+                        help="write the instance's HOA file and JSON trace to DIR and print the matching "
+                             "`gf01 import hoa` command (to time the CLI on it)")
     parser.add_argument("--count-one", nargs=5, metavar=("KIND", "T", "INPUTS", "BUDGET", "BACKEND"),
                         help="print one exact count (kind cube|arbiter|table, BUDGET an int or none) and exit: "
                              "for timing whole commands")
     args = parser.parse_args()
+    if args.emit:
+        kind, steps, inputs, where = args.emit
+        problem = make_problem(kind, args.seed, int(steps), int(inputs), None)
+        text = arbiter_hoa() if kind == "arbiter" else cube_hoa(args.seed, 16, int(inputs), 2)[0]
+        effect = "g2" if kind == "arbiter" else cube_hoa(args.seed, 16, int(inputs), 2)[1]
+        out = Path(where)
+        out.mkdir(parents=True, exist_ok=True)
+        stem = f"{kind}-{inputs}-T{steps}-seed{args.seed}"
+        (out / f"{stem}.hoa").write_text(text, encoding="utf-8")
+        names = problem.system.inputs
+        trace = [{a: (x >> i) & 1 for i, a in enumerate(names)} for x in problem.trace]
+        (out / f"{stem}.trace.json").write_text(json.dumps(trace), encoding="utf-8")
+        print(f"gf01 import hoa {out / stem}.hoa {out / stem}.instance.json --trace {out / stem}.trace.json "
+              f"--effect '{effect}' --t-star {problem.t_star}")
+        return
     if args.count_one:
         from solvers import api
 
