@@ -98,6 +98,7 @@ NO_LIMITS = Limits()
 
 F = TypeVar("F", bound=Callable[..., Any])
 _IN_CHILD = False
+_CAN_FORK = "fork" in multiprocessing.get_all_start_methods()
 
 
 def guarded(query: str, *, stream: bool = False) -> Callable[[F], F]:
@@ -111,7 +112,8 @@ def guarded(query: str, *, stream: bool = False) -> Callable[[F], F]:
         @functools.wraps(fn)
         def call(*args: Any, **kwargs: Any) -> Any:
             limits = kwargs.get("limits")
-            if _IN_CHILD or limits is None or limits.seconds is None:
+            if _IN_CHILD or limits is None or limits.seconds is None or not _CAN_FORK:
+                # (Without fork, e.g. on Windows, the query relies on its cooperative clock checks alone.)
                 return fn(*args, **kwargs)
             if stream:
                 return _bounded_iter(query, limits.seconds, fn, args, kwargs)
