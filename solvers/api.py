@@ -8,6 +8,7 @@ budgets and limits are those of :mod:`solvers.contract`.
 True
 >>> oracle(problem, problem.budget_t).certificate  # doctest: +SKIP
 ((2, 0, 1),)
+>>> sample(problem, problem.budget_t, k=5, seed=1)  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from solvers.results import BestMatch, OracleResult, best_match_among
 #: Backend name -> (module, attribute naming the backend object, or "" for the module itself). Imported on first use,
 #: so that a query on one backend does not pay for the others' libraries (python-sat, dd).
 TABLE: dict[str, tuple[str, str]] = {
+    "forward": ("solvers.forward", ""),
     "explicit": ("solvers.explicit", ""),
     "sat": ("solvers.sat", ""),
     "bdd": ("solvers.bdd", "CUDD"),
@@ -39,10 +41,10 @@ DEFAULT_BACKEND: dict[str, str] = {
     "valid": "explicit",
     "subset_min": "sat",
     "witness": "explicit",
-    "count": "bdd",
-    "enumerate_certificates": "bdd",
+    "count": "forward",
+    "enumerate_certificates": "forward",
     "oracle": "explicit",
-    "best_match": "bdd",
+    "best_match": "forward",
 }
 
 
@@ -124,6 +126,19 @@ def best_match(
     return _pick("best_match", backend).best_match(problem, list(atoms), budget_t, limits=limits)
 
 
+def sample(
+    problem: Problem, budget_t: int | None, k: int, seed: int, limits: Limits | None = None
+) -> list[Certificate]:
+    """A uniformly random k-subset of M_B(I) (``budget_t`` None: M(I)), drawn without replacement, in canonical order.
+
+    Deterministic for ``seed`` (``numpy.random.Generator(PCG64(seed))``, no global state); all of M_B(I) when
+    ``k >= |M_B(I)|``. Answered by the forward backend (:func:`solvers.forward.sample`).
+    """
+    from solvers import forward
+
+    return forward.sample(problem, budget_t, k, seed, limits=limits)
+
+
 def gold_digest(problem: Problem, cert: Iterable[Atom]) -> str:
     """sha256 hex digest of a certificate's canonical JSON (atoms ``[t, input_name, v]`` sorted, compact)."""
     return certificate_digest(problem, cert)
@@ -140,6 +155,7 @@ __all__ = [
     "gold_digest",
     "min1",
     "oracle",
+    "sample",
     "subset_min",
     "suff",
     "valid",

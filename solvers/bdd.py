@@ -2,8 +2,9 @@
 
 Every query builds the encoding of :mod:`encoders.bdd` in a fresh manager (``lib``: "cudd", "autoref" or None for
 the best available), then answers by BDD operations and exact walks (:mod:`solvers.bigcount`). Under ``limits``
-the clock is checked between BDD operations (one CUDD operation cannot be interrupted, so a query can overrun its
-time cap by the length of one operation) and the query raises :class:`solvers.limits.Unknown` instead of answering.
+the clock is checked between BDD operations and the query raises :class:`solvers.limits.Unknown` instead of
+answering; one CUDD operation cannot be interrupted, so under a time cap every query runs in a child process that is
+killed at the cap (:func:`solvers.limits.guarded`): the answer or Unknown comes within the cap plus a second.
 
 >>> CUDD.count(problem, 2)              # doctest: +SKIP
 17
@@ -28,7 +29,7 @@ from solvers.canonical import (
     flips_to_atoms,
     timesteps,
 )
-from solvers.limits import NO_LIMITS, Clock, Limits, Unknown
+from solvers.limits import NO_LIMITS, Clock, Limits, Unknown, guarded
 from solvers.results import BestMatch, OracleResult, prf
 
 #: Models hashed between two clock checks in the final tie slice of best_match.
@@ -154,12 +155,14 @@ class BddBackend:
 
     lib: str | None = None
 
+    @guarded("suff")
     @_detached
     def suff(self, problem: Problem, atoms: Sequence[Atom], *, limits: Limits | None = None) -> bool:
         """Suff(C): the run on tau[C] shows the effect (Definition 10), read off the Suff BDD."""
         enc, _ = _start(problem, "suff", self.lib, limits)
         return enc.holds(enc.suff, sorted(effective_flips(problem, atoms)))
 
+    @guarded("min1")
     @_detached
     def min1(self, problem: Problem, atoms: Sequence[Atom], *, limits: Limits | None = None) -> bool:
         """Min1(C): removing any single atom loses the effect (Definition 11)."""
@@ -169,6 +172,7 @@ class BddBackend:
             enc.holds(enc.suff, sorted(effective_flips(problem, c[:k] + c[k + 1 :]))) for k in range(len(c))
         )
 
+    @guarded("valid")
     @_detached
     def valid(self, problem: Problem, atoms: Sequence[Atom], *, limits: Limits | None = None) -> bool:
         """Valid(C) = Suff(C) and Min1(C) (Definition 12)."""
@@ -181,6 +185,7 @@ class BddBackend:
             enc.holds(enc.suff, sorted(effective_flips(problem, c[:k] + c[k + 1 :]))) for k in range(len(c))
         )
 
+    @guarded("subset_min")
     @_detached
     def subset_min(self, problem: Problem, atoms: Sequence[Atom], *, limits: Limits | None = None) -> bool:
         """SubsetMin(C): no proper subset of C is sufficient (Definition 14; C itself need not be sufficient).
@@ -203,6 +208,7 @@ class BddBackend:
             everything = everything & bdd.var(enc.names[enc.level_of(t, i)])
         return (restricted & ~everything) == bdd.false
 
+    @guarded("count")
     @_detached
     def count(self, problem: Problem, budget_t: int | None, *, limits: Limits | None = None) -> int:
         """|M(I)| (budget_t None) or |M_B(I)|, exact, as a Python int."""
@@ -210,6 +216,7 @@ class BddBackend:
         v = _valid_within(enc, budget_t, clock, "count")
         return dag_count(_export(enc, v, clock, "count"))
 
+    @guarded("enumerate", stream=True)
     @_detached
     def enumerate_certificates(
         self, problem: Problem, budget_t: int | None, limit: int | None = None, *, limits: Limits | None = None
@@ -226,11 +233,13 @@ class BddBackend:
         v = _valid_within(enc, budget_t, clock, "enumerate")
         yield from _enumerate_valid(enc, v, clock, limit)
 
+    @guarded("witness")
     @_detached
     def witness(self, problem: Problem, budget_t: int | None, *, limits: Limits | None = None) -> Certificate | None:
         """A valid certificate within ``budget_t`` (the first in canonical order), or None when there is none."""
         return next(self.enumerate_certificates(problem, budget_t, 1, limits=limits), None)
 
+    @guarded("oracle")
     @_detached
     def oracle(self, problem: Problem, budget_t: int | None, *, limits: Limits | None = None) -> OracleResult | None:
         """The valid certificate minimising (Eff_t, Eff_a) within ``budget_t``: the first in canonical order (optimal).
@@ -242,6 +251,7 @@ class BddBackend:
             return None
         return OracleResult(first, len(timesteps(first)), len(first), True)
 
+    @guarded("best_match")
     @_detached
     def best_match(
         self, problem: Problem, atoms: Sequence[Atom], budget_t: int | None, *, limits: Limits | None = None

@@ -2,6 +2,12 @@
 
 A query under ``Limits`` either answers exactly or raises ``Unknown`` saying what it spent; it never guesses.
 
+The time cap is a promise: under ``Limits(seconds=s)`` a query answers or raises Unknown within s + 1 s, even when
+the time goes into a library call that cannot be interrupted (one CUDD operation, one CaDiCaL call, a big numpy
+sort). Queries that can spend long in such calls are decorated with :func:`guarded`: under a time cap they run in a
+forked child process that the caller kills (and reaps) :data:`GRACE` seconds after the cap; the child checks the same
+limits cooperatively, so it normally answers or raises Unknown itself first.
+
 >>> lim = Limits(seconds=0.5)
 >>> clock = lim.start()
 >>> clock.check("count")  # raises Unknown once 0.5 s have passed
@@ -9,8 +15,15 @@ A query under ``Limits`` either answers exactly or raises ``Unknown`` saying wha
 
 from __future__ import annotations
 
+import functools
+import multiprocessing
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+#: Seconds a guarded query's child may run past its time cap before the caller kills it.
+GRACE = 0.5
 
 
 class Unknown(Exception):
@@ -22,6 +35,10 @@ class Unknown(Exception):
         self.spent = dict(sorted(spent.items()))
         used = ", ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in self.spent.items())
         super().__init__(f"{query}: unknown ({reason}; spent {used})")
+
+    def __reduce__(self) -> tuple[Any, tuple[str, str, dict[str, float | int]]]:
+        # Picklable with its fields, so a guarded query's child can send it back.
+        return (Unknown, (self.query, self.reason, self.spent))
 
 
 @dataclass(frozen=True)
@@ -75,3 +92,113 @@ class Clock:
 
 
 NO_LIMITS = Limits()
+
+
+# -- the time cap as a promise: guarded queries run in a child process --------------------------------------------
+
+F = TypeVar("F", bound=Callable[..., Any])
+_IN_CHILD = False
+_CAN_FORK = "fork" in multiprocessing.get_all_start_methods()
+
+
+def guarded(query: str, *, stream: bool = False) -> Callable[[F], F]:
+    """Decorator for a query taking ``limits=``: under a time cap, run it in a child killed at the cap + GRACE.
+
+    ``stream``: the query returns an iterator (enumeration); its items come through a pipe as the child finds them.
+    Without a time cap, or inside a guarded child already, the query runs in the calling process.
+    """
+
+    def wrap(fn: F) -> F:
+        @functools.wraps(fn)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            limits = kwargs.get("limits")
+            if _IN_CHILD or limits is None or limits.seconds is None or not _CAN_FORK:
+                # (Without fork, e.g. on Windows, the query relies on its cooperative clock checks alone.)
+                return fn(*args, **kwargs)
+            if stream:
+                return _bounded_iter(query, limits.seconds, fn, args, kwargs)
+            return _bounded(query, limits.seconds, fn, args, kwargs)
+
+        return call  # type: ignore[return-value]
+
+    return wrap
+
+
+def _child(conn: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, stream: bool) -> None:
+    global _IN_CHILD
+    _IN_CHILD = True
+    try:
+        if stream:
+            for item in fn(*args, **kwargs):
+                conn.send(("item", item))
+            msg: tuple[str, Any] = ("end", None)
+        else:
+            msg = ("ok", fn(*args, **kwargs))
+    except BaseException as ex:  # every outcome goes back to the caller, which re-raises it
+        msg = ("raise", ex)
+    try:
+        conn.send(msg)
+    except Exception as ex:  # an unpicklable answer is reported, not lost
+        conn.send(("raise", RuntimeError(f"the query's answer could not be sent back: {ex}")))
+    conn.close()
+
+
+def _start_child(fn: Callable[..., Any], args: tuple, kwargs: dict, stream: bool) -> tuple[Any, Any]:
+    # fork: the child shares the caller's problem, tables and solver state without pickling them.
+    ctx = multiprocessing.get_context("fork")
+    recv, send = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child, args=(send, fn, args, kwargs, stream), daemon=True)
+    proc.start()
+    send.close()
+    return proc, recv
+
+
+def _stop(proc: Any, recv: Any) -> None:
+    """Kill the child if it still runs, and always reap it."""
+    if proc.is_alive():
+        proc.kill()
+    proc.join()
+    recv.close()
+
+
+def _timed_out(query: str, seconds: float, started: float) -> Unknown:
+    return Unknown(query, f"time limit {seconds} s", {"seconds": round(time.monotonic() - started, 3)})
+
+
+def _receive(query: str, proc: Any, recv: Any, seconds: float, started: float) -> tuple[str, Any]:
+    left = started + seconds + GRACE - time.monotonic()
+    if not recv.poll(max(0.0, left)):
+        raise _timed_out(query, seconds, started)
+    try:
+        return recv.recv()
+    except EOFError:
+        proc.join()
+        raise RuntimeError(f"{query}: the solver process ended without an answer (exit code {proc.exitcode})") from None
+
+
+def _bounded(query: str, seconds: float, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    started = time.monotonic()
+    proc, recv = _start_child(fn, args, kwargs, False)
+    try:
+        kind, value = _receive(query, proc, recv, seconds, started)
+    finally:
+        _stop(proc, recv)
+    if kind == "raise":
+        raise value
+    return value
+
+
+def _bounded_iter(query: str, seconds: float, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Iterator[Any]:
+    started = time.monotonic()
+    proc, recv = _start_child(fn, args, kwargs, True)
+    try:
+        while True:
+            kind, value = _receive(query, proc, recv, seconds, started)
+            if kind == "item":
+                yield value
+            elif kind == "end":
+                return
+            else:
+                raise value
+    finally:
+        _stop(proc, recv)

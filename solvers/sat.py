@@ -1,9 +1,11 @@
 """The SAT backend: every query on the CNF unrolling (:mod:`encoders.cnf`) with python-sat.
 
 CaDiCaL 1.9.5 answers by default; when a query has a time or conflict limit, Glucose 4 answers instead, because
-PySAT can interrupt it and give it a conflict budget (``solve_limited``). Certificates are read off the flip
-variables only; the enumeration's blocking clauses mention flip variables only (``enum_models`` would block on the
-Tseitin variables too) and block exactly one flip assignment each, never its supersets (Min1 is not monotone).
+PySAT can interrupt it and give it a conflict budget (``solve_limited``). Under a time cap every query also runs in a
+child process killed at the cap (:func:`solvers.limits.guarded`), so building a large CNF or bootstrapping the
+solver cannot overrun it either. Certificates are read off the flip variables only; the enumeration's blocking
+clauses mention flip variables only (``enum_models`` would block on the Tseitin variables too) and block exactly one
+flip assignment each, never its supersets (Min1 is not monotone).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from pysat.solvers import Solver
 from encoders.cnf import Encoding, add_timestep_budget, encode
 from encoders.problem import Atom, Certificate, Flip, Problem
 from solvers.canonical import canonical, effective_flips, flips_to_atoms, order_key, timesteps
-from solvers.limits import NO_LIMITS, Clock, Limits, Unknown
+from solvers.limits import NO_LIMITS, Clock, Limits, Unknown, guarded
 from solvers.results import BestMatch, OracleResult, best_match_among
 
 DEFAULT_SOLVER = "cadical195"
@@ -105,6 +107,7 @@ def _live(problem: Problem, atoms: Iterable[Atom]) -> set[Flip]:
 # -- suff, min1, valid, subset_min ------------------------------------------------------------------------------
 
 
+@guarded("suff")
 def suff(problem: Problem, atoms: Sequence[Atom], *, limits: Limits | None = None) -> bool:
     """Definition 10: one SAT call with every flip fixed and Suff assumed."""
     enc = encode(problem)
@@ -112,6 +115,7 @@ def suff(problem: Problem, atoms: Sequence[Atom], *, limits: Limits | None = Non
         return s.solve([*_fix(enc, _live(problem, atoms)), enc.suff])
 
 
+@guarded("min1")
 def min1(problem: Problem, atoms: Sequence[Atom], *, limits: Limits | None = None) -> bool:
     """Definition 11: one SAT call per atom, on the flips of C minus that atom."""
     c = list(atoms)
@@ -123,12 +127,14 @@ def min1(problem: Problem, atoms: Sequence[Atom], *, limits: Limits | None = Non
     return True
 
 
+@guarded("valid")
 def valid(problem: Problem, atoms: Sequence[Atom], *, limits: Limits | None = None) -> bool:
     """Definition 12: Suff and Min1."""
     c = list(atoms)
     return suff(problem, c, limits=limits) and min1(problem, c, limits=limits)
 
 
+@guarded("subset_min")
 def subset_min(problem: Problem, atoms: Sequence[Atom], *, limits: Limits | None = None) -> bool:
     """Definition 14 as one SAT call: Suff with every flip outside C's effective flips (up to t*) forced off.
 
@@ -169,6 +175,7 @@ def _shrink(s: Session, enc: Encoding, flips: list[Flip]) -> list[Flip]:
     return cur
 
 
+@guarded("witness")
 def witness(problem: Problem, budget_t: int | None, *, limits: Limits | None = None) -> Certificate | None:
     """A valid certificate within ``budget_t``: a sufficient flip set found by SAT, shrunk by singleton removal."""
     clock = (limits or NO_LIMITS).start()
@@ -190,6 +197,7 @@ def _at_most(s: Session, enc: Encoding, lits: list[int], ubound: int) -> ITotali
     return tot
 
 
+@guarded("oracle")
 def oracle(problem: Problem, budget_t: int | None, *, limits: Limits | None = None) -> OracleResult | None:
     """The valid certificate minimising (Eff_t, Eff_a): descending SAT-UNSAT search on two totalizers.
 
@@ -238,6 +246,7 @@ def _valid_session(problem: Problem, budget_t: int | None, clock: Clock, query: 
     return enc, s
 
 
+@guarded("count")
 def count(problem: Problem, budget_t: int | None, *, limits: Limits | None = None) -> int:
     """|M(I)| or |M_B(I)|: models of Valid (within the budget), blocked one flip assignment at a time."""
     clock = (limits or NO_LIMITS).start()
@@ -251,6 +260,7 @@ def count(problem: Problem, budget_t: int | None, *, limits: Limits | None = Non
     return found
 
 
+@guarded("enumerate", stream=True)
 def enumerate_certificates(
     problem: Problem, budget_t: int | None, limit: int | None = None, *, limits: Limits | None = None
 ) -> Iterator[Certificate]:
@@ -292,6 +302,7 @@ def enumerate_certificates(
         fl_tot.delete()
 
 
+@guarded("best_match")
 def best_match(
     problem: Problem, atoms: Sequence[Atom], budget_t: int | None, *, limits: Limits | None = None
 ) -> BestMatch:

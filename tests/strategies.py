@@ -1,9 +1,9 @@
 """Hypothesis strategies for random small GF-01 problems and certificates (shared by the solver test suites).
 
-``problems()`` draws a Mealy view (either an explicit random table, or random guard expressions per state with a
-catch-all last edge so the view is input-complete), a random base trace, a random effect over the outputs (with
-``t``/``f``/``!``/``&``/``|``), hard or normal mode, a window and a budget (or None). ``max_flips`` bounds
-T * |AP_in| so that the brute-force twin (2^(T*|AP_in|) flip sets) stays fast.
+``problems()`` draws a Mealy view (an explicit random table; random guard expressions per state with a catch-all last
+edge so the view is input-complete; or a table with unreachable and absorbing states), a random base trace, a random
+effect over the outputs (with ``t``/``f``/``!``/``&``/``|``), hard or normal mode, a window and a budget (or None).
+``max_flips`` bounds T * |AP_in| so that the brute-force twin (2^(T*|AP_in|) flip sets) stays fast.
 
 >>> from hypothesis import given
 >>> @given(problems())
@@ -74,6 +74,25 @@ def guard_views(draw: st.DrawFn, n_states: int, n_in: int, n_out: int) -> MealyV
 
 
 @st.composite
+def trap_views(draw: st.DrawFn, n_states: int, n_in: int, n_out: int) -> MealyView:
+    """A random table whose states split into live ones (reachable from the initial state 0), absorbing ones (every
+    input stays, one output each) and unreachable ones (no edge leads to them; their own edges are random)."""
+    size = 1 << n_in
+    kinds = [0] + [draw(st.integers(0, 2)) for _ in range(n_states - 1)]  # 0 live, 1 absorbing, 2 unreachable
+    targets = [q for q in range(n_states) if kinds[q] != 2]
+    nxt, out = [], []
+    for q in range(n_states):
+        if kinds[q] == 1:
+            nxt.append([q] * size)
+            out.append([draw(st.integers(0, (1 << n_out) - 1))] * size)
+            continue
+        pool = targets if kinds[q] == 0 else list(range(n_states))
+        nxt.append([draw(st.sampled_from(pool)) for _ in range(size)])
+        out.append([draw(st.integers(0, (1 << n_out) - 1)) for _ in range(size)])
+    return MealyView.from_table(_names("i", n_in), _names("o", n_out), nxt, out)
+
+
+@st.composite
 def problems(
     draw: st.DrawFn,
     max_states: int = 4,
@@ -88,10 +107,13 @@ def problems(
     n_out = draw(st.integers(1, max_outputs))
     n_states = draw(st.integers(1, max_states))
     T = draw(st.integers(1, max(1, min(max_T, max_flips // n_in))))
-    if draw(st.booleans()):
+    kind = draw(st.sampled_from(("table", "guard", "trap")))
+    if kind == "table":
         system = draw(table_views(n_states, n_in, n_out))
-    else:
+    elif kind == "guard":
         system = draw(guard_views(n_states, n_in, n_out))
+    else:
+        system = draw(trap_views(n_states, n_in, n_out))
     trace = tuple(draw(st.lists(st.integers(0, (1 << n_in) - 1), min_size=T, max_size=T)))
     effect = draw(expressions(n_out, max_leaves=4))
     t_star = draw(st.integers(0, T - 1))

@@ -9,6 +9,10 @@ from hoa.errors import Gf01Error
 from solvers import api
 
 
+class TestForward(Common):
+    name = "forward"
+
+
 class TestExplicit(Common):
     name = "explicit"
 

@@ -1,0 +1,1033 @@
+"""The forward backend: exact count, canonical enumeration, best match and uniform samples of M(I) / M_B(I) by one
+forward dynamic programme over t = 0 .. t*, whose cost grows linearly in T.
+
+Why a forward pass decides Valid for every flip set at once. A certificate C is a set of flips at t <= t*; for each
+flip c = (t_c, i) the single-removal run of C - {c} equals the edited run of C before t_c, reads the edited input
+with bit i toggled at t_c, and reads exactly the edited run's inputs after t_c. So walking forward, step by step,
+with the inputs x_t = tau_t XOR d_t (d_t the flip mask of step t), it is enough to know
+
+- q: the edited run's state;
+- S: the set of states of the removal runs created so far (they all read x_t from now on, so two removal runs in the
+  same state behave alike and a set suffices), none of which has shown the effect yet;
+- b: the timesteps used (only under a budget).
+
+A removal run that shows the effect makes Suff(C - {c}) true: the path is dead. A flip made after the edited run
+has shown the effect is dead too (its removal run shares that prefix). While the edited run has not shown the effect,
+a removal run in the edited run's state is its twin from then on, so the path can never be valid. Once the edited
+run shows the effect, no flip may follow, so the rest of the run is the base trace and the path is valid exactly when
+no removal run shows the effect on that base continuation: it is decided on the spot. Each flip set is one path, so
+the number of valid paths is |M_B(I)|.
+
+Four exact reductions keep the number of keys small:
+
+- states are replaced by their class at step t: two states are equivalent when, for every input letter, they agree
+  on "the effect shows now" and go to equivalent states at t + 1 (a backward partition refinement from t* + 1, where
+  everything is equivalent); only states reachable at t are classified. Whether a run shows the effect from now on
+  under any input sequence depends only on its class, so the programme runs on classes;
+- a removal-run class from which no input sequence can show the effect is dropped from S (it can never kill the
+  path); a class from which every input sequence shows it kills the path at once; an edited-run class that can never
+  show it kills the path;
+- under a budget, a path that has spent it is decided at once (the rest is the base trace: valid iff the edited
+  run's base continuation shows the effect and no removal run's does), so only keys with budget left are kept;
+- keys are merged by (q, S, b) and their counts added (exact: multi-limb integers, 32 bits per limb in uint64
+  arrays, carries propagated each step).
+
+Keys are numpy arrays (S as bitmasks of 64-bit words over the classes of the step), every (key, flip mask) pair is
+expanded at once with image tables per input letter, and equal keys are merged by one sort. The number of keys per
+step depends on the machine and the budget, not on T, so count is linear in T once the key set has saturated.
+
+Enumeration, best match and sampling keep the per-step edges of the same pass (key, mask -> next key, or an
+accepting outcome) and walk them: enumeration layer by layer in canonical order (|TS|, |C|, atoms) by a depth-first
+walk that tries the flip masks of a step in canonical atom order, pruned by a backward "which layers can still be
+reached" pass; best match by tracking |C|, |C ∩ C_a| and |TS(C) ∩ TS(C_a)| as extra key fields, picking the best
+outcome exactly with rationals and listing only the final tie class to find the lowest sha256; sampling by
+unranking uniform random ranks against backward counts.
+
+suff, min1, valid, subset_min, witness and oracle are the explicit backend's (simulation, a DP restricted to C's
+flips, the layered shortest path): they are already linear in T.
+
+>>> count(problem, 3)                                 # doctest: +SKIP
+1005
+>>> sample(problem, 3, k=2, seed=7)                   # doctest: +SKIP
+[((4, 1, 1),), ((2, 0, 0), (9, 3, 1))]
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+from numpy.random import PCG64, Generator
+
+from encoders.problem import Atom, Certificate, Flip, Problem
+from hoa.errors import Gf01Error
+from solvers import explicit, paths
+from solvers.canonical import canonical, certificate_json, flips_to_atoms, order_key, timesteps
+from solvers.limits import NO_LIMITS, Clock, Limits, guarded
+from solvers.results import BestMatch, OracleResult, prf
+from solvers.simulate import prepare, require_tables
+
+#: Candidate (key, mask) pairs expanded at once: bounds memory and the time between two clock checks.
+CHUNK = 1 << 20
+#: Largest per-letter image table (entries); wider alphabets take images class by class.
+MAX_IMAGE_TABLE = 1 << 24
+#: Bits per limb of the exact counts (limbs live in uint64, so sums of up to 2^32 limbs cannot overflow).
+LIMB = 32
+_LIMB_MASK = np.uint64((1 << LIMB) - 1)
+
+
+# -- the problem's class quotient -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Quotient:
+    """The time-dependent class quotient of a problem's Mealy machine (module docstring), steps 0 .. t* + 1.
+
+    Per step t <= t*: ``nxt[t][c, x]`` the class at t + 1 reached from class c under input letter x, ``hit[t][c, x]``
+    whether the effect shows at t (t an effect step). Per step t <= t* + 1: ``hopeless[t]`` (no input sequence shows
+    the effect from here), ``must[t]`` (every input sequence does), ``base_hit[t]`` (the base trace from t does).
+    ``initial`` is the initial state's class at step 0.
+    """
+
+    steps: int
+    letters: int
+    sizes: tuple[int, ...]
+    nxt: tuple[np.ndarray, ...]
+    hit: tuple[np.ndarray, ...]
+    hopeless: tuple[np.ndarray, ...]
+    must: tuple[np.ndarray, ...]
+    base_hit: tuple[np.ndarray, ...]
+    initial: int
+
+    @property
+    def words(self) -> int:
+        """64-bit words of a class set (the widest step)."""
+        return max(1, (max(self.sizes) + 63) // 64)
+
+
+def quotient(problem: Problem) -> Quotient:
+    """The class quotient of ``problem`` (needs the dense Mealy tables)."""
+    require_tables(problem, "forward")
+    system = problem.system
+    nxt_tab, out_tab = system.tables
+    nxt_tab = nxt_tab.astype(np.int64)
+    n_states, letters = nxt_tab.shape
+    steps = problem.t_star + 1
+    prep = prepare(problem)
+    effect = prep.effect_of(out_tab)
+    # Forward reachability (states a run can be in at step t); it stops changing after a few steps.
+    reach = [np.zeros(n_states, dtype=bool)]
+    reach[0][system.initial] = True
+    for _ in range(steps):
+        prev = reach[-1]
+        if len(reach) >= 2 and np.array_equal(prev, reach[-2]):
+            reach.append(prev)
+            continue
+        nr = np.zeros(n_states, dtype=bool)
+        nr[nxt_tab[prev].ravel()] = True
+        reach.append(nr)
+    # Backward partition refinement: class ids are the ranks of the sorted signatures (deterministic).
+    cls: list[np.ndarray] = [np.empty(0, dtype=np.int64)] * (steps + 1)
+    last = np.full(n_states, -1, dtype=np.int64)
+    last[reach[steps]] = 0
+    cls[steps] = last
+    nxt: list[np.ndarray] = [np.empty(0)] * steps
+    hit: list[np.ndarray] = [np.empty(0)] * steps
+    sizes = [0] * (steps + 1)
+    sizes[steps] = 1
+    for t in range(steps - 1, -1, -1):
+        same_input = (
+            t + 1 < steps
+            and bool(prep.in_window[t]) == bool(prep.in_window[t + 1])
+            and np.array_equal(reach[t], reach[t + 1])
+            and (t + 2 > steps or np.array_equal(cls[t + 1], cls[t + 2]))
+        )
+        if same_input:
+            # Same reachable states, window flag and next-step classes: the refinement gives the same result.
+            cls[t], nxt[t], hit[t], sizes[t] = cls[t + 1], nxt[t + 1], hit[t + 1], sizes[t + 1]
+            continue
+        idx = np.flatnonzero(reach[t])
+        h = effect[idx] & bool(prep.in_window[t])
+        nc = cls[t + 1][nxt_tab[idx]]
+        sig = np.concatenate([h.astype(np.int64), nc], axis=1)
+        uniq, first, inv = np.unique(sig, axis=0, return_index=True, return_inverse=True)
+        c = np.full(n_states, -1, dtype=np.int64)
+        c[idx] = inv.ravel()
+        cls[t] = c
+        sizes[t] = len(uniq)
+        nxt[t] = np.ascontiguousarray(nc[first])
+        hit[t] = np.ascontiguousarray(h[first])
+    hopeless: list[np.ndarray] = [np.empty(0, dtype=bool)] * (steps + 1)
+    must: list[np.ndarray] = [np.empty(0, dtype=bool)] * (steps + 1)
+    base_hit: list[np.ndarray] = [np.empty(0, dtype=bool)] * (steps + 1)
+    hopeless[steps] = np.ones(1, dtype=bool)
+    must[steps] = np.zeros(1, dtype=bool)
+    base_hit[steps] = np.zeros(1, dtype=bool)
+    for t in range(steps - 1, -1, -1):
+        n, h = nxt[t], hit[t]
+        hopeless[t] = (~h & hopeless[t + 1][n]).all(axis=1)
+        must[t] = (h | must[t + 1][n]).all(axis=1)
+        # Share equal arrays between steps, so per-step tables keyed on them are built once.
+        if np.array_equal(hopeless[t], hopeless[t + 1]):
+            hopeless[t] = hopeless[t + 1]
+        if np.array_equal(must[t], must[t + 1]):
+            must[t] = must[t + 1]
+        x = problem.trace[t]
+        base_hit[t] = h[:, x] | base_hit[t + 1][n[:, x]]
+    return Quotient(
+        steps, letters, tuple(sizes), tuple(nxt), tuple(hit), tuple(hopeless), tuple(must), tuple(base_hit),
+        int(cls[0][system.initial]),
+    )
+
+
+# -- class sets as rows of 64-bit words -----------------------------------------------------------------------------
+
+
+def _mask(flags: np.ndarray, words: int) -> np.ndarray:
+    """The class set ``{c : flags[c]}`` as one row of ``words`` uint64 words."""
+    out = np.zeros(words, dtype=np.uint64)
+    for c in np.flatnonzero(flags):
+        out[c >> 6] |= np.uint64(1) << np.uint64(c & 63)
+    return out
+
+
+def _onehot(classes: np.ndarray, words: int) -> np.ndarray:
+    """Rows of ``words`` words with the single bit ``classes[...]`` set (shape ``classes.shape + (words,)``)."""
+    out = np.zeros((*classes.shape, words), dtype=np.uint64)
+    w = classes >> 6
+    bit = np.left_shift(np.uint64(1), (classes & 63).astype(np.uint64))
+    np.put_along_axis(out, w[..., None], bit[..., None], axis=-1)
+    return out
+
+
+def _has(rows: np.ndarray, classes: np.ndarray) -> np.ndarray:
+    """Whether class ``classes[k]`` is in row ``rows[k]``."""
+    word = np.take_along_axis(rows, (classes >> 6)[..., None], axis=-1)[..., 0]
+    return ((word >> (classes & 63).astype(np.uint64)) & np.uint64(1)).astype(bool)
+
+
+@dataclass(frozen=True)
+class _StepTables:
+    """What expanding keys at one step needs: image tables per letter, and per class of the edited run the masks
+    that survive the checks which depend on that class alone (CSR ``viable_ptr`` / ``viable_mask``)."""
+
+    img: np.ndarray | None  # (letters, chunks, 256, W): image of the 8 classes of a chunk under a letter
+    img_die: np.ndarray | None  # (letters, chunks, 256): some class of the chunk shows the effect under the letter
+    nxt: np.ndarray  # (C, letters): the class at t + 1 (for images class by class when ``img`` is None)
+    hit: np.ndarray  # (C, letters)
+    new_runs: np.ndarray  # (C, masks, W): classes of the removal runs a mask's flips create from class c
+    q_next: np.ndarray  # (C, masks): the edited run's next class
+    q_hit: np.ndarray  # (C, masks): the edited run shows the effect
+    viable_ptr: np.ndarray  # (C + 1,)
+    viable_mask: np.ndarray  # masks of class c: viable_mask[viable_ptr[c]:viable_ptr[c + 1]], increasing
+    drop: np.ndarray  # (W,) hopeless classes at t + 1 (dropped from S)
+    kill: np.ndarray  # (W,) must classes at t + 1 (a removal run there will show the effect)
+    unsafe: np.ndarray  # (W,) classes at t + 1 whose base continuation shows the effect
+    base_hit: np.ndarray  # (C_{t+1},) the same, per class (for the edited run)
+
+
+class _Tables:
+    """Per-step tables of a quotient; the costly ones are shared between steps with the same structure and letter."""
+
+    def __init__(self, quo: Quotient, problem: Problem) -> None:
+        self.quo = quo
+        self.problem = problem
+        self.words = quo.words
+        self.n_in = problem.system.num_inputs
+        self._img: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._runs: dict[tuple[int, ...], tuple[np.ndarray, ...]] = {}
+        d = np.arange(quo.letters, dtype=np.int64)
+        self.popcount = np.zeros(quo.letters, dtype=np.int64)
+        for i in range(self.n_in):
+            self.popcount += (d >> i) & 1
+
+    def _images(self, t: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """Per-letter image tables over bytes of a class set, or None when they would be too large (then images
+        are taken class by class)."""
+        n, h = self.quo.nxt[t], self.quo.hit[t]
+        got = self._img.get(id(n))
+        if got is not None:
+            return got
+        size, letters, words = n.shape[0], self.quo.letters, self.words
+        chunks = (size + 7) // 8
+        if letters * chunks * 256 * words > MAX_IMAGE_TABLE:
+            return None
+        img = np.zeros((letters, chunks, 256, words), dtype=np.uint64)
+        die = np.zeros((letters, chunks, 256), dtype=bool)
+        values = np.arange(256)
+        onehot = _onehot(n.T, words)  # (letters, C, W)
+        for c in range(size):
+            j, k = divmod(c, 8)
+            sel = ((values >> k) & 1).astype(bool)
+            img[:, j, sel, :] |= onehot[:, c, None, :]
+            die[:, j, sel] |= h[c, :, None]
+        self._img[id(n)] = (img, die)
+        return img, die
+
+    def step(self, t: int) -> _StepTables:
+        """The tables of step ``t`` (built once per distinct structure, base letter and next-step flags)."""
+        quo, words, letters = self.quo, self.words, self.quo.letters
+        n, h = quo.nxt[t], quo.hit[t]
+        tau = self.problem.trace[t]
+        key = (id(n), tau, id(quo.hopeless[t + 1]), id(quo.must[t + 1]))
+        got = self._runs.get(key)
+        if got is None:
+            masks = np.arange(letters, dtype=np.int64)
+            xs = tau ^ masks
+            size = n.shape[0]
+            new_runs = np.zeros((size, letters, words), dtype=np.uint64)
+            new_die = np.zeros((size, letters), dtype=bool)
+            for i in range(self.n_in):
+                has = ((masks >> i) & 1).astype(bool)
+                xi = xs[has] ^ (1 << i)
+                new_runs[:, has, :] |= _onehot(n[:, xi], words)
+                new_die[:, has] |= h[:, xi]
+            q_next, q_hit = np.ascontiguousarray(n[:, xs]), np.ascontiguousarray(h[:, xs])
+            drop, kill = _mask(quo.hopeless[t + 1], words), _mask(quo.must[t + 1], words)
+            runs = new_runs & ~drop
+            # What the edited run's class alone decides: a new removal run shows the effect now or surely later,
+            # or (edited run still short of it) the edited run is hopeless or twinned by a new removal run.
+            dead = new_die | (runs & kill).any(axis=-1)
+            dead |= ~q_hit & (quo.hopeless[t + 1][q_next] | _has(runs, q_next))
+            counts = (~dead).sum(axis=1)
+            ptr = np.concatenate(([0], np.cumsum(counts)))
+            viable = np.nonzero(~dead)[1].astype(np.int64)
+            got = (runs, q_next, q_hit, ptr, viable, drop, kill)
+            self._runs[key] = got
+        images = self._images(t)
+        img, img_die = images if images is not None else (None, None)
+        runs, q_next, q_hit, ptr, viable, drop, kill = got
+        return _StepTables(img, img_die, n, h, runs, q_next, q_hit, ptr, viable, drop, kill,
+                           _mask(quo.base_hit[t + 1], words), quo.base_hit[t + 1])
+
+
+# -- grouping -------------------------------------------------------------------------------------------------------
+
+
+def _factorize(cols: list[np.ndarray], widths: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Group equal rows of the integer columns ``cols`` (non-negative, ``widths`` bits each).
+
+    Returns (first row index of each group in sorted order, group id per row, the permutation sorting the rows by
+    group, the start of each group in that permutation). Groups are numbered in increasing order of the rows'
+    values, compared column by column, so the numbering is deterministic.
+    """
+    n = cols[0].size
+    idx_bits = max(1, int(n).bit_length())
+    total = sum(widths)
+    if total + idx_bits <= 63:
+        packed = np.zeros(n, dtype=np.int64)
+        for col, w in zip(cols, widths, strict=True):
+            packed = (packed << w) | col.astype(np.int64)
+        # One plain sort of (key, position) pairs: several times faster than argsort.
+        order = np.sort((packed << idx_bits) | np.arange(n, dtype=np.int64))
+        perm = order & ((1 << idx_bits) - 1)
+        keys = order >> idx_bits
+    else:
+        perm = np.lexsort(tuple(c.astype(np.uint64) for c in reversed(cols)))
+        keys = None
+    if n == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty, empty
+    if keys is not None:
+        change = keys[1:] != keys[:-1]
+    else:
+        change = np.zeros(n - 1, dtype=bool)
+        for c in cols:
+            s = c[perm]
+            change |= s[1:] != s[:-1]
+    starts = np.flatnonzero(np.concatenate(([True], change)))
+    gid_sorted = np.cumsum(np.concatenate(([0], change.astype(np.int64))))
+    gid = np.empty(n, dtype=np.int64)
+    gid[perm] = gid_sorted
+    return perm[starts], gid, perm, starts
+
+
+def _sum_limbs(limbs: np.ndarray, perm: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Per-group sums of multi-limb counts (``limbs`` is (L, rows)), carries propagated; may add a limb."""
+    if limbs.shape[1] == 0:
+        return limbs
+    out = np.add.reduceat(limbs[:, perm], starts, axis=1)
+    return _normalise(out)
+
+
+def _normalise(limbs: np.ndarray) -> np.ndarray:
+    for lv in range(limbs.shape[0] - 1):
+        carry = limbs[lv] >> np.uint64(LIMB)
+        if carry.any():
+            limbs[lv] &= _LIMB_MASK
+            limbs[lv + 1] += carry
+    top = limbs[-1] >> np.uint64(LIMB)
+    if top.any():
+        limbs[-1] &= _LIMB_MASK
+        limbs = np.concatenate([limbs, top[None, :]], axis=0)
+        return _normalise(limbs)
+    return limbs
+
+
+def _to_int(limbs: np.ndarray, k: int) -> int:
+    """The Python int of column ``k`` of multi-limb counts."""
+    return sum(int(v) << (LIMB * lv) for lv, v in enumerate(limbs[:, k]))
+
+
+# -- the forward pass -----------------------------------------------------------------------------------------------
+
+
+#: An extra key field: its per-step increments over the flip masks, and its largest value.
+Extra = tuple[Callable[[int], np.ndarray], int]
+
+
+@dataclass
+class _Layer:
+    """Live keys (edited run not yet showing the effect) before one step."""
+
+    q: np.ndarray  # (K,) class
+    s: np.ndarray  # (K, W) removal-run class set
+    b: np.ndarray  # (K,) timesteps used
+    extra: np.ndarray  # (K, E) extra fields
+    limbs: np.ndarray | None  # (L, K) counts, or None when not counting
+
+    @property
+    def size(self) -> int:
+        return int(self.q.size)
+
+
+@dataclass(frozen=True)
+class _Edges:
+    """The transitions of one step, sorted by source key then by canonical mask order.
+
+    ``dst[k] >= 0`` is a key of the next layer; ``dst[k] < 0`` accepts with outcome ``-1 - dst[k]``.
+    """
+
+    src: np.ndarray
+    mask: np.ndarray
+    dst: np.ndarray
+    offsets: np.ndarray  # CSR: edges of key k are offsets[k] .. offsets[k + 1]
+
+
+@dataclass
+class _Pass:
+    """What one forward pass found: accepting outcomes (b, extras...) with their counts, and optionally the edges."""
+
+    outcomes: list[tuple[int, ...]]
+    counts: list[int] | None
+    edges: list[_Edges] | None
+    keys: list[int]
+
+
+class _Forward:
+    """The forward programme over one problem (module docstring)."""
+
+    def __init__(self, problem: Problem) -> None:
+        self.problem = problem
+        self.quo = quotient(problem)
+        self.tables = _Tables(self.quo, problem)
+        n = problem.system.num_inputs
+        names = problem.system.inputs
+        rank = {i: r for r, i in enumerate(sorted(range(n), key=lambda i: names[i]))}
+        masks = np.arange(self.quo.letters, dtype=np.int64)
+        ov = np.zeros_like(masks)
+        for i in range(n):
+            ov |= ((masks >> i) & 1) << (n - 1 - rank[i])
+        #: Canonical position of each mask among a step's masks: atoms by input name, more atoms first (see
+        #: :func:`enumerate_certificates`); sorting masks by it gives the depth-first order "1 before 0".
+        self.mask_order = np.argsort(np.argsort(-ov, kind="stable"), kind="stable")
+        self.popcount = self.tables.popcount
+
+    def run(
+        self,
+        budget: int | None,
+        extras: Sequence[Extra] = (),
+        *,
+        counting: bool,
+        edges: bool,
+        clock: Clock,
+        query: str,
+        track_steps: bool = False,
+    ) -> _Pass:
+        """One forward pass: counts per outcome (``counting``) and/or the transition graph (``edges``).
+
+        Outcomes are (|TS|, extras...); |TS| is tracked under a budget or with ``track_steps`` (else it reads 0).
+        """
+        quo, words = self.quo, self.quo.words
+        steps = quo.steps
+        if budget is not None and budget >= steps and counting and not edges:
+            budget = None  # a budget of every step binds nothing (B_T = T is the import default)
+        track_b = budget is not None or track_steps
+        b_cap = (steps if budget is None else min(budget, steps)) if track_b else 0
+        widths_extra = [max(1, int(top).bit_length()) for _, top in extras]
+        layer = _Layer(
+            np.array([quo.initial], dtype=np.int64),
+            np.zeros((1, words), dtype=np.uint64),
+            np.zeros(1, dtype=np.int64),
+            np.zeros((1, len(extras)), dtype=np.int64),
+            np.ones((1, 1), dtype=np.uint64) if counting else None,
+        )
+        if bool(quo.hopeless[0][quo.initial]):
+            layer = _take(layer, np.zeros(0, dtype=np.int64))
+        outcome_ids: dict[tuple[int, ...], int] = {}
+        outcome_counts: dict[int, int] = {}
+        step_edges: list[_Edges] = []
+        keys_seen: list[int] = []
+        for t in range(steps):
+            clock.check(query, layer.size if clock.limits.nodes is not None else None)
+            keys_seen.append(layer.size)
+            tab = self.tables.step(t)
+            incs = [inc(t) for inc, _ in extras]
+            parts = []
+            # Chunks of keys with at most CHUNK candidate pairs (one key's masks always fit).
+            per = np.cumsum(tab.viable_ptr[layer.q + 1] - tab.viable_ptr[layer.q])
+            lo = 0
+            while lo < layer.size:
+                base = per[lo - 1] if lo else 0
+                hi = max(lo + 1, int(np.searchsorted(per, base + CHUNK, side="right")))
+                clock.check(query)
+                parts.append(self._expand(t, tab, layer, lo, hi, b_cap, budget is not None, track_b, incs))
+                lo = hi
+            cand = _concat(parts, words, len(extras), counting)
+            # Accepting transitions: outcome (b, extras...).
+            acc = cand["accept"]
+            acc_idx = np.flatnonzero(acc)
+            out_code = np.full(acc.size, -1, dtype=np.int64)
+            if acc_idx.size:
+                ocols = [cand["b"][acc_idx]] + [cand["extra"][acc_idx, e] for e in range(len(extras))]
+                first, gid, perm, starts = _factorize(ocols, [max(1, b_cap.bit_length()), *widths_extra])
+                ids = np.empty(first.size, dtype=np.int64)
+                for g, row in enumerate(first):
+                    key = tuple(int(c[row]) for c in ocols)
+                    ids[g] = outcome_ids.setdefault(key, len(outcome_ids))
+                out_code[acc_idx] = ids[gid]
+                if counting:
+                    sums = _sum_limbs(cand["limbs"][:, acc_idx], perm, starts)
+                    for g in range(first.size):
+                        o = int(ids[g])
+                        outcome_counts[o] = outcome_counts.get(o, 0) + _to_int(sums, g)
+            # Live transitions: the next layer.
+            live = np.flatnonzero(cand["live"])
+            clock.check(query)
+            if live.size:
+                cols = [cand["q"][live], cand["b"][live]]
+                widths = [max(1, int(quo.sizes[t + 1] - 1).bit_length()), max(1, b_cap.bit_length())]
+                for e in range(len(extras)):
+                    cols.append(cand["extra"][live, e])
+                    widths.append(widths_extra[e])
+                size_next = quo.sizes[t + 1]
+                for w in range(words):
+                    cols.append(cand["s"][live, w])
+                    widths.append(max(0, min(64, size_next - 64 * w)))
+                first, gid, perm, starts = _factorize(cols, widths)
+                rows = live[first]
+                nxt = _Layer(cand["q"][rows], cand["s"][rows], cand["b"][rows], cand["extra"][rows],
+                             _sum_limbs(cand["limbs"][:, live], perm, starts) if counting else None)
+            else:
+                gid = np.zeros(0, dtype=np.int64)
+                nxt = _take(layer, np.zeros(0, dtype=np.int64))
+            if edges:
+                keep = acc | cand["live"]
+                dst = np.full(acc.size, 0, dtype=np.int64)
+                dst[acc_idx] = -1 - out_code[acc_idx]
+                dst[live] = gid
+                src, mask, dst = cand["src"][keep], cand["mask"][keep], dst[keep]
+                order = np.lexsort((self.mask_order[mask], src))
+                src, mask, dst = src[order], mask[order], dst[order]
+                offsets = np.searchsorted(src, np.arange(layer.size + 1))
+                step_edges.append(_Edges(src, mask, dst, offsets))
+            layer = nxt
+        outcomes = sorted(outcome_ids, key=outcome_ids.__getitem__)
+        counts = [outcome_counts.get(i, 0) for i in range(len(outcomes))] if counting else None
+        return _Pass(outcomes, counts, step_edges if edges else None, keys_seen)
+
+    def _expand(
+        self, t: int, tab: _StepTables, layer: _Layer, lo: int, hi: int, b_cap: int, capped: bool, track_b: bool,
+        incs: list[np.ndarray],
+    ) -> dict[str, np.ndarray]:
+        """The surviving (key, mask) pairs of keys ``lo .. hi - 1``: their fate and their next key."""
+        words = self.quo.words
+        q = layer.q[lo:hi]
+        per = tab.viable_ptr[q + 1] - tab.viable_ptr[q]
+        src = np.repeat(np.arange(lo, hi, dtype=np.int64), per)
+        # Position of each pair within its key's viable masks: a running index minus its key's first pair.
+        within = np.arange(src.size, dtype=np.int64) - np.repeat(np.cumsum(per) - per, per)
+        qs = layer.q[src]
+        mask = tab.viable_mask[tab.viable_ptr[qs] + within]
+        b2 = layer.b[src] + ((mask != 0) & track_b)
+        if capped:
+            ok = np.flatnonzero(b2 <= b_cap)
+            src, qs, mask, b2 = src[ok], qs[ok], mask[ok], b2[ok]
+        x = self.problem.trace[t] ^ mask
+        s = layer.s[src]
+        s2 = tab.new_runs[qs, mask]
+        dead = np.zeros(src.size, dtype=bool)
+        if tab.img is not None and tab.img_die is not None:
+            for j in range(tab.img.shape[1]):
+                byte = ((s[:, j >> 3] >> np.uint64(8 * (j & 7))) & np.uint64(255)).astype(np.int64)
+                s2 |= tab.img[x, j, byte]
+                dead |= tab.img_die[x, j, byte]
+        else:
+            for r in range(tab.nxt.shape[0]):
+                mem = np.flatnonzero((s[:, r >> 6] >> np.uint64(r & 63)) & np.uint64(1))
+                if mem.size:
+                    s2[mem] |= _onehot(tab.nxt[r, x[mem]], words)
+                    dead[mem] |= tab.hit[r, x[mem]]
+        s2 &= ~tab.drop
+        dead |= (s2 & tab.kill).any(axis=-1)
+        hit = tab.q_hit[qs, mask]
+        q2 = tab.q_next[qs, mask]
+        # Still short of the effect: a removal run must not share the edited run's class.
+        dead |= ~hit & _has(s2, q2)
+        safe = ~(s2 & tab.unsafe).any(axis=-1)
+        accept = hit & ~dead & safe
+        live = ~hit & ~dead
+        if capped:
+            # Budget spent: no flip can follow, the rest is the base trace, so the path is decided now (valid iff
+            # the edited run's base continuation shows the effect and no removal run's does).
+            spent = live & (b2 == b_cap)
+            accept |= spent & tab.base_hit[q2] & safe
+            live &= ~spent
+        keep = np.flatnonzero(accept | live)
+        out = {
+            "q": q2[keep], "s": s2[keep].reshape(keep.size, words), "b": b2[keep], "accept": accept[keep],
+            "live": live[keep], "src": src[keep], "mask": mask[keep],
+        }
+        ex = layer.extra[src[keep]]
+        for e, inc in enumerate(incs):
+            ex[:, e] += inc[mask[keep]]
+        out["extra"] = ex
+        if layer.limbs is not None:
+            out["limbs"] = layer.limbs[:, src[keep]]
+        return out
+
+
+def _take(layer: _Layer, rows: np.ndarray) -> _Layer:
+    return _Layer(layer.q[rows], layer.s[rows], layer.b[rows], layer.extra[rows],
+                  None if layer.limbs is None else layer.limbs[:, rows])
+
+
+def _concat(parts: list[dict[str, np.ndarray]], words: int, n_extra: int, counting: bool) -> dict[str, np.ndarray]:
+    if not parts:
+        z = np.zeros(0, dtype=np.int64)
+        out = {"q": z, "s": np.zeros((0, words), dtype=np.uint64), "b": z, "accept": z.astype(bool),
+               "live": z.astype(bool), "src": z, "mask": z, "extra": np.zeros((0, n_extra), dtype=np.int64)}
+        if counting:
+            out["limbs"] = np.zeros((1, 0), dtype=np.uint64)
+        return out
+    if len(parts) == 1:
+        return parts[0]
+    out = {}
+    for name in parts[0]:
+        if name == "limbs":
+            depth = max(p["limbs"].shape[0] for p in parts)
+            out[name] = np.concatenate(
+                [np.pad(p["limbs"], ((0, depth - p["limbs"].shape[0]), (0, 0))) for p in parts], axis=1)
+        else:
+            out[name] = np.concatenate([p[name] for p in parts])
+    return out
+
+
+# -- queries --------------------------------------------------------------------------------------------------------
+
+
+def suff(problem: Problem, atoms: Sequence[Atom], *, limits: Limits | None = None) -> bool:
+    """Definition 10, by simulation (the explicit backend's)."""
+    return explicit.suff(problem, atoms, limits=limits)
+
+
+def min1(problem: Problem, atoms: Sequence[Atom], *, limits: Limits | None = None) -> bool:
+    """Definition 11, by simulation of the single removals (the explicit backend's)."""
+    return explicit.min1(problem, atoms, limits=limits)
+
+
+def valid(problem: Problem, atoms: Sequence[Atom], *, limits: Limits | None = None) -> bool:
+    """Definition 12, by simulation (the explicit backend's)."""
+    return explicit.valid(problem, atoms, limits=limits)
+
+
+def subset_min(problem: Problem, atoms: Sequence[Atom], *, limits: Limits | None = None) -> bool:
+    """Definition 14 by the forward DP restricted to C's flips (the explicit backend's)."""
+    return explicit.subset_min(problem, atoms, limits=limits)
+
+
+def witness(problem: Problem, budget_t: int | None, *, limits: Limits | None = None) -> Certificate | None:
+    """A valid certificate within ``budget_t``: the oracle's (layered shortest path), or None when there is none."""
+    res = paths.oracle(problem, budget_t, limits)
+    return None if res is None else res.certificate
+
+
+def oracle(problem: Problem, budget_t: int | None, *, limits: Limits | None = None) -> OracleResult | None:
+    """The (Eff_t, Eff_a)-least valid certificate by the layered shortest path of :mod:`solvers.paths`."""
+    return paths.oracle(problem, budget_t, limits)
+
+
+@guarded("count")
+def count(problem: Problem, budget_t: int | None, *, limits: Limits | None = None) -> int:
+    """|M(I)| (``budget_t`` None) or |M_B(I)|, exactly, by one forward pass (cost linear in T).
+
+    Under ``limits`` the clock is checked between chunks of at most :data:`CHUNK` expanded pairs; ``nodes`` caps
+    the live keys of a step.
+    """
+    clock = (limits or NO_LIMITS).start()
+    fw = _Forward(problem)
+    res = fw.run(budget_t, counting=True, edges=False, clock=clock, query="count")
+    assert res.counts is not None
+    return sum(res.counts)
+
+
+@guarded("profile")
+def profile(problem: Problem, budget_t: int | None, *, limits: Limits | None = None) -> dict[str, object]:
+    """The count with what the pass used: ``{"count", "keys_max", "keys_total", "classes_max"}`` (for benchmarks)."""
+    clock = (limits or NO_LIMITS).start()
+    fw = _Forward(problem)
+    res = fw.run(budget_t, counting=True, edges=False, clock=clock, query="count")
+    assert res.counts is not None
+    return {"count": sum(res.counts), "keys_max": max(res.keys, default=0), "keys_total": sum(res.keys),
+            "classes_max": max(fw.quo.sizes)}
+
+
+def _reach_bits(fw: _Forward, edges: list[_Edges], accept_bits: Callable[[int, np.ndarray], np.ndarray],
+                width: int, clock: Clock, query: str) -> list[np.ndarray]:
+    """Backward over the edges: per key, a bitset (uint64, or Python ints when ``width`` > 64) of reachable
+    remainders, where an accepting edge contributes ``accept_bits(outcome, mask)`` and an inner edge its target's
+    set shifted by the mask's flip count."""
+    big = width > 64
+    dtype = object if big else np.uint64
+    reach: list[np.ndarray] = [np.empty(0, dtype=dtype)] * (len(edges) + 1)
+    nxt = np.zeros(0, dtype=dtype)
+    for t in range(len(edges) - 1, -1, -1):
+        clock.check(query)
+        e = edges[t]
+        n_src = e.offsets.size - 1
+        val = np.zeros(e.dst.size, dtype=dtype)
+        inner = e.dst >= 0
+        if inner.any():
+            shift = fw.popcount[e.mask[inner]]
+            src_vals = nxt[e.dst[inner]]
+            val[inner] = [int(v) << int(s) for v, s in zip(src_vals, shift, strict=True)] if big else (
+                src_vals << shift.astype(np.uint64))
+        acc = ~inner
+        if acc.any():
+            val[acc] = accept_bits(t, np.flatnonzero(acc))
+        cur = np.zeros(n_src, dtype=dtype)
+        if big:
+            for k in range(e.dst.size):
+                cur[e.src[k]] = cur[e.src[k]] | val[k]
+        else:
+            np.bitwise_or.at(cur, e.src, val)
+        reach[t] = cur
+        nxt = cur
+    return reach
+
+
+@guarded("enumerate", stream=True)
+def enumerate_certificates(
+    problem: Problem, budget_t: int | None, limit: int | None = None, *, limits: Limits | None = None
+) -> Iterator[Certificate]:
+    """M(I) or M_B(I) in canonical order (|TS|, |C|, atoms by (t, input name)), lazily; at most ``limit``.
+
+    Layer |TS| = k comes from a forward pass with budget k (so the first certificates of a huge M(I) cost only
+    passes with small budgets); a backward pass marks, per key, the flip counts n with which layer (k, n) can still
+    be completed; then each non-empty layer is walked depth first, the masks of a step in canonical order (atoms
+    by input name, a mask before its prefixes), which is the canonical order of certificates of equal size.
+    """
+    if limit is not None and limit <= 0:
+        return
+    clock = (limits or NO_LIMITS).start()
+    fw = _Forward(problem)
+    steps = fw.quo.steps
+    top = steps if budget_t is None else min(budget_t, steps)
+    produced = 0
+    n_in = problem.system.num_inputs
+    for k in range(top + 1):
+        res = fw.run(k, counting=False, edges=True, clock=clock, query="enumerate")
+        assert res.edges is not None
+        final_b = [o[0] for o in res.outcomes]
+        if k not in final_b:
+            continue
+        width = k * n_in + 1
+
+        def acc_bits(t: int, idx: np.ndarray, res: _Pass = res, k: int = k, width: int = width) -> np.ndarray:
+            e = res.edges[t]  # type: ignore[index]
+            outc = -1 - e.dst[idx]
+            pops = fw.popcount[e.mask[idx]]
+            fb = np.array([res.outcomes[o][0] for o in outc], dtype=np.int64)
+            if width > 64:
+                return np.array([(1 << int(p)) if f == k else 0 for p, f in zip(pops, fb, strict=True)],
+                                dtype=object)
+            return np.where(fb == k, np.left_shift(np.uint64(1), pops.astype(np.uint64)), np.uint64(0))
+
+        reach = _reach_bits(fw, res.edges, acc_bits, width, clock, "enumerate")
+        if reach[0].size == 0:
+            continue
+        root = int(reach[0][0])
+        for n in range(width):
+            if not (root >> n) & 1:
+                continue
+            for flips in _walk(fw, res, reach, k, n, clock):
+                yield flips_to_atoms(problem, flips)
+                produced += 1
+                if limit is not None and produced >= limit:
+                    return
+
+
+def _walk(fw: _Forward, res: _Pass, reach: list[np.ndarray], k: int, n: int, clock: Clock) -> Iterator[list[Flip]]:
+    """Depth-first over the edges: the paths ending in an outcome with |TS| = k and exactly n flips, in order."""
+    edges = res.edges
+    assert edges is not None
+    n_in = fw.problem.system.num_inputs
+    # Frames: (step, key, flips so far, next edge position).
+    stack: list[list] = [[0, 0, 0, edges[0].offsets[0]]]
+    path: list[list[Flip]] = [[]]
+    visited = 0
+    while stack:
+        frame = stack[-1]
+        t, key, used, pos = frame
+        e = edges[t]
+        end = e.offsets[key + 1]
+        if pos >= end:
+            stack.pop()
+            path.pop()
+            continue
+        frame[3] = pos + 1
+        visited += 1
+        if visited % 4096 == 0:
+            clock.check("enumerate")
+        mask = int(e.mask[pos])
+        used2 = used + int(fw.popcount[mask])
+        if used2 > n:
+            continue
+        dst = int(e.dst[pos])
+        flips = [(t, i) for i in range(n_in) if (mask >> i) & 1]
+        if dst < 0:
+            if res.outcomes[-1 - dst][0] == k and used2 == n:
+                yield [f for part in path for f in part] + flips
+            continue
+        if not (int(reach[t + 1][dst]) >> (n - used2)) & 1:
+            continue
+        stack.append([t + 1, dst, used2, edges[t + 1].offsets[dst]])
+        path.append(flips)
+
+
+def _counts_to_go(fw: _Forward, res: _Pass, clock: Clock, query: str) -> list[np.ndarray]:
+    """Backward: per key, the number of accepted completions (multi-limb), per step."""
+    edges = res.edges
+    assert edges is not None
+    out: list[np.ndarray] = [np.zeros((1, 0), dtype=np.uint64)] * (len(edges) + 1)
+    nxt = np.zeros((1, 0), dtype=np.uint64)
+    for t in range(len(edges) - 1, -1, -1):
+        clock.check(query)
+        e = edges[t]
+        n_src = e.offsets.size - 1
+        depth = nxt.shape[0]
+        vals = np.zeros((depth, e.dst.size), dtype=np.uint64)
+        inner = e.dst >= 0
+        vals[:, inner] = nxt[:, e.dst[inner]]
+        vals[0, ~inner] = 1
+        cur = np.zeros((depth, n_src), dtype=np.uint64)
+        if e.dst.size:
+            # Edges are sorted by source: segment sums.
+            has = np.flatnonzero(np.diff(e.offsets) > 0)
+            cur[:, has] = np.add.reduceat(vals, e.offsets[has], axis=1)
+        out[t] = _normalise(cur) if n_src else cur
+        nxt = out[t]
+    return out
+
+
+def _uniform_below(rng: Generator, n: int) -> int:
+    """A uniform integer in [0, n) from ``rng`` (rejection sampling on whole 32-bit words, exact for big n)."""
+    bits = n.bit_length()
+    words = (bits + 31) // 32
+    while True:
+        draw = 0
+        for w in rng.integers(0, 1 << 32, size=words, dtype=np.uint64):
+            draw = (draw << 32) | int(w)
+        draw >>= words * 32 - bits
+        if draw < n:
+            return draw
+
+
+@guarded("sample")
+def sample(
+    problem: Problem, budget_t: int | None, k: int, seed: int, *, limits: Limits | None = None
+) -> list[Certificate]:
+    """``k`` certificates of M_B(I) (``budget_t`` None: M(I)) drawn uniformly at random without replacement.
+
+    The result is a uniformly random k-subset of M_B(I), returned in canonical order; all of M_B(I) when
+    ``k >= |M_B(I)|``. Deterministic for a seed: ranks are drawn from ``Generator(PCG64(seed))`` (exact for counts
+    beyond 2^64) and unranked against the backward counts of the forward pass's transition graph.
+    """
+    if k < 0:
+        raise Gf01Error(f"a sample needs k >= 0 certificates, got {k}", field="sample")
+    clock = (limits or NO_LIMITS).start()
+    fw = _Forward(problem)
+    res = fw.run(budget_t, counting=False, edges=True, clock=clock, query="sample")
+    togo = _counts_to_go(fw, res, clock, "sample")
+    total = _to_int(togo[0], 0) if togo[0].shape[1] else 0
+    rng = Generator(PCG64(seed))
+    if k >= total:
+        ranks = list(range(total))
+    else:
+        chosen: set[int] = set()
+        while len(chosen) < k:
+            chosen.add(_uniform_below(rng, total))
+        ranks = sorted(chosen)
+    out = [flips_to_atoms(problem, _unrank(fw, res, togo, r, clock)) for r in ranks]
+    return sorted(out, key=lambda c: order_key(problem, c))
+
+
+def _unrank(fw: _Forward, res: _Pass, togo: list[np.ndarray], rank: int, clock: Clock) -> list[Flip]:
+    """The certificate of index ``rank`` in the edge order of the transition graph."""
+    edges = res.edges
+    assert edges is not None
+    n_in = fw.problem.system.num_inputs
+    flips: list[Flip] = []
+    key = 0
+    for t in range(len(edges)):
+        clock.check("sample")
+        e = edges[t]
+        for pos in range(int(e.offsets[key]), int(e.offsets[key + 1])):
+            dst = int(e.dst[pos])
+            weight = 1 if dst < 0 else _to_int(togo[t + 1], dst)
+            if rank < weight:
+                mask = int(e.mask[pos])
+                flips.extend((t, i) for i in range(n_in) if (mask >> i) & 1)
+                if dst < 0:
+                    return flips
+                key = dst
+                break
+            rank -= weight
+        else:
+            raise AssertionError("rank beyond the count")
+    raise AssertionError("no accepting edge on the unranked path")
+
+
+@guarded("best_match")
+def best_match(
+    problem: Problem, atoms: Sequence[Atom], budget_t: int | None, *, limits: Limits | None = None
+) -> BestMatch:
+    """The DEC-025 gold of M_B(I) for the agent's ``atoms`` (DESIGN.md §3.3), exactly, from one forward pass.
+
+    The pass tracks |C|, |C ∩ C_a| and |TS(C) ∩ TS(C_a)| as extra key fields besides |TS(C)|, so its accepting
+    outcomes are every reachable (|TS|, |C|, hits, TS hits): the best F1_AP, then F1_TS, then the least Eff_t are
+    picked among them with exact rationals, and only the certificates of the winning outcomes (the final tie class)
+    are listed to find the lowest sha256 of the canonical JSON. Under ``limits`` that listing is bounded too.
+    """
+    agent = list(atoms)
+    clock = (limits or NO_LIMITS).start()
+    fw = _Forward(problem)
+    n_in = problem.system.num_inputs
+    steps = fw.quo.steps
+    size_a = len(agent)
+    ts_a = timesteps(agent)
+    agent_mask = np.zeros(steps, dtype=np.int64)
+    for t, i, v in agent:
+        if t < steps and v != (problem.trace[t] >> i) & 1:
+            agent_mask[t] |= 1 << i
+    masks = np.arange(fw.quo.letters, dtype=np.int64)
+    top_b = steps if budget_t is None else min(budget_t, steps)
+    extras: list[Extra] = []
+    if size_a:
+        extras.append((lambda t: fw.popcount, top_b * n_in))
+        extras.append((lambda t: fw.popcount[masks & agent_mask[t]], int(fw.popcount[agent_mask].sum())))
+    if ts_a:
+        extras.append((lambda t: ((masks != 0) & (t in ts_a)).astype(np.int64), len(ts_a)))
+    res = fw.run(budget_t, extras, counting=False, edges=True, clock=clock, query="best_match", track_steps=True)
+    if not res.outcomes:
+        return BestMatch((), 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+
+    def rank(o: tuple[int, ...]) -> tuple[Fraction, Fraction, int]:
+        b = o[0]
+        f_ap = prf(o[2], size_a, o[1])[2] if size_a else Fraction(0)
+        f_ts = prf(o[-1], len(ts_a), b)[2] if ts_a else Fraction(0)
+        return (-f_ap, -f_ts, b)
+
+    best = min(rank(o) for o in res.outcomes)
+    target = np.array([rank(o) == best for o in res.outcomes], dtype=bool)
+
+    def acc_bits(t: int, idx: np.ndarray) -> np.ndarray:
+        e = res.edges[t]  # type: ignore[index]
+        return np.where(target[-1 - e.dst[idx]], np.uint64(1), np.uint64(0))
+
+    # One reach bit per key ("some winning outcome is reachable"): shifts by the flip count are not wanted here.
+    reach = _reach_any(res, acc_bits, clock)
+    gold: Certificate = ()
+    best_digest = None
+    for m, flips in enumerate(_walk_any(fw, res, reach, target)):
+        if m % 256 == 0:
+            clock.check("best_match")
+        cert = flips_to_atoms(problem, flips)
+        digest = hashlib.sha256(certificate_json(problem, cert).encode()).hexdigest()
+        if best_digest is None or digest < best_digest:
+            gold, best_digest = cert, digest
+    ap = prf(len(set(agent) & set(gold)), size_a, len(gold))
+    ts = prf(len(ts_a & timesteps(gold)), len(ts_a), len(timesteps(gold)))
+    return BestMatch(canonical(problem, gold), *(float(x) for x in ap), *(float(x) for x in ts))
+
+
+def _reach_any(res: _Pass, accept: Callable[[int, np.ndarray], np.ndarray], clock: Clock) -> list[np.ndarray]:
+    """Backward: per key, whether some accepting edge with ``accept`` true is reachable."""
+    edges = res.edges
+    assert edges is not None
+    reach: list[np.ndarray] = [np.zeros(0, dtype=bool)] * (len(edges) + 1)
+    nxt = np.zeros(0, dtype=bool)
+    for t in range(len(edges) - 1, -1, -1):
+        clock.check("best_match")
+        e = edges[t]
+        val = np.zeros(e.dst.size, dtype=bool)
+        inner = e.dst >= 0
+        val[inner] = nxt[e.dst[inner]]
+        if (~inner).any():
+            val[~inner] = accept(t, np.flatnonzero(~inner)).astype(bool)
+        cur = np.zeros(e.offsets.size - 1, dtype=bool)
+        np.logical_or.at(cur, e.src, val)
+        reach[t] = cur
+        nxt = cur
+    return reach
+
+
+def _walk_any(fw: _Forward, res: _Pass, reach: list[np.ndarray], target: np.ndarray) -> Iterator[list[Flip]]:
+    """Every path to a target outcome (depth first, pruned by ``reach``)."""
+    edges = res.edges
+    assert edges is not None
+    if not reach[0].size or not reach[0][0]:
+        return
+    n_in = fw.problem.system.num_inputs
+    stack: list[list[int]] = [[0, 0, int(edges[0].offsets[0])]]
+    path: list[list[Flip]] = [[]]
+    while stack:
+        frame = stack[-1]
+        t, key, pos = frame
+        e = edges[t]
+        if pos >= e.offsets[key + 1]:
+            stack.pop()
+            path.pop()
+            continue
+        frame[2] = pos + 1
+        dst = int(e.dst[pos])
+        mask = int(e.mask[pos])
+        flips = [(t, i) for i in range(n_in) if (mask >> i) & 1]
+        if dst < 0:
+            if target[-1 - dst]:
+                yield [f for part in path for f in part] + flips
+            continue
+        if reach[t + 1][dst]:
+            stack.append([t + 1, dst, int(edges[t + 1].offsets[dst])])
+            path.append(flips)
+
+
+__all__ = [
+    "CHUNK",
+    "Quotient",
+    "best_match",
+    "count",
+    "enumerate_certificates",
+    "min1",
+    "oracle",
+    "profile",
+    "quotient",
+    "sample",
+    "subset_min",
+    "suff",
+    "valid",
+    "witness",
+]

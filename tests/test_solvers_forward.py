@@ -1,0 +1,177 @@
+"""The forward backend beyond the contract suite: more random problems against the brute-force twin, counts past
+2^63, canonical and lazy enumeration, uniform samples, and the time cap as a promise for every backend."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import multiprocessing
+import pickle
+import time
+
+import numpy as np
+import pytest
+from brute import brute_valid_set
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from numpy.random import PCG64, Generator
+from strategies import problems
+
+from encoders.problem import Problem
+from hoa.label import Var
+from hoa.mealy import MealyView
+from solvers import api, forward
+from solvers.canonical import flips_to_atoms, order_key
+from solvers.limits import Limits, Unknown
+
+
+def parity_machine(n_in: int, T: int) -> Problem:
+    """Two states holding the parity of every input bit seen so far; output o = the parity after this step.
+
+    Base trace all zeros, effect o at t* = T - 1 (hard): Suff(F) iff |F| is odd, and then every removal is even, so
+    M(I) is exactly the odd-size flip sets: |M(I)| = 2^(T n_in - 1).
+    """
+    size = 1 << n_in
+    par = [bin(x).count("1") & 1 for x in range(size)]
+    nxt = [[p ^ q for p in par] for q in (0, 1)]
+    view = MealyView.from_table(tuple(f"a{k}" for k in range(n_in)), ("o",), nxt, nxt)
+    return Problem(view, (0,) * T, Var(0), T - 1)
+
+
+def random_table(states: int, inputs: int, steps: int, seed: int) -> Problem:
+    """A random Mealy table, one output, random base trace, effect o at t* = T - 1 (hard)."""
+    rng = Generator(PCG64(seed))
+    nxt = rng.integers(0, states, size=(states, 1 << inputs))
+    out = rng.integers(0, 2, size=(states, 1 << inputs))
+    view = MealyView.from_table(tuple(f"i{k}" for k in range(inputs)), ("o",), nxt, out)
+    trace = tuple(int(x) for x in rng.integers(0, 1 << inputs, size=steps))
+    return Problem(view, trace, Var(0), steps - 1)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problem=problems(max_flips=11, max_states=5), data=st.data())
+def test_count_enumerate_sample_match_brute(problem: Problem, data: st.DataObject) -> None:
+    budget = data.draw(st.one_of(st.none(), st.integers(0, problem.horizon)))
+    expected = brute_valid_set(problem, budget)
+    assert forward.count(problem, budget) == len(expected)
+    assert list(forward.enumerate_certificates(problem, budget)) == expected
+    k = data.draw(st.integers(0, 4))
+    got = forward.sample(problem, budget, k, seed=data.draw(st.integers(0, 3)))
+    assert len(got) == min(k, len(expected)) and len(set(got)) == len(got)
+    assert set(got) <= set(expected)
+    assert got == sorted(got, key=lambda c: order_key(problem, c))
+
+
+def test_count_beyond_2_to_the_63() -> None:
+    p = parity_machine(2, 40)
+    assert forward.count(p, None) == 2**79
+    # Within a budget: odd flip sets touching at most 3 of the 40 steps; each touched step flips 1 or 2 inputs.
+    # sum over k steps and j single-flip steps (odd j): C(40, k) C(k, j) (2 ways per single, 1 per double).
+    within = sum(math.comb(40, k) * math.comb(k, j) * 2**j for k in range(4) for j in range(1, k + 1, 2))
+    assert forward.count(p, 3) == within
+    assert forward.count(parity_machine(3, 30), None) == 2**89
+
+
+def test_enumeration_is_canonical_and_lazy() -> None:
+    # 2^79 valid certificates: a non-lazy enumeration would hit the time cap (Unknown), not answer.
+    p = parity_machine(2, 40)
+    first = list(forward.enumerate_certificates(p, None, 6, limits=Limits(seconds=60)))
+    assert first == [((0, 0, 1),), ((0, 1, 1),), ((1, 0, 1),), ((1, 1, 1),), ((2, 0, 1),), ((2, 1, 1),)]
+    it = forward.enumerate_certificates(p, 3, limits=Limits(seconds=60))
+    head = list(itertools.islice(it, 200))
+    it.close()
+    assert head == sorted(head, key=lambda c: order_key(p, c))
+    assert all(len(c) % 2 == 1 for c in head)
+    # Names out of index order: canonical order compares input names, not indices.
+    view = MealyView.from_table(("z", "b"), ("o",), [[0, 1, 1, 0], [1, 0, 0, 1]], [[0, 1, 1, 0], [1, 0, 0, 1]])
+    q = Problem(view, (0, 0), Var(0), 1)
+    got = list(forward.enumerate_certificates(q, None))
+    assert got == brute_valid_set(q, None)
+    assert got[:2] == [((0, 1, 1),), ((0, 0, 1),)]  # (0, "b") before (0, "z")
+
+
+def test_sample_unranks_every_certificate_once() -> None:
+    """Unranking is a bijection from [0, N) onto M_B(I): with uniform ranks, samples are uniform."""
+    p = random_table(6, 2, 5, seed=11)
+    expected = brute_valid_set(p, 2)
+    assert 5 <= len(expected) < 200
+    assert forward.sample(p, 2, len(expected) + 5, seed=0) == expected
+    fw = forward._Forward(p)
+    clock = Limits().start()
+    res = fw.run(2, counting=False, edges=True, clock=clock, query="sample")
+    togo = forward._counts_to_go(fw, res, clock, "sample")
+    total = forward._to_int(togo[0], 0)
+    certs = [flips_to_atoms(p, forward._unrank(fw, res, togo, r, clock)) for r in range(total)]
+    assert total == len(expected) and sorted(certs, key=lambda c: order_key(p, c)) == expected
+
+
+def _chi_square(counts: np.ndarray) -> float:
+    exp = counts.sum() / counts.size
+    return float(((counts - exp) ** 2 / exp).sum())
+
+
+def test_sample_is_uniform() -> None:
+    # Fixed seeds: the statistic is a deterministic number; the bounds are the chi-square 0.1 % tails.
+    rng = Generator(PCG64(5))
+    draws = np.array([forward._uniform_below(rng, 13) for _ in range(13_000)])
+    assert _chi_square(np.bincount(draws, minlength=13)) < 32.9  # 12 degrees of freedom
+    big = 3**50  # beyond 64 bits: the top bits of the draw must be uniform too
+    tops = np.array([forward._uniform_below(rng, big) * 8 // big for _ in range(4000)])
+    assert _chi_square(np.bincount(tops, minlength=8)) < 24.3  # 7 degrees of freedom
+    # End to end: one certificate per seed.
+    p = random_table(4, 2, 3, seed=2)
+    expected = brute_valid_set(p, None)
+    assert 3 <= len(expected) <= 12
+    index = {c: k for k, c in enumerate(expected)}
+    hits = np.zeros(len(expected), dtype=np.int64)
+    for seed in range(60 * len(expected)):
+        (cert,) = forward.sample(p, None, 1, seed)
+        hits[index[cert]] += 1
+    dof = len(expected) - 1
+    bound = {2: 13.8, 3: 16.3, 4: 18.5, 5: 20.5, 6: 22.5, 7: 24.3, 8: 26.1, 9: 27.9, 10: 29.6, 11: 31.3}[dof]
+    assert _chi_square(hits) < bound
+    assert forward.sample(p, None, 2, seed=9) == forward.sample(p, None, 2, seed=9)
+    assert api.sample(p, None, 2, 9) == forward.sample(p, None, 2, seed=9)
+
+
+def test_best_match_ties_break_on_the_digest() -> None:
+    # The parity machine with one step: all four odd sets of {a, b, c, d}-style flips tie on (F1_AP, F1_TS, Eff_t)
+    # for the empty agent; the gold is the one with the lowest sha256.
+    p = parity_machine(3, 1)
+    golds = brute_valid_set(p, None)
+    assert len(golds) == 4
+    got = forward.best_match(p, [], None)
+    assert got.gold == min(golds, key=lambda c: api.gold_digest(p, c))
+    assert got == api.best_match(p, [], None, backend="explicit")
+
+
+def test_unknown_survives_pickling() -> None:
+    ex = Unknown("count", "time limit 1 s", {"seconds": 1.5, "keys": 3})
+    back = pickle.loads(pickle.dumps(ex))
+    assert (back.query, back.reason, back.spent, str(back)) == (ex.query, ex.reason, ex.spent, str(ex))
+
+
+QUERIES = {
+    "count": lambda be, p, lim: api.count(p, None, be, limits=lim),
+    "enumerate": lambda be, p, lim: list(api.enumerate_certificates(p, None, None, be, limits=lim)),
+    "best_match": lambda be, p, lim: api.best_match(p, [(3, 0, 1), (7, 2, 0)], None, be, limits=lim),
+    "oracle": lambda be, p, lim: api.oracle(p, None, be, limits=lim),
+}
+
+
+@pytest.mark.parametrize("name", api.BACKENDS)
+def test_time_cap_is_a_promise(name: str) -> None:
+    """Under Limits(seconds=s) every heavy query answers or raises Unknown within s + 1 s (asserted with slack for a
+    loaded machine), although none of them can finish this problem in time; no child process is left behind."""
+    p = random_table(16, 6, 40, seed=3)
+    p.system.tables  # noqa: B018 - compile the tables outside the timed calls
+    cap = 0.5
+    for query, call in QUERIES.items():
+        start = time.monotonic()
+        try:
+            call(name, p, Limits(seconds=cap))
+        except Unknown as ex:
+            assert "time limit" in ex.reason
+        elapsed = time.monotonic() - start
+        assert elapsed < cap + 1 + 1.5, (name, query, elapsed)
+    assert multiprocessing.active_children() == []
