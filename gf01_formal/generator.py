@@ -97,7 +97,7 @@ class GenConfig(BaseModel):
     atom_slack: list[int] = Field(default=[0, 3], min_length=2, max_length=2, description="B_A = Eff_a + slack")
     max_attempts: int = Field(default=40, ge=1, le=100_000)
     oracle_backend: str = "explicit"
-    count_backend: str = "bdd"
+    count_backend: str = "forward"
     count_node_limit: int | None = Field(default=None, ge=1, description="BDD node cap for |M_B(I)| (null: none)")
     count_max_positions: int | None = Field(
         default=200, ge=0, description="count |M_B(I)| only when (t*+1) x |AP_in| is at most this (null: always)"

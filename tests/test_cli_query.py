@@ -264,3 +264,23 @@ def test_enumerate_streams_its_table(tmp_path: Path) -> None:
         proc.wait()
     assert rows[0].split() == ["#", "Eff_t", "Eff_a", "certificate"]
     assert [r.split()[0] for r in rows[1:]] == ["0", "1", "2"] and all("inc, 1)" in r for r in rows[1:])
+
+
+def test_enumerate_sample_is_a_seeded_subset_of_the_whole_set(capsys: pytest.CaptureFixture[str]) -> None:
+    inst = str(EXAMPLES / "arbiter_priority.json")
+    assert main(["enumerate", inst, "--unbounded", "--json"]) == 0
+    whole = json.loads(capsys.readouterr().out)
+    drawn = []
+    for seed in ("1", "1", "2"):
+        assert main(["enumerate", inst, "--unbounded", "--sample", "5", "--seed", seed, "--json"]) == 0
+        drawn.append(json.loads(capsys.readouterr().out))
+    assert drawn[0] == drawn[1] and drawn[0]["count"] == whole["count"] == 48
+    for d in drawn:
+        assert len(d["certificates"]) == 5 and all(c in whole["certificates"] for c in d["certificates"])
+        positions = [whole["certificates"].index(c) for c in d["certificates"]]
+        assert positions == sorted(set(positions))  # distinct, in canonical order
+    assert drawn[0]["certificates"] != drawn[2]["certificates"]
+    assert main(["enumerate", inst, "--unbounded", "--sample", "100", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["certificates"] == whole["certificates"]
+    assert main(["enumerate", inst, "--sample", "2", "--count"]) == 2
+    assert "--sample" in capsys.readouterr().err

@@ -130,7 +130,8 @@ def test_validate_cli_prints_one_line_per_violation(bundle: Path, tmp_path: Path
     assert main(["validate", str(out), "--bundle", str(bundle)]) == 2
     captured = capsys.readouterr()
     assert captured.out.splitlines() == [line for line in captured.out.splitlines() if line.startswith(f"{out}:3: ")]
-    assert "suff: recorded" in captured.out and captured.err == "gf01: error: 1 violation\n"
+    assert "suff: recorded" in captured.out
+    assert captured.err == f"gf01: error: 1 violation in {out} (against {bundle})\n"
     assert main(["validate", str(out), "--official"]) == 2
     assert "--bundle" in capsys.readouterr().err
 

@@ -8,12 +8,13 @@ error or an ``hoa`` command does not pay for pydantic and the solvers.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import json
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 typer.core.TyperArgument.display_type_rich = lambda self, ctx: None  # type: ignore[method-assign]
 
 #: The names of solvers.api.BACKENDS (tests/test_cli.py checks that they agree).
-BackendName = Literal["explicit", "sat", "bdd", "bdd-autoref"]
+BackendName = Literal["explicit", "sat", "bdd", "bdd-autoref", "forward"]
 
 # -- the INSTANCE argument and the instance options (HOA files only) -----------------------------------------------
 
@@ -94,8 +95,8 @@ SecondsOpt = Annotated[
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON (one object per line).")]
 BackendOpt = Annotated[
     BackendName | None,
-    typer.Option("--backend", metavar="NAME", help="Solver backend: explicit, sat, bdd or bdd-autoref (default: each "
-                 "query's natural one, docs/solvers.md)."),
+    typer.Option("--backend", metavar="NAME", help="Solver backend: explicit, sat, bdd, bdd-autoref or forward "
+                 "(default: each query's natural one, docs/solvers.md)."),
 ]
 UnboundedOpt = Annotated[
     bool, typer.Option("--unbounded", help="M(I) rather than M_B(I): certificates may exceed B_T.")
@@ -218,3 +219,24 @@ def _text(v: Any) -> str:
     if isinstance(v, list | tuple):
         return "[" + ", ".join(_text(x) for x in v) + "]"
     return "-" if v is None else str(v)
+
+
+@contextlib.contextmanager
+def progress_bar(label: str, total: int | None = None) -> Iterator[Callable[..., None]]:
+    """A progress bar with ETA on stderr when it is a terminal (rich, imported only here), silent otherwise; yields
+    ``update(done, total=None)``, a progress callback for the library."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    console = Console(stderr=True)
+    with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), console=console,
+                  disable=not console.is_terminal, transient=True) as bar:
+        task = bar.add_task(label, total=total)
+
+        def update(done: int, new_total: int | None = None) -> None:
+            if new_total is None:
+                bar.update(task, completed=done)
+            else:
+                bar.update(task, completed=done, total=new_total)
+
+        yield update

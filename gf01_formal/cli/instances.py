@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 
 import typer
 
-from gf01_formal.cli.common import Deadline, JsonOpt, OutputOpt, SecondsOpt, check_output, emit, with_instance_options
+from gf01_formal.cli.common import Deadline, JsonOpt, OutputOpt, check_output, emit, progress_bar, with_instance_options
 
 import_app = typer.Typer(help="Import instances from other formats.", no_args_is_help=True, rich_markup_mode=None,
                          context_settings={"max_content_width": 100})
@@ -41,7 +41,7 @@ def generate_cmd(
 
     check_output(output)
     config = load_config(read_json(cfg) if cfg else None, file=str(cfg) if cfg else None)
-    with _progress("generate", count) as advance:
+    with progress_bar("generate", count) as advance:
         bundle = generate(seed, count, config, split_id=split, jobs=jobs, progress=advance)
     save_artifact(output, bundle)
     info = summary(bundle)
@@ -58,27 +58,6 @@ def generate_cmd(
         return lines
 
     emit(record, json_out, human)
-
-
-class _progress:
-    """A progress bar on stderr when it is a terminal (rich, imported only here); silent otherwise."""
-
-    def __init__(self, label: str, total: int) -> None:
-        self.label, self.total = label, total
-
-    def __enter__(self) -> Any:
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-        console = Console(stderr=True)
-        self.bar = Progress(TextColumn(self.label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                            console=console, disable=not console.is_terminal, transient=True)
-        self.bar.__enter__()
-        task = self.bar.add_task(self.label, total=self.total)
-        return lambda done: self.bar.update(task, completed=done)
-
-    def __exit__(self, *exc: object) -> None:
-        self.bar.__exit__(*exc)
 
 
 def import_peer_cmd(
@@ -109,7 +88,11 @@ def import_hoa_cmd(
     output: OutputOpt,
     options: Any = None,
     measure: MeasureOpt = True,
-    seconds: SecondsOpt = None,
+    seconds: Annotated[
+        float | None,
+        typer.Option("--seconds", metavar="S", min=0.0, help="Time for the measurement's exact counts (default 60 s); "
+                     "past it |M_B(I)| is recorded as unknown, with the reason, never a hang."),
+    ] = 60.0,
     json_out: JsonOpt = False,
 ) -> None:
     """Make an instance from any Mealy HOA file (e.g. an ltlsynt controller), a trace and an effect."""

@@ -108,6 +108,12 @@ def enumerate_cmd(
     instance: InstanceArg,
     count_only: Annotated[bool, typer.Option("--count", help="Only count, exactly.")] = False,
     limit: Annotated[int | None, typer.Option("--limit", metavar="N", min=0, help="List at most N.")] = None,
+    sample: Annotated[
+        int | None,
+        typer.Option("--sample", metavar="K", min=0, help="List K distinct members drawn uniformly at random (all "
+                     "of them when there are at most K), in canonical order."),
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", metavar="S", min=0, help="The seed of --sample.")] = 0,
     unbounded: UnboundedOpt = False,
     backend: BackendOpt = None,
     seconds: SecondsOpt = None,
@@ -115,15 +121,33 @@ def enumerate_cmd(
     instance_id: IdOpt = None,
     options: Any = None,
 ) -> None:
-    """Count and list the valid certificates M_B(I) (M(I) with --unbounded) in canonical order, as they are found."""
+    """Count and list the valid certificates M_B(I) (M(I) with --unbounded) in canonical order, as they are found;
+    or a uniform random sample of them (--sample)."""
     from gf01_formal.certificates import certificate_text, certificate_to_json
+    from hoa.errors import Gf01Error
     from solvers import api
 
+    if sample is not None and (count_only or limit is not None):
+        raise Gf01Error("--sample lists a sample; it does not go with --count or --limit", field="--sample")
     deadline = Deadline(seconds)
     _, problem = open_instance(instance, instance_id, options, deadline)
     budget = None if unbounded else problem.budget_t
     names = problem.system.inputs
     which = "M(I)" if budget is None else f"M_B(I), B_T = {budget}"
+    if sample is not None:
+        drawn = api.sample(problem, budget, sample, seed, limits=deadline.limits())
+        total = api.count(problem, budget, backend, limits=deadline.limits())
+        record = {"certificates": [certificate_to_json(c, names) for c in drawn], "count": total,
+                  "sample": sample, "seed": seed}
+
+        def human(r: dict[str, Any]) -> list[str]:
+            rows = [f"{k:>4}  {len({a[0] for a in c}):>5}  {len(c):>5}  {certificate_text(c, names)}"
+                    for k, c in enumerate(drawn)]
+            return [f"{'#':>4}  Eff_t  Eff_a  certificate", *rows,
+                    f"{which}: {total} valid certificates; a uniform sample of {len(drawn)} (seed {seed})"]
+
+        emit(record, json_out, human)
+        return
     if count_only:
         total = api.count(problem, budget, backend, limits=deadline.limits())
         emit({"count": total}, json_out, lambda r: [f"{which}: {r['count']} valid certificate"

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 import typer
 
-from gf01_formal.cli.common import JsonOpt, check_output, emit
+from gf01_formal.cli.common import JsonOpt, check_output, emit, progress_bar
 
 PanelName = Literal["full", "core"]
 Format = Literal["json", "md", "html"]
@@ -258,7 +258,7 @@ def campaign_cmd(
         cap_json = load_caps(caps).to_json()
     elif subset_min:
         cap_json = CapSet(backend=diagnostic_backend).to_json()
-    with _Progress() as bar:
+    with progress_bar("runs") as bar:
         summary = run_campaign(bundle, output, panel=panel, agents=names, executor=executor, jobs=jobs, seed=seed,
                                caps=cap_json, batch=batch, manifest=manifest, progress=bar)
     record = summary.to_json()
@@ -279,24 +279,6 @@ def campaign_cmd(
         print(f"gf01: error: {summary.violations} run(s) fail validation (see {output}/validation.json)",
               file=sys.stderr, flush=True)
         raise typer.Exit(2)
-
-
-class _Progress:
-    """A progress bar with ETA on stderr when it is a terminal."""
-
-    def __enter__(self) -> Any:
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-        console = Console(stderr=True)
-        self.bar = Progress(TextColumn("runs"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                            console=console, disable=not console.is_terminal, transient=True)
-        self.bar.__enter__()
-        self.task = self.bar.add_task("runs", total=None)
-        return lambda done, total: self.bar.update(self.task, completed=done, total=total)
-
-    def __exit__(self, *exc: object) -> None:
-        self.bar.__exit__(*exc)
 
 
 def register(app: typer.Typer) -> None:

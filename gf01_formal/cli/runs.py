@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 
 import typer
 
-from gf01_formal.cli.common import JsonOpt, OutputOpt, check_output, emit
+from gf01_formal.cli.common import JsonOpt, OutputOpt, check_output, emit, progress_bar
 from gf01_formal.cli.llm import (
     ApiKeyEnvOpt,
     BaseUrlOpt,
@@ -90,7 +90,7 @@ def evaluate_cmd(
                                threads=True, on_record=tok.on_record)
         record = {"file": str(output), **summary.to_json(), "tokens": dict(sorted(tok.tokens.items()))}
     else:
-        with _progress() as bar:
+        with progress_bar("runs") as bar:
             summary = evaluate(source, specs, output, settings=settings, jobs=jobs, progress=bar)
         record = {"file": str(output), **summary.to_json()}
 
@@ -132,24 +132,6 @@ def agent_specs(names: list[str], cmd: str | None, track: str | None, step_timeo
     if len({s.digest for s in specs}) != len(specs):
         raise Gf01Error("the same agent is named twice", field="--agent")
     return specs
-
-
-class _progress:
-    """A progress bar with ETA on stderr when it is a terminal (rich is imported only here)."""
-
-    def __enter__(self) -> Any:
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-        console = Console(stderr=True)
-        self.bar = Progress(TextColumn("runs"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                            console=console, disable=not console.is_terminal, transient=True)
-        self.bar.__enter__()
-        self.task = self.bar.add_task("runs", total=None)
-        return lambda done, total: self.bar.update(self.task, completed=done, total=total)
-
-    def __exit__(self, *exc: object) -> None:
-        self.bar.__exit__(*exc)
 
 
 def validate_cmd(
