@@ -494,7 +494,7 @@ def main() -> None:
         names = problem.system.inputs
         trace = [{a: (x >> i) & 1 for i, a in enumerate(names)} for x in problem.trace]
         (out / f"{stem}.trace.json").write_text(json.dumps(trace), encoding="utf-8")
-        print(f"gf01 import hoa {out / stem}.hoa {out / stem}.instance.json --trace {out / stem}.trace.json "
+        print(f"gf01 import hoa {out / stem}.hoa -o {out / stem}.instance.json --trace-file {out / stem}.trace.json "
               f"--effect '{effect}' --t-star {problem.t_star}")
         return
     if args.count_one:
