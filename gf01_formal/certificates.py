@@ -223,10 +223,5 @@ def best_match_record(
     bm = api.best_match(problem, cert.atoms, problem.budget_t, backend, limits=limits)
     return {
         "gold": certificate_to_json(bm.gold, problem.system.inputs),
-        "ap_precision": bm.ap_precision,
-        "ap_recall": bm.ap_recall,
-        "ap_f1": bm.ap_f1,
-        "ts_precision": bm.ts_precision,
-        "ts_recall": bm.ts_recall,
-        "ts_f1": bm.ts_f1,
+        **bm.metrics(),
     }

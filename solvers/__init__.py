@@ -19,20 +19,5 @@ from solvers.api import (
 from solvers.limits import Limits, Unknown
 from solvers.results import BestMatch, OracleResult
 
-__all__ = [
-    "BACKENDS",
-    "BestMatch",
-    "Limits",
-    "OracleResult",
-    "Unknown",
-    "best_match",
-    "count",
-    "enumerate_certificates",
-    "min1",
-    "oracle",
-    "sample",
-    "subset_min",
-    "suff",
-    "valid",
-    "witness",
-]
+__all__ = ["BACKENDS", "BestMatch", "Limits", "OracleResult", "Unknown", "best_match", "count",
+           "enumerate_certificates", "min1", "oracle", "sample", "subset_min", "suff", "valid", "witness"]

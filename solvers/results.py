@@ -41,6 +41,11 @@ class BestMatch:
     ts_recall: float
     ts_f1: float
 
+    def metrics(self) -> dict[str, float]:
+        """The six P/R/F1 figures by field name, AP first (the run record's and ``verify --best-match``'s order)."""
+        return {"ap_precision": self.ap_precision, "ap_recall": self.ap_recall, "ap_f1": self.ap_f1,
+                "ts_precision": self.ts_precision, "ts_recall": self.ts_recall, "ts_f1": self.ts_f1}
+
 
 def prf(hits: int, predicted: int, gold: int) -> tuple[Fraction, Fraction, Fraction]:
     """Precision, recall and F1 of ``hits`` matches between sets of sizes ``predicted`` and ``gold`` (0 if empty)."""

@@ -1,8 +1,8 @@
 """Brute-force twin of every solver query, straight from the definitions (tests only).
 
 Plain Python over all flip subsets, simulating with ``MealyView.step`` and evaluating the effect with
-``hoa.label.evaluate``; it shares no code with ``encoders``/``solvers`` beyond the ``Problem`` record, so agreement
-with it is evidence. Exponential: use it on problems with T * |AP_in| <= ~12.
+``hoa.label.evaluate``; it shares no code with ``encoders``/``solvers`` beyond the ``Problem`` record and the
+``BestMatch`` result type, so agreement with it is evidence. Exponential: use it on problems with T * |AP_in| <= ~12.
 
 Only sets of real flips can be valid: if C holds an atom c that restates the base value, C - {c} has the same
 intervened trace, so Suff(C) and "Suff(C - {c}) false" cannot both hold. So M(I) is found among flip sets.
@@ -14,11 +14,11 @@ import hashlib
 import itertools
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
 from fractions import Fraction
 
 from encoders.problem import Atom, Problem
 from hoa.label import evaluate
+from solvers.results import BestMatch
 
 Cert = tuple[Atom, ...]
 
@@ -115,19 +115,6 @@ def brute_oracle(problem: Problem, budget: int | None = None) -> tuple[int, int]
     return min(costs) if costs else None
 
 
-@dataclass(frozen=True)
-class BruteBestMatch:
-    """The DEC-025 best match, with the same field names as ``solvers`` ``BestMatch``."""
-
-    gold: Cert
-    ap_precision: float
-    ap_recall: float
-    ap_f1: float
-    ts_precision: float
-    ts_recall: float
-    ts_f1: float
-
-
 def _prf(agent: set, gold: set) -> tuple[Fraction, Fraction, Fraction]:
     if not agent or not gold:
         return Fraction(0), Fraction(0), Fraction(0)
@@ -136,7 +123,7 @@ def _prf(agent: set, gold: set) -> tuple[Fraction, Fraction, Fraction]:
     return p, r, (2 * p * r / (p + r) if p + r else Fraction(0))
 
 
-def brute_best_match(problem: Problem, atoms: Iterable[Atom], budget: int | None = None) -> BruteBestMatch:
+def brute_best_match(problem: Problem, atoms: Iterable[Atom], budget: int | None = None) -> BestMatch:
     """argmax over M_B(I) of F1_AP, then F1_TS, then lower Eff_t, then lowest sha256 of the gold's canonical JSON."""
     agent = set(atoms)
     agent_ts = {a[0] for a in agent}
@@ -151,6 +138,6 @@ def brute_best_match(problem: Problem, atoms: Iterable[Atom], budget: int | None
         if best is None or rank < best[0]:
             best = (rank, gold, ap, ts)
     if best is None:
-        return BruteBestMatch((), 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+        return BestMatch((), 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
     _, gold, ap, ts = best
-    return BruteBestMatch(gold, *(float(x) for x in ap), *(float(x) for x in ts))
+    return BestMatch(gold, *(float(x) for x in ap), *(float(x) for x in ts))

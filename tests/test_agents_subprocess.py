@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from scripted_agent import PRELUDE
 
 from gf01_formal import agents
 from gf01_formal.agents import subprocess_agent
@@ -21,28 +22,6 @@ from gf01_formal.sources import InstanceOptions, open_instance
 
 ROOT = Path(__file__).resolve().parent.parent
 ARBITER = ROOT / "gf01_formal" / "examples" / "arbiter.hoa"
-
-# Every scripted agent starts with this: it logs each message it receives to argv[1] and answers with answer(t).
-PRELUDE = """
-import json, os, subprocess, sys, time
-log = open(sys.argv[1], "a")
-def messages():
-    for line in sys.stdin:
-        log.write(line); log.flush()
-        yield json.loads(line)
-def play(answer):
-    for m in messages():
-        if m["type"] == "start":
-            t = 0
-        elif m["type"] == "observation" and not m["done"]:
-            t = m["t"] + 1
-        else:
-            continue
-        out = answer(t)
-        sys.stdout.write(out if isinstance(out, str) else json.dumps(out) + "\\n")
-        sys.stdout.flush()
-"""
-
 
 @pytest.fixture(scope="module")
 def case():

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 import sys
-import textwrap
 from pathlib import Path
+
+from scripted_agent import PRELUDE
 
 from gf01_formal.agents.base import AgentSpec
 from gf01_formal.artifacts import canonical_json
@@ -41,53 +42,42 @@ State: 1 "{s1}"
 [!0 & !1 & !2 & !3] 1
 --END--
 """
-# The output g follows input a; input b is read by nothing.
-IGNORES_B = """HOA: v1
-States: 1
+
+
+def ignores_b(body: str) -> str:
+    """A machine over inputs a, b and output g, with the given states (``body``: the text after --BODY--)."""
+    states = body.count("State:")
+    return f"""HOA: v1
+States: {states}
 Start: 0
 AP: 3 "a" "b" "g"
 acc-name: all
 Acceptance: 0 t
 controllable-AP: 2
 --BODY--
-State: 0 "{s0}"
+{body}--END--
+"""
+
+
+# The output g follows input a; input b is read by nothing.
+IGNORES_B = ignores_b("""State: 0 "{s0}"
 [0 & 2] 0
 [!0 & !2] 0
---END--
-"""
+""")
 # The same behaviour with two states that take turns (bisimilar to IGNORES_B): other states, same outputs.
-IGNORES_B_TWO_STATES = """HOA: v1
-States: 2
-Start: 0
-AP: 3 "a" "b" "g"
-acc-name: all
-Acceptance: 0 t
-controllable-AP: 2
---BODY--
-State: 0 "even"
+IGNORES_B_TWO_STATES = ignores_b("""State: 0 "even"
 [0 & 2] 1
 [!0 & !2] 1
 State: 1 "odd"
 [0 & 2] 0
 [!0 & !2] 0
---END--
-"""
+""")
 
 # Logs every line it receives to argv[1]; answers the actions listed in argv[2] (JSON: step -> raw line).
-AGENT = textwrap.dedent("""
-    import json, sys
-    log, plan = open(sys.argv[1], "a"), json.loads(open(sys.argv[2]).read())
-    for line in sys.stdin:
-        log.write(line); log.flush()
-        m = json.loads(line)
-        if m["type"] == "start":
-            t = 0
-        elif m["type"] == "observation" and not m["done"]:
-            t = m["t"] + 1
-        else:
-            continue
-        sys.stdout.write(plan.get(str(t), '{"set": {}}') + "\\n"); sys.stdout.flush()
-""")
+AGENT = PRELUDE + """
+plan = json.loads(open(sys.argv[2]).read())
+play(lambda t: plan.get(str(t), '{"set": {}}') + "\\n")
+"""
 
 
 def stream(tmp_path: Path, hoa: str, trace: str, effect: str, plan: dict[int, str], name: str, **options):

@@ -11,6 +11,7 @@ import secrets
 import signal
 import socket
 import time
+from collections.abc import Iterator
 from html.parser import HTMLParser
 from importlib import resources
 from pathlib import Path
@@ -76,7 +77,11 @@ def ids(bundle: Path) -> list[str]:
 
 @pytest.fixture(scope="module")
 def free(bundle: Path, tmp_path_factory: pytest.TempPathFactory) -> Any:
-    runs = tmp_path_factory.mktemp("web-free") / "runs.jsonl"
+    yield from serve_free(bundle, tmp_path_factory.mktemp("web-free") / "runs.jsonl")
+
+
+def serve_free(bundle: Path, runs: Path) -> Iterator[Server]:
+    """A free-play server of ``bundle`` that appends its run records to ``runs`` (a fixture's body)."""
     with Server(["--bundle", str(bundle), "--runs-out", str(runs)]) as server:
         server.runs = runs  # type: ignore[attr-defined]
         yield server

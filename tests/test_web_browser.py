@@ -15,7 +15,7 @@ import browser
 import httpx
 import pytest
 from browser import Responses, Server, artifacts_on_failure, focus_to
-from test_web import begin, play, write_bundle, write_pilot
+from test_web import begin, play, serve_free, write_bundle, write_pilot
 
 from gf01_formal.agents.base import AgentSpec
 from gf01_formal.artifacts import canonical_json
@@ -51,10 +51,7 @@ def instances(bundle: Path) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def free(bundle: Path, tmp_path_factory: pytest.TempPathFactory) -> Any:
-    runs = tmp_path_factory.mktemp("web-browser-free") / "runs.jsonl"
-    with Server(["--bundle", str(bundle), "--runs-out", str(runs)]) as server:
-        server.runs = runs  # type: ignore[attr-defined]
-        yield server
+    yield from serve_free(bundle, tmp_path_factory.mktemp("web-browser-free") / "runs.jsonl")
 
 
 # -- what must never reach the page before an episode ends ----------------------------------------------------------

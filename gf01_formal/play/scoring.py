@@ -78,12 +78,7 @@ class Scorer:
         bm = self.best_match(atoms)
         record: dict[str, Any] = {
             **{k: v for k, v in s.to_json().items() if k not in ("subset_min", "errors")},
-            "ap_precision": bm.ap_precision,
-            "ap_recall": bm.ap_recall,
-            "ap_f1": bm.ap_f1,
-            "ts_precision": bm.ts_precision,
-            "ts_recall": bm.ts_recall,
-            "ts_f1": bm.ts_f1,
+            **bm.metrics(),
             "best_match_gold": certificate_to_json(bm.gold, p.system.inputs),
             "subset_min": None,
             "diagnostic_status": "not-run",

@@ -45,6 +45,15 @@ def _margins(fig: Any, rows: int, top_title: bool = True) -> None:
                         wspace=0.9 / (w / 2), hspace=0.9 / (h / max(1, rows)))
 
 
+def _panel_grid(fig: Any, n: int) -> Any:
+    """Axes for ``n`` panels, two to a row, the unused cell hidden."""
+    fig.set_size_inches(4.2 * min(2, n), 3.0 * ((n + 1) // 2))
+    axes = fig.subplots((n + 1) // 2, min(2, n), squeeze=False)
+    for ax in axes.flat[n:]:
+        ax.set_visible(False)
+    return axes
+
+
 def _title(key: dict[str, Any]) -> str:
     return f"{key.get('eval_track', '')} · {key.get('renderer_track', '')} · {key.get('adaptation_condition', '')}"
 
@@ -54,10 +63,7 @@ def quartile_figure(figure: dict[str, Any]) -> str:
 
     def build(fig: Any, data: dict[str, Any]) -> None:
         panels = data["panels"]
-        fig.set_size_inches(4.2 * min(2, len(panels)), 3.0 * ((len(panels) + 1) // 2))
-        axes = fig.subplots((len(panels) + 1) // 2, min(2, len(panels)), squeeze=False)
-        for ax in axes.flat[len(panels):]:
-            ax.set_visible(False)
+        axes = _panel_grid(fig, len(panels))
         for ax, panel in zip(axes.flat, panels, strict=False):
             for k, agent in enumerate(panel["agents"]):
                 pts = [(QUARTERS.index(f"Q{q['quartile']}") + (k - len(panel["agents"]) / 2) * 0.06,
@@ -86,10 +92,7 @@ def eff_t_figure(figure: dict[str, Any]) -> str:
 
     def build(fig: Any, data: dict[str, Any]) -> None:
         panels = data["panels"]
-        fig.set_size_inches(4.2 * min(2, len(panels)), 3.0 * ((len(panels) + 1) // 2))
-        axes = fig.subplots((len(panels) + 1) // 2, min(2, len(panels)), squeeze=False)
-        for ax in axes.flat[len(panels):]:
-            ax.set_visible(False)
+        axes = _panel_grid(fig, len(panels))
         for ax, panel in zip(axes.flat, panels, strict=False):
             agents = panel["agents"]
             width = 0.8 / max(1, len(agents))

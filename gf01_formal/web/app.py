@@ -151,6 +151,15 @@ async def asset(request: Request) -> Response:
     return Response(body, media_type=media, headers={"cache-control": "no-cache"})
 
 
+async def _begin(request: Request, start: Callable[..., Any], keys: tuple[str, ...], hint: str) -> Response:
+    """Begin an episode by ``start(*values of keys)`` from a JSON object with no keys but ``keys``."""
+    body = await read_json(request, START_LIMIT)
+    if not isinstance(body, dict) or set(body) - set(keys):
+        raise RequestError(422, hint)
+    game = await run_in_threadpool(start, *(body.get(k) for k in keys))
+    return Canonical({"token": game.token, "play": f"/play/{game.token}"}, status_code=201)
+
+
 async def api_instances(request: Request) -> Response:
     """Free play: the instances, as their goal panels describe them."""
     return Canonical({"instances": _games(request).instances()})
@@ -158,11 +167,8 @@ async def api_instances(request: Request) -> Response:
 
 async def api_start(request: Request) -> Response:
     """Free play: begin an episode of one instance."""
-    body = await read_json(request, START_LIMIT)
-    if not isinstance(body, dict) or set(body) - {"instance_id", "participant_id"}:
-        raise RequestError(422, 'send {"instance_id": ID} (and optionally "participant_id")')
-    game = await run_in_threadpool(_games(request).start_free, body.get("instance_id"), body.get("participant_id"))
-    return Canonical({"token": game.token, "play": f"/play/{game.token}"}, status_code=201)
+    return await _begin(request, _games(request).start_free, ("instance_id", "participant_id"),
+                        'send {"instance_id": ID} (and optionally "participant_id")')
 
 
 async def api_pilot(request: Request) -> Response:
@@ -172,11 +178,8 @@ async def api_pilot(request: Request) -> Response:
 
 async def api_pilot_start(request: Request) -> Response:
     """A participant who accepted the consent text begins the pilot's first episode."""
-    body = await read_json(request, START_LIMIT)
-    if not isinstance(body, dict) or set(body) - {"participant_id", "consent"}:
-        raise RequestError(422, 'send {"participant_id": ID, "consent": true}')
-    game = await run_in_threadpool(_games(request).start_pilot, body.get("participant_id"), body.get("consent"))
-    return Canonical({"token": game.token, "play": f"/play/{game.token}"}, status_code=201)
+    return await _begin(request, _games(request).start_pilot, ("participant_id", "consent"),
+                        'send {"participant_id": ID, "consent": true}')
 
 
 async def api_state(request: Request) -> Response:

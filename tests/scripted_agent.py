@@ -1,0 +1,26 @@
+"""The prelude of the scripted gf01.agent.v1 agents that the subprocess and leakage tests run (tests only).
+
+A script made of ``PRELUDE`` and a call ``play(answer)`` logs every message it receives to ``argv[1]`` and writes
+``answer(t)`` for each step t it is asked to act on: a str is written as it is (so a test can send raw or broken
+lines), anything else as one JSON line.
+"""
+
+PRELUDE = """
+import json, os, subprocess, sys, time
+log = open(sys.argv[1], "a")
+def messages():
+    for line in sys.stdin:
+        log.write(line); log.flush()
+        yield json.loads(line)
+def play(answer):
+    for m in messages():
+        if m["type"] == "start":
+            t = 0
+        elif m["type"] == "observation" and not m["done"]:
+            t = m["t"] + 1
+        else:
+            continue
+        out = answer(t)
+        sys.stdout.write(out if isinstance(out, str) else json.dumps(out) + "\\n")
+        sys.stdout.flush()
+"""
