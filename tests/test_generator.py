@@ -184,3 +184,13 @@ def test_any_seed_gives_an_instance_or_a_reported_skip(seed, slot):
         check_instance(res)
     else:
         assert sum(res.reasons.values()) == 4
+
+
+def test_the_default_cfg_in_the_docs_is_the_real_one() -> None:
+    """docs/instances.md prints GenConfig() in full; a changed default must change the docs too."""
+    import json
+
+    text = (ROOT / "docs" / "instances.md").read_text()
+    start = text.index('```json\n{"schema_version": "gf01-formal.gen_cfg.v1"') + len("```json\n")
+    documented = json.loads(text[start:text.index("```", start)])
+    assert documented == json.loads(json.dumps(GenConfig().model_dump(mode="json")))
