@@ -183,6 +183,7 @@ def test_bad_requests_get_a_4xx_with_a_message_and_change_nothing(free: Any, ids
             ("POST", steps, action(set={"zz": 1}), JSON, 422, "'zz' is not an input"),
             ("POST", steps, action(set={inputs[0]: 2}), JSON, 422, "must be 0 or 1"),
             ("POST", steps, action(set={inputs[0]: True}), JSON, 422, "must be 0 or 1"),
+            ("POST", steps, action(set={inputs[0]: 1.0}), JSON, 422, "must be 0 or 1"),
             ("POST", steps, json.dumps({"action": {"set": {}}}).encode(), JSON, 422, "action.t: required"),
             ("POST", steps, action(undo=True), JSON, 422, "unknown field 'undo'"),
             ("POST", steps, json.dumps({"action": {"t": 1}, "response_ms": -5}).encode(), JSON, 422,

@@ -10,6 +10,7 @@ import json
 import re
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 import browser
 import httpx
@@ -268,11 +269,14 @@ def test_a_reload_mid_episode_resumes_at_the_same_step(browser: Any, free: Any, 
         page.reload()
         page.wait_for_selector('thead th.current[data-t="3"]')
         assert (page.inner_text("#timeline"), page.inner_text("#status-list")) == seen
+        assert page.is_visible("#resume") and page.get_attribute("#resume-link", "href") == urlparse(url).path
         page.close()  # closing the tab loses nothing: the link opens the same episode at the same step
-        again = context.new_page()
+        elsewhere = browser.new_context(viewport=WIDE)  # another browser: nothing in its storage, only the link
+        again = elsewhere.new_page()
         again.goto(url)
         again.wait_for_selector('thead th.current[data-t="3"]')
         assert (again.inner_text("#timeline"), again.inner_text("#status-list")) == seen
+        elsewhere.close()
         token = url.rsplit("/", 1)[1]
         journal = Path(f"{free.runs}.d") / "web-journal.jsonl"
         steps = [e for e in map(json.loads, journal.read_text().splitlines())
@@ -309,6 +313,11 @@ def test_the_narrow_layout_fits_a_phone(browser: Any, free: Any, output_path: st
         page.tap("#commit")
         page.wait_for_selector('thead th.current[data-t="13"]')
         assert "r2 set to 1 at step 12" in page.inner_html("#timeline")
+        page.goto(free.url)  # the instance list: no sideways page either, and its Play buttons in view
+        page.wait_for_selector("#instances tbody button")
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        b = page.locator("#instances tbody button").first.bounding_box()
+        assert b is not None and b["x"] >= 0 and b["x"] + b["width"] <= 390
     context.close()
 
 

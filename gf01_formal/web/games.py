@@ -269,7 +269,8 @@ class Games:
         with self._lock:
             if (self.pilot.pilot_id, pid) in self.sessions:
                 raise RequestError(409, f"participant {pid} has already started: continue in the browser where you "
-                                        "began (your progress is saved), or ask the experimenter")
+                                        "began, or with the episode's link shown at the top of its page (your "
+                                        "progress is saved), or ask the experimenter")
             self._check_unplayed(pid, self.pilot.instances)
             game = self._begin(self.served[self.pilot.instances[0]], pid, index=0, pilot_id=self.pilot.pilot_id,
                                consent_sha256=self.pilot.consent_sha256)
@@ -543,7 +544,7 @@ def parse_step(body: Any, inputs: list[str]) -> tuple[Action, float | None]:
     for name, value in assignment.items():
         if name not in inputs:
             raise RequestError(422, f"action.set: {quote(name, 60)} is not an input ({', '.join(inputs)})")
-        if isinstance(value, bool) or value not in (0, 1):
+        if type(value) is not int or value not in (0, 1):  # 1.0 == 1 and True == 1, but neither is a value
             raise RequestError(422, f"action.set.{name}: {quote(value, 40)} must be 0 or 1")
     commit = action.get("commit", False)
     if not isinstance(commit, bool):

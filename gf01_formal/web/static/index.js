@@ -23,12 +23,13 @@ async function main() {
   }
   const body = document.querySelector("#instances tbody");
   for (const i of data.instances) {
+    // The button comes first, so that a phone shows it without scrolling the table sideways.
     body.append(el("tr", {},
+      el("td", {}, el("button", { type: "button", class: "primary", "aria-label": `Play instance ${i.instance_id}`,
+        onclick: () => play(i.instance_id) }, "Play")),
       el("th", { scope: "row" }, el("code", {}, i.instance_id)),
       el("td", {}, String(i.horizon)), el("td", {}, i.mode), el("td", {}, String(i.t_star)),
-      el("td", {}, String(i.inputs)), el("td", {}, String(i.outputs)), el("td", {}, String(i.budget_t)),
-      el("td", {}, el("button", { type: "button", class: "primary", "aria-label": `Play instance ${i.instance_id}`,
-        onclick: () => play(i.instance_id) }, "Play"))));
+      el("td", {}, String(i.inputs)), el("td", {}, String(i.outputs)), el("td", {}, String(i.budget_t))));
   }
 }
 

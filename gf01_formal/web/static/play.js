@@ -41,6 +41,8 @@ async function load(initial) {
   $("loading").hidden = true;
   $("game").hidden = false;
   facts($("goal-list"), goalFacts(state.goal));
+  $("resume-link").href = location.pathname;
+  $("resume").hidden = Boolean(state.done);
   if (state.pilot) {
     $("progress").hidden = false;
     $("progress").textContent = `${state.pilot.title}: instance ${state.pilot.index + 1} of ${state.pilot.total}`;
@@ -149,6 +151,7 @@ function showConfirm(show) {
 
 function showEnd() {
   $("game").classList.add("ended");
+  $("resume").hidden = true;
   $("board").hidden = true;
   $("status").hidden = true;
   $("end").hidden = false;
