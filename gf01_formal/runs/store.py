@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from gf01_formal.artifacts import canonical_json, write_text_atomic
-from gf01_formal.runs.record import FINAL_STATUSES
+from gf01_formal.runs.record import FINAL_STATUSES, RUN_SCHEMA
 from gf01_formal.runs.runner import RunOutcome
 from hoa.errors import Gf01Error, quote
 
@@ -36,7 +36,9 @@ class RunsFile:
         self._final = {rid for rid, rec in latest(self.path).items() if rec.get("status") in FINAL_STATUSES}
 
     def _repair(self) -> int:
-        """Cut a torn last line (no newline at the end); returns the bytes cut."""
+        """Refuse a file that is not a runs file, then cut a torn last line (no newline at the end); returns the
+        bytes cut."""
+        check_runs_file(self.path)
         return cut_torn_tail(self.path)
 
     def _sweep(self) -> None:
@@ -69,6 +71,42 @@ class RunsFile:
             raise Gf01Error(f"cannot write: {ex.strerror or ex}", file=str(self.path)) from None
         if outcome.record.status in FINAL_STATUSES:
             self._final.add(outcome.record.run_id)
+
+
+def check_runs_file(path: str | os.PathLike[str]) -> None:
+    """A Gf01Error unless ``path`` is missing, empty, or holds run records of this toolkit only (its last line may be
+    torn). Appending to another file (a bundle, the peer's records, any JSON Lines) would first cut its "torn" tail,
+    that is destroy it, and then mix records into it."""
+    from hoa.files import read_text
+
+    target = Path(path)
+    if not target.is_file() or target.stat().st_size == 0:
+        return
+    name = quote(os.fspath(path), 200, bare=True)
+    hint = f"not a runs file (gf01-formal run records, {RUN_SCHEMA}): give a new file or a runs file"
+    *lines, tail = read_text(target, limit=1 << 34).split("\n")
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except (ValueError, RecursionError):
+            raise Gf01Error(f"{hint} (this line is not JSON)", file=name, line=number) from None
+        if not isinstance(obj, dict) or obj.get("schema_version") != RUN_SCHEMA:
+            found = obj.get("schema_version") if isinstance(obj, dict) else None
+            raise Gf01Error(f"{hint} (this line's schema_version is {quote(found, 60)})", file=name,
+                            line=number)
+    # A torn last line is the start of a record that was being written: canonical JSON, so it begins with '{"'.
+    if tail and not tail.startswith('{"'):
+        raise Gf01Error(f"{hint} (its last line is neither a record nor the start of one)", file=name,
+                        line=len(lines) + 1)
+    if tail:
+        try:
+            obj = json.loads(tail)
+        except (ValueError, RecursionError):
+            return
+        if not isinstance(obj, dict) or obj.get("schema_version") != RUN_SCHEMA:
+            raise Gf01Error(f"{hint} (its last line is a JSON value of another kind)", file=name, line=len(lines) + 1)
 
 
 def cut_torn_tail(path: str | os.PathLike[str]) -> int:

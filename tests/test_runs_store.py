@@ -1,0 +1,59 @@
+"""Runs files: `evaluate -o` appends to a runs file or a new file only; anything else is refused and left as it was."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gf01_formal.cli import main
+from gf01_formal.generator import GenConfig, generate
+from gf01_formal.instance_io import save_artifact
+from gf01_formal.runs.store import RunsFile
+
+PEER = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus" / "peer"
+SMALL = {"families": [{"kind": "random_mealy", "states": [3, 4], "inputs": [2, 2]}], "horizon": [5, 6]}
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("store") / "bundle.json"
+    save_artifact(path, generate(1, 2, GenConfig.model_validate(SMALL)))
+    return path
+
+
+def evaluate(bundle: Path, out: Path) -> int:
+    return main(["evaluate", str(bundle), "--agent", "random", "-o", str(out)])
+
+
+@pytest.mark.parametrize("text", [
+    "compact",  # an artifact written without a final newline: all of it would look like a torn line
+    "pretty",
+    '{"a": 1}\n',
+    "hello",
+    "peer",
+])
+def test_a_file_that_is_not_a_runs_file_is_refused_and_left_alone(bundle: Path, tmp_path: Path, text: str,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out.jsonl"
+    if text == "compact":
+        text = json.dumps(json.loads(bundle.read_text()), separators=(",", ":"))
+    elif text == "pretty":
+        text = bundle.read_text()
+    elif text == "peer":
+        text = (PEER / "runs_v1_valid.jsonl").read_text()
+    out.write_text(text)
+    assert evaluate(bundle, out) == 2
+    err = capsys.readouterr().err
+    assert "not a runs file" in err and str(out) in err and err.count("\n") == 1
+    assert out.read_text() == text and not Path(f"{out}.d").exists()
+
+
+def test_a_torn_first_record_is_cut_and_the_runs_played(bundle: Path, tmp_path: Path) -> None:
+    out = tmp_path / "runs.jsonl"
+    assert evaluate(bundle, out) == 0
+    whole = out.read_text().splitlines(keepends=True)
+    out.write_text(whole[0][:40])  # a crash during the very first append
+    assert RunsFile(out).repaired == 40 and out.read_text() == ""
+    assert evaluate(bundle, out) == 0 and len(out.read_text().splitlines()) == len(whole)
