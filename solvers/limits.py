@@ -53,6 +53,13 @@ class Limits:
         """A running clock for one query under these limits."""
         return Clock(self, time.monotonic())
 
+    def report(self) -> Any:
+        """What a guarded child sends back about the work it did under these limits (None: nothing to keep)."""
+        return None
+
+    def absorb(self, report: Any) -> None:
+        """Take in a guarded child's :meth:`report`: the caller's copy of the limits never saw the child's clocks."""
+
 
 @dataclass
 class Clock:
@@ -130,16 +137,18 @@ def _child(conn: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, stream:
     try:
         if stream:
             for item in fn(*args, **kwargs):
-                conn.send(("item", item))
-            msg: tuple[str, Any] = ("end", None)
+                conn.send(("item", item, None))
+            msg: tuple[str, Any, Any] = ("end", None, None)
         else:
-            msg = ("ok", fn(*args, **kwargs))
+            msg = ("ok", fn(*args, **kwargs), None)
     except BaseException as ex:  # every outcome goes back to the caller, which re-raises it
-        msg = ("raise", ex)
+        msg = ("raise", ex, None)
+    # What the query spent travels with its answer (or its Unknown): the caller meters the child's work.
+    msg = (msg[0], msg[1], kwargs["limits"].report())
     try:
         conn.send(msg)
     except Exception as ex:  # an unpicklable answer is reported, not lost
-        conn.send(("raise", RuntimeError(f"the query's answer could not be sent back: {ex}")))
+        conn.send(("raise", RuntimeError(f"the query's answer could not be sent back: {ex}"), None))
     conn.close()
 
 
@@ -165,7 +174,7 @@ def _timed_out(query: str, seconds: float, started: float) -> Unknown:
     return Unknown(query, f"time limit {seconds} s", {"seconds": round(time.monotonic() - started, 3)})
 
 
-def _receive(query: str, proc: Any, recv: Any, seconds: float, started: float) -> tuple[str, Any]:
+def _receive(query: str, proc: Any, recv: Any, seconds: float, started: float) -> tuple[str, Any, Any]:
     left = started + seconds + GRACE - time.monotonic()
     if not recv.poll(max(0.0, left)):
         raise _timed_out(query, seconds, started)
@@ -180,9 +189,11 @@ def _bounded(query: str, seconds: float, fn: Callable[..., Any], args: tuple, kw
     started = time.monotonic()
     proc, recv = _start_child(fn, args, kwargs, False)
     try:
-        kind, value = _receive(query, proc, recv, seconds, started)
+        kind, value, report = _receive(query, proc, recv, seconds, started)
     finally:
         _stop(proc, recv)
+    if report is not None:
+        kwargs["limits"].absorb(report)
     if kind == "raise":
         raise value
     return value
@@ -193,7 +204,9 @@ def _bounded_iter(query: str, seconds: float, fn: Callable[..., Any], args: tupl
     proc, recv = _start_child(fn, args, kwargs, True)
     try:
         while True:
-            kind, value = _receive(query, proc, recv, seconds, started)
+            kind, value, report = _receive(query, proc, recv, seconds, started)
+            if report is not None:
+                kwargs["limits"].absorb(report)
             if kind == "item":
                 yield value
             elif kind == "end":

@@ -117,11 +117,18 @@ def test_the_dual_threshold_rule(pilot: Path, tmp_path: Path) -> None:
         derive_from(tmp_path, mixed)
 
 
-def test_capped_diagnostics_are_infeasible_and_scores_untouched(bundle: Path, pilot: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("seconds", [None, 60.0])  # with a time cap the query runs in a guarded child process
+def test_capped_diagnostics_are_infeasible_and_scores_untouched(bundle: Path, pilot: Path, tmp_path: Path,
+                                                                 seconds: float | None) -> None:
     uncapped = {r["run_id"]: r for r in (json.loads(line) for line in pilot.read_text().splitlines())}
     most = max(r["timing"]["diagnostic_spent"]["conflicts"] for r in uncapped.values())
     assert most >= 2  # some diagnostic needs more than the cap below
-    capped = play(bundle, tmp_path / "capped.jsonl", CapSet(conflicts=1))
+    capped = play(bundle, tmp_path / "capped.jsonl", CapSet(conflicts=1, seconds=seconds))
+    for r in capped:  # what the diagnostic spent is metered wherever it ran
+        if r["diagnostic_status"] == "exact":
+            assert r["timing"]["diagnostic_spent"] == uncapped[r["run_id"]]["timing"]["diagnostic_spent"]
+            assert (r["timing"]["diagnostic_peak_kib"] is None) == \
+                (uncapped[r["run_id"]]["timing"]["diagnostic_peak_kib"] is None)
     hit = [r for r in capped if r["diagnostic_status"] == "infeasible"]
     assert hit and all(r["diagnostic_note"].startswith("conflict limit 1") and r["subset_min"] is None for r in hit)
     assert {r["run_id"] for r in hit} == {rid for rid, r in uncapped.items()

@@ -105,12 +105,25 @@ class MeteredLimits(Limits):
         self.clocks.append(clock)
         return clock
 
+    def report(self) -> list[tuple[dict[str, int], int | None, int | None]]:
+        """Each clock's spent work and memory baseline, with this (child) process's peak resident set."""
+        peak = peak_kib()
+        return [(dict(c.spent), getattr(c, "baseline_kib", None), peak) for c in self.clocks]
+
+    def absorb(self, report: list[tuple[dict[str, int], int | None, int | None]]) -> None:
+        """Keep a guarded child's clocks as if they had run here."""
+        for spent, baseline, peak in report:
+            self.clocks.append(MeteredClock(self, time.monotonic(), dict(spent), baseline_kib=baseline,
+                                            child_peak_kib=peak))
+
 
 @dataclass
 class MeteredClock(Clock):
     """A clock whose checkpoints also check the memory cap against the current resident set."""
 
     baseline_kib: int | None = None
+    #: The peak resident set of the guarded child the clock ran in (None: it ran in this process).
+    child_peak_kib: int | None = None
 
     def check(self, query: str, nodes: int | None = None) -> None:
         super().check(query, nodes)
@@ -158,7 +171,8 @@ def run_diagnostic(problem: Problem, atoms: list[Atom], caps: CapSet) -> tuple[d
         fields["diagnostic_note"] = ex.reason
     elapsed = time.perf_counter() - start
     clock = limits.clocks[-1] if limits.clocks else None
-    peak = peak_kib()
+    child_peak = getattr(clock, "child_peak_kib", None)
+    peak = child_peak if child_peak is not None else peak_kib()
     base = getattr(clock, "baseline_kib", None)
     grew = None if base is None or peak is None else max(0, peak - base)
     # A counter the query never touched counted nothing (e.g. no SAT call for an empty certificate).
