@@ -115,6 +115,11 @@ def instance_problem(inst: Instance) -> Problem:
     max_atoms = T * view.num_inputs
     if not 1 <= inst.budget_a <= max_atoms:
         raise Gf01Error(f"B_A = {inst.budget_a} is outside [1, {max_atoms}] (T x |AP_in|)", field="budget_a")
+    cert = inst.certification
+    if cert is not None and cert.oracle_eff_a is not None and inst.budget_a < cert.oracle_eff_a:
+        # The oracle (EVAL-OC) is the panel's ceiling: it must be able to play its certificate (Score_C = 1).
+        raise Gf01Error(f"B_A = {inst.budget_a} is below Eff_a = {cert.oracle_eff_a} of the oracle certificate, "
+                        f"which could then not be played (give B_A >= {cert.oracle_eff_a})", field="budget_a")
     return Problem(
         system=view,
         trace=trace,

@@ -105,6 +105,18 @@ def test_import_hoa_with_a_word_measures_and_certifies():
     assert inst.complexity is not None and inst.window == inst.complexity.window
 
 
+def test_an_atom_budget_the_oracle_certificate_does_not_fit_is_refused():
+    """The oracle is the ceiling of the panel: B_A below its certificate's Eff_a would make Score_C = 1 unreachable."""
+    text = counter_hoa(4)
+    options = {"trace": "!inc&!rst;" * 5 + "!inc&!rst", "effect": "c0 & c1", "t_star": 4}  # oracle: 3 atoms
+    assert instance_from_hoa(text, InstanceOptions(**options, budget_a=3)).certification.oracle_eff_a == 3
+    with pytest.raises(Gf01Error, match="B_A = 2 is below Eff_a = 3") as info:
+        instance_from_hoa(text, InstanceOptions(**options, budget_a=2))
+    assert info.value.field == "budget_a"
+    # Unmeasured (no certification), the budget stands: nothing proves it too small.
+    assert instance_from_hoa(text, InstanceOptions(**options, budget_a=2), measure=False).budget_a == 2
+
+
 def test_import_hoa_cli_with_json_trace_and_errors(tmp_path, capsys):
     hoa = tmp_path / "arb.hoa"
     hoa.write_text(arbiter_hoa(2, "round_robin"))
