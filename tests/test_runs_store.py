@@ -57,3 +57,15 @@ def test_a_torn_first_record_is_cut_and_the_runs_played(bundle: Path, tmp_path: 
     out.write_text(whole[0][:40])  # a crash during the very first append
     assert RunsFile(out).repaired == 40 and out.read_text() == ""
     assert evaluate(bundle, out) == 0 and len(out.read_text().splitlines()) == len(whole)
+
+
+def test_importing_peer_rows_none_of_which_can_be_rescored_writes_nothing(tmp_path: Path,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    ours = tmp_path / "peer.json"
+    assert main(["import", "peer", str(PEER / "instance_bundle_v1.json"), "-o", str(ours)]) == 0
+    out = tmp_path / "legacy.jsonl"
+    # The corpus's legacy rows carry no certificate: nothing to re-score, so no (empty, invalid) runs file either.
+    assert main(["import", "runs", str(PEER / "runs_pre_v1_legacy.jsonl"), "--bundle", str(ours), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "no row could be imported (4 skipped)" in err and "no certificate" in err and err.count("\n") == 1
+    assert not out.exists()

@@ -175,9 +175,15 @@ def import_runs_cmd(
     """Import the peer's run records, re-scored by the exact checks (its claims are kept beside)."""
     from gf01_formal.artifacts import canonical_json, write_text_atomic
     from gf01_formal.runs.peer import import_peer_runs
+    from hoa.errors import Gf01Error, quote
 
     check_output(output)
     got = import_peer_runs(peer_runs, bundle)
+    if not got.outcomes:
+        # An empty runs file is not a runs file (validate and report refuse it): write none, say why.
+        first = f": {got.skipped[0]}" if got.skipped else ""
+        raise Gf01Error(f"no row could be imported ({len(got.skipped)} skipped){first}",
+                        file=quote(str(peer_runs), 200, bare=True))
     write_text_atomic(output, "".join(canonical_json(o.record.model_dump(mode="json")) + "\n" for o in got.outcomes))
     record = {"file": str(output), "imported": len(got.outcomes), "disagreements": got.disagreements,
               "skipped": got.skipped}
