@@ -7,7 +7,7 @@ import dataclasses
 import json
 
 import pytest
-from brute import brute_best_match, brute_min1, brute_outputs, brute_suff
+from brute import brute_best_match, brute_min1, brute_outputs, brute_suff, brute_valid_set
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import problems
@@ -17,7 +17,7 @@ from gf01_formal.play.episode import Episode
 from gf01_formal.play.protocol import Observation, Start, parse_action, text
 from gf01_formal.play.scoring import Scorer
 from hoa.errors import Gf01Error
-from hoa.label import Var, evaluate
+from hoa.label import Not, Var, evaluate
 from hoa.mealy import MealyView
 
 
@@ -123,4 +123,13 @@ def test_random_episodes_match_the_brute_force_twin(data: st.DataObject) -> None
     assert result["suff"] == brute_suff(problem, cert) and result["min1"] == brute_min1(problem, cert)
     want = brute_best_match(problem, cert, problem.budget_t)
     assert (result["ap_f1"], result["ts_f1"]) == (want.ap_f1, want.ts_f1)
-    assert result["best_match_gold"] == [[t, problem.system.inputs[i], v] for t, i, v in want.gold]
+    gold = [[t, problem.system.inputs[i], v] for t, i, v in want.gold]
+    assert result["best_match_gold"] == (gold if brute_valid_set(problem, problem.budget_t) else None)
+
+
+def test_the_gold_is_null_when_there_is_none_and_empty_when_the_empty_certificate_is_it() -> None:
+    p = counter()
+    nothing = dataclasses.replace(p, t_star=0)  # o is 0 in the first step whatever the inputs: M_B(I) is empty
+    assert Scorer(nothing).score([(0, 0, 1)])["best_match_gold"] is None
+    done = dataclasses.replace(p, effect=Not(Var(0)))  # the base run already shows !o at t* = 3: M_B(I) = {{}}
+    assert Scorer(done).score([(0, 0, 1)])["best_match_gold"] == []

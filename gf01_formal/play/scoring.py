@@ -79,7 +79,8 @@ class Scorer:
         record: dict[str, Any] = {
             **{k: v for k, v in s.to_json().items() if k not in ("subset_min", "errors")},
             **bm.metrics(),
-            "best_match_gold": certificate_to_json(bm.gold, p.system.inputs),
+            # null when M_B(I) is empty: [] would say that the empty certificate is the gold.
+            "best_match_gold": None if self.gold_set() == [] else certificate_to_json(bm.gold, p.system.inputs),
             "subset_min": None,
             "diagnostic_status": "not-run",
             "diagnostic_note": None,
