@@ -15,6 +15,10 @@ Checks, each reported with its numbers (all must pass):
   Instances are identified by content hash when both manifests carry it (a re-labelled task is the same task),
   else by instance id. Without a previous release the check is skipped and says so.
 - ``report``: report.json is a report of exactly these runs (its records digest) against exactly this manifest.
+- ``reproduction``: report.json and the renderings present (report.md, report.html) are byte for byte the report
+  computed again from runs.jsonl and split_manifest.json with the report's own panel, which is what the package's
+  rerun.sh claims; so an edited or stale file, a number changed by hand included, fails here and not only in the
+  rerun script. Byte-identity holds on the software versions the report lists: a mismatch says when they differ.
 - ``coverage``: on every (split, mode) slice of the manifest, every agent of the required panel (DEC-056, full by
   default) has a final run on every instance, on its own track; so every required baseline and track is covered.
 - ``layout``: the public bundles hold exactly the manifest's public instances (same content hashes), the private
@@ -28,10 +32,14 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gf01_formal.artifacts import pretty_json, read_json
 from hoa.errors import Gf01Error, quote
+
+if TYPE_CHECKING:
+    from gf01_formal.report.coverage import Manifest
+    from gf01_formal.report.load import Runs
 
 PACKAGE_SCHEMA = "gf01-formal.release_package.v1"
 MIN_NOVELTY = 0.10
@@ -108,6 +116,7 @@ def check(directory: str | os.PathLike[str], *, previous: str | os.PathLike[str]
                    **({} if rep_ok else {"error": "report.json is not the report of these runs against this manifest "
                                                   "(make it with: gf01 report runs.jsonl --manifest "
                                                   "split_manifest.json)"})})
+    checks.append(reproduction(root, runs, manifest, report))
     cov = coverage(runs.records, manifest, panel)
     verdict = cov["panel"]
     tracks: dict[str, list[str]] = {}
@@ -121,6 +130,57 @@ def check(directory: str | os.PathLike[str], *, previous: str | os.PathLike[str]
                                                                             sorted(tracks.items())}})
     checks.append(_layout(root, man_path))
     return {"ok": all(c["ok"] for c in checks), "checks": checks}
+
+
+#: The report's files in a release, in the order ``gf01 report -o`` writes them in the rerun script.
+REPORT_FILES = ("report.json", "report.md", "report.html")
+
+
+def report_panel(report: Any) -> str | None:
+    """The panel a release's report was computed with (its coverage verdict's level), None when it names none."""
+    from gf01_formal.report.coverage import PANELS
+
+    level = ((report.get("coverage") or {}).get("panel") or {}).get("level") if isinstance(report, dict) else None
+    return level if level in PANELS else None
+
+
+def reproduction(root: Path, runs: Runs, manifest: Manifest, report: Any) -> dict[str, Any]:
+    """report.json, report.md and report.html (those present) against the report computed again from the release's
+    runs and manifest with the report's own panel, byte for byte (the claim rerun.sh makes of a package)."""
+    from gf01_formal.report.build import build_report, software
+    from gf01_formal.report.render import html_page, markdown
+
+    panel = report_panel(report)
+    fresh = build_report(runs, manifest=manifest, panel=panel)
+    render = {"report.json": pretty_json, "report.md": markdown, "report.html": html_page}
+    files: dict[str, str] = {}
+    for name in REPORT_FILES:
+        path = root / name
+        if not path.is_file():
+            files[name] = "absent"
+            continue
+        # Rendered only when present: the HTML draws every figure, the costly part of a check.
+        files[name] = "identical" if path.read_bytes() == render[name](fresh).encode("utf-8") else "differs"
+    differ = [n for n in REPORT_FILES if files[n] == "differs"]
+    out: dict[str, Any] = {"name": "reproduction", "ok": not differ, "panel": panel, "files": files}
+    if differ:
+        made = isinstance(report, dict) and report.get("software")
+        now = software()
+        versions = "" if made == now else (f"; report.json lists other software versions ({_versions(made)}) than "
+                                           f"these ({_versions(now)}), and byte-identity holds on the same versions")
+        again = " ".join(f"-o {n}" for n in REPORT_FILES if files[n] != "absent")
+        out["error"] = (f"{', '.join(differ)} {'differs' if len(differ) == 1 else 'differ'} from the report computed "
+                        "again from runs.jsonl and split_manifest.json (make "
+                        f"{'it' if len(differ) == 1 else 'them'} again with: gf01 report runs.jsonl --manifest "
+                        f"split_manifest.json{f' --panel {panel}' if panel else ''} {again}){versions}")
+    return out
+
+
+def _versions(software: Any) -> str:
+    """``name version, ...`` of a report's software listing (``none`` when it has none)."""
+    if not isinstance(software, dict) or not software:
+        return "none"
+    return ", ".join(f"{k} {v}" for k, v in sorted(software.items()))
 
 
 def _layout(root: Path, man_path: Path) -> dict[str, Any]:
