@@ -203,3 +203,18 @@ def test_a_report_of_other_software_versions_says_so(release: Path, tmp_path: Pa
     assert not rep["ok"] and rep["files"]["report.json"] == "differs"
     assert "numpy 0.0.1" in rep["error"] and "byte-identity holds on the same versions" in rep["error"]
 
+
+def test_a_release_without_renderings_packages_and_reruns(release: Path, tmp_path: Path) -> None:
+    rel = tmp_path / "rel"
+    shutil.copytree(release, rel)
+    (rel / "report.md").unlink()
+    (rel / "report.html").unlink()
+    rep = by_name(check(rel, panel="core"))["reproduction"]
+    assert rep["ok"] and rep["files"] == {"report.json": "identical", "report.md": "absent", "report.html": "absent"}
+    package(rel, tmp_path / "pkg", panel="core")
+    env = {**os.environ, "PYTHON": sys.executable, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(["sh", str(tmp_path / "pkg" / "rerun.sh")], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "reproduced: report.json (tables) are byte-identical" in done.stdout
+    assert sorted(p.name for p in (tmp_path / "pkg" / "rerun").iterdir()) == ["report.json"]
