@@ -14,10 +14,9 @@ from pathlib import Path
 import pytest
 
 from gf01_formal.agents.base import AgentSpec
-from gf01_formal.artifacts import read_json, write_json_atomic
+from gf01_formal.artifacts import pretty_json, read_json, write_json_atomic
 from gf01_formal.cli import main
 from gf01_formal.generator import GenConfig, generate
-from gf01_formal.report import coverage as coverage_mod
 from gf01_formal.report.release import check, package
 from gf01_formal.runs.evaluate import evaluate
 from gf01_formal.splits import PUBLIC_KEY, split_bundle, write_release
@@ -28,52 +27,65 @@ SMALL = {"families": [{"kind": "random_mealy", "states": [3, 6], "inputs": [2, 3
          "horizon": [6, 10]}
 
 
+def make_report(d: Path, *formats: str) -> None:
+    """The release's report, as ``gf01 report`` writes it, in the given formats (all three by default)."""
+    outs = [a for f in formats or ("json", "md", "html") for a in ("-o", str(d / f"report.{f}"))]
+    assert main(["report", str(d / "runs.jsonl"), "--manifest", str(d / "split_manifest.json"), "--panel", "core",
+                 *outs]) == 0
+
+
 @pytest.fixture(scope="module")
 def release(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A release directory: split files, the runs of random and oracle on every instance, and their report."""
+    """A release directory: split files, the runs of the core panel (random, greedy, oracle) on every instance, and
+    their report in its three formats."""
     d = tmp_path_factory.mktemp("release") / "rel"
     bundle, manifest = split_bundle(generate(51, 10, GenConfig.model_validate(SMALL)), PUBLIC_KEY)
     write_release(d, bundle, manifest)
     from gf01_formal.instance_io import save_artifact
 
     save_artifact(d.parent / "bundle.json", bundle)  # the full bundle stays outside the release
-    evaluate(d.parent / "bundle.json", [AgentSpec("random", "EVAL-CB"), AgentSpec("oracle", "EVAL-OC")],
-             d / "runs.jsonl")
-    assert main(["report", str(d / "runs.jsonl"), "--manifest", str(d / "split_manifest.json"), "--panel", "core",
-                 "-o", str(d / "report.json"), "-o", str(d / "report.md"), "-o", str(d / "report.html")]) == 0
+    evaluate(d.parent / "bundle.json", [AgentSpec("random", "EVAL-CB"), AgentSpec("greedy", "EVAL-CB"),
+                                        AgentSpec("oracle", "EVAL-OC")], d / "runs.jsonl")
+    make_report(d)
     return d
 
 
-@pytest.fixture
-def narrowed(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The core panel narrowed to the agents the release fixture played (random, oracle), to reach the passing path."""
-    monkeypatch.setitem(coverage_mod.PANELS, "core", ("random", "oracle"))
+@pytest.fixture(scope="module")
+def no_greedy(release: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The release without greedy's runs (and with their own report): the core panel is not covered."""
+    d = tmp_path_factory.mktemp("no-greedy") / "rel"
+    shutil.copytree(release, d)
+    rows = [line for line in (d / "runs.jsonl").read_text().splitlines() if json.loads(line)["agent_name"] != "greedy"]
+    (d / "runs.jsonl").write_text("\n".join(rows) + "\n")
+    make_report(d)
+    return d
 
 
 def by_name(result: dict) -> dict[str, dict]:
     return {c["name"]: c for c in result["checks"]}
 
 
-def test_coverage_of_the_real_panel_names_the_missing_baseline(release: Path,
+def test_coverage_of_the_real_panel_names_the_missing_baseline(no_greedy: Path,
                                                                capsys: pytest.CaptureFixture[str]) -> None:
-    result = check(release, panel="core")
+    result = check(no_greedy, panel="core")
     checks = by_name(result)
     assert not result["ok"] and not checks["coverage"]["ok"]
     assert checks["split_policy"]["ok"] and checks["report"]["ok"] and checks["layout"]["ok"]
-    assert checks["rotation"]["skipped"]
+    assert checks["reproduction"]["ok"] and checks["rotation"]["skipped"]
     slices = {(p["split_id"], p["mode"]) for p in checks["coverage"]["incomplete"]}
-    manifest = read_json(release / "split_manifest.json")
+    manifest = read_json(no_greedy / "split_manifest.json")
     assert slices == {(e["split_id"], e["mode"]) for e in manifest["instances"]}  # greedy misses every slice
     assert {p["agent"] for p in checks["coverage"]["incomplete"]} == {"greedy"}
-    assert main(["release", "check", str(release), "--panel", "core"]) == 2
+    assert main(["release", "check", str(no_greedy), "--panel", "core"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "greedy (EVAL-CB) misses" in err
 
 
-def test_a_covered_release_passes_and_rotation_is_checked(release: Path, tmp_path: Path, narrowed: None) -> None:
+def test_a_covered_release_passes_and_rotation_is_checked(release: Path, tmp_path: Path) -> None:
     result = check(release, panel="core")
     assert result["ok"], result
     checks = by_name(result)
+    assert checks["reproduction"]["files"] == dict.fromkeys(("report.json", "report.md", "report.html"), "identical")
     assert checks["coverage"]["covered_tracks"] and all(v == ["EVAL-CB", "EVAL-OC"]
                                                         for v in checks["coverage"]["covered_tracks"].values())
     manifest = read_json(release / "split_manifest.json")
@@ -94,7 +106,7 @@ def test_a_covered_release_passes_and_rotation_is_checked(release: Path, tmp_pat
     assert rot["ok"] and rot["public_novelty"] == 1.0 and rot["identity"] == "content_hash"
 
 
-def test_inconsistent_releases_fail_their_checks(release: Path, tmp_path: Path, narrowed: None) -> None:
+def test_inconsistent_releases_fail_their_checks(release: Path, tmp_path: Path) -> None:
     bad = tmp_path / "bad"
     shutil.copytree(release, bad)
     pub = read_json(bad / "public_dev.bundle.json")
@@ -103,7 +115,7 @@ def test_inconsistent_releases_fail_their_checks(release: Path, tmp_path: Path, 
     (bad / "runs.jsonl").write_text("\n".join(rows[1:]) + "\n")
     checks = by_name(check(bad, panel="core"))
     assert not checks["layout"]["ok"] and "public_dev.bundle.json" in checks["layout"]["problems"][0]
-    assert not checks["report"]["ok"] and not checks["coverage"]["ok"]
+    assert not checks["report"]["ok"] and not checks["coverage"]["ok"] and not checks["reproduction"]["ok"]
     man = read_json(bad / "split_manifest.json")
     write_json_atomic(bad / "split_manifest.json", {**man, "instances": [{**e, "split_id": "public_dev"}
                                                                          for e in man["instances"]]})
@@ -113,8 +125,7 @@ def test_inconsistent_releases_fail_their_checks(release: Path, tmp_path: Path, 
         check(bad)
 
 
-def test_package_reproduces_every_figure_from_the_package_alone(release: Path, tmp_path: Path,
-                                                                 narrowed: None) -> None:
+def test_package_reproduces_every_figure_from_the_package_alone(release: Path, tmp_path: Path) -> None:
     out = tmp_path / "pkg"
     result = package(release, out, panel="core")
     names = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
@@ -139,9 +150,9 @@ def test_package_reproduces_every_figure_from_the_package_alone(release: Path, t
     assert json.loads((out / "package.json").read_text())["checks"]["ok"]
 
 
-def test_package_refuses_a_failing_release_and_writes_nothing(release: Path, tmp_path: Path,
+def test_package_refuses_a_failing_release_and_writes_nothing(release: Path, no_greedy: Path, tmp_path: Path,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["release", "package", str(release), "--panel", "core", "-o", str(tmp_path / "pkg")]) == 2
+    assert main(["release", "package", str(no_greedy), "--panel", "core", "-o", str(tmp_path / "pkg")]) == 2
     assert "greedy" in capsys.readouterr().err
     assert not (tmp_path / "pkg").exists() and [p.name for p in tmp_path.iterdir()] == []
     (tmp_path / "full").mkdir()
@@ -150,3 +161,60 @@ def test_package_refuses_a_failing_release_and_writes_nothing(release: Path, tmp
     assert "not an empty directory" in capsys.readouterr().err
     assert main(["release", "check", str(tmp_path / "nowhere")]) == 2
     assert capsys.readouterr().err.startswith("gf01: error: ")
+
+
+@pytest.mark.parametrize(("name", "how"), [("report.md", "appended"), ("report.html", "appended"),
+                                           ("report.json", "number edited"), ("report.md", "stale")])
+def test_an_edited_or_stale_report_file_fails_the_check(release: Path, no_greedy: Path, tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str], name: str,
+                                                        how: str) -> None:
+    bad = tmp_path / "bad"
+    shutil.copytree(release, bad)
+    if how == "number edited":  # by hand: the records digest still matches, so the 'report' check passes
+        data = read_json(bad / name)
+        data["groups"][0]["score_c"]["rate"] = 0.999
+        (bad / name).write_text(pretty_json(data))
+    elif how == "stale":  # the rendering of an earlier report, of other runs
+        shutil.copyfile(no_greedy / name, bad / name)
+    else:
+        (bad / name).write_bytes((bad / name).read_bytes() + b"\nA line added by hand.\n")
+    result = check(bad, panel="core")
+    checks = by_name(result)
+    assert not result["ok"] and checks["report"]["ok"] and checks["coverage"]["ok"]
+    files = checks["reproduction"]["files"]
+    assert files == {f: "differs" if f == name else "identical" for f in ("report.json", "report.md", "report.html")}
+    assert checks["reproduction"]["error"].startswith(f"{name} differs from the report computed again")
+    assert "software versions" not in checks["reproduction"]["error"]
+    assert main(["release", "check", str(bad), "--panel", "core"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"reproduction ({name} differs" in err
+    if (name, how) == ("report.md", "appended"):  # the audit's case: it used to pass the check and be packaged
+        assert main(["release", "package", str(bad), "--panel", "core", "-o", str(tmp_path / "pkg")]) == 2
+        assert "reproduction (report.md differs" in capsys.readouterr().err and not (tmp_path / "pkg").exists()
+
+
+def test_a_report_of_other_software_versions_says_so(release: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "bad"
+    shutil.copytree(release, bad)
+    data = read_json(bad / "report.json")
+    data["software"]["numpy"] = "0.0.1"
+    (bad / "report.json").write_text(pretty_json(data))
+    rep = by_name(check(bad, panel="core"))["reproduction"]
+    assert not rep["ok"] and rep["files"]["report.json"] == "differs"
+    assert "numpy 0.0.1" in rep["error"] and "byte-identity holds on the same versions" in rep["error"]
+
+
+def test_a_release_without_renderings_packages_and_reruns(release: Path, tmp_path: Path) -> None:
+    rel = tmp_path / "rel"
+    shutil.copytree(release, rel)
+    (rel / "report.md").unlink()
+    (rel / "report.html").unlink()
+    rep = by_name(check(rel, panel="core"))["reproduction"]
+    assert rep["ok"] and rep["files"] == {"report.json": "identical", "report.md": "absent", "report.html": "absent"}
+    package(rel, tmp_path / "pkg", panel="core")
+    env = {**os.environ, "PYTHON": sys.executable, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(["sh", str(tmp_path / "pkg" / "rerun.sh")], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "reproduced: report.json (tables) are byte-identical" in done.stdout
+    assert sorted(p.name for p in (tmp_path / "pkg" / "rerun").iterdir()) == ["report.json"]

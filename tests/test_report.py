@@ -259,3 +259,79 @@ def test_bad_paths_and_manifests_are_one_line_errors(played: dict[str, Path], tm
         assert main(args) == 2, args
         err = capsys.readouterr().err
         assert err.startswith("gf01: error: ") and err.count("\n") == 1, (args, err)
+
+
+def test_runs_without_z_draw_their_figures_without_a_warning(played: dict[str, Path], tmp_path: Path) -> None:
+    import warnings
+
+    from gf01_formal.report.render import figures, html_page
+
+    recs = [{**r, "complexity_z": None} for r in rows(played["runs"])]  # e.g. a bundle made before DEC-058
+    report = build_report(load_runs([write(tmp_path / "runs.jsonl", recs)]))
+    assert all(not a["quartiles"] and a["no_z"] for f in report["figures"] for p in f["panels"] for a in p["agents"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # matplotlib's "No artists with labels found to put in legend" would raise
+        drawn = figures(report)
+        html_page(report)
+    quartile_svgs = [svg for caption, svg in drawn if caption.startswith("Score_C by complexity quartile")]
+    assert quartile_svgs and all("no scored run with z(I)" in svg for svg in quartile_svgs)
+
+
+def as_agent(rec: dict, spec: dict, meta: dict) -> dict:
+    """The record as played by the agent of ``spec`` (its hash, its run id), which reported ``meta``."""
+    h = sha256_hex(spec)
+    return {**rec, "agent_name": spec["name"], "agent_spec": spec, "agent_hash": h, "agent_meta": meta,
+            "eval_track": spec["track"], "agent_access": "observations",
+            "run_id": "run-" + sha256_hex([rec["run_id"], h])[:24]}
+
+
+def test_the_agents_legend_names_models_and_parameters_but_no_secret(played: dict[str, Path], tmp_path: Path) -> None:
+    from gf01_formal.agents.llm import LLMConfig
+    from gf01_formal.agents.llm_prompt import TEMPLATE_ID, load_template
+    from gf01_formal.report.render import html_page
+
+    sha = load_template(TEMPLATE_ID).sha256
+    base = [r for r in rows(played["runs"]) if r["agent_name"] == "random"]
+    url = "https://10.0.0.7:8443/v1"
+    specs = {model: {"name": "llm", "track": "EVAL-CB", "params": LLMConfig.from_params(
+        {"model": model, "base_url": url, "temperature": temp}).params()}
+        for model, temp in (("model-alpha-7b", 0.0), ("model-beta-70b", 0.7))}
+    secret, password = "sk-legend-0123456789abcdef", "hunter2pass"
+    cmd = {"name": "cmd", "track": "EVAL-CB",
+           "params": {"cmd": f"python3 agent.py --endpoint https://bob:{password}@api.example.org:9000/v1?x=1",
+                      "api_key": secret, "token": secret, "max_tokens": 64}}
+    recs = []
+    for k, r in enumerate(base):
+        for model, spec in specs.items():
+            recs.append(as_agent(r, spec, {"model": model, "model_reported": f"{model}-{'ab'[k % 2]}",
+                                           "base_url_host": "10.0.0.7:8443", "prompt_template": TEMPLATE_ID,
+                                           "prompt_sha256": sha, "model_seed": k, "transcript_sha256": f"t{k}"}))
+        recs.append(as_agent(r, cmd, {"cmd": cmd["params"]["cmd"]}))
+    random.Random(3).shuffle(recs)
+    report = build_report(load_runs([write(tmp_path / "runs.jsonl", recs)]))
+    legend = {a["agent"]: a for a in report["agents"]}
+    assert [a["agent"] for a in report["agents"]] == sorted(legend)
+    labels = {model: f"llm#{sha256_hex(spec)[:8]}" for model, spec in specs.items()}
+    assert set(legend) == {"cmd", *labels.values()}
+    for (model, spec), temp in zip(specs.items(), (0.0, 0.7), strict=True):
+        entry = legend[labels[model]]
+        assert entry["agent_name"] == "llm" and entry["agent_hash"] == sha256_hex(spec)
+        assert entry["eval_tracks"] == ["EVAL-CB"] and entry["runs"] == len(base)
+        assert entry["params"]["model"] == model and entry["params"]["temperature"] == temp
+        assert entry["params"]["base_url_host"] == "10.0.0.7:8443" and "base_url" not in entry["params"]
+        assert entry["params"]["prompt"] == TEMPLATE_ID and entry["params"]["api_key_env"] == "OPENAI_API_KEY"
+        # What the runs reported, each distinct value once, sorted; per-run fields (seed, transcript) are not shown.
+        assert entry["reported"] == {"model_reported": [f"{model}-a", f"{model}-b"], "prompt_template": [TEMPLATE_ID],
+                                     "prompt_sha256": [sha]}
+    assert legend["cmd"]["params"] == {"api_key": "<withheld>", "cmd": "python3 agent.py --endpoint "
+                                       "api.example.org:9000", "max_tokens": 64, "token": "<withheld>"}
+    md, page, data = markdown(report), html_page(report), json.dumps(report)
+    for text in (md, page, data):
+        assert "model-alpha-7b" in text and "model-beta-70b" in text and "10.0.0.7:8443" in text and sha in text
+        assert labels["model-alpha-7b"] in text
+        assert secret not in text and password not in text and "bob" not in text and url not in text
+        assert "https://" not in text
+    row = next(line for line in md.splitlines() if line.startswith(f"| {labels['model-beta-70b']} |"))
+    assert "model=model-beta-70b" in row and "temperature=0.7" in row and f"prompt={TEMPLATE_ID}" in row
+    assert f"prompt_sha256={sha}" in row and "| EVAL-CB |" in row
+    assert ">Agents</h2>" in page and f"<td>{labels['model-alpha-7b']}</td>" in page

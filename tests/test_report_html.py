@@ -53,10 +53,13 @@ def test_html_report_renders_tables_and_figures_offline(tmp_path: Path) -> None:
             page.on("request", lambda r: requests.append(r.url))
             page.goto(page_path.as_uri(), wait_until="load")
             tables = page.locator("table")
-            # Groups, PRF, ranking and coverage; the paired table has no row (one agent per track), only its note.
-            assert tables.count() == 4
+            # Agents, groups, PRF, ranking and coverage; the paired table has no row (one agent per track), only its
+            # note.
+            assert tables.count() == 5
             assert page.get_by_text("No stratum holds two agents").count() == 1
-            assert page.locator("table").first.locator("tbody tr").count() >= 4
+            legend = tables.first.locator("tbody tr")
+            assert legend.count() == 2 and legend.first.locator("td").first.inner_text() == "oracle"
+            assert tables.nth(1).locator("tbody tr").count() >= 4
             assert page.get_by_role("cell", name="EVAL-OC").count() >= 1
             images = page.locator("figure img")
             # Two figures per track (Score_C by quartile, Eff_t) and the coverage figure.

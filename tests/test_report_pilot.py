@@ -14,6 +14,7 @@ from gf01_formal.artifacts import sha256_hex
 from gf01_formal.cli import main
 from gf01_formal.generator import GenConfig, generate
 from gf01_formal.instance_io import load_bundle, save_artifact
+from gf01_formal.report import pilot as pilot_mod
 from gf01_formal.report.load import load_runs
 from gf01_formal.report.pilot import analyze
 from gf01_formal.runs.evaluate import evaluate
@@ -75,6 +76,25 @@ def test_flat_quartiles_fire_the_discrimination_trigger(pilot: dict[str, Path], 
     assert a["discrimination"]["delta_below_threshold"] and not a["discrimination"]["q4_below_floor"]
     rec = a["recommendation"]
     assert rec["decision"] == "recalibrate_normal_window" and "M_Q1 - M_Q4 = 0.000 < 0.12" in rec["reason"]
+    # The trigger fires on 12 instances, far below N = 240: recalibrate, but provisionally (docs/reports.md).
+    assert rec["provisional"] and "provisional until the sample reaches N = 240" in rec["reason"]
+
+
+def test_a_fired_trigger_is_provisional_only_below_the_sample_target(pilot: dict[str, Path], tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    runs = with_greedy(pilot, tmp_path, lambda k, n: (True, True))  # flat quartiles: the discrimination trigger
+    n = len(load_bundle(pilot["bundle"]).instances)
+    monkeypatch.setattr(pilot_mod, "SAMPLE_TARGET", n + 1)  # one instance short of N
+    rec = analyze(load_runs([runs]), load_bundle(pilot["bundle"]))["recommendation"]
+    assert rec["decision"] == "recalibrate_normal_window" and rec["provisional"]
+    monkeypatch.setattr(pilot_mod, "SAMPLE_TARGET", n)  # N reached: the checkpoint's recommendation
+    a = analyze(load_runs([runs]), load_bundle(pilot["bundle"]))
+    assert a["sample"]["reached"] and a["recommendation"]["decision"] == "recalibrate_normal_window"
+    assert not a["recommendation"]["provisional"] and "provisional" not in a["recommendation"]["reason"]
+    # With N reached and no trigger fired, keep is final as well.
+    keep = with_greedy(pilot, tmp_path, lambda k, n: ((4 * k) // n == 0 or k % 3 == 0, True))
+    rec = analyze(load_runs([keep]), load_bundle(pilot["bundle"]))["recommendation"]
+    assert rec["decision"] == "keep_coefficients" and not rec["provisional"]
 
 
 def test_goal_without_certification_fires_the_shortcut_trigger(pilot: dict[str, Path], tmp_path: Path) -> None:

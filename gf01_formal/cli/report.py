@@ -193,7 +193,8 @@ def release_check_cmd(
     json_out: JsonOpt = False,
 ) -> None:
     """Check the split policy (DEC-054), rotation against a previous release, that report.json is the report of the
-    runs, and that the required panel covers every (split, mode) slice; exit 2 if a check fails."""
+    runs and that it and report.md / report.html are byte for byte the report computed again from the runs, and that
+    the required panel covers every (split, mode) slice; exit 2 if a check fails."""
     from gf01_formal.report.release import check, failed_names
 
     result = check(directory, previous=previous, panel=panel)

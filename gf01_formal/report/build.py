@@ -12,6 +12,11 @@ recall and F1 (bootstrap over instances), the mean kappa vector, and the diagnos
 lexicographic kappa ranking (exact: means compared as fractions) and, for every pair of agents, the difference of
 Score_C and goal rates on the instances both played, with its interval and McNemar's exact test.
 
+The agents legend (``agents``) says who each label is: per agent, its name, spec hash, tracks and the parameters of
+its spec (the model, the endpoint's host, the temperature, the prompt template...), with what its runs reported
+about the model and prompt; a parameter named as a secret is withheld and a URL is cut to its host, so no key and no
+credential in a URL reaches a report.
+
 The figures' data are part of the report (``figures``): Score_C by complexity quartile of z(I) per agent, and the
 Eff_t distributions, per (split, mode) panel; the renderers (:mod:`.render`) draw from the report alone, so a
 report file reproduces its figures. The report holds no timing, path or clock: the same runs give the same bytes.
@@ -22,11 +27,14 @@ report file reproduces its figures. The report holds no timing, path or clock: t
 from __future__ import annotations
 
 import itertools
+import json
 import os
+import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
+from urllib.parse import urlsplit
 
 from gf01_formal.artifacts import canonical_json
 from gf01_formal.report import stats
@@ -188,6 +196,78 @@ def _figures(records: list[dict[str, Any]], labels: dict[tuple[str, str], str]) 
     return out
 
 
+#: ``agent_meta`` fields the agents legend shows: what names the model and the prompt an agent actually used (the
+#: model the endpoint reports, the prompt template and its hash, the API and client). Per-run fields (a transcript
+#: hash, a model seed, usage) describe a run, not the agent, and an external agent's meta is free-form, so no other
+#: field is shown.
+LEGEND_META = ("model_reported", "prompt_template", "prompt_sha256", "api", "client")
+#: A parameter whose name says it holds a secret: its value is withheld. A name ending in ``_env`` names the
+#: environment variable that holds a secret (``api_key_env``), which is not itself a secret and is shown.
+SECRET_NAME = re.compile(r"(^|_)(api_?key|key|secret|password|passwd|token|auth|authorization|credentials?|cookie)"
+                         r"($|_)", re.IGNORECASE)
+WITHHELD = "<withheld>"
+#: A URL anywhere in a string (a base URL, or an endpoint inside an external agent's command line).
+URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>]+")
+
+
+def _url_host(url: str) -> str:
+    """The host (and port) of ``url``: never its user, password, path or query, which may carry a credential."""
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:  # a malformed port: show no port rather than fail the report
+        port = None
+    host = parts.hostname or "?"
+    host = f"[{host}]" if ":" in host else host  # an IPv6 literal keeps its brackets
+    return f"{host}:{port}" if port is not None else host
+
+
+def _public(key: str, value: Any) -> tuple[str, Any]:
+    """One spec parameter as the legend shows it: secret-named values withheld, URLs cut to their host (a whole-URL
+    value's key gets ``_host`` appended, so ``base_url`` shows as ``base_url_host``), containers cleaned throughout.
+    """
+    if SECRET_NAME.search(key) and not key.lower().endswith("_env"):
+        return key, WITHHELD
+    if isinstance(value, str):
+        if URL.fullmatch(value.strip()):
+            return (key if key.endswith("_host") else f"{key}_host"), _url_host(value.strip())
+        return key, URL.sub(lambda m: _url_host(m.group(0)), value)
+    if isinstance(value, dict):
+        cleaned = {}
+        for k in sorted(value, key=str):
+            name, v = _public(str(k), value[k])
+            if name != str(k) and name in value:  # both base_url and base_url_host given: keep the names apart
+                name = str(k)
+            cleaned[name] = v
+        return key, dict(sorted(cleaned.items()))
+    if isinstance(value, list):
+        return key, [_public(key, v)[1] for v in value]
+    return key, value
+
+
+def _agents(records: list[dict[str, Any]], labels: dict[tuple[str, str], str]) -> list[dict[str, Any]]:
+    """The agents legend: per label (sorted), the agent's name, hash, tracks, runs, its spec's parameters as
+    :func:`_public` shows them, and the :data:`LEGEND_META` values its runs reported (each a sorted list)."""
+    runs: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in records:
+        runs[labels[(r["agent_name"], r["agent_hash"])]].append(r)
+    out = []
+    for label in sorted(runs):
+        rs = runs[label]  # one (name, spec hash) per label, hence one spec; records come sorted by run id
+        meta = {}
+        for field in LEGEND_META:
+            # Distinct values in canonical-JSON order: the same list whatever order the runs were played in.
+            values = {canonical_json(_public(field, meta_of[field])[1]) for r in rs
+                      if (meta_of := r.get("agent_meta") or {}).get(field) is not None}
+            if values:
+                meta[field] = [json.loads(v) for v in sorted(values)]
+        out.append({"agent": label, "agent_name": rs[0]["agent_name"], "agent_hash": rs[0]["agent_hash"],
+                    "eval_tracks": sorted({r["eval_track"] for r in rs}), "runs": len(rs),
+                    "params": _public("params", rs[0]["agent_spec"].get("params", {}))[1],
+                    "reported": meta})
+    return out
+
+
 def _hist(values: Any) -> list[list[int]]:
     c = Counter(int(v) for v in values)
     return [[v, c[v]] for v in sorted(c)]
@@ -223,6 +303,7 @@ def build_report(runs: Runs, *, manifest: Manifest | None = None, panel: str | N
                    "digest": runs.digest},
         "versions": {f: sorted({r[f] for r in records}) for f in ("benchmark_version", "harness_version",
                                                                   "checker_version")},
+        "agents": _agents(records, labels),
         "groups": group_rows,
         "strata": strata,
         "figures": _figures(records, labels),

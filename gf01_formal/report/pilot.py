@@ -12,8 +12,8 @@ instances (splits other than public_dev and public_val) when there are any, else
 - Shortcut trigger: goal rate > 0.40 and certified rate < 0.05 over the scope (evaluable with one run).
 - Sample target: the scope's distinct instances against N = 240 (DEC-014c's fixed-sample checkpoint).
 - Recommendation: ``recalibrate_normal_window`` when a trigger fires, else ``keep_coefficients``; the reason names
-  the numbers, and ``provisional`` says the decision is not yet the checkpoint's (sample below N, or a trigger that
-  could not be evaluated).
+  the numbers, and ``provisional`` says the decision is not yet the checkpoint's: the sample is below N (whether or
+  not a trigger fired), or no trigger fired and one could not be evaluated.
 
 Audit part (non-normative, DEC-058): for every agent slice (agent, track, mode) and every knob (and z itself):
 known/unknown counts, constant-knob detection, rank quartiles of the knob's normalised value with Score_C and goal
@@ -189,9 +189,15 @@ def _recommend(disc: dict[str, Any], short: dict[str, Any], sample: dict[str, An
     unevaluated = [name for name, t in (("discrimination", disc), ("shortcut", short)) if not t["evaluable"]]
     sample_text = (f"sample target reached ({sample['instances']} >= {sample['target']} instances)" if sample["reached"]
                    else f"sample {sample['instances']} of {sample['target']} instances")
+    # A fired trigger decides without waiting for the checkpoint (DEC-014c's threshold-anomaly arm), but rates read
+    # from fewer than N instances are still a small sample: the recommendation stays provisional until N. A trigger
+    # that could not be evaluated cannot undo one that fired, so it makes only "keep" provisional.
+    below_n = not sample["reached"]
     if fired:
         reason = "; ".join(fired) + f" ({where}; {sample_text})"
-        return {"decision": "recalibrate_normal_window", "reason": reason, "provisional": False}
+        if below_n:
+            reason += f"; provisional until the sample reaches N = {sample['target']} instances"
+        return {"decision": "recalibrate_normal_window", "reason": reason, "provisional": below_n}
     if unevaluated:
         reason = (f"no trigger fired; not evaluable: {', '.join(unevaluated)} ({where}; {sample_text}); the DEC-014b "
                   "coefficients stay until evidence can be read")
@@ -199,8 +205,7 @@ def _recommend(disc: dict[str, Any], short: dict[str, Any], sample: dict[str, An
         reason = (f"no trigger fired: M_Q1 - M_Q4 = {disc['delta']:.3f} >= {float(DELTA_Q1_Q4)}, M_Q4 = "
                   f"{disc['m_q4']:.3f} >= {float(Q4_FLOOR)}, shortcut goal {short['goal_rate']['rate']:.3f} / "
                   f"certified {short['certified_rate']['rate']:.3f} ({where}; {sample_text})")
-    return {"decision": "keep_coefficients", "reason": reason,
-            "provisional": bool(unevaluated) or not sample["reached"]}
+    return {"decision": "keep_coefficients", "reason": reason, "provisional": bool(unevaluated) or below_n}
 
 
 def knob_plots(analysis: dict[str, Any]) -> dict[str, str]:

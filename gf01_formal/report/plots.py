@@ -65,11 +65,13 @@ def quartile_figure(figure: dict[str, Any]) -> str:
         panels = data["panels"]
         axes = _panel_grid(fig, len(panels))
         for ax, panel in zip(axes.flat, panels, strict=False):
+            shown = 0
             for k, agent in enumerate(panel["agents"]):
                 pts = [(QUARTERS.index(f"Q{q['quartile']}") + (k - len(panel["agents"]) / 2) * 0.06,
                         q["score_c"]["rate"], q["score_c"]["ci"]) for q in agent["quartiles"] if q["score_c"]["n"]]
                 if not pts:
                     continue
+                shown += 1
                 xs = [p[0] for p in pts]
                 ys = [p[1] for p in pts]
                 err = [[p[1] - p[2][0] for p in pts], [p[2][1] - p[1] for p in pts]]
@@ -79,8 +81,12 @@ def quartile_figure(figure: dict[str, Any]) -> str:
             ax.set_xlabel("complexity quartile of z(I)")
             ax.set_ylabel("Score_C rate (95 % Wilson)")
             ax.set_title(f"{panel['split_id'] or 'no split'} / {panel['mode']} ({panel['instances']} instances)")
-            if panel["agents"]:
+            # A legend with no labelled artist is a matplotlib warning on stderr: runs without z(I) have no
+            # quartile, so a panel of such runs draws nothing and says why instead.
+            if shown:
                 ax.legend(fontsize=7, loc="best")
+            else:
+                ax.text(0.5, 0.5, "no scored run with z(I)", ha="center", va="center", transform=ax.transAxes)
         fig.suptitle("Score_C by complexity quartile — " + _title(data["key"]))
         _margins(fig, axes.shape[0])
 

@@ -15,6 +15,10 @@ Checks, each reported with its numbers (all must pass):
   Instances are identified by content hash when both manifests carry it (a re-labelled task is the same task),
   else by instance id. Without a previous release the check is skipped and says so.
 - ``report``: report.json is a report of exactly these runs (its records digest) against exactly this manifest.
+- ``reproduction``: report.json and the renderings present (report.md, report.html) are byte for byte the report
+  computed again from runs.jsonl and split_manifest.json with the report's own panel, which is what the package's
+  rerun.sh claims; so an edited or stale file, a number changed by hand included, fails here and not only in the
+  rerun script. Byte-identity holds on the software versions the report lists: a mismatch says when they differ.
 - ``coverage``: on every (split, mode) slice of the manifest, every agent of the required panel (DEC-056, full by
   default) has a final run on every instance, on its own track; so every required baseline and track is covered.
 - ``layout``: the public bundles hold exactly the manifest's public instances (same content hashes), the private
@@ -28,10 +32,14 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gf01_formal.artifacts import pretty_json, read_json
 from hoa.errors import Gf01Error, quote
+
+if TYPE_CHECKING:
+    from gf01_formal.report.coverage import Manifest
+    from gf01_formal.report.load import Runs
 
 PACKAGE_SCHEMA = "gf01-formal.release_package.v1"
 MIN_NOVELTY = 0.10
@@ -108,6 +116,7 @@ def check(directory: str | os.PathLike[str], *, previous: str | os.PathLike[str]
                    **({} if rep_ok else {"error": "report.json is not the report of these runs against this manifest "
                                                   "(make it with: gf01 report runs.jsonl --manifest "
                                                   "split_manifest.json)"})})
+    checks.append(reproduction(root, runs, manifest, report))
     cov = coverage(runs.records, manifest, panel)
     verdict = cov["panel"]
     tracks: dict[str, list[str]] = {}
@@ -121,6 +130,57 @@ def check(directory: str | os.PathLike[str], *, previous: str | os.PathLike[str]
                                                                             sorted(tracks.items())}})
     checks.append(_layout(root, man_path))
     return {"ok": all(c["ok"] for c in checks), "checks": checks}
+
+
+#: The report's files in a release, in the order ``gf01 report -o`` writes them in the rerun script.
+REPORT_FILES = ("report.json", "report.md", "report.html")
+
+
+def report_panel(report: Any) -> str | None:
+    """The panel a release's report was computed with (its coverage verdict's level), None when it names none."""
+    from gf01_formal.report.coverage import PANELS
+
+    level = ((report.get("coverage") or {}).get("panel") or {}).get("level") if isinstance(report, dict) else None
+    return level if level in PANELS else None
+
+
+def reproduction(root: Path, runs: Runs, manifest: Manifest, report: Any) -> dict[str, Any]:
+    """report.json, report.md and report.html (those present) against the report computed again from the release's
+    runs and manifest with the report's own panel, byte for byte (the claim rerun.sh makes of a package)."""
+    from gf01_formal.report.build import build_report, software
+    from gf01_formal.report.render import html_page, markdown
+
+    panel = report_panel(report)
+    fresh = build_report(runs, manifest=manifest, panel=panel)
+    render = {"report.json": pretty_json, "report.md": markdown, "report.html": html_page}
+    files: dict[str, str] = {}
+    for name in REPORT_FILES:
+        path = root / name
+        if not path.is_file():
+            files[name] = "absent"
+            continue
+        # Rendered only when present: the HTML draws every figure, the costly part of a check.
+        files[name] = "identical" if path.read_bytes() == render[name](fresh).encode("utf-8") else "differs"
+    differ = [n for n in REPORT_FILES if files[n] == "differs"]
+    out: dict[str, Any] = {"name": "reproduction", "ok": not differ, "panel": panel, "files": files}
+    if differ:
+        made = isinstance(report, dict) and report.get("software")
+        now = software()
+        versions = "" if made == now else (f"; report.json lists other software versions ({_versions(made)}) than "
+                                           f"these ({_versions(now)}), and byte-identity holds on the same versions")
+        again = " ".join(f"-o {n}" for n in REPORT_FILES if files[n] != "absent")
+        out["error"] = (f"{', '.join(differ)} {'differs' if len(differ) == 1 else 'differ'} from the report computed "
+                        "again from runs.jsonl and split_manifest.json (make "
+                        f"{'it' if len(differ) == 1 else 'them'} again with: gf01 report runs.jsonl --manifest "
+                        f"split_manifest.json{f' --panel {panel}' if panel else ''} {again}){versions}")
+    return out
+
+
+def _versions(software: Any) -> str:
+    """``name version, ...`` of a report's software listing (``none`` when it has none)."""
+    if not isinstance(software, dict) or not software:
+        return "none"
+    return ", ".join(f"{k} {v}" for k, v in sorted(software.items()))
 
 
 def _layout(root: Path, man_path: Path) -> dict[str, Any]:
@@ -179,10 +239,13 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def rerun_script(panel: str | None) -> str:
-    """The POSIX shell script that checks the package's hashes and re-renders the report from its runs."""
+def rerun_script(panel: str | None, files: tuple[str, ...] = REPORT_FILES) -> str:
+    """The POSIX shell script that checks the package's hashes and re-renders the report from its runs, in the
+    formats the package holds (``files``: report.json and those of report.md, report.html it ships)."""
     panel_opt = f" --panel {panel}" if panel else ""
-    report = f'"$PY" -m gf01_formal report artifacts/runs.jsonl --manifest artifacts/split_manifest.json{panel_opt}'
+    outs = " ".join(f"-o rerun/{f}" for f in files)
+    report = (f'"$PY" -m gf01_formal report artifacts/runs.jsonl --manifest artifacts/split_manifest.json{panel_opt} '
+              f"{outs}")
     return f"""#!/bin/sh
 # Reproduce every table and figure of the report from this package alone (RERUN.md says what each step does).
 set -eu
@@ -201,11 +264,11 @@ if bad:
 print("sha256: every file matches SHA256SUMS")
 EOF
 mkdir -p rerun
-{report} -o rerun/report.json -o rerun/report.md -o rerun/report.html
-for f in report.json report.md report.html; do
+{report}
+for f in {" ".join(files)}; do
     cmp "rerun/$f" "artifacts/$f"
 done
-echo "reproduced: report.json report.md report.html (tables and figures) are byte-identical"
+echo "reproduced: {" ".join(files)} (tables{" and figures" if "report.html" in files else ""}) are byte-identical"
 """
 
 
@@ -217,11 +280,11 @@ statsmodels and matplotlib, listed there and in the report itself):
 
 1. Every file is checked against `SHA256SUMS` (sha256, the format of `sha256sum -c`).
 2. The report is computed again from `artifacts/runs.jsonl` and `artifacts/split_manifest.json` alone, as JSON,
-   Markdown and HTML (one `gf01 report ... -o report.json -o report.md -o report.html`), and compared byte for
-   byte with the packaged `artifacts/report.*`. The HTML embeds every figure of the report (Score_C by complexity
-   quartile per agent with 95 % Wilson intervals, the Eff_t distributions, manifest coverage) as SVG, so a
-   byte-identical HTML file is a byte-identical set of figures; the figures' data are also in `report.json`
-   (`figures`).
+   Markdown and HTML (one `gf01 report ... -o report.json -o report.md -o report.html`, for the formats the package
+   holds), and compared byte for byte with the packaged `artifacts/report.*`. The HTML embeds every figure of the
+   report (Score_C by complexity quartile per agent with 95 % Wilson intervals, the Eff_t distributions, manifest
+   coverage) as SVG, so a byte-identical HTML file is a byte-identical set of figures; the figures' data are also
+   in `report.json` (`figures`).
 
 What needs more than the package: `gf01 report --official` re-verifies every certificate against the instances,
 and `gf01 pilot-analyze` reads the complexity knobs of every instance; the private_eval instances are published as
@@ -247,7 +310,6 @@ def package(directory: str | os.PathLike[str], out: str | os.PathLike[str], *, p
     if not result["ok"]:
         raise Gf01Error(f"the release fails its checks: {failed_names(result)}", file=str(root))
     report = read_json(root / "report.json")
-    rep_panel = (report.get("coverage") or {}).get("panel") or {}
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     try:
@@ -259,7 +321,10 @@ def package(directory: str | os.PathLike[str], out: str | os.PathLike[str], *, p
         side = root / "runs.jsonl.d"
         if side.is_dir():
             shutil.copytree(side, arts / "runs.jsonl.d")
-        (tmp / "rerun.sh").write_text(rerun_script(rep_panel.get("level")), encoding="utf-8")
+        # Only the formats the release ships are recomputed and compared: cmp on a rendering the package does not
+        # hold would fail the script of a release that passed its checks.
+        shipped = tuple(n for n in REPORT_FILES if (root / n).is_file())
+        (tmp / "rerun.sh").write_text(rerun_script(report_panel(report), shipped), encoding="utf-8")
         (tmp / "RERUN.md").write_text(RERUN_MD, encoding="utf-8")
         files = sorted(p for p in tmp.rglob("*") if p.is_file())
         entries = [{"path": p.relative_to(tmp).as_posix(), "bytes": p.stat().st_size, "sha256": _sha256(p)}

@@ -12,6 +12,7 @@ import html
 from collections.abc import Iterable
 from typing import Any
 
+from gf01_formal.artifacts import canonical_json
 from gf01_formal.report.build import KEY_FIELDS
 
 #: Key fields always shown as columns; the others are shown when they vary, else listed once as fixed.
@@ -51,11 +52,35 @@ def _cell(v: Any) -> str:
     return "-" if v is None else str(v).lower() if isinstance(v, bool) else str(v)
 
 
+def _value(v: Any) -> str:
+    """A legend value: a string as it is, a list as its items joined by commas, anything else as canonical JSON."""
+    if isinstance(v, str):
+        return v
+    if isinstance(v, list):
+        return ", ".join(_value(x) for x in v)
+    return canonical_json(v)
+
+
+def _pairs(obj: dict[str, Any]) -> str:
+    """``k=v; k=v`` in key order (values as :func:`_value` writes them), ``-`` when empty."""
+    return "; ".join(f"{k}={_value(v)}" for k, v in sorted(obj.items())) or "-"
+
+
+def agents_table(report: dict[str, Any]) -> tuple[str, list[str], list[list[str]], str]:
+    """The agents legend: who each label of the other tables is (name, tracks, spec parameters, what it reported)."""
+    rows = [[a["agent"], a["agent_name"], ", ".join(a["eval_tracks"]), str(a["runs"]), a["agent_hash"][:16],
+             _pairs(a["params"]), _pairs(a["reported"])] for a in report["agents"]]
+    note = ("An agent is its name and spec hash; a label carries #hash8 when one name has several specs. Parameters "
+            "are the spec's (secret-named values withheld, URLs cut to their host); 'reported' is what the runs "
+            "recorded about the model and prompt.")
+    return ("Agents", ["agent", "name", "track", "runs", "spec hash", "parameters", "reported"], rows, note)
+
+
 def tables(report: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]], str]]:
-    """The report's tables as (title, header, rows, note), shared by both renderings."""
+    """The report's tables as (title, header, rows, note), shared by both renderings: the agents legend first."""
     cols, fixed = _varying(report)
     keyhead = [HEAD.get(c, c) for c in cols]
-    out = []
+    out = [agents_table(report)]
     rows = []
     for g in report["groups"]:
         st = g["runs"]
@@ -135,7 +160,9 @@ def markdown(report: dict[str, Any]) -> str:
         if rows:
             out.append("| " + " | ".join(h.replace("|", "\\|") for h in header) + " |")
             out.append("|" + "|".join("---" for _ in header) + "|")
-            out += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows]
+            # A cell is one line: an agent's free-form parameter (a command line) must not break the table.
+            out += ["| " + " | ".join(c.replace("\n", " ").replace("|", "\\|") for c in row) + " |"
+                    for row in rows]
     sw = ", ".join(f"{k} {v}" for k, v in report["software"].items())
     out += ["", f"Software: {sw}.", ""]
     return "\n".join(out)
