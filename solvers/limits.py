@@ -17,6 +17,9 @@ from __future__ import annotations
 
 import functools
 import multiprocessing
+import os
+import signal
+import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -131,9 +134,24 @@ def guarded(query: str, *, stream: bool = False) -> Callable[[F], F]:
     return wrap
 
 
-def _child(conn: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, stream: bool) -> None:
+def die_with_parent(parent: int) -> None:
+    """Ask the kernel to SIGKILL this process when its parent dies (Linux ``PR_SET_PDEATHSIG``), so that a kill -9 of
+    the parent leaves nothing running; exit at once if ``parent`` is already gone. Elsewhere a no-op."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def _child(conn: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, stream: bool, parent: int) -> None:
     global _IN_CHILD
     _IN_CHILD = True
+    die_with_parent(parent)
     try:
         if stream:
             for item in fn(*args, **kwargs):
@@ -156,7 +174,7 @@ def _start_child(fn: Callable[..., Any], args: tuple, kwargs: dict, stream: bool
     # fork: the child shares the caller's problem, tables and solver state without pickling them.
     ctx = multiprocessing.get_context("fork")
     recv, send = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(send, fn, args, kwargs, stream), daemon=True)
+    proc = ctx.Process(target=_child, args=(send, fn, args, kwargs, stream, os.getpid()), daemon=True)
     proc.start()
     send.close()
     return proc, recv
@@ -175,9 +193,13 @@ def _timed_out(query: str, seconds: float, started: float) -> Unknown:
 
 
 def _receive(query: str, proc: Any, recv: Any, seconds: float, started: float) -> tuple[str, Any, Any]:
-    left = started + seconds + GRACE - time.monotonic()
-    if not recv.poll(max(0.0, left)):
-        raise _timed_out(query, seconds, started)
+    while True:
+        left = started + seconds + GRACE - time.monotonic()
+        # In slices: one poll of a huge timeout overflows the system call.
+        if recv.poll(min(max(0.0, left), 3600.0)):
+            break
+        if left <= 3600.0:
+            raise _timed_out(query, seconds, started)
     try:
         return recv.recv()
     except EOFError:

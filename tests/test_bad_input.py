@@ -202,6 +202,19 @@ CASES: list[Case] = [
     _option("generate", "--jobs 0", lambda ws: ["generate", "--jobs", "0", "-o", str(ws.out / "b.json")], "--jobs"),
     _option("generate", "--count -1", lambda ws: ["generate", "--count", "-1", "-o", str(ws.out / "b.json")],
             "--count"),
+    # Huge numbers: refused in one line, not an overflow in poll(), a semaphore or a pool of 10^11 workers.
+    _option("generate", "--jobs 1e11", lambda ws: ["generate", "--jobs", "100000000000", "-o",
+                                                   str(ws.out / "b.json")], "--jobs"),
+    _option("generate", "--count 1e20", lambda ws: ["generate", "--count", str(10**20), "-o", str(ws.out / "b.json")],
+            "--count"),
+    _option("enumerate", "--seconds 1e9", lambda ws: ["enumerate", ws.instance, "--count", "--seconds", "1e9"],
+            "--seconds"),
+    _option("verify", "--seconds inf", lambda ws: ["verify", ws.instance, ws.cert, "--seconds", "inf"], "--seconds"),
+    _option("evaluate", "--diagnostic-seconds 1e12", lambda ws: ["evaluate", ws.instance, "--agent", "random",
+                                                                 "--subset-min", "--diagnostic-seconds", "1e12", "-o",
+                                                                 str(ws.out / "r.jsonl")], "--diagnostic-seconds"),
+    _option("campaign", "--jobs 1e11", lambda ws: ["campaign", ws.instance, "--agents", "random", "--jobs",
+                                                   "100000000000", "-o", str(ws.out / "c")], "--jobs"),
     _option("generate", "cfg with a huge family range", lambda ws: ["generate", "--count", "1", "--cfg", str(
         ws.root / "cfg-huge.json"), "-o", str(ws.out / "b.json")], "families[0].states"),
     _option("generate", "cfg with a string for a number", lambda ws: ["generate", "--count", "1", "--cfg", str(

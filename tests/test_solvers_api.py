@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import sys
+from pathlib import Path
 
 import pytest
 from backend_common import parity_problem
@@ -42,3 +44,55 @@ def test_unknown_backend_and_too_wide_systems() -> None:
     wide = MealyView(tuple(f"i{k}" for k in range(21)), ("o",), ((MealyEdge(Var(21), 0),),))
     with pytest.raises(Gf01Error, match="oracle needs the dense Mealy tables"):
         api.oracle(dataclasses.replace(p, system=wide, trace=(0,)), None, "explicit")
+
+
+def _children(pid: int) -> list[int]:
+    """The live processes whose parent is ``pid`` (Linux /proc)."""
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                out.append(int(entry.name))
+    return out
+
+
+def _running(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_a_guarded_query_dies_with_its_caller() -> None:
+    """kill -9 of the caller takes the child that runs a time-capped query along (it is not left to its own clock)."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    script = ("import time\nfrom solvers.limits import Limits, guarded\n"
+              "@guarded('sleep')\ndef slow(*, limits): time.sleep(120)\n"
+              "print('ready', flush=True)\nslow(limits=Limits(seconds=100))\n")
+    root = Path(__file__).resolve().parent.parent
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(root)})
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        deadline = time.monotonic() + 10
+        while not (children := _children(proc.pid)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert children
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        deadline = time.monotonic() + 5
+        while any(map(_running, children)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not any(map(_running, children))
+    finally:
+        proc.kill()
+        proc.wait()

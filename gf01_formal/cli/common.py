@@ -87,9 +87,16 @@ OutputsOpt = Annotated[
 
 # -- shared options ----------------------------------------------------------------------------------------------
 
+#: Bounds on numbers a user gives, far above any real use: past them a number is a typo, and a time or a count that
+#: large would overflow the system calls it reaches (poll, semaphores) instead of being refused in one line.
+MAX_SECONDS = 1e6
+MAX_JOBS = 1024
+MAX_COUNT = 10**7
+
 SecondsOpt = Annotated[
     float | None,
-    typer.Option("--seconds", metavar="S", min=0.0, help="Time limit for the whole command; past it the answer is "
+    typer.Option("--seconds", metavar="S", min=0.0, max=MAX_SECONDS,
+                 help="Time limit for the whole command; past it the answer is "
                  "'unknown' (exit 3), never a guess."),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON (one object per line).")]

@@ -9,7 +9,18 @@ from typing import Annotated, Any, Literal
 
 import typer
 
-from gf01_formal.cli.common import Deadline, JsonOpt, OutputOpt, check_output, emit, progress_bar, with_instance_options
+from gf01_formal.cli.common import (
+    MAX_COUNT,
+    MAX_JOBS,
+    MAX_SECONDS,
+    Deadline,
+    JsonOpt,
+    OutputOpt,
+    check_output,
+    emit,
+    progress_bar,
+    with_instance_options,
+)
 
 import_app = typer.Typer(help="Import instances from other formats.", no_args_is_help=True, rich_markup_mode=None,
                          context_settings={"max_content_width": 100})
@@ -24,13 +35,15 @@ MeasureOpt = Annotated[
 def generate_cmd(
     output: OutputOpt,
     seed: Annotated[int, typer.Option("--seed", metavar="N", min=0, help="The generator seed.")] = 0,
-    count: Annotated[int, typer.Option("--count", metavar="N", min=0, help="Number of instance slots.")] = 200,
+    count: Annotated[int, typer.Option("--count", metavar="N", min=0, max=MAX_COUNT,
+                                       help="Number of instance slots.")] = 200,
     cfg: Annotated[
         Path | None, typer.Option("--cfg", metavar="FILE", help="Generator config JSON (docs/instances.md).")
     ] = None,
     split: Annotated[SplitName | None, typer.Option("--split", help="Label every instance with a split.")] = None,
     jobs: Annotated[
-        int, typer.Option("--jobs", metavar="N", min=1, help="Worker processes (the output does not depend on it).")
+        int, typer.Option("--jobs", metavar="N", min=1, max=MAX_JOBS,
+                          help="Worker processes (the output does not depend on it).")
     ] = 2,
     json_out: JsonOpt = False,
 ) -> None:
@@ -90,7 +103,8 @@ def import_hoa_cmd(
     measure: MeasureOpt = True,
     seconds: Annotated[
         float | None,
-        typer.Option("--seconds", metavar="S", min=0.0, help="Time for the measurement's exact counts (default 60 s); "
+        typer.Option("--seconds", metavar="S", min=0.0, max=MAX_SECONDS,
+                     help="Time for the measurement's exact counts (default 60 s); "
                      "past it |M_B(I)| is recorded as unknown, with the reason, never a hang."),
     ] = 60.0,
     json_out: JsonOpt = False,

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from gf01_formal.cli.common import JsonOpt, OutputOpt, check_output, emit
+from gf01_formal.cli.common import MAX_COUNT, MAX_SECONDS, JsonOpt, OutputOpt, check_output, emit
 
 ModelOpt = Annotated[
     str | None, typer.Option("--model", metavar="M", help="--agent llm: the model the endpoint serves.")
@@ -29,11 +29,13 @@ TemperatureOpt = Annotated[
                                help="--agent llm: sampling temperature (default: the endpoint's).")
 ]
 MaxTokensOpt = Annotated[
-    int | None, typer.Option("--max-tokens", metavar="N", min=1, help="--agent llm: the most tokens per reply "
+    int | None, typer.Option("--max-tokens", metavar="N", min=1, max=MAX_COUNT,
+                             help="--agent llm: the most tokens per reply "
                              "(default: the endpoint's).")
 ]
 RequestTimeoutOpt = Annotated[
-    float, typer.Option("--request-timeout", metavar="S", min=0.001, help="--agent llm: seconds per request before "
+    float, typer.Option("--request-timeout", metavar="S", min=0.001, max=MAX_SECONDS,
+                        help="--agent llm: seconds per request before "
                         "it is retried.")
 ]
 

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from gf01_formal.cli.common import (
+    MAX_SECONDS,
     BudgetAOpt,
     BudgetTOpt,
     Deadline,
@@ -54,7 +55,8 @@ def play_cmd(
                                  "gf01.agent.v1, docs/agent-protocol.md), e.g. 'python3 examples/agent_example.py'.")
     ] = None,
     step_timeout: Annotated[
-        float, typer.Option("--step-timeout", metavar="S", min=0.001, help="--agent-cmd: seconds the program has "
+        float, typer.Option("--step-timeout", metavar="S", min=0.001, max=MAX_SECONDS,
+                            help="--agent-cmd: seconds the program has "
                             "for each action.")
     ] = 30.0,
     seed: Annotated[int, typer.Option("--seed", metavar="N", min=0, help="The agent's seed.")] = 0,

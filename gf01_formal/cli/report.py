@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 import typer
 
-from gf01_formal.cli.common import JsonOpt, check_output, emit, progress_bar
+from gf01_formal.cli.common import MAX_COUNT, MAX_JOBS, JsonOpt, check_output, emit, progress_bar
 
 PanelName = Literal["full", "core"]
 Format = Literal["json", "md", "html"]
@@ -234,7 +234,8 @@ def campaign_cmd(
                                                      "the whole panel (comma-separated or repeated).")] = None,
     executor: Annotated[str, typer.Option("--executor", metavar="local|dask://HOST:PORT", help="Where episodes run: "
                                           "a local process pool, or an existing Dask scheduler.")] = "local",
-    jobs: Annotated[int | None, typer.Option("--jobs", metavar="N", min=1, help="Local worker processes (default: "
+    jobs: Annotated[int | None, typer.Option("--jobs", metavar="N", min=1, max=MAX_JOBS,
+                                             help="Local worker processes (default: "
                                              "every core).")] = None,
     seed: Annotated[int, typer.Option("--seed", metavar="N", min=0, help="The runs' seed.")] = 0,
     subset_min: Annotated[bool, typer.Option("--subset-min", help="Run the SubsetMin diagnostic, metered (a pilot "
@@ -244,7 +245,7 @@ def campaign_cmd(
     diagnostic_backend: Annotated[Literal["sat", "bdd"], typer.Option("--diagnostic-backend", help="With "
                                   "--subset-min: the backend whose work is metered (conflicts or BDD nodes).")]
     = "sat",
-    batch: Annotated[int, typer.Option("--batch", metavar="N", min=1, help="Instances per task.")] = 4,
+    batch: Annotated[int, typer.Option("--batch", metavar="N", min=1, max=MAX_COUNT, help="Instances per task.")] = 4,
     manifest: ManifestOpt = None,
     json_out: JsonOpt = False,
 ) -> None:

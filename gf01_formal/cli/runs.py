@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 
 import typer
 
-from gf01_formal.cli.common import JsonOpt, OutputOpt, check_output, emit, progress_bar
+from gf01_formal.cli.common import MAX_JOBS, MAX_SECONDS, JsonOpt, OutputOpt, check_output, emit, progress_bar
 from gf01_formal.cli.llm import (
     ApiKeyEnvOpt,
     BaseUrlOpt,
@@ -49,16 +49,17 @@ def evaluate_cmd(
                                        "--agent-cmd).")
     ] = None,
     seed: Annotated[int, typer.Option("--seed", metavar="N", min=0, help="The runs' seed (part of the run id).")] = 0,
-    jobs: Annotated[int, typer.Option("--jobs", metavar="N", min=1, help="Worker processes (threads with "
+    jobs: Annotated[int, typer.Option("--jobs", metavar="N", min=1, max=MAX_JOBS, help="Worker processes (threads with "
                                       "--agent llm).")] = 1,
     step_timeout: Annotated[
-        float, typer.Option("--step-timeout", metavar="S", min=0.001, help="External agents: seconds per step.")
+        float, typer.Option("--step-timeout", metavar="S", min=0.001, max=MAX_SECONDS,
+                            help="External agents: seconds per step.")
     ] = 30.0,
     subset_min: Annotated[
         bool, typer.Option("--subset-min", help="Also run the exact SubsetMin diagnostic on each certificate.")
     ] = False,
     diagnostic_seconds: Annotated[
-        float | None, typer.Option("--diagnostic-seconds", metavar="S", min=0.0,
+        float | None, typer.Option("--diagnostic-seconds", metavar="S", min=0.0, max=MAX_SECONDS,
                                    help="Cap of each diagnostic; past it the diagnostic is 'infeasible'.")
     ] = None,
     model: ModelOpt = None,
