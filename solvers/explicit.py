@@ -15,27 +15,31 @@ from encoders.problem import Atom, Certificate, Flip, Problem
 from hoa.label import evaluate
 from solvers import paths
 from solvers.canonical import canonical, effective_flips, order_key
-from solvers.limits import NO_LIMITS, Limits
+from solvers.limits import NO_LIMITS, Limits, guarded
 from solvers.results import BestMatch, OracleResult, best_match_among
 from solvers.simulate import check_many
 
 
+@guarded("suff")
 def suff(problem: Problem, atoms: Sequence[Atom], *, limits: Limits | None = None) -> bool:
     """Definition 10 by simulation."""
     return bool(check_many(problem, [list(atoms)])[0][0])
 
 
+@guarded("min1")
 def min1(problem: Problem, atoms: Sequence[Atom], *, limits: Limits | None = None) -> bool:
     """Definition 11 by simulation of the |C| runs with one atom removed."""
     return bool(check_many(problem, [list(atoms)])[1][0])
 
 
+@guarded("valid")
 def valid(problem: Problem, atoms: Sequence[Atom], *, limits: Limits | None = None) -> bool:
     """Definition 12: Suff and Min1."""
     s, m = check_many(problem, [list(atoms)])
     return bool(s[0] and m[0])
 
 
+@guarded("subset_min")
 def subset_min(problem: Problem, atoms: Sequence[Atom], *, limits: Limits | None = None) -> bool:
     """Definition 14 by a forward DP over (state, effect seen, all of C's flips taken so far), restricted to C's flips.
 
@@ -71,6 +75,7 @@ def subset_min(problem: Problem, atoms: Sequence[Atom], *, limits: Limits | None
     return not any(seen and not (proper_needed and full) for _, seen, full in frontier)
 
 
+@guarded("enumerate", stream=True)
 def enumerate_certificates(
     problem: Problem, budget_t: int | None, limit: int | None = None, *, limits: Limits | None = None
 ) -> Iterator[Certificate]:
@@ -120,22 +125,26 @@ def _compositions(n: int, k: int, cap: int) -> Iterator[tuple[int, ...]]:
             yield (first, *rest)
 
 
+@guarded("count")
 def count(problem: Problem, budget_t: int | None, *, limits: Limits | None = None) -> int:
     """|M(I)| or |M_B(I)| by exhaustive layered search (see :func:`enumerate_certificates`)."""
     return sum(1 for _ in enumerate_certificates(problem, budget_t, None, limits=limits))
 
 
+@guarded("witness")
 def witness(problem: Problem, budget_t: int | None, *, limits: Limits | None = None) -> Certificate | None:
     """A valid certificate within ``budget_t`` (the oracle's), or None when none exists."""
     res = paths.oracle(problem, budget_t, limits)
     return None if res is None else res.certificate
 
 
+@guarded("oracle")
 def oracle(problem: Problem, budget_t: int | None, *, limits: Limits | None = None) -> OracleResult | None:
     """The (Eff_t, Eff_a)-least valid certificate by the lexicographic shortest path of :mod:`solvers.paths`."""
     return paths.oracle(problem, budget_t, limits)
 
 
+@guarded("best_match")
 def best_match(
     problem: Problem, atoms: Sequence[Atom], budget_t: int | None, *, limits: Limits | None = None
 ) -> BestMatch:
