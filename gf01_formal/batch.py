@@ -3,8 +3,8 @@ once, and the certificates of a chunk of lines are simulated together (:func:`gf
 
 Input lines are JSON objects ``{"instance_id": ID, "certificate": [[t, "input", v], ...]}`` (``instance_id`` may be
 left out when INSTANCE holds one instance); blank lines are skipped. Output records come in input order, each with
-its ``line`` number. A line that is not such an object is a user error naming the file and line; a malformed
-certificate is scored (false, with its reasons), as everywhere.
+its ``line`` number. A line that is not such an object is a user error naming the file and line, found before
+anything is scored; a malformed certificate is scored (false, with its reasons), as everywhere.
 """
 
 from __future__ import annotations
@@ -59,7 +59,9 @@ def verify_lines(
             problems[iid] = check_instance(instances[iid], file=source)
         return problems[iid]
 
-    chunk: list[tuple[int, str, ParsedCertificate]] = []
+    # Every line is read and checked before the first is scored: a bad line is an error with no result printed,
+    # never a run of results that stops part-way.
+    entries: list[tuple[int, str, ParsedCertificate]] = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -68,11 +70,10 @@ def verify_lines(
             raise Gf01Error(f"no instance {quote(iid, 60)} in {quote(source, 200, bare=True)}", file=file,
                             line=number, field="instance_id")
         p = problem_of(iid)
-        chunk.append((number, iid, parse_certificate(data, p.system.inputs, horizon=p.horizon, budget_t=p.budget_t)))
-        if len(chunk) >= CHUNK:
-            yield from _score_chunk(chunk, problem_of, subset_min, best_match, backend, limits)
-            chunk = []
-    yield from _score_chunk(chunk, problem_of, subset_min, best_match, backend, limits)
+        entries.append((number, iid, parse_certificate(data, p.system.inputs, horizon=p.horizon,
+                                                       budget_t=p.budget_t)))
+    for start in range(0, len(entries), CHUNK):
+        yield from _score_chunk(entries[start:start + CHUNK], problem_of, subset_min, best_match, backend, limits)
 
 
 def _entry(line: str, number: int, file: str, only: str | None) -> tuple[str, Any]:

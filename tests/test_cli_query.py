@@ -209,8 +209,12 @@ def test_verify_best_match_on_the_bundled_instance(capsys: pytest.CaptureFixture
     assert (got["ap_precision"], got["ap_recall"], got["ts_f1"]) == (pytest.approx(2 / 3), 1.0, 1.0)
 
 
-def test_verify_many_certificates_in_one_process(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_verify_many_certificates_in_one_process(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """--certs: one JSON line per certificate, in order, the same records as one verify per certificate."""
+    from gf01_formal import batch
+
+    monkeypatch.setattr(batch, "CHUNK", 1)  # scored a line at a time: a bad line must still stop it before any
     inst = str(EXAMPLES / "arbiter_priority.json")
     lines = [json.dumps({"certificate": c}) for c in (
         [[20, "r2", 1], [21, "r2", 1]], [[20, "r2", 1]], [[21, "zz", 1]], [[20, "r3", 1], [21, "r3", 1]], [])]
@@ -228,8 +232,9 @@ def test_verify_many_certificates_in_one_process(tmp_path: Path, capsys: pytest.
     assert [r["valid"] for r in got] == [True, False, False, True, False]
     certs.write_text(lines[0] + "\nnot json\n")
     assert main(["verify", inst, "--certs", str(certs)]) == 2
-    err = capsys.readouterr().err
+    out, err = capsys.readouterr()
     assert f"{certs}:2:" in err and err.count("\n") == 1
+    assert out == ""  # nothing is scored before every line is read: no run of results that stops part-way
     assert main(["verify", inst]) == 2
     assert "give one certificate" in capsys.readouterr().err
 
