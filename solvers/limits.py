@@ -39,6 +39,10 @@ class Unknown(Exception):
         used = ", ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in self.spent.items())
         super().__init__(f"{query}: unknown ({reason}; spent {used})")
 
+    def to_json(self) -> dict[str, Any]:
+        """The query, the reason and what was spent, as a JSON object (a command's answer under ``--json``)."""
+        return {"query": self.query, "reason": self.reason, "spent": self.spent}
+
     def __reduce__(self) -> tuple[Any, tuple[str, str, dict[str, float | int]]]:
         # Picklable with its fields, so a guarded query's child can send it back.
         return (Unknown, (self.query, self.reason, self.spent))
@@ -86,7 +90,7 @@ class Clock:
             self.spent["nodes"] = max(self.spent.get("nodes", 0), nodes)
         reason = None
         if lim.seconds is not None and self.elapsed() > lim.seconds:
-            reason = f"time limit {lim.seconds} s"
+            reason = f"time limit {lim.seconds:.3g} s"
         elif lim.conflicts is not None and self.spent.get("conflicts", 0) > lim.conflicts:
             reason = f"conflict limit {lim.conflicts}"
         elif lim.nodes is not None and nodes is not None and nodes > lim.nodes:
@@ -189,7 +193,7 @@ def _stop(proc: Any, recv: Any) -> None:
 
 
 def _timed_out(query: str, seconds: float, started: float) -> Unknown:
-    return Unknown(query, f"time limit {seconds} s", {"seconds": round(time.monotonic() - started, 3)})
+    return Unknown(query, f"time limit {seconds:.3g} s", {"seconds": round(time.monotonic() - started, 3)})
 
 
 def _receive(query: str, proc: Any, recv: Any, seconds: float, started: float) -> tuple[str, Any, Any]:

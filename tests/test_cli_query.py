@@ -94,7 +94,14 @@ def test_readable_output_and_unknown_exit_status(capsys: pytest.CaptureFixture[s
     assert main(["oracle", HOA, *FLAGS]) == 0
     assert "Eff_t = 1, Eff_a = 2, optimal (proven)" in capsys.readouterr().out
     assert main(["enumerate", HOA, *FLAGS, "--backend", "sat", "--seconds", "0"]) == 3
-    assert "unknown (time limit 0.0 s" in capsys.readouterr().out
+    assert "unknown (time limit 0 s" in capsys.readouterr().out
+    # Under --json the answer stays JSON: the list so far and why it stops, or the unknown answer alone.
+    assert main(["enumerate", HOA, *FLAGS, "--backend", "sat", "--seconds", "0", "--json"]) == 3
+    got = json.loads(capsys.readouterr().out)
+    assert got["certificates"] == [] and got["count"] is None
+    assert got["unknown"]["query"] == "enumerate" and got["unknown"]["reason"] == "time limit 0 s"
+    assert main(["enumerate", HOA, *FLAGS, "--backend", "sat", "--seconds", "0", "--count", "--json"]) == 3
+    assert json.loads(capsys.readouterr().out)["unknown"]["reason"] == "time limit 0 s"
     assert main(["verify", HOA, str(EXAMPLES / "arbiter_cert_valid.json"), *FLAGS, "--subset-min", "--seconds",
                  "0"]) == 3
 

@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
         return _interrupted()
     except Exception as ex:  # every exception becomes one line and an exit status
         try:
-            return _status_of(ex)
+            return _status_of(ex, json_out="--json" in args)
         except KeyboardInterrupt:
             return _interrupted()
 
@@ -78,8 +78,9 @@ def _tree_for(args: list[str]) -> Any:
     return tree
 
 
-def _status_of(ex: Exception) -> int:
-    """Print what ``ex`` means for the user (one line) and return the exit status."""
+def _status_of(ex: Exception, *, json_out: bool = False) -> int:
+    """Print what ``ex`` means for the user (one line; an unknown answer as JSON under ``--json``) and return the
+    exit status."""
     from hoa.errors import Gf01Error
 
     if isinstance(ex, Gf01Error):
@@ -89,7 +90,10 @@ def _status_of(ex: Exception) -> int:
     # the import of the solver layer (and numpy behind it).
     limits = sys.modules.get("solvers.limits")
     if limits is not None and isinstance(ex, limits.Unknown):
-        print(f"unknown ({ex.reason}; spent {json.dumps(ex.spent, sort_keys=True)})", flush=True)
+        if json_out:
+            print(json.dumps({"unknown": ex.to_json()}, sort_keys=True), flush=True)
+        else:
+            print(f"unknown ({ex.reason}; spent {json.dumps(ex.spent, sort_keys=True)})", flush=True)
         return EXIT_UNKNOWN
     name = type(ex).__name__
     if name == "Abort":  # click's Ctrl-C at a prompt

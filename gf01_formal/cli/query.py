@@ -124,8 +124,10 @@ def enumerate_cmd(
     """Count and list the valid certificates M_B(I) (M(I) with --unbounded) in canonical order, as they are found;
     or a uniform random sample of them (--sample)."""
     from gf01_formal.certificates import certificate_text, certificate_to_json
+    from gf01_formal.cli import EXIT_UNKNOWN
     from hoa.errors import Gf01Error
     from solvers import api
+    from solvers.limits import Unknown
 
     if sample is not None and (count_only or limit is not None):
         raise Gf01Error("--sample lists a sample; it does not go with --count or --limit", field="--sample")
@@ -157,15 +159,24 @@ def enumerate_cmd(
     out = sys.stdout
     out.write('{"certificates":[' if json_out else f"{'#':>4}  Eff_t  Eff_a  certificate\n")
     listed = 0
-    for cert in api.enumerate_certificates(problem, budget, limit, backend, limits=deadline.limits()):
-        if json_out:
-            out.write(("," if listed else "") + json.dumps(certificate_to_json(cert, names)))
-        else:
-            out.write(f"{listed:>4}  {len({a[0] for a in cert}):>5}  {len(cert):>5}  {certificate_text(cert, names)}\n")
+    try:
+        for cert in api.enumerate_certificates(problem, budget, limit, backend, limits=deadline.limits()):
+            if json_out:
+                out.write(("," if listed else "") + json.dumps(certificate_to_json(cert, names)))
+            else:
+                out.write(f"{listed:>4}  {len({a[0] for a in cert}):>5}  {len(cert):>5}  "
+                          f"{certificate_text(cert, names)}\n")
+            out.flush()
+            listed += 1
+        total = listed if limit is None or listed < limit else api.count(problem, budget, backend,
+                                                                         limits=deadline.limits())
+    except Unknown as ex:
+        if not json_out:
+            raise
+        # The stream's JSON stays one object: the certificates found, then why the list stops there.
+        out.write(f'],"count":null,"unknown":{json.dumps(ex.to_json(), sort_keys=True)}}}\n')
         out.flush()
-        listed += 1
-    total = listed if limit is None or listed < limit else api.count(problem, budget, backend,
-                                                                     limits=deadline.limits())
+        raise typer.Exit(EXIT_UNKNOWN) from None
     out.write(f'],"count":{total}}}\n' if json_out else f"{which}: {total} valid certificate"
               f"{'' if total == 1 else 's'}{'' if total == listed else f' ({listed} listed)'}\n")
 
