@@ -116,6 +116,10 @@ BUILTIN: dict[str, BuiltIn] = {
                  check=_check_cmd),
 }
 
+#: The baseline panel of DEC-056, each agent on the one track its factory reads from (``check`` refuses another):
+#: a record of one of them on another track was not played by it.
+PANEL_TRACK: dict[str, Track] = {name: BUILTIN[name].track for name in ("random", "greedy", "search", "tool", "oracle")}
+
 
 def default_track(name: str) -> Track:
     """The track an agent plays on."""
@@ -161,4 +165,5 @@ def _step_timeout(params: dict[str, Any]) -> float:
     return float(value)
 
 
-__all__ = ["BUILTIN", "CMD", "Access", "Agent", "AgentSpec", "BuiltIn", "build", "check", "default_track"]
+__all__ = ["BUILTIN", "CMD", "PANEL_TRACK", "Access", "Agent", "AgentSpec", "BuiltIn", "build", "check",
+           "default_track"]

@@ -139,19 +139,29 @@ def validate_cmd(
     runs: Annotated[list[Path], typer.Argument(metavar="RUNS...", help="Runs files (JSON Lines).")],
     bundle: BundleOpt = None,
     official: Annotated[
-        bool, typer.Option("--official", help="Publication rules: the bundle is required and every run finished.")
+        bool, typer.Option("--official", help="Publication rules: the bundle is required, every run finished and "
+                           "every EVAL-TA run's planner log is in the side directory.")
     ] = False,
+    diagnostic_seconds: Annotated[
+        float | None, typer.Option("--diagnostic-seconds", metavar="S", min=0.0,
+                                   help="Cap of re-deciding each exact SubsetMin diagnostic (with --bundle; default "
+                                        "10); past it, a note says it was not re-checked.")
+    ] = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Check run records against the policies (tools, access, adaptation, renderer, protocol) and, with --bundle,
-    re-verify every certificate to its recorded scores; exit 2 if anything is wrong."""
-    from gf01_formal.runs.validate import validate
+    """Check run records against the policies (track, tools, access, adaptation, renderer, protocol, diagnostic,
+    step log) and, with --bundle, re-verify every certificate to its recorded scores; exit 2 if anything is wrong."""
+    from gf01_formal.runs.validate import check_runs
+    from solvers.limits import Limits
 
-    violations = validate(runs, bundle=None if bundle is None else str(bundle), official=official)
-    record = {"ok": not violations, "violations": [str(v) for v in violations]}
+    found = check_runs(runs, bundle=None if bundle is None else str(bundle), official=official,
+                       recheck_limits=None if diagnostic_seconds is None else Limits(seconds=diagnostic_seconds))
+    violations = found.violations
+    record = {"ok": not violations, "violations": [str(v) for v in violations], "notes": [str(n) for n in found.notes]}
 
     def human(r: dict[str, Any]) -> list[str]:
-        return r["violations"] or [f"ok: no violation in {len(runs)} runs file{'s' if len(runs) != 1 else ''}"]
+        head = r["violations"] or [f"ok: no violation in {len(runs)} runs file{'s' if len(runs) != 1 else ''}"]
+        return head + [f"note: {n}" for n in r["notes"]]
 
     emit(record, json_out, human)
     if violations:

@@ -17,6 +17,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
+from gf01_formal.agents import PANEL_TRACK
 from gf01_formal.artifacts import read_json, sha256_hex
 from gf01_formal.report.load import SCORED
 from hoa.errors import Gf01Error, quote
@@ -28,7 +29,7 @@ PANELS: dict[str, tuple[str, ...]] = {
     "core": ("random", "greedy", "oracle"),
 }
 #: The track each baseline plays on (DESIGN.md §3.5).
-TRACK_OF = {"random": "EVAL-CB", "greedy": "EVAL-CB", "search": "EVAL-CB", "tool": "EVAL-TA", "oracle": "EVAL-OC"}
+TRACK_OF: dict[str, str] = dict(PANEL_TRACK)
 #: Missing instance ids listed per slice in human output (the JSON lists all of them).
 SHOWN = 5
 

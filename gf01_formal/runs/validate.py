@@ -1,13 +1,20 @@
 """``gf01 validate``: the policy checks of run records, each violation one line naming the record and the field.
 
 Checked for every record (the last one of each run id): the schema; the run id (it must hash the instance, the
-agent spec and the seed); the track's tool policy (DEC-053: EVAL-CB ``none`` with an empty log hash, EVAL-TA
-``local-planner-v1`` and EVAL-OC ``oracle-exact-search-v1`` with the sha256 of a real log, checked against the
-side file when the runs file's ``.d`` directory holds it); the agent's access against its track; the adaptation
-policy (DEC-055); the renderer policy (DEC-057: json <-> canonical-json-v1, visual <-> GF-01-R1); the play protocol
-(DEC-046: commit_only, scored commit episode). With a bundle: the instance is there with the same content hash and
-task fields, and the recorded certificate re-verifies to every recorded score. With ``official``: also no run may
-have failed (harness or provider error) and the bundle is required.
+agent spec and the seed); the track: ``eval_track`` is the agent spec's, and a baseline of the panel (random, greedy,
+search on EVAL-CB, tool on EVAL-TA, oracle on EVAL-OC) is on its own; the track's tool policy (DEC-053: EVAL-CB
+``none`` with an empty log hash, EVAL-TA ``local-planner-v1`` and EVAL-OC ``oracle-exact-search-v1`` with the sha256
+of a real log, checked against the side file when the runs file's ``.d`` directory holds it); the agent's access
+against its track; the adaptation policy (DEC-055); the renderer policy (DEC-057: json <-> canonical-json-v1, visual
+<-> GF-01-R1); the play protocol (DEC-046: commit_only, scored commit episode); the diagnostic fields (``subset_min``
+is null unless ``diagnostic_status`` is ``exact``, and then a boolean; ``diagnostic_note`` names the cap an
+``infeasible`` one hit, and only then); and for a finished run its step log: the certificate is exactly the atoms
+its steps committed, ``refusals`` and ``agent_errors`` are the steps' counts, and only an imported peer row (protocol
+``peer``) has no step log. With a bundle: the instance is there with the same content hash and task fields, the
+recorded certificate re-verifies to every recorded score, and an exact SubsetMin diagnostic is decided again (under
+``recheck_limits``: one that runs out of them is a note, not a violation). With ``official``: also no run may have
+failed (harness or provider error), an EVAL-TA run's planner log must be in the side directory, and the bundle is
+required.
 
 >>> [str(v) for v in validate(["runs.jsonl"], bundle="bundle.json")]   # doctest: +SKIP
 []
@@ -18,23 +25,30 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from gf01_formal.agents import PANEL_TRACK
 from gf01_formal.agents.base import ACCESS_OF_TRACK, ALLOWLIST_OF_TRACK
 from gf01_formal.instance_io import check_instance, load_artifact
 from gf01_formal.instances import Instance
 from gf01_formal.runs.record import FINAL_STATUSES, RunRecord, run_id
 from gf01_formal.runs.store import read_records
 from hoa.errors import Gf01Error, quote
+from solvers.limits import Limits, Unknown
 
 RENDERERS = {"json": "canonical-json-v1", "visual": "GF-01-R1"}
 #: The recorded fields a re-verification recomputes (floats compared exactly: both sides come from exact rationals).
 RESCORED = ("suff", "min1", "valid", "goal", "eff_t", "eff_a", "score_c", "kappa", "ap_precision", "ap_recall",
             "ap_f1", "ts_precision", "ts_recall", "ts_f1", "best_match_gold")
+#: The protocol of imported peer rows, the only records without a step log (the peer kept none).
+PEER_PROTOCOL = "peer"
+#: Default cap (wall seconds) of re-deciding one recorded exact SubsetMin diagnostic: validation runs inside every
+#: campaign, so a diagnostic that needed longer than this is noted as not re-checked rather than stalling it.
+RECHECK_SECONDS = 10.0
 
 
 @dataclass(frozen=True)
@@ -51,17 +65,45 @@ class Violation:
         return f"{self.file}:{self.line}: {self.run_id}: {self.field}: {self.message}"
 
 
-def validate(paths: Sequence[str | os.PathLike[str]], *, bundle: str | None = None,
-             official: bool = False) -> list[Violation]:
+@dataclass(frozen=True)
+class Validation:
+    """What validation found: the violations, and notes on what it could not check (same shape, never a failure)."""
+
+    violations: list[Violation] = field(default_factory=list)
+    notes: list[Violation] = field(default_factory=list)
+
+
+@dataclass
+class _Context:
+    """What the checks of one validation share: the bundle's instances, and per-instance work done once."""
+
+    instances: dict[str, Instance]
+    official: bool
+    rescore: bool
+    recheck_limits: Limits
+    problems: dict[str, Any] = field(default_factory=dict)  # instance id -> (Problem, Scorer)
+    diagnostics: dict[tuple[str, tuple[Any, ...]], bool | Unknown] = field(default_factory=dict)
+
+
+def validate(paths: Sequence[str | os.PathLike[str]], *, bundle: str | None = None, official: bool = False,
+             recheck_limits: Limits | None = None) -> list[Violation]:
     """Every violation in the runs files ``paths`` (module docstring), in file and line order."""
+    return check_runs(paths, bundle=bundle, official=official, recheck_limits=recheck_limits).violations
+
+
+def check_runs(paths: Sequence[str | os.PathLike[str]], *, bundle: str | None = None, official: bool = False,
+               recheck_limits: Limits | None = None) -> Validation:
+    """The violations in the runs files ``paths`` (module docstring) and the notes on what could not be re-checked
+    within ``recheck_limits`` (default: :data:`RECHECK_SECONDS` per SubsetMin diagnostic), in file and line order."""
     if official and bundle is None:
         raise Gf01Error("--official re-verifies every certificate: give the bundle (--bundle)", field="--bundle")
     instances: dict[str, Instance] = {}
     if bundle is not None:
         art = load_artifact(bundle, check_all=False)
         instances = {i.instance_id: i for i in ([art] if isinstance(art, Instance) else art.instances)}
-    out: list[Violation] = []
-    problems: dict[str, Any] = {}
+    ctx = _Context(instances, official, bundle is not None,
+                   Limits(seconds=RECHECK_SECONDS) if recheck_limits is None else recheck_limits)
+    out = Validation()
     for path in paths:
         name = quote(os.fspath(path), 200, bare=True)
         last: dict[str, tuple[int, dict[str, Any]]] = {}
@@ -69,18 +111,21 @@ def validate(paths: Sequence[str | os.PathLike[str]], *, bundle: str | None = No
             rid = obj.get("run_id")
             key = rid if isinstance(rid, str) else f"#line {number}"
             if key in last and last[key][1].get("status") in FINAL_STATUSES:
-                out.append(Violation(name, number, key, "run_id", f"a second record of a finished run (line "
-                                     f"{last[key][0]} already holds it)"))
+                out.violations.append(Violation(name, number, key, "run_id", f"a second record of a finished run "
+                                                f"(line {last[key][0]} already holds it)"))
             last[key] = (number, obj)
         side = Path(f"{os.fspath(path)}.d")
         for key, (number, obj) in sorted(last.items(), key=lambda kv: kv[1][0]):
-            for fld, msg in _check(obj, side, instances, problems, official, bundle is not None):
-                out.append(Violation(name, number, key, fld, msg))
+            notes: list[tuple[str, str]] = []
+            for fld, msg in _check(obj, side, ctx, notes):
+                out.violations.append(Violation(name, number, key, fld, msg))
+            out.notes.extend(Violation(name, number, key, fld, msg) for fld, msg in notes)
     return out
 
 
-def _check(obj: dict[str, Any], side: Path, instances: dict[str, Instance], problems: dict[str, Any],
-           official: bool, rescore: bool) -> Iterator[tuple[str, str]]:
+def _check(obj: dict[str, Any], side: Path, ctx: _Context,
+           notes: list[tuple[str, str]]) -> Iterator[tuple[str, str]]:
+    """The violations of one record (``notes`` receives what could not be re-checked)."""
     try:
         rec = RunRecord.model_validate(obj)
     except ValidationError as ex:
@@ -92,7 +137,8 @@ def _check(obj: dict[str, Any], side: Path, instances: dict[str, Instance], prob
         yield "run_id", f"does not hash the instance, agent and seed (expected {want_id})"
     if rec.agent_hash != _spec_hash(rec.agent_spec):
         yield "agent_hash", "is not the sha256 of agent_spec"
-    yield from _tool_policy(rec, side)
+    yield from _track(rec)
+    yield from _tool_policy(rec, side, ctx.official)
     if rec.agent_access != ACCESS_OF_TRACK[rec.eval_track]:
         yield "agent_access", f"{rec.agent_access} exceeds or differs from what {rec.eval_track} grants " \
                               f"({ACCESS_OF_TRACK[rec.eval_track]})"
@@ -102,10 +148,13 @@ def _check(obj: dict[str, Any], side: Path, instances: dict[str, Instance], prob
                                      f"{rec.renderer_track!r} ({RENDERERS.get(rec.renderer_track)})"
     if rec.play_protocol != "commit_only" or rec.scored_commit_episode is not True:
         yield "play_protocol", "official runs are commit_only with a scored commit episode (DEC-046)"
-    if official and rec.status not in FINAL_STATUSES:
+    yield from _diagnostic_fields(rec)
+    if ctx.official and rec.status not in FINAL_STATUSES:
         yield "status", f"{rec.status}: the run did not finish ({quote(rec.error or '', 120, bare=True)})"
-    if rescore and rec.status in FINAL_STATUSES:
-        yield from _rescore(rec, instances, problems)
+    if rec.status in FINAL_STATUSES:
+        yield from _step_log(rec)
+        if ctx.rescore:
+            yield from _rescore(rec, ctx, notes)
 
 
 def _spec_hash(spec: dict[str, Any]) -> str:
@@ -114,7 +163,16 @@ def _spec_hash(spec: dict[str, Any]) -> str:
     return sha256_hex(spec)
 
 
-def _tool_policy(rec: RunRecord, side: Path) -> Iterator[tuple[str, str]]:
+def _track(rec: RunRecord) -> Iterator[tuple[str, str]]:
+    """The track is the one the agent spec names, and a baseline's own: random on EVAL-TA was not played by random."""
+    if rec.agent_spec.get("track") != rec.eval_track:
+        yield "eval_track", f"{rec.eval_track} but the agent spec says {quote(rec.agent_spec.get('track'), 40)}"
+    for name in dict.fromkeys((rec.agent_name, rec.agent_spec.get("name"))):
+        if isinstance(name, str) and name in PANEL_TRACK and PANEL_TRACK[name] != rec.eval_track:
+            yield "eval_track", f"{rec.eval_track}, but the built-in agent {name} plays on {PANEL_TRACK[name]}"
+
+
+def _tool_policy(rec: RunRecord, side: Path, official: bool) -> Iterator[tuple[str, str]]:
     """DEC-053 (gf01.tool_policy.v1): the allowlist id of the track, and a real log hash where a tool is allowed."""
     want = ALLOWLIST_OF_TRACK[rec.eval_track]
     if rec.tool_allowlist_id != want:
@@ -127,7 +185,12 @@ def _tool_policy(rec: RunRecord, side: Path) -> Iterator[tuple[str, str]]:
         yield "tool_log_hash", f"{rec.eval_track} requires the sha256 of the run's tool log"
         return
     log = side / "tool-logs" / f"{rec.tool_log_hash}.jsonl"
-    if log.exists() and hashlib.sha256(log.read_bytes()).hexdigest() != rec.tool_log_hash:
+    if not log.exists():
+        # The planner's log is what shows an EVAL-TA agent used only its budgeted black box: publication audits it.
+        if official and rec.eval_track == "EVAL-TA":
+            yield "tool_log_hash", f"the planner's log tool-logs/{log.name} is not in {quote(str(side), 200)}"
+        return
+    if hashlib.sha256(log.read_bytes()).hexdigest() != rec.tool_log_hash:
         yield "tool_log_hash", f"the side file {log.name} does not hash to it"
 
 
@@ -145,12 +208,72 @@ def _adaptation_policy(rec: RunRecord) -> Iterator[tuple[str, str]]:
             yield "adaptation_protocol_id", f"{rec.adaptation_condition} requires a protocol id"
 
 
-def _rescore(rec: RunRecord, instances: dict[str, Instance], problems: dict[str, Any]) -> Iterator[tuple[str, str]]:
-    """The recorded certificate, re-verified against the bundle, must give every recorded score."""
+def _diagnostic_fields(rec: RunRecord) -> Iterator[tuple[str, str]]:
+    """Only an exact diagnostic has an answer; only an infeasible one has a note (the cap it hit)."""
+    exact = rec.diagnostic_status == "exact"
+    if rec.subset_min is not None and not exact:
+        yield "subset_min", f"{rec.subset_min} but diagnostic_status is {rec.diagnostic_status!r}: only an exact " \
+                            "diagnostic has an answer"
+    if exact and rec.subset_min is None:
+        yield "subset_min", "null but diagnostic_status is 'exact'"
+    if rec.diagnostic_status == "infeasible" and not rec.diagnostic_note:
+        yield "diagnostic_note", "an infeasible diagnostic names the cap it hit"
+    if rec.diagnostic_status != "infeasible" and rec.diagnostic_note is not None:
+        yield "diagnostic_note", f"only an infeasible diagnostic has a note (diagnostic_status is " \
+                                 f"{rec.diagnostic_status!r})"
+
+
+def _step_log(rec: RunRecord) -> Iterator[tuple[str, str]]:
+    """A finished run's certificate is the atoms its steps committed, and its counts are its steps' (an episode's
+    certificate is every committed atom: the record cannot carry another run's certificate with its own steps)."""
+    if not rec.steps:
+        if rec.protocol != PEER_PROTOCOL:
+            yield "steps", f"a finished {rec.protocol} episode has a step log (only imported peer rows have none)"
+        return
+    committed: list[tuple[int, str, int]] = []
+    refusals = 0
+    for i, step in enumerate(rec.steps):
+        if step.get("t") != i:
+            yield f"steps.{i}.t", f"{quote(step.get('t'), 40)} at position {i} of the step log"
+            return
+        atoms = step.get("committed")
+        if not isinstance(atoms, list) or not all(_is_atom(a, i) for a in atoms):
+            yield f"steps.{i}.committed", f"not a list of [{i}, input, 0 or 1] atoms"
+            return
+        refused = step.get("refused")
+        if not isinstance(refused, list):
+            yield f"steps.{i}.refused", "not a list of refusals"
+            return
+        committed += [(a[0], a[1], a[2]) for a in atoms]
+        refusals += len(refused)
+    played = [list(a) for a in sorted(committed)]
+    if rec.certificate != played:
+        yield "certificate", f"is not the atoms its step log committed ({_shown_atoms(played)})"
+    if rec.refusals != refusals:
+        yield "refusals", f"recorded {rec.refusals}, the step log refuses {refusals}"
+    errors = sum(1 for s in rec.steps if s.get("agent_error") is not None)
+    if rec.agent_errors != errors:
+        yield "agent_errors", f"recorded {rec.agent_errors}, the step log has {errors}"
+
+
+def _is_atom(atom: Any, t: int) -> bool:
+    """``[t, input, 0|1]`` at step ``t`` (a bool is not an int here: JSON true is not 1)."""
+    return (isinstance(atom, list) and len(atom) == 3 and type(atom[0]) is int and atom[0] == t
+            and isinstance(atom[1], str) and type(atom[2]) is int and atom[2] in (0, 1))
+
+
+def _shown_atoms(atoms: list[list[Any]]) -> str:
+    text = ", ".join(f"({t}, {a}, {v})" for t, a, v in atoms)
+    return quote("{" + text + "}", 160, bare=True)
+
+
+def _rescore(rec: RunRecord, ctx: _Context, notes: list[tuple[str, str]]) -> Iterator[tuple[str, str]]:
+    """The recorded certificate, re-verified against the bundle, must give every recorded score, and an exact
+    SubsetMin diagnostic its recorded answer."""
     from gf01_formal.certificates import parse_certificate
     from gf01_formal.play.scoring import Scorer
 
-    inst = instances.get(rec.instance_id)
+    inst = ctx.instances.get(rec.instance_id)
     if inst is None:
         yield "instance_id", "not in the bundle"
         return
@@ -161,10 +284,10 @@ def _rescore(rec: RunRecord, instances: dict[str, Instance], problems: dict[str,
                       ("budget_timestep", inst.budget_t), ("budget_atoms", inst.budget_a)):
         if getattr(rec, fld) != want:
             yield fld, f"{getattr(rec, fld)!r} but the instance says {want!r}"
-    if rec.instance_id not in problems:
+    if rec.instance_id not in ctx.problems:
         problem = check_instance(inst)
-        problems[rec.instance_id] = (problem, Scorer(problem))
-    problem, scorer = problems[rec.instance_id]
+        ctx.problems[rec.instance_id] = (problem, Scorer(problem))
+    problem, scorer = ctx.problems[rec.instance_id]
     parsed = parse_certificate(rec.certificate, problem.system.inputs, horizon=problem.horizon,
                                budget_t=problem.budget_t)
     if list(parsed.errors) != rec.certificate_errors:
@@ -173,3 +296,27 @@ def _rescore(rec: RunRecord, instances: dict[str, Instance], problems: dict[str,
     for fld in RESCORED:
         if getattr(rec, fld) != got[fld]:
             yield fld, f"recorded {getattr(rec, fld)!r}, re-verified {got[fld]!r}"
+    if rec.diagnostic_status != "exact" or rec.subset_min is None:
+        return  # nothing to re-decide (_diagnostic_fields has judged the fields themselves)
+    if not parsed.well_formed:
+        yield "diagnostic_status", "exact, but SubsetMin is not defined on a malformed certificate"
+        return
+    answer = _subset_min(problem, rec.instance_id, parsed.atoms, ctx)
+    if isinstance(answer, Unknown):
+        notes.append(("subset_min", f"could not re-check within limits ({answer.reason})"))
+    elif answer != rec.subset_min:
+        yield "subset_min", f"recorded {rec.subset_min}, re-checked {answer}"
+
+
+def _subset_min(problem: Any, instance_id: str, atoms: tuple[Any, ...], ctx: _Context) -> bool | Unknown:
+    """SubsetMin decided as the scorer decides it (:func:`solvers.api.subset_min`), once per instance and
+    certificate (the panel's agents often commit the same one), or the Unknown that ``recheck_limits`` gave."""
+    from solvers import api
+
+    key = (instance_id, tuple(atoms))
+    if key not in ctx.diagnostics:
+        try:
+            ctx.diagnostics[key] = api.subset_min(problem, atoms, limits=ctx.recheck_limits)
+        except Unknown as ex:
+            ctx.diagnostics[key] = ex
+    return ctx.diagnostics[key]
