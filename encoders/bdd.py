@@ -12,7 +12,7 @@ steps >= t make the effect happen"; ``W_t(q)`` is a decision tree over the step-
 step-t variables sit above every variable of ``W_{t+1}``, each tree node is a single ITE on a top variable.
 
 Valid. ``Suff AND_p (f_p -> not Suff|_{f_p=0})``: for a flip in C, removing it is the cofactor f_p = 0. The terms
-are conjoined latest position first (measured 60-450x faster than forward order, DESIGN.md §4).
+are conjoined latest position first (measured 60-450x faster than forward order when the encoder was written).
 
 >>> enc = encode(problem)          # doctest: +SKIP
 >>> valid = valid_bdd(enc)         # doctest: +SKIP

@@ -26,7 +26,7 @@ MODES = ("hard", "normal")
 
 @dataclass(frozen=True)
 class Problem:
-    """One instance's exact semantics (DESIGN.md §3.2-3.3).
+    """One instance's exact semantics (docs/semantics.md).
 
     ``trace[t]`` is the input valuation tau_t (bit ``i`` = input ``i``). Hard mode asks for the effect at
     ``t_star``; normal mode asks for it at some step of ``[max(0, t_star - window), t_star]``. ``budget_t`` (B_T)

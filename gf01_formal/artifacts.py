@@ -1,4 +1,4 @@
-"""Artifact files: canonical JSON, content hashes and atomic writes (DESIGN.md §3.6).
+"""Artifact files: canonical JSON, content hashes and atomic writes (docs/instances.md).
 
 Every artifact is JSON with sorted keys. Content hashes are the sha256 of the *canonical* JSON text: sorted keys,
 compact separators ``(",", ":")``, UTF-8, no NaN/Infinity. Files on disk use the same key order, indented, and are

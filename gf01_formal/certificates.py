@@ -1,4 +1,4 @@
-"""Certificates as users give them: the one parser (structural rules of DESIGN.md §3.3), the JSON form, and the
+"""Certificates as users give them: the one parser (structural rules of docs/semantics.md), the JSON form, and the
 MET-C / MET-M score of a certificate (spec §7.2).
 
 A certificate is a JSON list of ``[t, "input", v]`` atoms. :func:`parse_certificate` keeps every structural error
@@ -217,7 +217,7 @@ def best_match_record(
 ) -> dict[str, Any]:
     """AP/TS precision, recall and F1 against the best-matching gold of the complete M_B(I) (DEC-025).
 
-    The gold set is M_B(I) with B_T = the instance's budget, exact and complete (DESIGN.md §3.3). Only the
+    The gold set is M_B(I) with B_T = the instance's budget, exact and complete (docs/semantics.md). Only the
     well-formed atoms take part. May raise ``Unknown`` under ``limits``.
     """
     bm = api.best_match(problem, cert.atoms, problem.budget_t, backend, limits=limits)

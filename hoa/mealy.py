@@ -1,4 +1,4 @@
-"""The Mealy view of an HOA controller (DESIGN.md §3.1): inputs, outputs, ``step(q, x) -> (q', y)``, tables.
+"""The Mealy view of an HOA controller (docs/semantics.md): inputs, outputs, ``step(q, x) -> (q', y)``, tables.
 
 Signals are numbered inputs first (``0 .. n_in-1``), then outputs (``n_in .. n_in+n_out-1``); every guard is an
 alias-free :mod:`hoa.label` expression over signals. Input valuations ``x`` and output valuations ``y`` are integers
@@ -280,7 +280,7 @@ class MealyView:
 
     @staticmethod
     def from_automaton(aut: Automaton, outputs: Sequence[str] | None = None) -> MealyView:
-        """The Mealy view of an HOA automaton (DESIGN.md §3.1).
+        """The Mealy view of an HOA automaton (docs/semantics.md).
 
         Outputs are ``outputs`` if given, else the ``controllable-AP`` APs; inputs are the other APs, in AP order.
         Raises Gf01Error unless there is one initial state, no universal branching and the outputs are known.

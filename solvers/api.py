@@ -34,7 +34,7 @@ TABLE: dict[str, tuple[str, str]] = {
 }
 BACKENDS = tuple(TABLE)
 
-#: The natural backend of each query (DESIGN.md §4).
+#: The natural backend of each query (docs/solvers.md).
 DEFAULT_BACKEND: dict[str, str] = {
     "suff": "explicit",
     "min1": "explicit",

@@ -256,7 +256,7 @@ class BddBackend:
     def best_match(
         self, problem: Problem, atoms: Sequence[Atom], budget_t: int | None, *, limits: Limits | None = None
     ) -> BestMatch:
-        """The gold certificate for the agent's ``atoms`` over M_B(I) (DESIGN.md §3.3) and the AP/TS P, R, F1.
+        """The gold certificate for the agent's ``atoms`` over M_B(I) (docs/semantics.md) and the AP/TS P, R, F1.
 
         Symbolic, never listing M_B(I): a profile walk gives every reachable (|C_a ∩ C|, |C|) pair, the best F1_AP is
         picked with exact rationals, and the slice of M_B(I) with that pair is built with count constraints; the same

@@ -1,7 +1,7 @@
 """Canonical forms of certificates at the solver level: atom order, timesteps, flips, and the enumeration order.
 
 A certificate is a tuple of atoms ``(t, i, v)`` (input index ``i``). Its canonical form sorts atoms by
-``(t, input name, v)``, the order of the canonical JSON (DESIGN.md §3.3); canonical enumeration order compares
+``(t, input name, v)``, the order of the canonical JSON (docs/semantics.md); canonical enumeration order compares
 ``(|TS(C)|, |C|, atoms)`` (issue 3).
 """
 
@@ -49,5 +49,5 @@ def certificate_json(problem: Problem, atoms: Iterable[Atom]) -> str:
 
 
 def certificate_digest(problem: Problem, atoms: Iterable[Atom]) -> str:
-    """sha256 hex digest of :func:`certificate_json`: the last tie-break of the best match (DESIGN.md §3.3)."""
+    """sha256 hex digest of :func:`certificate_json`: the last tie-break of the best match (docs/semantics.md)."""
     return hashlib.sha256(certificate_json(problem, atoms).encode()).hexdigest()

@@ -905,7 +905,7 @@ def _unrank(fw: _Forward, res: _Pass, togo: list[np.ndarray], rank: int, clock: 
 def best_match(
     problem: Problem, atoms: Sequence[Atom], budget_t: int | None, *, limits: Limits | None = None
 ) -> BestMatch:
-    """The DEC-025 gold of M_B(I) for the agent's ``atoms`` (DESIGN.md §3.3), exactly, from one forward pass.
+    """The DEC-025 gold of M_B(I) for the agent's ``atoms`` (docs/semantics.md), exactly, from one forward pass.
 
     The pass tracks |C|, |C ∩ C_a| and |TS(C) ∩ TS(C_a)| as extra key fields besides |TS(C)|, so its accepting
     outcomes are every reachable (|TS|, |C|, hits, TS hits): the best F1_AP, then F1_TS, then the least Eff_t are

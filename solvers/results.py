@@ -27,7 +27,7 @@ class OracleResult:
 
 @dataclass(frozen=True)
 class BestMatch:
-    """The gold certificate of DESIGN.md §3.3 for an agent's certificate, with the AP- and TS-level P/R/F1.
+    """The gold certificate (docs/semantics.md) for an agent's certificate, with the AP- and TS-level P/R/F1.
 
     Metrics are exact rationals given as floats (``Fraction`` values are converted by the producer); all six are 0
     and ``gold`` is ``()`` when M_B(I) is empty.
@@ -56,7 +56,7 @@ def prf(hits: int, predicted: int, gold: int) -> tuple[Fraction, Fraction, Fract
 
 def best_match_among(problem: Problem, atoms: Iterable[Atom], golds: Iterable[tuple[Atom, ...]]) -> BestMatch:
     """The best match of ``atoms`` among the complete list ``golds``: argmax F1_AP, then F1_TS, then the lower
-    Eff_t of the gold, then the lowest sha256 of the gold's canonical JSON (DESIGN.md §3.3)."""
+    Eff_t of the gold, then the lowest sha256 of the gold's canonical JSON (docs/semantics.md)."""
     agent = set(atoms)
     agent_ts = timesteps(agent)
     best = None

@@ -1,4 +1,4 @@
-"""The agents: the baseline panel of DEC-056 (DESIGN.md §3.5) and the adapter to agents outside the process.
+"""The agents: the baseline panel of DEC-056 (tracks: docs/runs.md) and the adapter to agents outside the process.
 
 ``check(spec)`` refuses a spec that cannot be played (before any episode); ``build(spec, access)`` makes the agent a
 spec names from what its track grants (:mod:`.base`). Agents (docs/agents.md):

@@ -3,7 +3,7 @@
 An agent plays one episode: ``start`` gets the :class:`~gf01_formal.play.protocol.Start` message, ``act`` is asked
 for one action per step (with the previous step's observation; None before step 0), ``end`` gets the scored result.
 The harness never hands an agent more than its track allows, by construction: an agent is built by its factory
-from an :class:`Access`, which holds only what the track grants (DESIGN.md §3.5):
+from an :class:`Access`, which holds only what the track grants (docs/runs.md, "Tracks and access"):
 
 - EVAL-CB (closed book): nothing; the agent sees the messages only.
 - EVAL-TA (tool-augmented): a :class:`Planner`, the allowlisted black-box simulator ``local-planner-v1``.

@@ -126,7 +126,8 @@ def import_hoa_cmd(
     def human(r: dict[str, Any]) -> list[str]:
         line = f"wrote instance {r['instance_id']} to {r['file']}"
         if cert is not None:
-            line += (f" (oracle Eff_t {r['oracle_eff_t']}, |M_B(I)| {r['gold_count']})"
+            count = r["gold_count"] if r["gold_count"] is not None else f"unknown: {cert.gold_count_note}"
+            line += (f" (oracle Eff_t {r['oracle_eff_t']}, |M_B(I)| {count})"
                      if r["oracle_eff_t"] is not None else " (warning: no valid certificate within B_T)")
         return [line]
 

@@ -1,4 +1,4 @@
-"""The episode engine: one scored commit episode of GF-01 on a checked instance (spec §3.3, §11.3; DESIGN.md §3.4).
+"""The episode engine: one scored commit episode of GF-01 on a checked instance (spec §3.3, §11.3; docs/runs.md).
 Pure: no I/O, no clock, no randomness.
 
 ``reset()`` returns the static goal panel. ``step(assignment)`` applies a partial assignment over AP_in at the

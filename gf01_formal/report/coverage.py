@@ -4,7 +4,7 @@ A split manifest (ours, ``gf01-formal.split_manifest.v1``, or the peer's ``gf01.
 instances each (split, mode) slice expects. A run covers its instance when it is final (completed or agent_error):
 a harness or provider error leaves the instance missing, to be played again. Coverage is computed for every agent
 seen in the runs and for every agent of the required panel, on the agent's own track; the panel is covered when
-each of its agents, on the track DEC-056 / DESIGN.md §3.5 give it, misses no instance of any slice.
+each of its agents, on the track DEC-056 and docs/runs.md give it, misses no instance of any slice.
 
 >>> PANELS["core"]
 ('random', 'greedy', 'oracle')
@@ -28,7 +28,7 @@ PANELS: dict[str, tuple[str, ...]] = {
     "full": ("random", "greedy", "search", "tool", "oracle"),
     "core": ("random", "greedy", "oracle"),
 }
-#: The track each baseline plays on (DESIGN.md §3.5).
+#: The track each baseline plays on (docs/runs.md, "Tracks and access").
 TRACK_OF: dict[str, str] = dict(PANEL_TRACK)
 #: Missing instance ids listed per slice in human output (the JSON lists all of them).
 SHOWN = 5

@@ -2,7 +2,7 @@
 each finished episode scored exactly and appended to the runs file as a run record (renderer_track ``visual``,
 renderer_profile_id ``GF-01-R1``). No web framework here: :mod:`.app` is the HTTP skin over :class:`Games`.
 
-What a browser may learn (DESIGN.md §3.4): before an episode ends, its goal panel and its canonical observations
+What a browser may learn (docs/agent-protocol.md): before an episode ends, its goal panel and its canonical observations
 (:meth:`Games.state`); after it, the scores, the best-match gold and the oracle's optimum. A, tau and M(I) stay here.
 
 Saving and resuming. With a runs file, every event (an episode begun, a step committed, a run recorded) is one
