@@ -12,6 +12,7 @@ depend on the window; the instance's own (normal-mode) oracle and count go into 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
@@ -145,13 +146,21 @@ def measure(
 ) -> Measured:
     """Measure the knobs, settle the window (``window``, or w(I) when None) and certify the instance with it.
 
-    The hard-mode count is asked once: it is the knob, and in hard mode also the instance's |M_B(I)|.
+    The hard-mode count is asked once: it is the knob, and in hard mode also the instance's |M_B(I)|. The time cap
+    of ``count_limits`` bounds both counts together (the second gets what the first left), not each one.
     """
+    started = time.monotonic()
+
+    def left() -> Limits | None:
+        if count_limits is None or count_limits.seconds is None:
+            return count_limits
+        return replace(count_limits, seconds=max(0.0, count_limits.seconds - (time.monotonic() - started)))
+
     hard = hard_problem(problem)
-    count = exact_count(hard, limits=count_limits, max_positions=count_max_positions)
+    count = exact_count(hard, limits=left(), max_positions=count_max_positions)
     complexity = measure_complexity(problem, hard_count=count)
     w = complexity.window if window is None else window
     final = replace(problem, window=w)
-    cert = certify(final, count_limits=count_limits, count_max_positions=count_max_positions,
+    cert = certify(final, count_limits=left(), count_max_positions=count_max_positions,
                    known_count=count if problem.mode == "hard" else None)
     return Measured(complexity, w, cert)
