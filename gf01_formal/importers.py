@@ -15,6 +15,7 @@ from gf01_formal.instance_io import check_instance
 from gf01_formal.instances import Bundle, Instance, Meta, System, TableSystem, make_bundle, make_instance
 from gf01_formal.traces import effect_text, parse_effect, trace_from_json, trace_to_json
 from hoa.errors import Gf01Error, quote
+from solvers.limits import Limits
 
 PEER_BUNDLE_SCHEMA = "gf01.instance_bundle.v1"
 IMPORTER_VERSION = "gf01-formal.importers.v1"
@@ -90,7 +91,8 @@ def peer_table(automaton: dict[str, Any], where: str) -> System:
     )
 
 
-def peer_instance(rec: dict[str, Any], where: str, source: str | None, *, measure: bool = True) -> Instance:
+def peer_instance(rec: dict[str, Any], where: str, source: str | None, *, measure: bool = True,
+                  count_limits: Limits | None = None) -> Instance:
     """One of our instances from a peer instance record (its ``instance_id`` is kept).
 
     With ``measure`` the complexity knobs (our scales) and the certification are computed by the exact solvers;
@@ -127,12 +129,15 @@ def peer_instance(rec: dict[str, Any], where: str, source: str | None, *, measur
         return inst
     from gf01_formal.measure import measure as run_measure
 
-    found = run_measure(problem, window=inst.window)
+    found = run_measure(problem, window=inst.window, count_limits=count_limits)
     return inst.model_copy(update={"complexity": found.complexity, "certification": found.certification})
 
 
-def import_peer_bundle(path: str | Path, *, measure: bool = True) -> Bundle:
-    """Our bundle from the peer's ``gf01.instance_bundle.v1`` file, keeping its instance ids and its fields."""
+def import_peer_bundle(path: str | Path, *, measure: bool = True, count_limits: Limits | None = None) -> Bundle:
+    """Our bundle from the peer's ``gf01.instance_bundle.v1`` file, keeping its instance ids and its fields.
+
+    ``count_limits`` bounds each instance's measurement counts (past it |M_B(I)| is recorded as unknown).
+    """
     data = read_json(path)
     src = str(path)
     try:
@@ -140,7 +145,8 @@ def import_peer_bundle(path: str | Path, *, measure: bool = True) -> Bundle:
             got = data.get("schema_version") if isinstance(data, dict) else type(data).__name__
             raise Gf01Error(f"expected {PEER_BUNDLE_SCHEMA}, got {quote(got, 60)}", field="schema_version")
         recs = _need(data, "instances", "", list)
-        instances = [peer_instance(r, f"instances[{k}]", src, measure=measure) for k, r in enumerate(recs)]
+        instances = [peer_instance(r, f"instances[{k}]", src, measure=measure, count_limits=count_limits)
+                     for k, r in enumerate(recs)]
     except Gf01Error as ex:
         raise Gf01Error(ex.message, file=src, field=ex.field) from ex
     ids = [i.instance_id for i in instances]

@@ -73,20 +73,30 @@ def generate_cmd(
     emit(record, json_out, human)
 
 
+MeasureSecondsOpt = Annotated[
+    float,
+    typer.Option("--seconds", metavar="S", min=0.0, max=MAX_SECONDS,
+                 help="Time for an instance's measurement counts (default 60 s); past it |M_B(I)| is recorded as "
+                 "unknown, with the reason, never a hang."),
+]
+
+
 def import_peer_cmd(
     bundle: Annotated[
         Path, typer.Argument(metavar="BUNDLE", help="A peer gf01.instance_bundle.v1 file.", show_default=False)
     ],
     output: OutputOpt,
     measure: MeasureOpt = True,
+    seconds: MeasureSecondsOpt = 60.0,
     json_out: JsonOpt = False,
 ) -> None:
     """Import the peer implementation's instance bundle, keeping its instance ids."""
     from gf01_formal.importers import import_peer_bundle
     from gf01_formal.instance_io import save_artifact
+    from solvers.limits import Limits
 
     check_output(output)
-    ours = import_peer_bundle(bundle, measure=measure)
+    ours = import_peer_bundle(bundle, measure=measure, count_limits=Limits(seconds=seconds))
     save_artifact(output, ours)
     record = {"file": str(output), "instances": len(ours.instances),
               "instance_ids": [i.instance_id for i in ours.instances]}
@@ -101,12 +111,7 @@ def import_hoa_cmd(
     output: OutputOpt,
     options: Any = None,
     measure: MeasureOpt = True,
-    seconds: Annotated[
-        float | None,
-        typer.Option("--seconds", metavar="S", min=0.0, max=MAX_SECONDS,
-                     help="Time for the measurement's exact counts (default 60 s); "
-                     "past it |M_B(I)| is recorded as unknown, with the reason, never a hang."),
-    ] = 60.0,
+    seconds: MeasureSecondsOpt = 60.0,
     json_out: JsonOpt = False,
 ) -> None:
     """Make an instance from any Mealy HOA file (e.g. an ltlsynt controller), a trace and an effect."""
