@@ -421,6 +421,8 @@ def test_replay_plays_a_recorded_run_again(free: Any, bundle: Path, ids: list[st
             ({**rec, "instance_id": "gf01f-nope"}, 404, "not in the bundle"),
             ({**rec, "instance_hash": "0" * 64}, 422, "another version"),
             ({**rec, "suff": "yes"}, 422, "not a run record"),
+            ({**rec, "valid": not rec["valid"]}, 422, "not those of its certificate (valid: recorded"),
+            ({**rec, "ap_f1": 0.25}, 422, "not those of its certificate (ap_f1"),
         ]:
             r = client.post("/api/replay", json={"record": record})
             assert r.status_code == status and message in r.json()["error"], r.text

@@ -212,6 +212,9 @@ def test_a_pilot_played_by_keyboard_alone(browser: Any, bundle: Path, instances:
             # such as "oracle": only this instance's own secrets are looked for there).
             own = {kind: v for kind, v in hidden[small].items() if kind != "fields"}
             assert leaks(responses.since(0)[:second], own) == []
+            page.goto(f"{server.url}replay")  # replay is off under a pilot, and the page says so when it opens
+            page.wait_for_selector("#message >> text=Replay is off while a pilot runs")
+            assert page.is_disabled("#file") and page.is_disabled("#load-paste")
         context.close()
 
     # The records: the visual renderer, the participant, a response time per step; valid under every policy.
@@ -345,7 +348,7 @@ def test_the_replay_page_steps_through_runs_of_either_renderer(browser: Any, fre
     with artifacts_on_failure(context, page, output_path):
         page.goto(f"{free.url}replay")
         page.set_input_files("#file", str(both))
-        page.wait_for_selector("#message >> text=2 records found")
+        page.wait_for_selector("#found >> text=2 records found")
         for index, rec, renderer in ((0, agent, "json"), (1, mine, "visual")):
             page.select_option("#pick", str(index))
             page.click("#open")

@@ -59,6 +59,9 @@ TOKEN = re.compile(r"[A-Za-z0-9_-]{32}")
 PARTICIPANT = re.compile(ID_PATTERN)
 #: A response time above a day is not one.
 MAX_RESPONSE_MS = 86_400_000.0
+#: The scores a replayed record must share with the exact scoring of its certificate.
+SCORED_FIELDS = ("suff", "min1", "valid", "goal", "eff_t", "eff_a", "score_c", "kappa", "ap_precision", "ap_recall",
+                 "ap_f1", "ts_precision", "ts_recall", "ts_f1", "best_match_gold")
 RECORD_FIELDS = ("status", "error", "run_id", "certificate", "suff", "min1", "valid", "goal", "eff_t", "eff_a",
                  "score_c", "kappa", "ap_precision", "ap_recall", "ap_f1", "ts_precision", "ts_recall", "ts_f1",
                  "best_match_gold", "refusals")
@@ -339,6 +342,15 @@ class Games:
         if rec.certificate is not None and not rec.certificate_errors and \
                 certificate_to_json(engine.certificate, inputs) != rec.certificate:
             raise RequestError(422, "replaying the record's steps does not give its certificate")
+        if rec.status in FINAL_STATUSES and rec.certificate is not None and not rec.certificate_errors:
+            # The page shows the record's scores: they must be the exact ones of its certificate.
+            with served.lock:
+                exact = served.scorer().score(engine.certificate)
+            wrong = [k for k in SCORED_FIELDS if exact[k] != getattr(rec, k)]
+            if wrong:
+                k = wrong[0]
+                raise RequestError(422, f"the record's scores are not those of its certificate ({k}: recorded "
+                                        f"{getattr(rec, k)!r}, exact {exact[k]!r})")
         summary = {k: getattr(rec, k) for k in RECORD_FIELDS}
         summary.update(agent_name=rec.agent_name, eval_track=rec.eval_track, renderer_track=rec.renderer_track,
                        renderer_profile_id=rec.renderer_profile_id, participant_id=rec.agent_meta.get("participant_id"),

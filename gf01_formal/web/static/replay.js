@@ -31,6 +31,7 @@ function parse(text) {
 
 function offer(text) {
   message("");
+  $("found").textContent = "";
   try {
     records = parse(text).filter((r) => r && typeof r === "object" && r.run_id);
   } catch (err) {
@@ -44,7 +45,8 @@ function offer(text) {
       `${i + 1}. ${r.instance_id}: ${who} (${r.renderer_track}, ${r.status}${r.valid ? ", valid" : ""})`));
   });
   pick.disabled = $("open").disabled = records.length === 0;
-  message(records.length ? `${records.length} record${records.length === 1 ? "" : "s"} found.` : "No run record found.");
+  $("found").textContent = records.length ? `${records.length} record${records.length === 1 ? "" : "s"} found.` : "";
+  if (!records.length) message("No run record found.");
   if (records.length) pick.focus();
 }
 
@@ -85,3 +87,9 @@ $("file").addEventListener("change", async () => {
 });
 $("load-paste").addEventListener("click", () => offer($("paste").value));
 $("open").addEventListener("click", open);
+
+// Under a pilot the server refuses replays: say so at once, not after a record is chosen.
+api("GET", "/api/pilot").then(() => {
+  message("Replay is off while a pilot runs on this server: replay records with a server started without --pilot.");
+  for (const id of ["file", "paste", "load-paste"]) $(id).disabled = true;
+}, () => {});
