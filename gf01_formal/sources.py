@@ -84,6 +84,10 @@ def instance_from_hoa(
     T = len(trace)
     if options.mode not in MODES:
         raise Gf01Error(f"mode {quote(options.mode)} is not one of {', '.join(MODES)}", field="mode")
+    if options.mode == "hard" and options.window is not None:
+        # A hard-mode window plays no part, but it would be stored and change the instance's id.
+        raise Gf01Error("a window is for normal mode (in hard mode the effect is at t* itself): leave it out",
+                        field="window")
     if options.needs_measurement and not measure:
         raise Gf01Error("normal mode needs a window: give one, or let the instance be measured for w(I)",
                         field="window")

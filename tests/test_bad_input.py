@@ -192,6 +192,7 @@ CASES: list[Case] = [
             "--t-star"),
     _option("oracle", "--budget-t -1", lambda ws: ["oracle", ws.hoa, *_hoa_flags("--budget-t", "-1")], "budget_t"),
     _option("oracle", "--seconds -1", lambda ws: ["oracle", ws.instance, "--seconds", "-1"], "--seconds"),
+    _option("oracle", "--window in hard mode", lambda ws: ["oracle", ws.hoa, *_hoa_flags("--window", "2")], "window"),
     *_file_rows("cnf", "INSTANCE", lambda ws, f: ["cnf", f, str(ws.out / "x.cnf")]),
     *_output_rows("cnf", "OUT", lambda ws, o: ["cnf", ws.instance, o]),
     _is_a_directory("cnf", "OUT", lambda ws, o: ["cnf", ws.instance, o]),
