@@ -176,6 +176,8 @@ CASES: list[Case] = [
                                                               "--trace-file", ws.cert], "--trace"),
     *_file_rows("enumerate", "INSTANCE", lambda ws, f: ["enumerate", f]),
     _option("enumerate", "--limit -1", lambda ws: ["enumerate", ws.instance, "--limit", "-1"], "--limit"),
+    _option("enumerate", "--sample on another backend", lambda ws: ["enumerate", ws.instance, "--sample", "2",
+                                                                     "--backend", "bdd"], "--backend"),
     _option("enumerate", "--window 0 in normal mode",
             lambda ws: ["enumerate", ws.hoa, *_hoa_flags("--mode", "normal", "--window", "0")], "--window"),
     _option("enumerate", "--effect with 1000 '!'",

@@ -131,6 +131,8 @@ def enumerate_cmd(
 
     if sample is not None and (count_only or limit is not None):
         raise Gf01Error("--sample lists a sample; it does not go with --count or --limit", field="--sample")
+    if sample is not None and backend not in (None, "forward"):
+        raise Gf01Error("--sample draws on the forward backend only (the one that samples)", field="--backend")
     deadline = Deadline(seconds)
     _, problem = open_instance(instance, instance_id, options, deadline)
     budget = None if unbounded else problem.budget_t
