@@ -266,6 +266,10 @@ def test_a_failing_provider_is_never_scored_and_evaluate_plays_it_again(
             # The partial transcript is kept as a side file, and the record points to it.
             assert (Path(f"{out}.d") / rec["agent_meta"]["transcript"]).exists(), rec["agent_meta"]
         assert down["usage"]["retries"] == 5
+        # Latency of every step played, and of the step that failed (its retries and waits): a failed run took time.
+        assert len(down["timing"]["step_ms"]) == 3 and len(refused["timing"]["step_ms"]) == 2
+        for rec in (down, refused):
+            assert rec["timing"]["total_ms"] == round(sum(rec["timing"]["step_ms"]), 3) > 0
         assert "status" in {v.field for v in validate([out], bundle=str(bundle), official=True)}
         broken["on"] = False
         second = evaluate(bundle, [spec], out)

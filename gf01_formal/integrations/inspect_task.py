@@ -129,7 +129,9 @@ def gf01_player(bundle: str, seed: int = 0, prompt: str = TEMPLATE_ID) -> Any:
                 violations += 1
             finally:
                 state.messages = _chat(dialogue.messages)  # the conversation so far, for the viewer and the log
-            played["step_ms"].append(round((time.perf_counter() - start) * 1000, 3))
+                # Also when the model's error ends the sample here: the imported record then has this step's time.
+                played["step_ms"].append(round((time.perf_counter() - start) * 1000, 3))
+                state.store.set(STORE_KEY, played)
             observation = episode.step(action.set, commit=action.commit, at=action.t)
             entry = episode.log[-1].to_json(inputs)
             entry["agent_error"] = None if fault is None else {"kind": fault.kind, "message": fault.message}
