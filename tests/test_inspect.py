@@ -308,6 +308,7 @@ def test_an_inspect_sample_the_provider_failed_is_a_provider_error(played: dict[
     # The failed run keeps what the harness's own records keep: the time of the step that failed, and the
     # transcript written beside the records, referenced by its hash.
     assert len(recs[bad]["timing"]["step_ms"]) == 1 and recs[bad]["timing"]["total_ms"] > 0
+    assert recs[bad]["usage"]["calls"] == 1  # requests made, as --agent llm counts them: this one got no reply
     transcript = Path(f"{out}.d") / recs[bad]["agent_meta"]["transcript"]
     assert hashlib.sha256(transcript.read_bytes()).hexdigest() == recs[bad]["agent_meta"]["transcript_sha256"]
     assert recs[good]["status"] == "completed"

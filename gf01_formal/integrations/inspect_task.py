@@ -107,6 +107,8 @@ def gf01_player(bundle: str, seed: int = 0, prompt: str = TEMPLATE_ID) -> Any:
                 while True:
                     # Marked while the model is asked: an error that ends the sample now is the provider's.
                     played["pending"] = {"t": episode.t, "kind": kind}
+                    # Counted before the answer, as the llm agent counts: `calls` is requests made, replied or not.
+                    usage["calls"] += 1
                     state.store.set(STORE_KEY, played)
                     output = await model.generate(_chat(messages), config=config)
                     played["pending"] = None
@@ -118,7 +120,6 @@ def gf01_player(bundle: str, seed: int = 0, prompt: str = TEMPLATE_ID) -> Any:
                         call["output_tokens"] = output.usage.output_tokens
                         usage["input_tokens"] += output.usage.input_tokens
                         usage["output_tokens"] += output.usage.output_tokens
-                    usage["calls"] += 1
                     played["calls"].append(call)
                     played["model_reported"] = output.model or None
                     kind, messages = turn.send(output.completion)
