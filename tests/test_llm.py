@@ -344,6 +344,23 @@ def test_a_malformed_200_is_the_providers_failure_and_keeps_what_was_spent(
         assert KEY.encode() not in path.read_bytes(), path
 
 
+def test_evaluate_exits_1_and_says_so_when_runs_ended_provider_error(bundle: Path, tmp_path: Path, capsys,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    out = tmp_path / "runs.jsonl"
+    with ScriptedServer(lambda call: Reply(raw=HTML.format(key=""), content_type="text/html")) as server:
+        args = ["evaluate", str(bundle), "--agent", "llm", "--model", "m", "--base-url", server.url, "-o", str(out)]
+        assert main(args) == 1
+        captured = capsys.readouterr()
+        assert main([*args, "--json"]) == 1
+        again = capsys.readouterr()
+    assert captured.err.strip() == "gf01: 4 runs ended provider_error, not scored: the same command run again " \
+                                   "plays them again (finished runs are skipped)"
+    assert "status provider_error: 4" in captured.out
+    assert json.loads(again.out)["statuses"] == {"provider_error": 4} and "4 runs ended provider_error" in again.err
+    assert [r["status"] for r in records(out)] == ["provider_error"] * 8
+
+
 def test_a_refused_key_stops_the_evaluation_with_one_line(bundle: Path, tmp_path: Path, capsys,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
