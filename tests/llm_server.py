@@ -29,13 +29,17 @@ MAX_DELAY = 5.0
 
 @dataclass(frozen=True)
 class Reply:
-    """What the server answers: ``content`` with HTTP 200, or an error ``status``; after ``delay`` seconds."""
+    """What the server answers: ``content`` with HTTP 200, or an error ``status``; after ``delay`` seconds. ``raw``,
+    when given, is sent as the whole body instead (with ``content_type``): a web page, a body cut short, anything a
+    broken endpoint or a wrong URL can answer."""
 
     content: str = ""
     status: int = 200
     delay: float = 0.0
     headers: dict[str, str] = field(default_factory=dict)
     usage: bool = True
+    raw: str | None = None
+    content_type: str = "application/json"
 
 
 @dataclass(frozen=True)
@@ -99,9 +103,12 @@ class ScriptedServer:
                     attempt)
         reply = self.script(call)
         delay = min(reply.delay, MAX_DELAY)
+        headers = {"content-type": reply.content_type, **reply.headers}
+        if reply.raw is not None:  # sent as it is, with the status asked for; nothing is charged for it
+            return reply.status, headers, reply.raw.encode(), delay
         if reply.status != 200:
             err = {"error": {"message": f"scripted {reply.status}", "type": "scripted", "code": str(reply.status)}}
-            return reply.status, reply.headers, json.dumps(err).encode(), delay
+            return reply.status, headers, json.dumps(err).encode(), delay
         prompt = sum(tokens(_text(m)) for m in messages)
         completion = tokens(reply.content)
         out: dict[str, Any] = {
@@ -118,7 +125,7 @@ class ScriptedServer:
             with self._lock:
                 self.charged["input"] += prompt
                 self.charged["output"] += completion
-        return 200, reply.headers, json.dumps(out).encode(), delay
+        return 200, headers, json.dumps(out).encode(), delay
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         server = self
@@ -148,9 +155,8 @@ class ScriptedServer:
             def _send(self, status: int, headers: dict[str, str], data: bytes) -> None:
                 try:
                     self.send_response(status)
-                    self.send_header("content-type", "application/json")
                     self.send_header("content-length", str(len(data)))
-                    for k, v in headers.items():
+                    for k, v in {"content-type": "application/json", **headers}.items():
                         self.send_header(k, v)
                     self.end_headers()
                     self.wfile.write(data)

@@ -160,7 +160,15 @@ def test_the_panel_is_taken_whole_or_named(bundle: Path, reference: Path, tmp_pa
     assert all(name in err.split("(built in")[0] for name in ("search", "tool"))
     monkeypatch.undo()
     assert main(["campaign", str(bundle), "--agents", "random,nobody", "-o", str(tmp_path / "c")]) == 2
-    assert "nobody" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "nobody" in err and "(built in: greedy, oracle, random, search, tool)" in err, err
+    # A language model and an external program need options a campaign does not have: gf01 evaluate plays them.
+    for name in ("llm", "cmd"):
+        assert main(["campaign", str(bundle), "--agents", f"random,{name}", "-o", str(tmp_path / "c")]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"--agents: {name}: campaigns play the baseline panel's built-in agents " \
+            "(greedy, oracle, random, search, tool)" in err, err
+        assert "gf01 evaluate BUNDLE --agent llm --model M" in err and "--agent-cmd CMD" in err
     # A directory holding another campaign is refused rather than mixed.
     assert main(["campaign", str(bundle), "--panel", "core", "--agents", "random", "--seed", "1", "--jobs", "1",
                  "-o", str(reference)]) == 2

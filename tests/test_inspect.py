@@ -12,6 +12,7 @@ model must also have seen the very same conversation through our client and thro
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import json
 import os
@@ -304,6 +305,12 @@ def test_an_inspect_sample_the_provider_failed_is_a_provider_error(played: dict[
     assert main(["import", "inspect", str(log), "-o", str(out)]) == 0
     recs = records(out)
     assert recs[bad]["status"] == "provider_error" and "400" in recs[bad]["error"] and recs[bad]["score_c"] is None
+    # The failed run keeps what the harness's own records keep: the time of the step that failed, and the
+    # transcript written beside the records, referenced by its hash.
+    assert len(recs[bad]["timing"]["step_ms"]) == 1 and recs[bad]["timing"]["total_ms"] > 0
+    assert recs[bad]["usage"]["calls"] == 1  # requests made, as --agent llm counts them: this one got no reply
+    transcript = Path(f"{out}.d") / recs[bad]["agent_meta"]["transcript"]
+    assert hashlib.sha256(transcript.read_bytes()).hexdigest() == recs[bad]["agent_meta"]["transcript_sha256"]
     assert recs[good]["status"] == "completed"
     assert {k: v for k, v in recs[good].items() if k not in AGENT_FIELDS} == \
         {k: v for k, v in played["inspect"][good].items() if k not in AGENT_FIELDS}

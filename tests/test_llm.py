@@ -266,6 +266,10 @@ def test_a_failing_provider_is_never_scored_and_evaluate_plays_it_again(
             # The partial transcript is kept as a side file, and the record points to it.
             assert (Path(f"{out}.d") / rec["agent_meta"]["transcript"]).exists(), rec["agent_meta"]
         assert down["usage"]["retries"] == 5
+        # Latency of every step played, and of the step that failed (its retries and waits): a failed run took time.
+        assert len(down["timing"]["step_ms"]) == 3 and len(refused["timing"]["step_ms"]) == 2
+        for rec in (down, refused):
+            assert rec["timing"]["total_ms"] == round(sum(rec["timing"]["step_ms"]), 3) > 0
         assert "status" in {v.field for v in validate([out], bundle=str(bundle), official=True)}
         broken["on"] = False
         second = evaluate(bundle, [spec], out)
@@ -273,6 +277,88 @@ def test_a_failing_provider_is_never_scored_and_evaluate_plays_it_again(
     assert validate([out], bundle=str(bundle), official=True) == []
     for path in files_under(tmp_path):
         assert KEY.encode() not in path.read_bytes(), path
+
+
+HTML = "<!DOCTYPE html>\n<html><head><title>Welcome</title></head>\n<body>It works! {key}</body></html>\n"
+CUT = '{"id": "chatcmpl-1", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assis'
+
+
+def test_a_malformed_200_is_the_providers_failure_and_keeps_what_was_spent(
+        bundle: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An HTTP 200 that is no chat completion: an HTML page (a wrong base URL) fails at once, cut JSON or JSON of
+    another shape is retried like a 503; a run that fails keeps its usage, transcript and latencies."""
+    from gf01_formal.agents import llm
+
+    plan = plans(bundle)
+    order = sorted(plan)
+    broken = {"on": True}
+
+    def script(call: Call) -> Reply:
+        k, t = order.index(call.instance_id), step_of(call)
+        if broken["on"] and k == 0 and t == 1:  # a web page, served as what it is
+            return Reply(raw=HTML.format(key=KEY), content_type="text/html; charset=utf-8")
+        if broken["on"] and k == 1 and t == 0:  # a web page behind a JSON content type: the client's JSON fails
+            return Reply(raw=HTML.format(key=""))
+        if broken["on"] and k == 2 and t == 1:  # always cut short: retried, then the provider's failure
+            return Reply(raw=CUT)
+        if k == 3 and t == 2 and call.attempt == 0:
+            return Reply(raw=CUT)
+        if k == 3 and t == 2 and call.attempt == 1:  # a gateway's error inside a 200
+            return Reply(raw=json.dumps({"error": {"message": "upstream overloaded"}}))
+        return Reply(reply_for(plan[call.instance_id][t], t))
+
+    slept: list[float] = []
+    monkeypatch.setattr(llm, "time", type("Clock", (), {"sleep": staticmethod(slept.append)}))
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    out = tmp_path / "runs.jsonl"
+    with ScriptedServer(script) as server:
+        spec = llm_spec("m", base_url=server.url)
+        first = evaluate(bundle, [spec], out)
+        assert first.statuses == {"completed": 1, "provider_error": 3}
+        recs = {r["instance_id"]: r for r in records(out)}
+        page, page_json, cut, healed = (recs[i] for i in order)
+        for rec in (page, page_json):
+            assert "HTML page" in rec["error"] and "not the API's base URL" in rec["error"] \
+                and "not retried" in rec["error"] and rec["usage"]["retries"] == 0, rec["error"]
+        assert "\n" not in page["error"] and "It works!" in page["error"]
+        assert "cut or invalid JSON" in cut["error"] and "after 5 retries" in cut["error"]
+        assert cut["usage"]["retries"] == 5 and len(slept) == 5 + 2
+        for rec, played in ((page, 2), (page_json, 1), (cut, 2)):
+            assert rec["score_c"] is None and rec["usage"]["calls"] == played, rec["usage"]
+            assert len(rec["timing"]["step_ms"]) == played
+            transcript = json.loads((Path(f"{out}.d") / rec["agent_meta"]["transcript"]).read_text())
+            assert [c["reply"] is None for c in transcript["calls"]] == [False] * (played - 1) + [True]
+            assert transcript["calls"][-1]["errors"]
+        # The tokens of the replies before the failure are kept (page and cut played step 0).
+        assert page["usage"]["input_tokens"] > 0 and cut["usage"]["steps"][0]["output_tokens"] > 0
+        assert healed["status"] == "completed" and healed["usage"]["retries"] == 2
+        calls = json.loads((Path(f"{out}.d") / healed["agent_meta"]["transcript"]).read_text())["calls"]
+        assert calls[2]["errors"][0].startswith("a malformed response: cut or invalid JSON")
+        assert "upstream overloaded" in calls[2]["errors"][1]
+        assert sum(r["usage"]["input_tokens"] for r in recs.values()) == server.charged["input"]
+        broken["on"] = False
+        second = evaluate(bundle, [spec], out)
+    assert (second.played, second.skipped) == (3, 1) and second.statuses == {"completed": 3}
+    assert validate([out], bundle=str(bundle), official=True) == []
+    for path in files_under(tmp_path):  # the page echoed the key: it is cut out of the error
+        assert KEY.encode() not in path.read_bytes(), path
+
+
+def test_evaluate_exits_1_and_says_so_when_runs_ended_provider_error(bundle: Path, tmp_path: Path, capsys,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    out = tmp_path / "runs.jsonl"
+    with ScriptedServer(lambda call: Reply(raw=HTML.format(key=""), content_type="text/html")) as server:
+        args = ["evaluate", str(bundle), "--agent", "llm", "--model", "m", "--base-url", server.url, "-o", str(out)]
+        assert main(args) == 1
+        captured = capsys.readouterr()
+        assert main([*args, "--json"]) == 1
+        again = capsys.readouterr()
+    assert captured.err.strip() == "gf01: 4 runs ended provider_error, not scored: the same command run again " \
+                                   "plays them again (finished runs are skipped)"
+    assert "status provider_error: 4" in captured.out
+    assert json.loads(again.out)["statuses"] == {"provider_error": 4} and "4 runs ended provider_error" in again.err
+    assert [r["status"] for r in records(out)] == ["provider_error"] * 8
 
 
 def test_a_refused_key_stops_the_evaluation_with_one_line(bundle: Path, tmp_path: Path, capsys,

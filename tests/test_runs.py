@@ -210,3 +210,44 @@ def test_an_agent_that_fails_at_start_is_an_agent_error_not_ours(bundle: Path) -
     rec = out.record
     assert rec.status == "agent_error" and rec.error.startswith("crash:") and rec.certificate == []
     assert rec.steps[0]["agent_error"]["kind"] == "crash" and rec.agent_errors == 1 and rec.score_c is not None
+
+
+class _BugAtStep2:
+    """A built-in agent with a bug: its third action raises an exception that is not an AgentFault."""
+
+    def start(self, message) -> None:
+        pass
+
+    def act(self, observation):
+        from gf01_formal.play.protocol import Action
+
+        if observation is not None and observation.t == 1:
+            raise KeyError("a bug of ours")
+        return Action()
+
+    def end(self, message) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_harness_error_keeps_its_latencies_and_evaluate_exits_1_until_a_rerun_scores_it(
+        bundle: Path, tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch) -> None:
+    import gf01_formal.agents as agents
+
+    out = tmp_path / "runs.jsonl"
+    with monkeypatch.context() as patch:
+        patch.setattr(agents, "build", lambda spec, access: _BugAtStep2())
+        assert main(["evaluate", str(bundle), "--agent", "random", "-o", str(out)]) == 1
+    captured = capsys.readouterr()
+    assert captured.err.strip() == ("gf01: 8 runs ended harness_error, not scored: the same command run again plays "
+                                    "them again (finished runs are skipped)")
+    for rec in records(out):
+        assert rec["status"] == "harness_error" and "KeyError" in rec["error"] and rec["score_c"] is None
+        # Steps 0 and 1 were played and logged; step 2 failed after its latency was measured.
+        assert len(rec["steps"]) == 2 and len(rec["timing"]["step_ms"]) == 3
+        assert rec["timing"]["total_ms"] == round(sum(rec["timing"]["step_ms"]), 3)
+    assert main(["evaluate", str(bundle), "--agent", "random", "-o", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert "8 runs played, 0 already done" in captured.out and captured.err == ""

@@ -8,8 +8,10 @@ One chat conversation per episode, one action per step, from the versioned promp
 - the provider's, transient (HTTP 408/409/429/5xx, a timeout, a lost connection): retried with exponential backoff
   and seeded jitter (a ``Retry-After`` header, when sent, is honoured instead), at most ``Backoff.retries`` times per
   request; past that the run raises ProviderError (status ``provider_error``: never scored, played again by the
-  next ``gf01 evaluate``); other refusals of a request (HTTP 400, 413, 422, a malformed response) are
-  ProviderError at once;
+  next ``gf01 evaluate``). A malformed HTTP 200 (cut or invalid JSON, JSON that is not a chat completion) is
+  retried the same way: a body cut short by a proxy or a dropped connection is as transient as a 503. Other
+  refusals (HTTP 400, 413, 422) and an HTML page in place of JSON (nearly always a --base-url that is not the
+  API's: retrying cannot fix it) are ProviderError at once;
 - the user's: a refused key (HTTP 401/403), an unknown model or path (404), a missing key variable: Gf01Error, which
   stops the evaluation with one line.
 
@@ -25,6 +27,7 @@ and sha256, token counts per step and in total, retries, and the full transcript
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import time
 from collections.abc import Mapping
@@ -273,6 +276,7 @@ class LLMAgent:
             try:
                 response = self._client.chat.completions.create(model=self.config.model, messages=list(messages),
                                                                 **self._request_params())
+                reply = self._read(response, call, step, len(messages))
             except Exception as ex:
                 verdict, what = self._classify(ex)
                 if verdict == "user":
@@ -285,24 +289,40 @@ class LLMAgent:
                 step["retries"] += 1
                 time.sleep(self.backoff.delay(n, self._rng, _retry_after(ex)))
                 continue
-            break
-        if not response.choices:
-            call["errors"].append("a response with no choice")
-            raise ProviderError(f"the endpoint answered with no choice (step {step['t']})")
-        choice = response.choices[0]
-        reply = choice.message.content or ""
-        self._model_reported = response.model or None
-        call["finish_reason"] = choice.finish_reason
-        call["reply"] = len(messages)  # the index the reply will have in the conversation
-        reasoning = getattr(choice.message, "reasoning_content", None)  # vLLM / DeepSeek reasoning parsers
+            return reply
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def _read(self, response: Any, call: dict[str, Any], step: dict[str, Any], index: int) -> str:
+        """The reply text of ``response``, its tokens added to ``call`` and ``step``; a MalformedResponse when it is
+        not a usable chat completion. The client hands back whatever a 200 held (the page's text when it is not
+        JSON, a model built without validation when it is), so every field read here is checked first."""
+        from openai.types.chat import ChatCompletion
+
+        if not isinstance(response, ChatCompletion):
+            raise MalformedResponse.of_body(response, secret=self._secret)
+        # Tokens first: a reply that turns out unusable was still billed, and the record counts what was billed.
+        tokens = _token_counts(response.usage)
+        if tokens is not None:
+            call["input_tokens"] = (call["input_tokens"] or 0) + tokens[0]
+            call["output_tokens"] = (call["output_tokens"] or 0) + tokens[1]
+            step["input_tokens"] += tokens[0]
+            step["output_tokens"] += tokens[1]
+        choices = response.choices
+        if not isinstance(choices, list) or not choices:
+            raise MalformedResponse("a chat completion with no choice" + _error_note(response))
+        choice = choices[0]
+        message = getattr(choice, "message", None)
+        content = getattr(message, "content", None)
+        if message is None or not (content is None or isinstance(content, str)):
+            raise MalformedResponse("a chat completion whose first choice has no text message")
+        self._model_reported = response.model if isinstance(response.model, str) and response.model else None
+        finish = getattr(choice, "finish_reason", None)
+        call["finish_reason"] = finish if isinstance(finish, str) else None
+        call["reply"] = index  # the index the reply will have in the conversation
+        reasoning = getattr(message, "reasoning_content", None)  # vLLM / DeepSeek reasoning parsers
         if isinstance(reasoning, str) and reasoning:
             call["reasoning"] = reasoning
-        if response.usage is not None:
-            call["input_tokens"] = int(response.usage.prompt_tokens or 0)
-            call["output_tokens"] = int(response.usage.completion_tokens or 0)
-            step["input_tokens"] += call["input_tokens"]
-            step["output_tokens"] += call["output_tokens"]
-        return reply
+        return content or ""  # None: a reply with no text (e.g. only tool calls), which the parser then refuses
 
     def _classify(self, ex: Exception) -> tuple[str, str]:
         """Whose failure ``ex`` is: ``retry`` (transient), ``fail`` (the provider's, not worth retrying) or
@@ -325,13 +345,70 @@ class LLMAgent:
                 return "user", (f"HTTP 404: {host} has no model {self.config.model!r} or no chat-completions API "
                                 f"under {self.config.base_url}")
             return "fail", f"HTTP {status}: {self._clean(_error_message(ex))}"
-        if isinstance(ex, openai.APIResponseValidationError | openai.APIError):
-            return "fail", f"a malformed response: {self._clean(str(ex))}"
+        if isinstance(ex, json.JSONDecodeError):  # the client parses a JSON content type itself, and raises this
+            ex = MalformedResponse.of_body(ex.doc, ex, secret=self._secret)
+        if isinstance(ex, openai.APIResponseValidationError):
+            ex = MalformedResponse.of_body(ex.body, secret=self._secret)
+        if isinstance(ex, MalformedResponse):
+            if ex.html:
+                return "fail", (f"HTTP 200 with {ex} instead of a chat completion: {self.config.base_url} is likely "
+                                "not the API's base URL (an OpenAI-compatible one usually ends in /v1; check "
+                                f"--base-url or ${BASE_URL_ENV})")
+            return "retry", f"a malformed response: {self._clean(str(ex))}"
+        if isinstance(ex, openai.APIError):
+            return "fail", f"a failed request: {self._clean(str(ex))}"
         raise ex
 
     def _clean(self, message: str) -> str:
         """An endpoint's error text, cut short and with the key (should it be echoed) removed."""
         return quote(message.replace(self._secret, "***"), 300, bare=True)
+
+
+class MalformedResponse(Exception):
+    """An HTTP 200 whose body is not a usable chat completion (``html``: a web page, not an API's answer)."""
+
+    def __init__(self, what: str, *, html: bool = False) -> None:
+        super().__init__(what)
+        self.html = html
+
+    @classmethod
+    def of_body(cls, body: Any, error: json.JSONDecodeError | None = None, *, secret: str = "") -> MalformedResponse:
+        """The failure of a 200 whose body (its text, or the JSON the client parsed) is not a chat completion;
+        ``error``: why the text did not parse as JSON. ``secret`` (the key) is removed before anything is quoted,
+        so that a page echoing it cannot leak a piece of it into the record."""
+        text = (body if isinstance(body, str) else repr(body)).strip()
+        if secret:
+            text = text.replace(secret, "***")
+        # One line: the excerpt goes into an error message, and a web page is many lines.
+        excerpt = quote(" ".join(text.split()), 80, bare=True)
+        if not isinstance(body, str):  # JSON of the wrong shape (a list, a bare value), as the client parsed it
+            return cls(f"JSON that is not a chat completion: {excerpt}")
+        if text.startswith("<"):
+            return cls(f"an HTML page: {excerpt}", html=True)
+        if not text:
+            return cls("an empty body")
+        if error is not None and text.startswith(("{", "[")):
+            return cls(f"cut or invalid JSON ({error.msg} at character {error.pos} of {len(error.doc)})")
+        return cls(f"a body that is not JSON: {excerpt}")
+
+
+def _token_counts(usage: Any) -> tuple[int, int] | None:
+    """(input, output) tokens of a reply's usage, or None when the endpoint left them out or sent no numbers."""
+    if usage is None:
+        return None
+    counts = getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None)
+    if not all(c is None or (isinstance(c, int) and not isinstance(c, bool) and c >= 0) for c in counts):
+        return None
+    return counts[0] or 0, counts[1] or 0
+
+
+def _error_note(response: Any) -> str:
+    """The endpoint's own words when a 200 carries an ``error`` object instead of choices (some gateways do); left
+    whole, since the caller removes the key and then cuts the message (cutting first could leave part of a key)."""
+    extra = getattr(response, "model_extra", None) or {}
+    error = extra.get("error")
+    message = error.get("message") if isinstance(error, dict) else error
+    return f" (the endpoint says: {' '.join(message.split())})" if isinstance(message, str) and message else ""
 
 
 def _error_message(ex: Any) -> str:

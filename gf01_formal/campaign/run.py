@@ -72,19 +72,29 @@ def panel_specs(panel: str, agents: Sequence[str] | None) -> tuple[list[AgentSpe
     """The agent specs a campaign plays, and the agents of ``panel`` it leaves out.
 
     Without ``agents``, the whole panel, each on its DEC-056 track; an agent the registry does not have yet is an
-    error naming it (a campaign never silently plays part of its panel). With ``agents``, those (built-ins, on
-    their own tracks), and the panel agents missing are reported: such a campaign's report is not official.
+    error naming it (a campaign never silently plays part of its panel). With ``agents``, those (built-ins that
+    take no params, on their own tracks), and the panel agents missing are reported: such a campaign's report is
+    not official. ``llm`` and ``cmd`` are refused: they need a model or a command, which a campaign has no option
+    for; ``gf01 evaluate`` plays them.
     """
     from gf01_formal.agents import BUILTIN
 
     if panel not in PANELS:
         raise Gf01Error(f"unknown panel {panel!r} (full or core)", field="--panel")
     names = list(agents) if agents else list(PANELS[panel])
+    # The agents a campaign can build from a name alone: those that take no params (not llm, not cmd).
+    playable = sorted(n for n, b in BUILTIN.items() if not b.params)
+    needs_params = [n for n in names if n in BUILTIN and BUILTIN[n].params]
+    if needs_params:
+        raise Gf01Error(f"{', '.join(needs_params)}: campaigns play the baseline panel's built-in agents "
+                        f"({', '.join(playable)}); play a language model with 'gf01 evaluate BUNDLE --agent llm "
+                        "--model M ...' and an external program with 'gf01 evaluate BUNDLE --agent-cmd CMD'",
+                        field="--agents")
     unknown = [n for n in names if n not in BUILTIN]
     if unknown:
         hint = "" if agents else "; name the agents to play with --agents"
         raise Gf01Error(f"agent(s) {', '.join(unknown)} not in this installation (built in: "
-                        f"{', '.join(sorted(BUILTIN))}){hint}", field="--agents")
+                        f"{', '.join(playable)}){hint}", field="--agents")
     if len(set(names)) != len(names):
         raise Gf01Error("an agent is named twice", field="--agents")
     specs = []

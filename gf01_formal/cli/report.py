@@ -230,8 +230,9 @@ def campaign_cmd(
     bundle: Annotated[Path, typer.Argument(metavar="BUNDLE", help="The bundle to play.", show_default=False)],
     output: Annotated[Path, typer.Option("-o", "--output", metavar="DIR", help="The campaign directory.")],
     panel: PanelOpt = "full",
-    agents: Annotated[list[str] | None, typer.Option("--agents", metavar="A,B", help="Play these agents instead of "
-                                                     "the whole panel (comma-separated or repeated).")] = None,
+    agents: Annotated[list[str] | None, typer.Option("--agents", metavar="A,B", help="Play these built-in agents "
+                                                     "instead of the whole panel (comma-separated or repeated; "
+                                                     "llm and --agent-cmd programs: gf01 evaluate).")] = None,
     executor: Annotated[str, typer.Option("--executor", metavar="local|dask://HOST:PORT", help="Where episodes run: "
                                           "a local process pool, or an existing Dask scheduler.")] = "local",
     jobs: Annotated[int | None, typer.Option("--jobs", metavar="N", min=1, max=MAX_JOBS,

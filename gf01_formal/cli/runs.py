@@ -5,6 +5,7 @@ inspect_ai eval log, :mod:`gf01_formal.cli.llm`)."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -108,6 +109,27 @@ def evaluate_cmd(
         return lines
 
     emit(record, json_out, human)
+    note = unscored_note(summary.statuses)
+    if note is not None:  # the runs file is not complete: a script chaining `evaluate && report` must not go on
+        print(f"gf01: {note}", file=sys.stderr)
+        raise typer.Exit(1)
+
+
+def unscored_note(statuses: Mapping[str, int]) -> str | None:
+    """One line on the runs played now that could not be scored (``provider_error``, ``harness_error``: the
+    statuses that are not final), or None when every run played was scored."""
+    from gf01_formal.runs.record import FINAL_STATUSES
+
+    # The provider's first: it is the failure a rerun is expected to fix; a harness error is ours.
+    order = {"provider_error": 0, "harness_error": 1}
+    left = sorted(((s, n) for s, n in statuses.items() if s not in FINAL_STATUSES and n),
+                  key=lambda sn: (order.get(sn[0], 2), sn[0]))
+    if not left:
+        return None
+    (s0, n0), *rest = left
+    counts = " and ".join([f"{n0} run{'s' if n0 != 1 else ''} ended {s0}", *(f"{n} {s}" for s, n in rest)])
+    them = "it" if sum(n for _, n in left) == 1 else "them"
+    return f"{counts}, not scored: the same command run again plays {them} again (finished runs are skipped)"
 
 
 def agent_specs(names: list[str], cmd: str | None, track: str | None, step_timeout: float) -> list[Any]:

@@ -32,7 +32,7 @@ from gf01_formal.instance_io import check_instance, load_artifact
 from gf01_formal.instances import Bundle, Instance
 from gf01_formal.play.episode import Episode
 from gf01_formal.play.scoring import Scorer
-from gf01_formal.runs.runner import RunOutcome, failed_record, finished_record, record_base
+from gf01_formal.runs.runner import RunOutcome, failed_record, finished_record, record_base, step_timing
 from gf01_formal.runs.validate import RESCORED
 from hoa.errors import Gf01Error, quote
 
@@ -102,12 +102,21 @@ def import_inspect_log(path: str | os.PathLike[str], *, bundle: str | None = Non
         digest = hashlib.sha256(transcript.encode("utf-8")).hexdigest()
         side = {f"transcripts/{digest}.json": transcript}
         steps = [dict(s) for s in played.get("steps", [])]
+        meta = {"harness": "inspect_ai", "inspect_version": (spec_of.packages or {}).get("inspect_ai"),
+                "inspect_eval_id": spec_of.eval_id, "inspect_sample_uuid": sample.uuid, "model": spec_of.model,
+                "model_reported": played.get("model_reported"), "base_url_host": host, "api": "chat.completions",
+                "prompt_template": played.get("prompt_template", prompt), "prompt_sha256": played.get("prompt_sha256"),
+                "model_seed": played.get("model_seed"), "transcript_sha256": digest,
+                "transcript": f"transcripts/{digest}.json"}
+        timing = step_timing([float(x) for x in played.get("step_ms", [])])
         unfinished = played.get("status") not in ("completed", "agent_error") and sample.limit is None
         if sample.error is not None or not played or unfinished:
-            # The solver marks the store while it waits for the model: an error then is the provider's.
+            # The solver marks the store while it waits for the model: an error then is the provider's. The record
+            # still points to the transcript written beside it and carries the latencies measured so far.
             status = "provider_error" if played.get("pending") else "harness_error"
             out.outcomes.append(RunOutcome(failed_record(base, f"inspect: {_last_line(sample.error)}", steps,
-                                                         status=status, usage=usage), side))
+                                                         status=status, usage=usage, agent_meta=meta,
+                                                         timing=timing), side))
             continue
         problem = check_instance(inst, file=bundle_path)
         episode = Episode(problem, iid)
@@ -129,15 +138,8 @@ def import_inspect_log(path: str | os.PathLike[str], *, bundle: str | None = Non
         logged = next(iter((sample.scores or {}).values()), None)
         if logged is None or any((logged.metadata or {}).get(k) != result[k] for k in RESCORED):
             out.disagreements += 1
-        meta = {"harness": "inspect_ai", "inspect_version": (spec_of.packages or {}).get("inspect_ai"),
-                "inspect_eval_id": spec_of.eval_id, "inspect_sample_uuid": sample.uuid, "model": spec_of.model,
-                "model_reported": played.get("model_reported"), "base_url_host": host, "api": "chat.completions",
-                "prompt_template": played.get("prompt_template", prompt), "prompt_sha256": played.get("prompt_sha256"),
-                "model_seed": played.get("model_seed"), "transcript_sha256": digest,
-                "transcript": f"transcripts/{digest}.json"}
-        step_ms = [float(x) for x in played.get("step_ms", [])]
         record = finished_record(base, episode, result, steps=steps, status=status, error=error, agent_meta=meta,
-                                 usage=usage, timing={"step_ms": step_ms, "total_ms": round(sum(step_ms), 3)})
+                                 usage=usage, timing=timing)
         out.outcomes.append(RunOutcome(record, side))
     return out
 

@@ -107,6 +107,8 @@ def gf01_player(bundle: str, seed: int = 0, prompt: str = TEMPLATE_ID) -> Any:
                 while True:
                     # Marked while the model is asked: an error that ends the sample now is the provider's.
                     played["pending"] = {"t": episode.t, "kind": kind}
+                    # Counted before the answer, as the llm agent counts: `calls` is requests made, replied or not.
+                    usage["calls"] += 1
                     state.store.set(STORE_KEY, played)
                     output = await model.generate(_chat(messages), config=config)
                     played["pending"] = None
@@ -118,7 +120,6 @@ def gf01_player(bundle: str, seed: int = 0, prompt: str = TEMPLATE_ID) -> Any:
                         call["output_tokens"] = output.usage.output_tokens
                         usage["input_tokens"] += output.usage.input_tokens
                         usage["output_tokens"] += output.usage.output_tokens
-                    usage["calls"] += 1
                     played["calls"].append(call)
                     played["model_reported"] = output.model or None
                     kind, messages = turn.send(output.completion)
@@ -129,7 +130,9 @@ def gf01_player(bundle: str, seed: int = 0, prompt: str = TEMPLATE_ID) -> Any:
                 violations += 1
             finally:
                 state.messages = _chat(dialogue.messages)  # the conversation so far, for the viewer and the log
-            played["step_ms"].append(round((time.perf_counter() - start) * 1000, 3))
+                # Also when the model's error ends the sample here: the imported record then has this step's time.
+                played["step_ms"].append(round((time.perf_counter() - start) * 1000, 3))
+                state.store.set(STORE_KEY, played)
             observation = episode.step(action.set, commit=action.commit, at=action.t)
             entry = episode.log[-1].to_json(inputs)
             entry["agent_error"] = None if fault is None else {"kind": fault.kind, "message": fault.message}

@@ -98,13 +98,16 @@ def play_run(
         agent.end(End(result={k: v for k, v in result.items() if k != "timing"}))
     except ProviderError as ex:  # the model provider failed past its retries: not the agent's fault
         return RunOutcome(failed_record(base, str(ex), steps, status="provider_error", usage=_usage(agent),
-                                        agent_meta=dict(getattr(agent, "meta", {}) or {})), _side_files(agent))
+                                        agent_meta=dict(getattr(agent, "meta", {}) or {}),
+                                        timing=step_timing(latencies)), _side_files(agent))
     except Unknown as ex:
-        return RunOutcome(failed_record(base, f"scoring ran out of its limits: {ex}", steps))
+        return RunOutcome(failed_record(base, f"scoring ran out of its limits: {ex}", steps,
+                                        timing=step_timing(latencies)))
     except Gf01Error:  # a user error (e.g. an agent command that cannot start): stop, do not record it
         raise
     except Exception as ex:  # a fault of ours or of a built-in agent: never scored as the agent's
-        return RunOutcome(failed_record(base, f"{type(ex).__name__}: {ex} ({_where(ex)})", steps))
+        return RunOutcome(failed_record(base, f"{type(ex).__name__}: {ex} ({_where(ex)})", steps,
+                                        timing=step_timing(latencies)))
     finally:
         if agent is not None:
             agent.close()
@@ -115,8 +118,13 @@ def play_run(
     record = finished_record(base, episode, result, steps=steps, status=status, error=error,
                              tool_log_hash=_sha256(tool_log) if tool_log else "",
                              agent_meta=dict(getattr(agent, "meta", {}) or {}), usage=_usage(agent),
-                             timing={"step_ms": latencies, "total_ms": round(sum(latencies), 3)})
+                             timing=step_timing(latencies))
     return RunOutcome(record, side)
+
+
+def step_timing(latencies: list[float]) -> dict[str, Any]:
+    """A record's ``timing`` from the latencies (ms) of the steps the agent played, in order."""
+    return {"step_ms": list(latencies), "total_ms": round(sum(latencies), 3)}
 
 
 def record_base(
@@ -195,13 +203,17 @@ def finished_record(
 def failed_record(
     base: dict[str, Any], error: str, steps: list[dict[str, Any]], *, status: str = "harness_error",
     usage: dict[str, Any] | None = None, agent_meta: dict[str, Any] | None = None,
+    timing: dict[str, Any] | None = None,
 ) -> RunRecord:
-    """The record of a run that could not finish for a reason not the agent's (no scores: never held against it)."""
+    """The record of a run that could not finish for a reason not the agent's (no scores: never held against it).
+    ``timing``: the latencies measured before it stopped (:func:`step_timing`), since a failed run took time too
+    (a provider's retries and waits above all)."""
     empty = dict.fromkeys(("certificate", "suff", "min1", "valid", "goal", "eff_t", "eff_a", "score_c", "kappa",
                            "ap_precision", "ap_recall", "ap_f1", "ts_precision", "ts_recall", "ts_f1",
                            "best_match_gold", "subset_min"))
     return RunRecord(**base, status=status, error=error, tool_log_hash="", **empty, diagnostic_status="not-run",
-                     steps=steps, refusals=0, agent_errors=0, usage=usage, agent_meta=agent_meta or {})
+                     steps=steps, refusals=0, agent_errors=0, usage=usage, agent_meta=agent_meta or {},
+                     timing=timing or {})
 
 
 def _usage(agent: Agent | None) -> dict[str, Any] | None:
@@ -237,7 +249,10 @@ def _play(
                 fault = ex
                 violations += not ex.fatal
                 dead = ex if ex.fatal else None
-            latencies.append(round((time.perf_counter() - start) * 1000, 3))
+            finally:
+                # Also when act() raised past us (a provider that failed for good, a bug): the failed record then
+                # carries the time the last step took up to its failure, retries and waits included.
+                latencies.append(round((time.perf_counter() - start) * 1000, 3))
         observation = episode.step(action.set, commit=action.commit, at=action.t)
         entry = episode.log[-1].to_json(inputs)
         entry["agent_error"] = None if fault is None else {"kind": fault.kind, "message": fault.message}
