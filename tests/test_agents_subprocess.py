@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 import textwrap
 import time
@@ -211,6 +212,28 @@ def test_ctrl_c_in_the_harness_still_reaps_the_agent(case, tmp_path):
             play(lambda t: {{"set": {{}}}})
         """, build=lambda spec, access: Interrupted(agents.build(spec, access)))
     assert all(gone(int(p)) for p in pids.read_text().split())
+
+
+def test_a_sigterm_handler_is_in_place_only_while_an_agent_runs(case, tmp_path):
+    """While its program runs, SIGTERM to the harness kills the program's group first (tests/test_interrupt.py); before
+    and after, the handler is the one the harness had, so a process holding no agent dies of SIGTERM at once."""
+    seen = []
+
+    class Watched:
+        def __init__(self, agent):
+            self.agent = agent
+
+        def __getattr__(self, name):
+            return getattr(self.agent, name)
+
+        def act(self, observation):
+            seen.append(signal.getsignal(signal.SIGTERM))
+            return self.agent.act(observation)
+
+    before = signal.getsignal(signal.SIGTERM)
+    run(case, tmp_path, "play(lambda t: {'set': {}})\n", build=lambda spec, access: Watched(agents.build(spec, access)))
+    assert seen and all(h is not before and callable(h) for h in seen)
+    assert signal.getsignal(signal.SIGTERM) is before
 
 
 def test_close_is_idempotent_and_a_fresh_process_starts_per_episode(case, tmp_path):

@@ -15,6 +15,13 @@ then end) and reads one action per line from its stdout. The program is never tr
 The program runs in its own process group (a new session), which :meth:`SubprocessAgent.close` always ends: stdin is
 closed (end of input asks it to exit), then SIGTERM and SIGKILL to the whole group after short grace periods, and
 the process is reaped. play_run calls ``close`` in a ``finally``, so this holds on Ctrl-C and on exceptions too.
+Where nothing of the harness runs any more, the kernel ends the program: it is started with the parent-death
+signal SIGKILL (:func:`gf01_formal.workers.die_with_parent`, Linux), so kill -9 of the harness, or of a pool worker
+that :func:`gf01_formal.workers.kill` stops, takes it along; and its group is held
+(:func:`gf01_formal.workers.hold_group`), so a harness or worker stopped by SIGTERM first kills the group, the
+program's own children included. (After a kill -9 only the program itself is sure to die: children it started get
+end of input, not the signal. A wrapper script should ``exec`` the agent.) The argv is executed directly, never
+through a shell.
 :func:`check_command` refuses, before any episode is played, a command that cannot be started at all.
 
 >>> agent = SubprocessAgent(check_command("python3 examples/agent_example.py"), step_timeout=5.0)  # doctest: +SKIP
@@ -23,6 +30,7 @@ the process is reaped. play_run calls ``close`` in a ``finally``, so this holds 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import selectors
@@ -36,6 +44,7 @@ from typing import Any
 
 from gf01_formal.agents.base import AgentFault
 from gf01_formal.play.protocol import Action, End, Observation, Start, parse_action, text
+from gf01_formal.workers import die_with_parent, hold_group, release_group
 from hoa.errors import Gf01Error, quote
 
 #: Longest action line read (bytes, newline excluded); a longer line is a bad action and is skipped to its end.
@@ -94,12 +103,17 @@ class SubprocessAgent:
         self._out, self._lines, self._skipping, self._stderr = bytearray(), deque(), False, bytearray()
         self._dead = None
         try:
+            # preexec_fn runs Python between fork and exec, which the subprocess docs call unsafe with threads:
+            # die_with_parent only calls a function loaded at import and os.getppid, taking no lock another thread
+            # could hold. The parent-death signal is the one thing that ends the program after a kill -9 of ours.
             self._proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                          stderr=subprocess.PIPE, start_new_session=True, bufsize=0)
+                                          stderr=subprocess.PIPE, start_new_session=True, bufsize=0,
+                                          preexec_fn=functools.partial(die_with_parent, os.getpid()))
         except OSError as ex:  # e.g. not executable after all: the agent's failure, seen at its first action
             self._dead = AgentFault("crash", f"cannot start {quote(self.argv[0], 80)}: {ex.strerror or ex}",
                                     fatal=True)
             return
+        hold_group(self._proc.pid)
         assert self._proc.stdin and self._proc.stdout and self._proc.stderr
         for stream in (self._proc.stdin, self._proc.stdout, self._proc.stderr):
             os.set_blocking(stream.fileno(), False)
@@ -166,6 +180,7 @@ class SubprocessAgent:
         finally:
             # Always: the group may hold children of the program even after the program itself has exited.
             _signal_group(proc.pid, signal.SIGKILL)
+            release_group(proc.pid)  # before the reap, after which the id could name another group
             proc.wait()
             for stream in (proc.stdout, proc.stderr):
                 if stream is not None:
