@@ -11,7 +11,7 @@ traceback.
 
 Programs a process starts in process groups of their own (external agents) use the same death signal, and are
 registered with :func:`hold_group`: while it holds one, a SIGTERM to the process (which is how :func:`kill` stops a
-worker) first SIGKILLs those groups, so the programs' own children end too.
+worker), or its exit, first SIGKILLs those groups, so the programs' own children end too.
 
 >>> with pool(2) as ex:  # doctest: +SKIP
 ...     results = [f.result() for f in [ex.submit(pow, 2, 10)]]
@@ -19,6 +19,7 @@ worker) first SIGKILLs those groups, so the programs' own children end too.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import multiprocessing
 import os
@@ -177,17 +178,31 @@ def _terminate(ex: ProcessPoolExecutor) -> list[Any]:
 
 _held: set[int] = set()
 _unhook: Callable[[], bool] | None = None  # removes the SIGTERM handler hold_group installed
+_kills = 0  # how many times kill_groups ran
+_exiting = False  # the interpreter is exiting: a group held from now on is killed at once
 
 
-def hold_group(pgid: int) -> None:
+def kills() -> int:
+    """How many times the held groups were killed so far: take it before starting a program, for
+    :func:`hold_group`'s ``since``."""
+    return _kills
+
+
+def hold_group(pgid: int, *, since: int | None = None) -> None:
     """Register process group ``pgid`` (a program this process started in a session of its own) to be SIGKILLed
-    when this process gets SIGTERM, until :func:`release_group`.
+    when this process gets SIGTERM or exits, or :func:`kill_groups` is called, until :func:`release_group`.
+
+    ``since``: :func:`kills` taken before the program was started. If the groups were killed since then (another
+    thread was stopping the work while this one started a program), or the interpreter is exiting, the group is
+    killed at once: no program started during a stop outlives it.
 
     The SIGTERM handler is installed only while a group is held, and only by a call from the main thread (where
     Python allows it): a process holding nothing keeps dying of SIGTERM at once, even inside a long C call.
     """
     global _unhook
     _held.add(pgid)
+    if _exiting or (since is not None and since != _kills):
+        _kill_group(pgid)
     if _unhook is None and threading.current_thread() is threading.main_thread():
         _unhook = _on_sigterm(kill_groups)
 
@@ -202,9 +217,24 @@ def release_group(pgid: int) -> None:
 
 def kill_groups() -> None:
     """SIGKILL every process group this process holds (:func:`hold_group`); gone already is fine."""
+    global _kills
+    _kills += 1  # first: a program being started meanwhile is then killed by its hold_group
     for pgid in list(_held):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pgid, signal.SIGKILL)
+        _kill_group(pgid)
+
+
+def _kill_group(pgid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+@atexit.register
+def _at_exit() -> None:
+    """At exit the groups still held are the programs of threads no one will join (daemons): kill them rather
+    than leave their children to outlive us (the parent-death signal reaches the programs only)."""
+    global _exiting
+    _exiting = True
+    kill_groups()
 
 
 def _on_sigterm(action: Callable[[], object]) -> Callable[[], bool]:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from gf01_formal import workers
 from gf01_formal.generator import GenConfig, generate
 from gf01_formal.instance_io import save_artifact
 
@@ -271,3 +272,17 @@ def test_ctrl_c_of_a_threaded_evaluation_ends_every_agent(harness, agent, bundle
     _, err = p.communicate(timeout=10)
     assert "KeyboardInterrupt" in err and time.monotonic() - sent < 2.0
     _wait_for(lambda: not alive(), 1, "the agents to be gone")
+
+
+def test_a_program_started_while_the_groups_are_killed_is_killed_too() -> None:
+    """The race of a stop with a thread that is starting an agent: the group it holds after the kill dies at once."""
+    since = workers.kills()
+    workers.kill_groups()  # another thread stops the work while this one is starting its program
+    program = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    try:
+        workers.hold_group(program.pid, since=since)
+        assert program.wait(timeout=5) == -signal.SIGKILL
+    finally:
+        workers.release_group(program.pid)
+        program.kill()
+        program.wait()

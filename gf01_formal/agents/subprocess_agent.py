@@ -44,7 +44,7 @@ from typing import Any
 
 from gf01_formal.agents.base import AgentFault
 from gf01_formal.play.protocol import Action, End, Observation, Start, parse_action, text
-from gf01_formal.workers import die_with_parent, hold_group, release_group
+from gf01_formal.workers import die_with_parent, hold_group, kills, release_group
 from hoa.errors import Gf01Error, quote
 
 #: Longest action line read (bytes, newline excluded); a longer line is a bad action and is skipped to its end.
@@ -102,6 +102,7 @@ class SubprocessAgent:
         self.close()
         self._out, self._lines, self._skipping, self._stderr = bytearray(), deque(), False, bytearray()
         self._dead = None
+        since = kills()
         try:
             # preexec_fn runs Python between fork and exec, which the subprocess docs call unsafe with threads:
             # die_with_parent only calls a function loaded at import and os.getppid, taking no lock another thread
@@ -113,7 +114,7 @@ class SubprocessAgent:
             self._dead = AgentFault("crash", f"cannot start {quote(self.argv[0], 80)}: {ex.strerror or ex}",
                                     fatal=True)
             return
-        hold_group(self._proc.pid)
+        hold_group(self._proc.pid, since=since)
         assert self._proc.stdin and self._proc.stdout and self._proc.stderr
         for stream in (self._proc.stdin, self._proc.stdout, self._proc.stderr):
             os.set_blocking(stream.fileno(), False)
