@@ -236,6 +236,38 @@ def test_a_sigterm_handler_is_in_place_only_while_an_agent_runs(case, tmp_path):
     assert signal.getsignal(signal.SIGTERM) is before
 
 
+def test_ctrl_c_ends_an_agent_that_ignores_sigterm_without_grace(case, tmp_path):
+    """Interrupted, the harness does not wait the GRACE periods (1 s after end of input, 1 s after SIGTERM) of a
+    normal end: abort() SIGKILLs the group at once."""
+    pids = tmp_path / "pids"
+    raised: list[float] = []
+
+    class Interrupted:
+        def __init__(self, agent):
+            self.agent = agent
+
+        def __getattr__(self, name):
+            return getattr(self.agent, name)
+
+        def act(self, observation):
+            if observation is not None and observation.t == 1:
+                raised.append(time.monotonic())
+                raise KeyboardInterrupt
+            return self.agent.act(observation)
+
+    with pytest.raises(KeyboardInterrupt):
+        run(case, tmp_path, f"""
+            import signal
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            open({str(pids)!r}, "w").write(str(os.getpid()))
+            play(lambda t: {{"set": {{}}}})
+            while True:
+                time.sleep(1)
+        """, build=lambda spec, access: Interrupted(agents.build(spec, access)))
+    assert time.monotonic() - raised[0] < subprocess_agent.GRACE / 2
+    assert gone(int(pids.read_text()), wait=0.5)
+
+
 def test_close_is_idempotent_and_a_fresh_process_starts_per_episode(case, tmp_path):
     pids = tmp_path / "pids"
     body = f"""

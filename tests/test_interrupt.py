@@ -213,7 +213,7 @@ def _evaluate(harness, bundle: Path, cmd: str, jobs: int, tmp_path: Path) -> sub
                    "--step-timeout", "120", "-o", str(tmp_path / "runs.jsonl"))
 
 
-@pytest.mark.parametrize(("jobs", "via"), [(2, "direct"), (1, "shell"), (2, "shell")])
+@pytest.mark.parametrize(("jobs", "via"), [(1, "direct"), (2, "direct"), (1, "shell"), (2, "shell")])
 def test_ctrl_c_of_evaluate_ends_every_agent_at_once(harness, agent, bundle, tmp_path, jobs, via) -> None:
     """Within 2 s, though the agents ignore SIGTERM (no grace is waited for), and nothing of them is left: with
     --jobs 2 the pool's workers, which are SIGKILLed, first kill their agents' process groups (the shell's child

@@ -14,7 +14,8 @@ then end) and reads one action per line from its stdout. The program is never tr
 
 The program runs in its own process group (a new session), which :meth:`SubprocessAgent.close` always ends: stdin is
 closed (end of input asks it to exit), then SIGTERM and SIGKILL to the whole group after short grace periods, and
-the process is reaped. play_run calls ``close`` in a ``finally``, so this holds on Ctrl-C and on exceptions too.
+the process is reaped. When the harness is stopping (Ctrl-C), play_run calls :meth:`SubprocessAgent.abort`
+instead: SIGKILL to the group at once, since a stop must not wait on a program that ignores its end.
 Where nothing of the harness runs any more, the kernel ends the program: it is started with the parent-death
 signal SIGKILL (:func:`gf01_formal.workers.die_with_parent`, Linux), so kill -9 of the harness, or of a pool worker
 that :func:`gf01_formal.workers.kill` stops, takes it along; and its group is held
@@ -161,7 +162,16 @@ class SubprocessAgent:
         self._deliver(text(message))
 
     def close(self) -> None:
-        """End the program and its process group, whatever state it is in, and reap it (idempotent)."""
+        """End the program and its process group, whatever state it is in, and reap it (idempotent): end of input,
+        then SIGTERM and SIGKILL after ``GRACE`` seconds each, for a program that takes its time to exit."""
+        self._end(polite=True)
+
+    def abort(self) -> None:
+        """End the program's process group at once (SIGKILL) and reap it (idempotent): the harness is stopping
+        (Ctrl-C), and the stop must not wait on a program that ignores its end."""
+        self._end(polite=False)
+
+    def _end(self, *, polite: bool) -> None:
         proc, self._proc = self._proc, None
         if self._selector is not None:
             self._selector.close()
@@ -172,12 +182,13 @@ class SubprocessAgent:
             if proc.stdin is not None:
                 with contextlib.suppress(OSError):
                     proc.stdin.close()
-            try:
-                proc.wait(GRACE)
-            except subprocess.TimeoutExpired:
-                _signal_group(proc.pid, signal.SIGTERM)
-                with contextlib.suppress(subprocess.TimeoutExpired):
+            if polite:
+                try:
                     proc.wait(GRACE)
+                except subprocess.TimeoutExpired:
+                    _signal_group(proc.pid, signal.SIGTERM)
+                    with contextlib.suppress(subprocess.TimeoutExpired):
+                        proc.wait(GRACE)
         finally:
             # Always: the group may hold children of the program even after the program itself has exited.
             _signal_group(proc.pid, signal.SIGKILL)
