@@ -1,12 +1,17 @@
-"""Worker processes that never outlive their parent and stop at once on Ctrl-C.
+"""Worker processes, and the programs they start, that never outlive their parent and stop at once on Ctrl-C.
 
 A plain ``ProcessPoolExecutor`` leaves its workers running when the parent is killed (kill -9 leaves orphans that
 finish their tasks), and on Ctrl-C every worker gets SIGINT too and the executor waits for running tasks. Here each
 worker ignores SIGINT (the parent decides), asks the kernel to kill it when its parent dies (Linux
-``PR_SET_PDEATHSIG``), and also watches its parent id (elsewhere, or if the parent died before the call); and the
-parent, on any exception including KeyboardInterrupt, kills its workers instead of waiting for them. A worker is
-started with SIGINT blocked (the executor starts workers inside ``submit``, which blocks it around the start), so a
-Ctrl-C while a fresh interpreter is still importing does not print that interpreter's traceback.
+``PR_SET_PDEATHSIG``, :func:`solvers.limits.die_with_parent`), and also watches its parent id (elsewhere, or if the parent died
+before the call); and the parent, on any exception including KeyboardInterrupt, kills its workers instead of waiting
+for them. A worker is started with SIGINT blocked (the executor starts workers inside ``submit``, which blocks it
+around the start), so a Ctrl-C while a fresh interpreter is still importing does not print that interpreter's
+traceback.
+
+Programs a process starts in process groups of their own (external agents) use the same death signal, and are
+registered with :func:`hold_group`: while it holds one, a SIGTERM to the process (which is how :func:`kill` stops a
+worker), or its exit, first SIGKILLs those groups, so the programs' own children end too.
 
 >>> with pool(2) as ex:  # doctest: +SKIP
 ...     results = [f.result() for f in [ex.submit(pow, 2, 10)]]
@@ -14,34 +19,28 @@ Ctrl-C while a fresh interpreter is still importing does not print that interpre
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import multiprocessing
 import os
 import signal
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
+from multiprocessing.connection import wait as wait_ready
 from typing import Any
+
+from solvers.limits import die_with_parent
 
 #: How often a worker checks that its parent is alive (seconds), where the kernel cannot do it for it.
 WATCH_SECONDS = 0.5
-
-
+#: Seconds :func:`kill` gives its workers, after SIGTERM, to end the program groups they hold before SIGKILL.
+TERM_SECONDS = 0.25
 def _init_worker(parent: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if sys.platform.startswith("linux"):
-        try:
-            import ctypes
-
-            libc = ctypes.CDLL(None, use_errno=True)
-            pr_set_pdeathsig = 1
-            libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
-        except (OSError, AttributeError):
-            pass
-    if os.getppid() != parent:  # the parent died before the death signal was armed
-        os._exit(1)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # kill() stops a worker by SIGTERM: not ignored, even if inherited
+    die_with_parent(parent)
     threading.Thread(target=_watch, args=(parent,), daemon=True, name="gf01-parent-watch").start()
 
 
@@ -88,27 +87,153 @@ def pool(jobs: int) -> Iterator[ProcessPoolExecutor]:
     """A process pool of ``jobs`` fresh interpreters (spawn) whose workers die with this process.
 
     Leaving the block normally waits for the workers; leaving it by an exception (KeyboardInterrupt included) kills
-    them at once and cancels what was not started.
+    them at once and cancels what was not started. A SIGTERM to this process meanwhile first stops the workers
+    as :func:`kill` does (so they end the program groups they hold), then takes its course.
     """
     ctx = multiprocessing.get_context("spawn")  # fresh interpreters: nothing inherited from the parent
     ex = _Executor(max_workers=jobs, mp_context=ctx, initializer=_init_worker, initargs=(os.getpid(),))
+    unhook = _on_sigterm(lambda: _terminate(ex))
     try:
         yield ex
     except BaseException:
         kill(ex)
         raise
+    finally:
+        unhook()
     ex.shutdown(wait=True)
 
 
 def kill(ex: ProcessPoolExecutor) -> None:
     """Kill the workers of ``ex``, cancel pending work, and wait for the executor's own thread to finish.
 
-    With its workers dead the executor's thread finds the pool broken and ends at once; waiting for it matters:
-    left running, it closes its wake-up pipe while the interpreter's exit hook writes to it (a "Bad file
+    The workers get SIGTERM first, and up to :data:`TERM_SECONDS` to die of it (:func:`_terminate`); then SIGKILL
+    for any left. With its workers dead the executor's thread finds the pool broken and ends at once; waiting for
+    it matters: left running, it closes its wake-up pipe while the interpreter's exit hook writes to it (a "Bad file
     descriptor" traceback at exit, CPython 3.11).
+    """
+    for p in _terminate(ex):
+        with contextlib.suppress(Exception):
+            p.kill()
+    ex.shutdown(wait=True, cancel_futures=True)
+
+
+def _terminate(ex: ProcessPoolExecutor) -> list[Any]:
+    """SIGTERM the workers of ``ex`` and wait up to :data:`TERM_SECONDS` for them to die; returns the workers.
+
+    A worker holding program groups (:func:`hold_group`) SIGKILLs them on SIGTERM, then dies of it; the others
+    die of it at once.
     """
     procs = list((getattr(ex, "_processes", None) or {}).values())
     for p in procs:
         with contextlib.suppress(Exception):
-            p.kill()
-    ex.shutdown(wait=True, cancel_futures=True)
+            p.terminate()
+    sentinels = []
+    for p in procs:
+        with contextlib.suppress(Exception):  # closed already: nothing to wait for
+            sentinels.append(p.sentinel)
+    deadline = time.monotonic() + TERM_SECONDS
+    while sentinels and (left := deadline - time.monotonic()) > 0:
+        try:
+            ready = wait_ready(sentinels, left)
+        except (OSError, ValueError):  # the executor's thread closed one meanwhile: the workers are going
+            break
+        sentinels = [s for s in sentinels if s not in ready]
+    return procs
+
+
+# -- program groups that end with this process ---------------------------------------------------------------------
+
+_held: set[int] = set()
+_unhook: Callable[[], bool] | None = None  # removes the SIGTERM handler hold_group installed
+_kills = 0  # how many times kill_groups ran
+_exiting = False  # the interpreter is exiting: a group held from now on is killed at once
+
+
+def kills() -> int:
+    """How many times the held groups were killed so far: take it before starting a program, for
+    :func:`hold_group`'s ``since``."""
+    return _kills
+
+
+def hold_group(pgid: int, *, since: int | None = None) -> None:
+    """Register process group ``pgid`` (a program this process started in a session of its own) to be SIGKILLed
+    when this process gets SIGTERM or exits, or :func:`kill_groups` is called, until :func:`release_group`.
+
+    ``since``: :func:`kills` taken before the program was started. If the groups were killed since then (another
+    thread was stopping the work while this one started a program), or the interpreter is exiting, the group is
+    killed at once: no program started during a stop outlives it.
+
+    The SIGTERM handler is installed only while a group is held, and only by a call from the main thread (where
+    Python allows it): a process holding nothing keeps dying of SIGTERM at once, even inside a long C call.
+    """
+    global _unhook
+    _held.add(pgid)
+    if _exiting or (since is not None and since != _kills):
+        _kill_group(pgid)
+    if _unhook is None and threading.current_thread() is threading.main_thread():
+        _unhook = _on_sigterm(kill_groups)
+
+
+def release_group(pgid: int) -> None:
+    """Forget process group ``pgid`` (it was ended); the last release removes the SIGTERM handler."""
+    global _unhook
+    _held.discard(pgid)
+    if not _held and _unhook is not None and _unhook():
+        _unhook = None
+
+
+def kill_groups() -> None:
+    """SIGKILL every process group this process holds (:func:`hold_group`); gone already is fine."""
+    global _kills
+    _kills += 1  # first: a program being started meanwhile is then killed by its hold_group
+    for pgid in list(_held):
+        _kill_group(pgid)
+
+
+def _kill_group(pgid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+@atexit.register
+def _at_exit() -> None:
+    """At exit the groups still held are the programs of threads no one will join (daemons): kill them rather
+    than leave their children to outlive us (the parent-death signal reaches the programs only)."""
+    global _exiting
+    _exiting = True
+    kill_groups()
+
+
+def _on_sigterm(action: Callable[[], object]) -> Callable[[], bool]:
+    """Install a SIGTERM handler that runs ``action``, then hands the signal on: to the handler it replaced, or
+    dying of it as by default. Returns the function that removes it again (true when it did, or had nothing to do).
+
+    Nothing is installed off the main thread (Python only lets that thread set handlers) or when SIGTERM is
+    ignored (the process is not stopped by it, so nothing needs doing first).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: True
+    previous = signal.getsignal(signal.SIGTERM)
+    if previous is signal.SIG_IGN:
+        return lambda: True
+    if previous is None:  # a handler not set from Python: the best that can be put back is the default
+        previous = signal.SIG_DFL
+
+    def handler(signum: int, frame: Any) -> None:
+        action()
+        if callable(previous):
+            previous(signum, frame)
+            return
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.raise_signal(signal.SIGTERM)
+
+    signal.signal(signal.SIGTERM, handler)
+
+    def unhook() -> bool:
+        if threading.current_thread() is not threading.main_thread():
+            return False
+        if signal.getsignal(signal.SIGTERM) is handler:  # not replaced meanwhile (else it stays in that chain)
+            signal.signal(signal.SIGTERM, previous)
+        return True
+
+    return unhook

@@ -138,16 +138,34 @@ def guarded(query: str, *, stream: bool = False) -> Callable[[F], F]:
     return wrap
 
 
-def die_with_parent(parent: int) -> None:
-    """Ask the kernel to SIGKILL this process when its parent dies (Linux ``PR_SET_PDEATHSIG``), so that a kill -9 of
-    the parent leaves nothing running; exit at once if ``parent`` is already gone. Elsewhere a no-op."""
-    if sys.platform.startswith("linux"):
-        try:
-            import ctypes
+def _load_prctl() -> Callable[..., int] | None:
+    """libc's ``prctl`` on Linux, else None. Loaded once, at import: a child calls it between fork and exec, where
+    loading a library could deadlock on a lock another thread of the parent held at the fork."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
 
-            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
-        except (OSError, AttributeError):
-            pass
+        return ctypes.CDLL(None, use_errno=True).prctl  # type: ignore[no-any-return]
+    except (OSError, AttributeError):
+        return None
+
+
+_PRCTL = _load_prctl()
+_PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent(parent: int) -> None:
+    """Have the kernel SIGKILL this process when its parent dies (Linux ``PR_SET_PDEATHSIG``), and exit at once if
+    the parent, pid ``parent``, is gone already (it died before the signal was armed).
+
+    Call it first thing in the child: a guarded query's process, a pool worker's initializer, or a program's
+    ``Popen(preexec_fn=...)`` between fork and exec (the signal survives exec; it calls only what was loaded at
+    import). The kernel's "parent" is the *thread* that started the child: the signal also comes when that thread
+    ends, so a thread must not end before the children it started. Elsewhere than Linux only the check is made.
+    """
+    if _PRCTL is not None:
+        _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != parent:
         os._exit(1)
 

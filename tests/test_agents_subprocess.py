@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 import textwrap
 import time
@@ -80,19 +81,60 @@ def test_an_early_commit_ends_the_stream(case, tmp_path):
     assert received[3]["done"] and received[3]["t"] == 2
 
 
-def test_garbage_unknown_keys_and_wrong_types_are_faults_bad_inputs_are_refusals(case, tmp_path):
-    record, received = run(case, tmp_path, """
-        answers = ["hello world\\n", {"set": {}, "foo": 1}, {"set": [1]}, {"set": {"zz": 1, "r0": 2}}, {"set": {}}]
-        play(lambda t: answers[min(t, 4)])
+def test_garbage_unknown_keys_and_wrong_types_are_faults(case, tmp_path):
+    record, _ = run(case, tmp_path, """
+        answers = ["hello world\\n", {"set": {}, "foo": 1}, {"set": [1]}, {"set": {}}]
+        play(lambda t: answers[min(t, 3)])
     """)
     errors = [s["agent_error"] and s["agent_error"]["kind"] for s in record.steps]
     assert errors == ["not_json", "bad_action", "bad_action", None, None, None]
     assert "hello world" in record.steps[0]["agent_error"]["message"]
     assert "foo" in record.steps[1]["agent_error"]["message"]
-    assert [(r["input"], r["reason"]) for r in record.steps[3]["refused"]] == [("r0", "bad_value"),
-                                                                              ("zz", "unknown_input")]
-    assert received[4]["refused"] == record.steps[3]["refused"]  # the agent is told what was refused and why
-    assert record.status == "completed" and record.certificate == [] and record.refusals == 2
+    assert record.status == "completed" and record.certificate == [] and record.refusals == 0
+
+
+def test_an_unknown_input_or_a_value_not_0_or_1_voids_the_whole_action(case, tmp_path):
+    """Such an action is the agent's error, counted as a protocol violation: none of its atoms is committed, not
+    even the well-formed ones, and no refusal is reported (the engine was given no edit)."""
+    record, received = run(case, tmp_path, """
+        answers = [{"set": {"r0": 1, "bogus": 1}}, {"set": {"r1": 2}}, {"set": {"r1": 1.0}},
+                   {"set": {"r0": True, "r1": 1}, "commit": True}, {"set": {"r1": 1}}, {"set": {}}]
+        play(lambda t: answers[t])
+    """)
+    errors = [s["agent_error"] and s["agent_error"]["kind"] for s in record.steps]
+    assert errors == ["bad_action"] * 4 + [None, None]
+    messages = [s["agent_error"]["message"] for s in record.steps[:4]]
+    assert messages[0].startswith("'bogus' is not an input (r0, r1): ")
+    assert messages[1].startswith("r1: value 2 must be 0 or 1: ")
+    assert messages[2].startswith("r1: value 1.0 must be 0 or 1: ")
+    assert messages[3].startswith("r0: value True must be 0 or 1: ")
+    assert all(s["committed"] == [] and s["refused"] == [] and not s["commit"] for s in record.steps[:4])
+    assert all(o["refused"] == [] for o in received[1:5])
+    assert record.certificate == [[4, "r1", 1]] and record.refusals == 0 and len(record.steps) == 6
+    assert record.status == "agent_error" and record.error == "4 protocol violations (more than 3)"
+
+
+def test_every_bad_atom_is_counted_in_the_message(case, tmp_path):
+    record, _ = run(case, tmp_path, """
+        play(lambda t: {"set": {"zz": 1, "r0": 2, "r1": 1, "yy": 0}} if t == 0 else {"set": {}})
+    """)
+    message = record.steps[0]["agent_error"]["message"]
+    assert message.startswith("'zz' is not an input (r0, r1) (and 2 more): ")
+    assert record.agent_errors == 1 and record.status == "completed" and record.certificate == []
+
+
+def test_budget_and_wrong_step_refusals_are_not_errors_of_the_agent(tmp_path):
+    inst, problem = open_instance(ARBITER, options=InstanceOptions(trace="r0&!r1;!r0&r1;r0&r1;!r0&!r1;r0&!r1;!r0&r1",
+                                                                    effect="g1", t_star=4, budget_t=1, budget_a=1))
+    record, received = run((inst, problem, Scorer(problem)), tmp_path, """
+        answers = [{"set": {"r0": 1, "r1": 1}}, {"set": {"r1": 1}}, {"set": {"r1": 1}, "t": 7}, {"set": {}}]
+        play(lambda t: answers[min(t, 3)])
+    """)
+    assert record.agent_errors == 0 and record.status == "completed" and record.certificate == [[0, "r0", 1]]
+    reasons = [[r["reason"] for r in s["refused"]] for s in record.steps[:3]]
+    assert reasons == [["budget_a"], ["budget_t"], ["wrong_step"]]
+    assert [r["reason"] for r in received[3]["refused"]] == ["wrong_step"]  # the agent is told what was refused
+    assert record.refusals == 3
 
 
 def test_more_protocol_violations_than_allowed_make_an_agent_error(case, tmp_path):
@@ -211,6 +253,60 @@ def test_ctrl_c_in_the_harness_still_reaps_the_agent(case, tmp_path):
             play(lambda t: {{"set": {{}}}})
         """, build=lambda spec, access: Interrupted(agents.build(spec, access)))
     assert all(gone(int(p)) for p in pids.read_text().split())
+
+
+def test_a_sigterm_handler_is_in_place_only_while_an_agent_runs(case, tmp_path):
+    """While its program runs, SIGTERM to the harness kills the program's group first (tests/test_interrupt.py); before
+    and after, the handler is the one the harness had, so a process holding no agent dies of SIGTERM at once."""
+    seen = []
+
+    class Watched:
+        def __init__(self, agent):
+            self.agent = agent
+
+        def __getattr__(self, name):
+            return getattr(self.agent, name)
+
+        def act(self, observation):
+            seen.append(signal.getsignal(signal.SIGTERM))
+            return self.agent.act(observation)
+
+    before = signal.getsignal(signal.SIGTERM)
+    run(case, tmp_path, "play(lambda t: {'set': {}})\n", build=lambda spec, access: Watched(agents.build(spec, access)))
+    assert seen and all(h is not before and callable(h) for h in seen)
+    assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_ctrl_c_ends_an_agent_that_ignores_sigterm_without_grace(case, tmp_path):
+    """Interrupted, the harness does not wait the GRACE periods (1 s after end of input, 1 s after SIGTERM) of a
+    normal end: abort() SIGKILLs the group at once."""
+    pids = tmp_path / "pids"
+    raised: list[float] = []
+
+    class Interrupted:
+        def __init__(self, agent):
+            self.agent = agent
+
+        def __getattr__(self, name):
+            return getattr(self.agent, name)
+
+        def act(self, observation):
+            if observation is not None and observation.t == 1:
+                raised.append(time.monotonic())
+                raise KeyboardInterrupt
+            return self.agent.act(observation)
+
+    with pytest.raises(KeyboardInterrupt):
+        run(case, tmp_path, f"""
+            import signal
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            open({str(pids)!r}, "w").write(str(os.getpid()))
+            play(lambda t: {{"set": {{}}}})
+            while True:
+                time.sleep(1)
+        """, build=lambda spec, access: Interrupted(agents.build(spec, access)))
+    assert time.monotonic() - raised[0] < subprocess_agent.GRACE / 2
+    assert gone(int(pids.read_text()), wait=0.5)
 
 
 def test_close_is_idempotent_and_a_fresh_process_starts_per_episode(case, tmp_path):

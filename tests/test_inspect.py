@@ -5,8 +5,10 @@ The same action sequence, per instance, is played by each: the external agent re
 OpenAI-compatible server (tests/llm_server.py) answers each step of a conversation with it, in varied reply
 styles. The actions include an exact oracle certificate, an early commit, an unknown input, an action for the wrong
 step and a no-op edit, so the three paths agree on refusals and scoring, not only on easy runs. The certificates,
-scores and step logs must be identical; only the agent's metadata (spec, run id, usage, timing) may differ. The
-model must also have seen the very same conversation through our client and through inspect's.
+scores and step logs must be identical; only the agent's metadata (spec, run id, usage, timing) may differ. The one
+difference by design: an action naming an unknown input is the external program's error for the cmd adapter (none
+of its edits committed), while the model paths leave it to the engine, which refuses that edit alone. The model
+must also have seen the very same conversation through our client and through inspect's.
 """
 
 from __future__ import annotations
@@ -193,7 +195,14 @@ def test_every_path_gives_the_same_certificates_and_scores(played: dict[str, Any
     assert sorted(cmd) == sorted(llm) == sorted(insp) == sorted(played["plans"]) and len(cmd) == 4
     for iid in cmd:
         a, b, c = ({k: v for k, v in r[iid].items() if k not in AGENT_FIELDS} for r in (cmd, llm, insp))
-        assert a == b == c, iid
+        assert b == c, iid
+        if any("zz" in action["set"] for action in played["plans"][iid]):  # the difference by design (docstring)
+            assert a["steps"][0]["agent_error"]["kind"] == "bad_action" and a["steps"][0]["committed"] == []
+            assert b["steps"][0]["agent_error"] is None
+            assert [r["reason"] for r in b["steps"][0]["refused"]] == ["unknown_input"]
+            assert [s["committed"] for s in a["steps"][1:]] == [s["committed"] for s in b["steps"][1:]]
+        else:
+            assert a == b, iid
         assert a["status"] == "completed" and a["steps"]
     assert {r["agent_name"] for r in cmd.values()} == {"cmd"}
     assert {r["agent_name"] for r in insp.values()} == {"llm"}
@@ -202,7 +211,7 @@ def test_every_path_gives_the_same_certificates_and_scores(played: dict[str, Any
     rows = list(cmd.values())
     assert any(r["score_c"] == 1 for r in rows)
     assert any(r["steps"][-1]["commit"] for r in rows)
-    reasons = {x["reason"] for r in rows for s in r["steps"] for x in s["refused"]}
+    reasons = {x["reason"] for r in llm.values() for s in r["steps"] for x in s["refused"]}
     assert {"unknown_input", "wrong_step"} <= reasons
     for name in ("cmd", "llm", "inspect"):
         assert validate([played["tmp"] / f"{name}.jsonl"], bundle=str(played["bundle"]), official=True) == []

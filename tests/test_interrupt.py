@@ -1,7 +1,10 @@
-"""Ctrl-C and kill -9 of ``gf01 generate --jobs 2``: exit 130 within 2 s, no output, no worker left running.
+"""Ctrl-C and kill -9 of ``gf01 generate --jobs 2``: exit 130 within 2 s, no output, no worker left running; and of
+``gf01 evaluate --agent-cmd``: no external agent left running either, nor a child it started, even an agent that
+ignores SIGTERM and never answers.
 
 A terminal's Ctrl-C sends SIGINT to the whole foreground process group, so the tests start the command in a session
-of its own and signal its group. The workers are found in /proc by their process group (Linux only).
+of its own and signal its group. The workers are found in /proc by their process group (Linux only); the agents,
+which run in sessions of their own, by their script's path (a directory of the test's own) in their argv.
 """
 
 from __future__ import annotations
@@ -15,6 +18,10 @@ import time
 from pathlib import Path
 
 import pytest
+
+from gf01_formal import workers
+from gf01_formal.generator import GenConfig, generate
+from gf01_formal.instance_io import save_artifact
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes from /proc (Linux)")
 
@@ -122,3 +129,160 @@ def test_kill_9_of_the_parent_takes_the_workers_along(run, tmp_path: Path) -> No
     p.wait(timeout=10)  # (not communicate: orphaned workers would hold its pipes open)
     _wait_for(lambda: not workers & set(_group(p.pid)), 5, "the orphaned workers to die")
     assert not (tmp_path / "out" / "bundle.json").exists()
+
+
+# -- external agents ---------------------------------------------------------------------------------------------------
+
+#: An agent that reads its start message and then never answers, and ignores SIGTERM: its end can only be forced.
+SLEEPER = """
+import signal, sys, time
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+sys.stdin.readline()
+time.sleep(300)
+"""
+SMALL = {"families": [{"kind": "random_mealy", "states": [4, 6], "inputs": [2, 3]}], "horizon": [6, 10]}
+
+
+def _argv_under(prefix: str) -> list[int]:
+    """The live processes with an argv word that starts with ``prefix`` (zombies, which have exited, excepted)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        if stat[stat.rindex(")") + 2 :].split()[0] != "Z" and any(a.startswith(prefix.encode()) for a in argv):
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("bundle") / "bundle.json"
+    save_artifact(path, generate(3, 4, GenConfig.model_validate(SMALL)))  # 4 instances: both workers play
+    return path
+
+
+@pytest.fixture
+def agent(tmp_path: Path):
+    """The agent command (``direct``: the sleeper; ``shell``: a shell script running it as its child, no exec) and
+    a function listing the agent processes alive; afterwards whatever is left of them is killed."""
+    home = tmp_path / "agent"
+    home.mkdir()
+    (home / "agent.py").write_text(SLEEPER)
+    (home / "wrap.sh").write_text(f'"{sys.executable}" "{home / "agent.py"}"\necho unreachable\n')
+
+    def command(via: str) -> str:
+        return f"{sys.executable} {home / 'agent.py'}" if via == "direct" else f"sh {home / 'wrap.sh'}"
+
+    def alive(program: str = "") -> list[int]:
+        return _argv_under(str(home / program))
+
+    yield command, alive
+    for pid in alive():
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+@pytest.fixture
+def harness(tmp_path: Path):
+    """Start a Python process (argv after the interpreter) in a session of its own; afterwards nothing of its group
+    is left."""
+    procs: list[subprocess.Popen[str]] = []
+
+    def start(*args: str) -> subprocess.Popen[str]:
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        procs.append(subprocess.Popen([sys.executable, *args], env=env, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True, start_new_session=True))
+        return procs[-1]
+
+    yield start
+    for p in procs:
+        for pid in _group(p.pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        p.kill()
+        p.communicate()
+
+
+def _evaluate(harness, bundle: Path, cmd: str, jobs: int, tmp_path: Path) -> subprocess.Popen[str]:
+    return harness("-m", "gf01_formal", "evaluate", str(bundle), "--agent-cmd", cmd, "--jobs", str(jobs),
+                   "--step-timeout", "120", "-o", str(tmp_path / "runs.jsonl"))
+
+
+@pytest.mark.parametrize(("jobs", "via"), [(1, "direct"), (2, "direct"), (1, "shell"), (2, "shell")])
+def test_ctrl_c_of_evaluate_ends_every_agent_at_once(harness, agent, bundle, tmp_path, jobs, via) -> None:
+    """Within 2 s, though the agents ignore SIGTERM (no grace is waited for), and nothing of them is left: with
+    --jobs 2 the pool's workers, which are SIGKILLed, first kill their agents' process groups (the shell's child
+    too)."""
+    command, alive = agent
+    p = _evaluate(harness, bundle, command(via), jobs, tmp_path)
+    _wait_for(lambda: len(alive("agent.py")) == jobs, 60, f"{jobs} agents to start")
+    time.sleep(0.2)  # the agents are waiting for nothing now: deep in the step's wait
+    sent = time.monotonic()
+    os.killpg(p.pid, signal.SIGINT)
+    _, err = p.communicate(timeout=10)
+    took = time.monotonic() - sent
+    assert p.returncode in INTERRUPTED and err == "gf01: interrupted\n"
+    assert took < 2.0, f"took {took:.2f} s to stop"
+    _wait_for(lambda: not alive(), 1, "the agents to be gone")
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_kill_9_of_evaluate_takes_the_agents_along(harness, agent, bundle, tmp_path, jobs) -> None:
+    """Nothing of the harness runs after kill -9: the kernel ends each agent (its parent-death signal), with --jobs 2
+    once the worker that started it has died of its own."""
+    command, alive = agent
+    p = _evaluate(harness, bundle, command("direct"), jobs, tmp_path)
+    _wait_for(lambda: len(alive("agent.py")) == jobs, 60, f"{jobs} agents to start")
+    os.kill(p.pid, signal.SIGKILL)  # the harness only
+    p.wait(timeout=10)
+    _wait_for(lambda: not alive(), 5, "the orphaned agents to die")
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_sigterm_of_evaluate_ends_every_agent_and_its_children(harness, agent, bundle, tmp_path, jobs) -> None:
+    """SIGTERM to the harness alone: it (--jobs 1) or its workers end the agents' groups before it dies of the
+    signal."""
+    command, alive = agent
+    p = _evaluate(harness, bundle, command("shell"), jobs, tmp_path)
+    _wait_for(lambda: len(alive("agent.py")) == jobs, 60, f"{jobs} agents to start")
+    os.kill(p.pid, signal.SIGTERM)
+    p.communicate(timeout=10)
+    assert p.returncode == -signal.SIGTERM
+    _wait_for(lambda: not alive(), 2, "the agents to be gone")
+
+
+def test_ctrl_c_of_a_threaded_evaluation_ends_every_agent(harness, agent, bundle, tmp_path) -> None:
+    """evaluate(threads=True) plays in daemon threads that no one joins: the interrupted generator kills the groups
+    of the agents they started (the shell's child too)."""
+    command, alive = agent
+    script = ("import sys\n"
+              "from gf01_formal.agents.base import AgentSpec\n"
+              "from gf01_formal.runs.evaluate import evaluate\n"
+              "spec = AgentSpec('cmd', 'EVAL-CB', {'cmd': sys.argv[2], 'step_timeout': 120.0})\n"
+              "evaluate(sys.argv[1], [spec], sys.argv[3], jobs=2, threads=True)\n")
+    p = harness("-c", script, str(bundle), command("shell"), str(tmp_path / "runs.jsonl"))
+    _wait_for(lambda: len(alive("agent.py")) == 2, 60, "2 agents to start")
+    sent = time.monotonic()
+    os.killpg(p.pid, signal.SIGINT)
+    _, err = p.communicate(timeout=10)
+    assert "KeyboardInterrupt" in err and time.monotonic() - sent < 2.0
+    _wait_for(lambda: not alive(), 1, "the agents to be gone")
+
+
+def test_a_program_started_while_the_groups_are_killed_is_killed_too() -> None:
+    """The race of a stop with a thread that is starting an agent: the group it holds after the kill dies at once."""
+    since = workers.kills()
+    workers.kill_groups()  # another thread stops the work while this one is starting its program
+    program = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    try:
+        workers.hold_group(program.pid, since=since)
+        assert program.wait(timeout=5) == -signal.SIGKILL
+    finally:
+        workers.release_group(program.pid)
+        program.kill()
+        program.wait()

@@ -136,7 +136,8 @@ def test_the_number_of_states_is_invisible(tmp_path):
 
 
 def test_nothing_before_the_end_holds_hidden_state(tmp_path):
-    """An agent that edits, is refused (unknown input, bad value, budget) and sends garbage sees no hidden state."""
+    """An agent that edits, names an unknown input or a bad value (agent errors), is refused (budget) and sends
+    garbage sees no hidden state."""
     hoa = ARBITER.format(s0="SECRET_STATE_ZERO", s1="SECRET_STATE_ONE")
     trace = "r0&!r1;!r0&r1;r0&r1;!r0&!r1;r0&!r1;!r0&r1;r0&r1"
     plan = {0: '{"set": {"zz": 1, "r0": 7}}', 1: "garbage", 2: '{"set": {"r1": 1}, "x": 0}',
@@ -146,7 +147,7 @@ def test_nothing_before_the_end_holds_hidden_state(tmp_path):
     before_end = "\n".join(lines[:-1])
     assert any(r["reason"] == "budget_t" for s in record.steps for r in s["refused"])  # refusals were sent
     errors = " ".join(s["agent_error"]["message"] for s in record.steps if s["agent_error"])
-    assert "garbage" in errors
+    assert "garbage" in errors and "'zz' is not an input" in errors
     hidden = ["SECRET_STATE", "HOA:", "--BODY--", "controllable-AP", "Acceptance", canonical_json(inst.base_trace)]
     hidden += [canonical_json(step) for step in inst.base_trace]  # {"r0":1,"r1":0}: inputs by name, as in tau
     oracle = api.oracle(problem, problem.budget_t)

@@ -14,8 +14,10 @@ step proceeds with no edit. Optional attributes the harness reads after the epis
 per call and answer, for the EVAL-OC tool log), ``meta`` (what the agent reports about itself), ``usage`` (tokens,
 calls), ``side_files`` (path relative to the runs' side directory -> text, e.g. a transcript by its hash).
 
-Optional hook: an agent with a method ``observe(observation)`` is handed the episode's last observation (``done``
-true, no action expected) before ``end``; the external-agent adapter forwards it, as gf01.agent.v1 promises.
+Optional hooks: an agent with a method ``observe(observation)`` is handed the episode's last observation (``done``
+true, no action expected) before ``end``; the external-agent adapter forwards it, as gf01.agent.v1 promises. An
+agent with a method ``abort()`` has it called instead of ``close`` when the harness is stopping (Ctrl-C): release
+at once, without the grace a normal end may give (the adapter SIGKILLs its program's process group).
 """
 
 from __future__ import annotations

@@ -3,10 +3,11 @@
 The harness writes one canonical JSON message per line to the program's stdin (start, then one observation per step,
 then end) and reads one action per line from its stdout. The program is never trusted:
 
-- a line that is not JSON is fault ``not_json``, JSON that is not an action (not an object, unknown keys, wrong
-  types) or a line longer than ``max_line`` bytes is fault ``bad_action``: both non-fatal, the step has no edit;
-- unknown inputs and values other than 0/1 inside ``"set"`` pass through: the episode engine refuses them and says
-  so in the next observation;
+- a line that is not JSON is fault ``not_json``; JSON that is not an action (not an object, unknown keys, wrong
+  types), an action whose ``"set"`` names something that is not an input or a value other than the integers 0 and 1
+  (``1.0`` and ``true`` are not), or a line longer than ``max_line`` bytes is fault ``bad_action``: both non-fatal,
+  the step has no edit (none of the action's atoms is committed). What the episode engine refuses of a well-formed
+  action (budgets, another step's ``"t"``) is its refusal, not a fault;
 - no line within ``step_timeout`` seconds is fault ``timeout``, and stdout closing (the program exited or crashed)
   is fault ``crash``; both are fatal: the process group is killed and the rest of the episode has no edits;
 - stderr is drained all along (a chatty program never blocks on it) and its last ``STDERR_TAIL`` bytes go into the
@@ -14,7 +15,15 @@ then end) and reads one action per line from its stdout. The program is never tr
 
 The program runs in its own process group (a new session), which :meth:`SubprocessAgent.close` always ends: stdin is
 closed (end of input asks it to exit), then SIGTERM and SIGKILL to the whole group after short grace periods, and
-the process is reaped. play_run calls ``close`` in a ``finally``, so this holds on Ctrl-C and on exceptions too.
+the process is reaped. When the harness is stopping (Ctrl-C), play_run calls :meth:`SubprocessAgent.abort`
+instead: SIGKILL to the group at once, since a stop must not wait on a program that ignores its end.
+Where nothing of the harness runs any more, the kernel ends the program: it is started with the parent-death
+signal SIGKILL (:func:`solvers.limits.die_with_parent`, Linux), so kill -9 of the harness, or of a pool worker
+that :func:`gf01_formal.workers.kill` stops, takes it along; and its group is held
+(:func:`gf01_formal.workers.hold_group`), so a harness or worker stopped by SIGTERM first kills the group, the
+program's own children included. (After a kill -9 only the program itself is sure to die: children it started get
+end of input, not the signal. A wrapper script should ``exec`` the agent.) The argv is executed directly, never
+through a shell.
 :func:`check_command` refuses, before any episode is played, a command that cannot be started at all.
 
 >>> agent = SubprocessAgent(check_command("python3 examples/agent_example.py"), step_timeout=5.0)  # doctest: +SKIP
@@ -23,6 +32,7 @@ the process is reaped. play_run calls ``close`` in a ``finally``, so this holds 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import selectors
@@ -35,8 +45,11 @@ from collections import deque
 from typing import Any
 
 from gf01_formal.agents.base import AgentFault
+from gf01_formal.play.episode import malformed_atom
 from gf01_formal.play.protocol import Action, End, Observation, Start, parse_action, text
+from gf01_formal.workers import hold_group, kills, release_group
 from hoa.errors import Gf01Error, quote
+from solvers.limits import die_with_parent
 
 #: Longest action line read (bytes, newline excluded); a longer line is a bad action and is skipped to its end.
 MAX_LINE = 64 * 1024
@@ -85,6 +98,7 @@ class SubprocessAgent:
         self._stderr = bytearray()
         self._pending = b""  # bytes still to write to stdin
         self._dead: AgentFault | None = None  # a fatal fault met outside act(), raised at the next act()
+        self._inputs: dict[str, None] = {}  # AP_in of the episode (from start), in order: what "set" may name
 
     # -- the Agent interface ---------------------------------------------------------------------------------------
 
@@ -93,13 +107,20 @@ class SubprocessAgent:
         self.close()
         self._out, self._lines, self._skipping, self._stderr = bytearray(), deque(), False, bytearray()
         self._dead = None
+        self._inputs = dict.fromkeys(message.goal.inputs)
+        since = kills()
         try:
+            # preexec_fn runs Python between fork and exec, which the subprocess docs call unsafe with threads:
+            # die_with_parent only calls a function loaded at import and os.getppid, taking no lock another thread
+            # could hold. The parent-death signal is the one thing that ends the program after a kill -9 of ours.
             self._proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                          stderr=subprocess.PIPE, start_new_session=True, bufsize=0)
+                                          stderr=subprocess.PIPE, start_new_session=True, bufsize=0,
+                                          preexec_fn=functools.partial(die_with_parent, os.getpid()))
         except OSError as ex:  # e.g. not executable after all: the agent's failure, seen at its first action
             self._dead = AgentFault("crash", f"cannot start {quote(self.argv[0], 80)}: {ex.strerror or ex}",
                                     fatal=True)
             return
+        hold_group(self._proc.pid, since=since)
         assert self._proc.stdin and self._proc.stdout and self._proc.stderr
         for stream in (self._proc.stdin, self._proc.stdout, self._proc.stderr):
             os.set_blocking(stream.fileno(), False)
@@ -133,9 +154,14 @@ class SubprocessAgent:
             raise AgentFault("not_json",
                              f"not JSON ({quote(str(ex), 80, bare=True)}): {quote(_shown(line), 120)}") from None
         try:
-            return parse_action(line)
+            action = parse_action(line)
         except Gf01Error as ex:
             raise AgentFault("bad_action", f"{ex.message}: {quote(_shown(line), 120)}") from None
+        bad = [r for r in (malformed_atom(k, v, self._inputs) for k, v in action.set.items()) if r is not None]
+        if bad:  # the whole action is void: committing its good atoms would play a move the agent did not make
+            more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
+            raise AgentFault("bad_action", f"{bad[0].message}{more}: {quote(_shown(line), 120)}")
+        return action
 
     def observe(self, observation: Observation) -> None:
         """Send the episode's last observation (``done`` is true: no action is expected)."""
@@ -146,7 +172,16 @@ class SubprocessAgent:
         self._deliver(text(message))
 
     def close(self) -> None:
-        """End the program and its process group, whatever state it is in, and reap it (idempotent)."""
+        """End the program and its process group, whatever state it is in, and reap it (idempotent): end of input,
+        then SIGTERM and SIGKILL after ``GRACE`` seconds each, for a program that takes its time to exit."""
+        self._end(polite=True)
+
+    def abort(self) -> None:
+        """End the program's process group at once (SIGKILL) and reap it (idempotent): the harness is stopping
+        (Ctrl-C), and the stop must not wait on a program that ignores its end."""
+        self._end(polite=False)
+
+    def _end(self, *, polite: bool) -> None:
         proc, self._proc = self._proc, None
         if self._selector is not None:
             self._selector.close()
@@ -157,15 +192,17 @@ class SubprocessAgent:
             if proc.stdin is not None:
                 with contextlib.suppress(OSError):
                     proc.stdin.close()
-            try:
-                proc.wait(GRACE)
-            except subprocess.TimeoutExpired:
-                _signal_group(proc.pid, signal.SIGTERM)
-                with contextlib.suppress(subprocess.TimeoutExpired):
+            if polite:
+                try:
                     proc.wait(GRACE)
+                except subprocess.TimeoutExpired:
+                    _signal_group(proc.pid, signal.SIGTERM)
+                    with contextlib.suppress(subprocess.TimeoutExpired):
+                        proc.wait(GRACE)
         finally:
             # Always: the group may hold children of the program even after the program itself has exited.
             _signal_group(proc.pid, signal.SIGKILL)
+            release_group(proc.pid)  # before the reap, after which the id could name another group
             proc.wait()
             for stream in (proc.stdout, proc.stderr):
                 if stream is not None:

@@ -146,15 +146,11 @@ class Episode:
 
     def _check_atom(self, t: int, name: Any, value: Any, refused: list[Refusal]) -> Atom | None:
         """Commit the atom (t, name, value) and return it if the rules allow; else append its refusal, return None."""
-        i = self._index.get(name) if isinstance(name, str) else None
-        if i is None:
-            refused.append(Refusal(input=quote(name, 60, bare=True), value=_shown(value), reason="unknown_input",
-                                   message=f"{quote(name, 60)} is not an input ({', '.join(self._inputs)})"))
+        bad = malformed_atom(name, value, self._index)
+        if bad is not None:
+            refused.append(bad)
             return None
-        if type(value) is not int or value not in (0, 1):  # 1.0 and True are not the integers 0 and 1
-            refused.append(Refusal(input=name, value=_shown(value), reason="bad_value",
-                                   message=f"{name}: value {quote(value, 40)} must be 0 or 1"))
-            return None
+        i = self._index[name]
         if t not in self._steps_used and len(self._steps_used) >= self._budget_t:
             refused.append(Refusal(input=name, value=value, reason="budget_t",
                                    message=f"{name}: no step with edits left (B_T = {self._budget_t})"))
@@ -178,6 +174,22 @@ class Episode:
     def refusals(self) -> int:
         """How many atoms (or whole actions) were refused so far."""
         return sum(len(s.refused) for s in self.log)
+
+
+def malformed_atom(name: Any, value: Any, inputs: Mapping[str, Any]) -> Refusal | None:
+    """The refusal of a submitted atom that names no input (a key of ``inputs``, in AP_in order) or whose value is
+    not the integer 0 or 1; None for a well-formed atom (the budgets are the episode's to check).
+
+    >>> malformed_atom("r1", 1.0, {"r0": 0, "r1": 1}).message
+    'r1: value 1.0 must be 0 or 1'
+    """
+    if not isinstance(name, str) or name not in inputs:
+        return Refusal(input=quote(name, 60, bare=True), value=_shown(value), reason="unknown_input",
+                       message=f"{quote(name, 60)} is not an input ({', '.join(inputs)})")
+    if type(value) is not int or value not in (0, 1):  # 1.0 and True are not the integers 0 and 1
+        return Refusal(input=name, value=_shown(value), reason="bad_value",
+                       message=f"{name}: value {quote(value, 40)} must be 0 or 1")
+    return None
 
 
 def _shown(value: Any) -> Any:

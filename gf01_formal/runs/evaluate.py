@@ -146,9 +146,13 @@ def _threaded(
 ) -> Iterator[RunOutcome]:
     """Instances played by ``jobs`` threads; each instance's outcomes come back as it finishes. The threads are
     daemons: on Ctrl-C or an error the process does not wait for the episodes in flight (their records were never
-    written, so the next run plays them), and a stop flag keeps them from starting new ones."""
+    written, so the next run plays them), and a stop flag keeps them from starting new ones. The external agents'
+    programs of those episodes are killed then, with their children (every group this process holds:
+    :func:`gf01_formal.workers.kill_groups`): no thread will close them."""
     import queue
     import threading
+
+    from gf01_formal.workers import kill_groups
 
     work: queue.SimpleQueue[tuple[Instance, list[AgentSpec]]] = queue.SimpleQueue()
     for item in todo:
@@ -183,6 +187,10 @@ def _threaded(
                 raise value
             else:
                 yield from value
+    except BaseException:
+        stop.set()
+        kill_groups()
+        raise
     finally:
         stop.set()
 

@@ -91,6 +91,7 @@ def play_run(
     steps: list[dict[str, Any]] = []
     latencies: list[float] = []
     agent: Agent | None = None
+    stopping = False
     try:
         agent = build(spec, access)
         status, error = _play(agent, episode, steps, latencies)
@@ -108,9 +109,15 @@ def play_run(
     except Exception as ex:  # a fault of ours or of a built-in agent: never scored as the agent's
         return RunOutcome(failed_record(base, f"{type(ex).__name__}: {ex} ({_where(ex)})", steps,
                                         timing=step_timing(latencies)))
+    except BaseException:  # Ctrl-C (KeyboardInterrupt) or an exit: the harness is stopping
+        stopping = True
+        raise
     finally:
         if agent is not None:
-            agent.close()
+            # Stopping, an agent that can end at once does (the optional hook abort of agents.base): the polite
+            # end waits on the agent, and a stop must not.
+            abort = getattr(agent, "abort", None) if stopping else None
+            (abort if abort is not None else agent.close)()
     tool_log = _tool_log(agent, access)
     side = _side_files(agent)
     if tool_log:
