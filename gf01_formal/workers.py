@@ -3,8 +3,8 @@
 A plain ``ProcessPoolExecutor`` leaves its workers running when the parent is killed (kill -9 leaves orphans that
 finish their tasks), and on Ctrl-C every worker gets SIGINT too and the executor waits for running tasks. Here each
 worker ignores SIGINT (the parent decides), asks the kernel to kill it when its parent dies (Linux
-``PR_SET_PDEATHSIG``, :func:`solvers.limits.die_with_parent`), and also watches its parent id (elsewhere, or if the parent died
-before the call); and the parent, on any exception including KeyboardInterrupt, kills its workers instead of waiting
+``PR_SET_PDEATHSIG``, :func:`solvers.limits.die_with_parent`), and also watches its parent id (elsewhere, or if the
+parent died before the call); and the parent, on any exception including KeyboardInterrupt, kills its workers instead of waiting
 for them. A worker is started with SIGINT blocked (the executor starts workers inside ``submit``, which blocks it
 around the start), so a Ctrl-C while a fresh interpreter is still importing does not print that interpreter's
 traceback.
