@@ -4,10 +4,10 @@ A plain ``ProcessPoolExecutor`` leaves its workers running when the parent is ki
 finish their tasks), and on Ctrl-C every worker gets SIGINT too and the executor waits for running tasks. Here each
 worker ignores SIGINT (the parent decides), asks the kernel to kill it when its parent dies (Linux
 ``PR_SET_PDEATHSIG``, :func:`solvers.limits.die_with_parent`), and also watches its parent id (elsewhere, or if the
-parent died before the call); and the parent, on any exception including KeyboardInterrupt, kills its workers instead of waiting
-for them. A worker is started with SIGINT blocked (the executor starts workers inside ``submit``, which blocks it
-around the start), so a Ctrl-C while a fresh interpreter is still importing does not print that interpreter's
-traceback.
+parent died before the call); and the parent, on any exception including KeyboardInterrupt, kills its workers
+instead of waiting for them. A worker is started with SIGINT blocked (the executor starts workers inside ``submit``,
+which blocks it around the start), so a Ctrl-C while a fresh interpreter is still importing does not print that
+interpreter's traceback.
 
 Programs a process starts in process groups of their own (external agents) use the same death signal, and are
 registered with :func:`hold_group`: while it holds one, a SIGTERM to the process (which is how :func:`kill` stops a
