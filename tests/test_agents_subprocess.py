@@ -229,29 +229,33 @@ def test_an_agent_that_ignores_the_end_and_sigterm_is_killed(case, tmp_path, mon
     assert gone(int(pids.read_text()))
 
 
+class Hooked:
+    """The real adapter, with ``hook(observation)`` called before each of its actions (to interrupt or watch it)."""
+
+    def __init__(self, agent, hook):
+        self.agent, self.hook = agent, hook
+
+    def __getattr__(self, name):
+        return getattr(self.agent, name)
+
+    def act(self, observation):
+        self.hook(observation)
+        return self.agent.act(observation)
+
+
 def test_ctrl_c_in_the_harness_still_reaps_the_agent(case, tmp_path):
     pids = tmp_path / "pids"
 
-    class Interrupted:
-        """The real adapter, with a Ctrl-C arriving while step 2 is played."""
-
-        def __init__(self, agent):
-            self.agent = agent
-
-        def __getattr__(self, name):
-            return getattr(self.agent, name)
-
-        def act(self, observation):
-            if observation is not None and observation.t == 1:
-                raise KeyboardInterrupt
-            return self.agent.act(observation)
+    def interrupt(observation):  # a Ctrl-C arriving while step 2 is played
+        if observation is not None and observation.t == 1:
+            raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
         run(case, tmp_path, f"""
             child = subprocess.Popen(["sleep", "300"])
             open({str(pids)!r}, "w").write(f"{{os.getpid()}} {{child.pid}}")
             play(lambda t: {{"set": {{}}}})
-        """, build=lambda spec, access: Interrupted(agents.build(spec, access)))
+        """, build=lambda spec, access: Hooked(agents.build(spec, access), interrupt))
     assert all(gone(int(p)) for p in pids.read_text().split())
 
 
@@ -259,20 +263,10 @@ def test_a_sigterm_handler_is_in_place_only_while_an_agent_runs(case, tmp_path):
     """While its program runs, SIGTERM to the harness kills the program's group first (tests/test_interrupt.py); before
     and after, the handler is the one the harness had, so a process holding no agent dies of SIGTERM at once."""
     seen = []
-
-    class Watched:
-        def __init__(self, agent):
-            self.agent = agent
-
-        def __getattr__(self, name):
-            return getattr(self.agent, name)
-
-        def act(self, observation):
-            seen.append(signal.getsignal(signal.SIGTERM))
-            return self.agent.act(observation)
-
+    watch = lambda _: seen.append(signal.getsignal(signal.SIGTERM))  # noqa: E731
     before = signal.getsignal(signal.SIGTERM)
-    run(case, tmp_path, "play(lambda t: {'set': {}})\n", build=lambda spec, access: Watched(agents.build(spec, access)))
+    run(case, tmp_path, "play(lambda t: {'set': {}})\n", build=lambda spec, access: Hooked(agents.build(spec, access),
+                                                                                            watch))
     assert seen and all(h is not before and callable(h) for h in seen)
     assert signal.getsignal(signal.SIGTERM) is before
 
@@ -283,18 +277,10 @@ def test_ctrl_c_ends_an_agent_that_ignores_sigterm_without_grace(case, tmp_path)
     pids = tmp_path / "pids"
     raised: list[float] = []
 
-    class Interrupted:
-        def __init__(self, agent):
-            self.agent = agent
-
-        def __getattr__(self, name):
-            return getattr(self.agent, name)
-
-        def act(self, observation):
-            if observation is not None and observation.t == 1:
-                raised.append(time.monotonic())
-                raise KeyboardInterrupt
-            return self.agent.act(observation)
+    def interrupt(observation):
+        if observation is not None and observation.t == 1:
+            raised.append(time.monotonic())
+            raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
         run(case, tmp_path, f"""
@@ -304,7 +290,7 @@ def test_ctrl_c_ends_an_agent_that_ignores_sigterm_without_grace(case, tmp_path)
             play(lambda t: {{"set": {{}}}})
             while True:
                 time.sleep(1)
-        """, build=lambda spec, access: Interrupted(agents.build(spec, access)))
+        """, build=lambda spec, access: Hooked(agents.build(spec, access), interrupt))
     assert time.monotonic() - raised[0] < subprocess_agent.GRACE / 2
     assert gone(int(pids.read_text()), wait=0.5)
 
