@@ -17,12 +17,13 @@ from gf01_formal.cli import main
         (["import", "hoa"], "Missing argument"),
         (["generate", "--count", "x"], "Invalid value"),
         (["no-such-command"], "No such command"),
+        (["oracle", "x.json", "--backend", "bogus"], "'--backend': 'bogus' is not one of 'explicit'"),
     ],
 )
 def test_usage_errors_exit_2_with_a_message(argv, needle, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
-    assert needle in err and "Traceback" not in err
+    assert needle in err and "Traceback" not in err and "Value error" not in err
 
 
 def test_user_error_is_one_line(tmp_path):

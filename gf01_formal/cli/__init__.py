@@ -104,7 +104,9 @@ def _status_of(ex: Exception, *, json_out: bool = False) -> int:
     if callable(getattr(ex, "format_message", None)) and isinstance(getattr(ex, "exit_code", None), int):
         # A usage error (missing argument, bad option value). Typer vendors its own click, so match click's
         # exception interface rather than one click's class.
-        _error(f"{ex.format_message()} (try --help)")  # type: ignore[attr-defined]
+        # typer coerces values through pydantic, whose messages start "Value error, ": noise to the user.
+        message = ex.format_message().replace("Value error, ", "")  # type: ignore[attr-defined]
+        _error(f"{message} (try --help)")
         return EXIT_USER_ERROR
     if isinstance(ex, BrokenPipeError):
         # The reader went away (gf01 ... | head): not an error of ours. Point stdout at /dev/null so that the
