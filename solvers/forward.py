@@ -55,6 +55,7 @@ flips, the layered shortest path): they are already linear in T.
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -458,6 +459,7 @@ class _Forward:
         track_b = budget is not None or track_steps
         b_cap = (steps if budget is None else min(budget, steps)) if track_b else 0
         widths_extra = [max(1, int(top).bit_length()) for _, top in extras]
+        tops = np.array([top for _, top in extras], dtype=np.int64)
         layer = _Layer(
             np.array([quo.initial], dtype=np.int64),
             np.zeros((1, words), dtype=np.uint64),
@@ -487,6 +489,12 @@ class _Forward:
                 parts.append(self._expand(t, tab, layer, lo, hi, b_cap, budget is not None, track_b, incs))
                 lo = hi
             cand = _concat(parts, words, len(extras), counting)
+            if extras:
+                # An extra past its top ends the candidate: a caller's bound (see best_match), never reached otherwise.
+                over = (cand["extra"] > tops).any(axis=1)
+                if over.any():
+                    cand["accept"] = cand["accept"] & ~over
+                    cand["live"] = cand["live"] & ~over
             # Accepting transitions: outcome (b, extras...).
             acc = cand["accept"]
             acc_idx = np.flatnonzero(acc)
@@ -927,7 +935,11 @@ def best_match(
     top_b = steps if budget_t is None else min(budget_t, steps)
     extras: list[Extra] = []
     if size_a:
-        extras.append((lambda t: fw.popcount, top_b * n_in))
+        # |C| matters only through F1_AP = 2 hits / (|C| + |C_a|) <= 2 |C_a| / (|C| + |C_a|): past the |C| where that
+        # bound falls below the F1_AP of a member already known, no path can be the gold, so none is kept.
+        known = _known_f1_ap(problem, agent, budget_t, limits)
+        cap = top_b * n_in if known == 0 else min(top_b * n_in, math.floor(Fraction(2 * size_a) / known - size_a))
+        extras.append((lambda t: fw.popcount, cap))
         extras.append((lambda t: fw.popcount[masks & agent_mask[t]], int(fw.popcount[agent_mask].sum())))
     if ts_a:
         extras.append((lambda t: ((masks != 0) & (t in ts_a)).astype(np.int64), len(ts_a)))
@@ -962,6 +974,17 @@ def best_match(
     ap = prf(len(set(agent) & set(gold)), size_a, len(gold))
     ts = prf(len(ts_a & timesteps(gold)), len(ts_a), len(timesteps(gold)))
     return BestMatch(canonical(problem, gold), *(float(x) for x in ap), *(float(x) for x in ts))
+
+
+def _known_f1_ap(problem: Problem, agent: list[Atom], budget_t: int | None, limits: Limits | None) -> Fraction:
+    """The best F1_AP against ``agent`` of members of M_B(I) found cheaply: the agent's own certificate when it is
+    valid within the budget (F1_AP = 1), else the oracle's; 0 when there is none. A lower bound of the gold's."""
+    if (budget_t is None or len(timesteps(agent)) <= budget_t) and explicit.valid(problem, agent, limits=limits):
+        return prf(len(set(agent)), len(agent), len(set(agent)))[2]
+    found = paths.oracle(problem, budget_t, limits)
+    if found is None:
+        return Fraction(0)
+    return prf(len(set(agent) & set(found.certificate)), len(agent), len(found.certificate))[2]
 
 
 def _reach_any(res: _Pass, accept: Callable[[int, np.ndarray], np.ndarray], clock: Clock) -> list[np.ndarray]:
