@@ -37,6 +37,10 @@ from solvers.limits import die_with_parent
 WATCH_SECONDS = 0.5
 #: Seconds :func:`kill` gives its workers, after SIGTERM, to end the program groups they hold before SIGKILL.
 TERM_SECONDS = 0.25
+#: Seconds :func:`kill` waits for the executor's own thread to finish once the workers are dead.
+JOIN_SECONDS = 1.0
+
+
 def _init_worker(parent: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # kill() stops a worker by SIGTERM: not ignored, even if inherited
@@ -104,7 +108,8 @@ def pool(jobs: int) -> Iterator[ProcessPoolExecutor]:
 
 
 def kill(ex: ProcessPoolExecutor) -> None:
-    """Kill the workers of ``ex``, cancel pending work, and wait for the executor's own thread to finish.
+    """Kill the workers of ``ex``, cancel pending work, and wait (at most :data:`JOIN_SECONDS`) for the executor's
+    own thread to finish.
 
     The workers get SIGTERM first, and up to :data:`TERM_SECONDS` to die of it (:func:`_terminate`); then SIGKILL
     for any left. With its workers dead the executor's thread finds the pool broken and ends at once; waiting for
@@ -114,7 +119,16 @@ def kill(ex: ProcessPoolExecutor) -> None:
     for p in _terminate(ex):
         with contextlib.suppress(Exception):
             p.kill()
-    ex.shutdown(wait=True, cancel_futures=True)
+    # The work queued for dead workers is void: its feeder thread must not be waited for (blocked on a full pipe
+    # that nobody reads, it would hold the executor's thread, and so this shutdown, for ever).
+    queue = getattr(ex, "_call_queue", None)
+    if queue is not None:
+        with contextlib.suppress(Exception):
+            queue.cancel_join_thread()
+    ex.shutdown(wait=False, cancel_futures=True)
+    thread = getattr(ex, "_executor_manager_thread", None)
+    if thread is not None:
+        thread.join(JOIN_SECONDS)  # bounded: a stop must end within 2 s whatever the executor's thread does
 
 
 def _terminate(ex: ProcessPoolExecutor) -> list[Any]:
