@@ -70,6 +70,16 @@ def _wait_for(pred, seconds: float, what: str) -> None:
         time.sleep(0.02)
 
 
+def _ctrl_c_stops_within_2_s(p: subprocess.Popen[str]) -> None:
+    """Ctrl-C the command's process group: it says it was interrupted, exits 130, and within 2 s."""
+    sent = time.monotonic()
+    os.killpg(p.pid, signal.SIGINT)
+    _, err = p.communicate(timeout=10)
+    took = time.monotonic() - sent
+    assert p.returncode in INTERRUPTED and err == "gf01: interrupted\n"
+    assert took < 2.0, f"took {took:.2f} s to stop"
+
+
 @pytest.fixture
 def run(tmp_path: Path):
     """Start the command; afterwards make sure nothing of it is left (killing what is, so a failure stays local)."""
@@ -91,12 +101,7 @@ def test_ctrl_c_stops_at_once_and_leaves_nothing(run, tmp_path: Path) -> None:
     p = run()
     # Working: both workers have spent a second of CPU time (their start-up takes about half of that).
     _wait_for(lambda: len(w := _workers(p.pid)) == 2 and min(w.values()) >= 1.0, 60, "two busy workers")
-    sent = time.monotonic()
-    os.killpg(p.pid, signal.SIGINT)
-    _, err = p.communicate(timeout=10)
-    took = time.monotonic() - sent
-    assert p.returncode in INTERRUPTED and err == "gf01: interrupted\n"
-    assert took < 2.0, f"took {took:.1f} s to stop"
+    _ctrl_c_stops_within_2_s(p)
     _wait_for(lambda: not _group(p.pid), 2, "the workers to be gone")
     assert not (tmp_path / "out").exists() or list((tmp_path / "out").iterdir()) == []  # no output, no temp file
 
@@ -222,12 +227,7 @@ def test_ctrl_c_of_evaluate_ends_every_agent_at_once(harness, agent, bundle, tmp
     p = _evaluate(harness, bundle, command(via), jobs, tmp_path)
     _wait_for(lambda: len(alive("agent.py")) == jobs, 60, f"{jobs} agents to start")
     time.sleep(0.2)  # the agents are waiting for nothing now: deep in the step's wait
-    sent = time.monotonic()
-    os.killpg(p.pid, signal.SIGINT)
-    _, err = p.communicate(timeout=10)
-    took = time.monotonic() - sent
-    assert p.returncode in INTERRUPTED and err == "gf01: interrupted\n"
-    assert took < 2.0, f"took {took:.2f} s to stop"
+    _ctrl_c_stops_within_2_s(p)
     _wait_for(lambda: not alive(), 1, "the agents to be gone")
 
 

@@ -54,6 +54,15 @@ def _panel_grid(fig: Any, n: int) -> Any:
     return axes
 
 
+def _legend_or_note(ax: Any, drawn: bool, note: str) -> None:
+    """The legend of a panel that drew something, else ``note`` in its middle (a legend with no labelled artist is
+    a matplotlib warning on stderr)."""
+    if drawn:
+        ax.legend(fontsize=7, loc="best")
+    else:
+        ax.text(0.5, 0.5, note, ha="center", va="center", transform=ax.transAxes)
+
+
 def _title(key: dict[str, Any]) -> str:
     return f"{key.get('eval_track', '')} · {key.get('renderer_track', '')} · {key.get('adaptation_condition', '')}"
 
@@ -81,12 +90,8 @@ def quartile_figure(figure: dict[str, Any]) -> str:
             ax.set_xlabel("complexity quartile of z(I)")
             ax.set_ylabel("Score_C rate (95 % Wilson)")
             ax.set_title(f"{panel['split_id'] or 'no split'} / {panel['mode']} ({panel['instances']} instances)")
-            # A legend with no labelled artist is a matplotlib warning on stderr: runs without z(I) have no
-            # quartile, so a panel of such runs draws nothing and says why instead.
-            if shown:
-                ax.legend(fontsize=7, loc="best")
-            else:
-                ax.text(0.5, 0.5, "no scored run with z(I)", ha="center", va="center", transform=ax.transAxes)
+            # Runs without z(I) have no quartile: a panel of such runs draws nothing and says why.
+            _legend_or_note(ax, bool(shown), "no scored run with z(I)")
         fig.suptitle("Score_C by complexity quartile — " + _title(data["key"]))
         _margins(fig, axes.shape[0])
 
@@ -114,10 +119,7 @@ def eff_t_figure(figure: dict[str, Any]) -> str:
             ax.set_xlabel("Eff_t (distinct intervened timesteps), certified runs")
             ax.set_ylabel("runs")
             ax.set_title(f"{panel['split_id'] or 'no split'} / {panel['mode']}")
-            if any(a["eff_t_given_certified"] for a in agents):
-                ax.legend(fontsize=7, loc="best")
-            else:
-                ax.text(0.5, 0.5, "no certified run", ha="center", va="center", transform=ax.transAxes)
+            _legend_or_note(ax, any(a["eff_t_given_certified"] for a in agents), "no certified run")
         fig.suptitle("Eff_t given certified — " + _title(data["key"]))
         _margins(fig, axes.shape[0])
 

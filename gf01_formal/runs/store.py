@@ -31,15 +31,12 @@ class RunsFile:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         self.side_dir = Path(f"{self.path}.d")
-        self.repaired = self._repair()
+        # One read: the check returns the whole records, which also tell which runs are done.
+        records = check_runs_file(self.path)
+        self.repaired = cut_torn_tail(self.path)
         self._sweep()
-        self._final = {rid for rid, rec in latest(self.path).items() if rec.get("status") in FINAL_STATUSES}
-
-    def _repair(self) -> int:
-        """Refuse a file that is not a runs file, then cut a torn last line (no newline at the end); returns the
-        bytes cut."""
-        check_runs_file(self.path)
-        return cut_torn_tail(self.path)
+        last = {r["run_id"]: r for r in records if isinstance(r.get("run_id"), str)}
+        self._final = {rid for rid, rec in last.items() if rec.get("status") in FINAL_STATUSES}
 
     def _sweep(self) -> None:
         """Remove the temporary files of side-file writes that a kill -9 interrupted (one writer: none is live)."""
@@ -73,18 +70,19 @@ class RunsFile:
             self._final.add(outcome.record.run_id)
 
 
-def check_runs_file(path: str | os.PathLike[str]) -> None:
-    """A Gf01Error unless ``path`` is missing, empty, or holds run records of this toolkit only (its last line may be
-    torn). Appending to another file (a bundle, the peer's records, any JSON Lines) would first cut its "torn" tail,
-    that is destroy it, and then mix records into it."""
+def check_runs_file(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The whole records of ``path`` (none when it is missing or empty); a Gf01Error unless it holds run records of
+    this toolkit only (its last line may be torn). Appending to another file (a bundle, the peer's records, any JSON
+    Lines) would first cut its "torn" tail, that is destroy it, and then mix records into it."""
     from hoa.files import read_text
 
     target = Path(path)
     if not target.is_file() or target.stat().st_size == 0:
-        return
+        return []
     name = quote(os.fspath(path), 200, bare=True)
     hint = f"not a runs file (gf01-formal run records, {RUN_SCHEMA}): give a new file or a runs file"
     *lines, tail = read_text(target, limit=1 << 34).split("\n")
+    records: list[dict[str, Any]] = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -96,6 +94,7 @@ def check_runs_file(path: str | os.PathLike[str]) -> None:
             found = obj.get("schema_version") if isinstance(obj, dict) else None
             raise Gf01Error(f"{hint} (this line's schema_version is {quote(found, 60)})", file=name,
                             line=number)
+        records.append(obj)
     # A torn last line is the start of a record that was being written: canonical JSON, so it begins with '{"'.
     if tail and not tail.startswith('{"'):
         raise Gf01Error(f"{hint} (its last line is neither a record nor the start of one)", file=name,
@@ -104,9 +103,10 @@ def check_runs_file(path: str | os.PathLike[str]) -> None:
         try:
             obj = json.loads(tail)
         except (ValueError, RecursionError):
-            return
+            return records
         if not isinstance(obj, dict) or obj.get("schema_version") != RUN_SCHEMA:
             raise Gf01Error(f"{hint} (its last line is a JSON value of another kind)", file=name, line=len(lines) + 1)
+    return records
 
 
 def cut_torn_tail(path: str | os.PathLike[str]) -> int:

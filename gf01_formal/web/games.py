@@ -48,6 +48,7 @@ from gf01_formal.play.scoring import Scorer
 from gf01_formal.runs.record import FINAL_STATUSES, RunRecord, run_id
 from gf01_formal.runs.runner import RunOutcome, failed_record, finished_record, record_base
 from gf01_formal.runs.store import RunsFile, cut_torn_tail, latest, read_lines
+from gf01_formal.runs.validate import RESCORED
 from gf01_formal.web.pilot import ID_PATTERN, Pilot, load_pilot
 from hoa.errors import Gf01Error, quote
 
@@ -59,9 +60,6 @@ TOKEN = re.compile(r"[A-Za-z0-9_-]{32}")
 PARTICIPANT = re.compile(ID_PATTERN)
 #: A response time above a day is not one.
 MAX_RESPONSE_MS = 86_400_000.0
-#: The scores a replayed record must share with the exact scoring of its certificate.
-SCORED_FIELDS = ("suff", "min1", "valid", "goal", "eff_t", "eff_a", "score_c", "kappa", "ap_precision", "ap_recall",
-                 "ap_f1", "ts_precision", "ts_recall", "ts_f1", "best_match_gold")
 RECORD_FIELDS = ("status", "error", "run_id", "certificate", "suff", "min1", "valid", "goal", "eff_t", "eff_a",
                  "score_c", "kappa", "ap_precision", "ap_recall", "ap_f1", "ts_precision", "ts_recall", "ts_f1",
                  "best_match_gold", "refusals")
@@ -346,7 +344,7 @@ class Games:
             # The page shows the record's scores: they must be the exact ones of its certificate.
             with served.lock:
                 exact = served.scorer().score(engine.certificate)
-            wrong = [k for k in SCORED_FIELDS if exact[k] != getattr(rec, k)]
+            wrong = [k for k in RESCORED if exact[k] != getattr(rec, k)]
             if wrong:
                 k = wrong[0]
                 raise RequestError(422, f"the record's scores are not those of its certificate ({k}: recorded "
