@@ -29,8 +29,8 @@ sys.path.insert(0, str(ROOT))
 
 from gf01_formal.agents import BUILTIN  # noqa: E402
 from gf01_formal.campaign.run import run_campaign  # noqa: E402
-from gf01_formal.generator import generate, load_config  # noqa: E402
-from gf01_formal.instance_io import save_artifact  # noqa: E402
+from gf01_formal.instances.generator import generate, load_config  # noqa: E402
+from gf01_formal.instances.io import save_artifact  # noqa: E402
 from gf01_formal.report.coverage import PANELS  # noqa: E402
 
 PEER_INSTANCES_PER_S = 100 / (14 * 60)

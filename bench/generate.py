@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from gf01_formal.generator import generate, generate_slot, load_config  # noqa: E402
+from gf01_formal.instances.generator import generate, generate_slot, load_config  # noqa: E402
 
 BASELINE = (16, 3, 8)
 THROUGHPUT_SIZES = [(8, 2, 4), (16, 3, 8), (24, 4, 12), (32, 5, 16)]
@@ -62,7 +62,7 @@ def _one(size: tuple[int, int, int], count_always: bool) -> float | None:
     """Seconds for one certification in a fresh process, or None past the limit."""
     code = (
         f"import sys, json, time; sys.path.insert(0, {str(ROOT)!r});"
-        "from gf01_formal.generator import generate_slot, load_config;"
+        "from gf01_formal.instances.generator import generate_slot, load_config;"
         "cfg = load_config(json.loads(sys.argv[1])); t = time.perf_counter();"
         "r = generate_slot(1, 0, cfg); print(json.dumps([time.perf_counter() - t, type(r).__name__]))"
     )

@@ -28,10 +28,10 @@ sys.path.insert(0, str(ROOT))
 
 from gf01_formal.agents import BUILTIN  # noqa: E402
 from gf01_formal.agents.base import AgentSpec  # noqa: E402
-from gf01_formal.generator import GenConfig, generate  # noqa: E402
-from gf01_formal.instance_io import check_instance, save_artifact  # noqa: E402
-from gf01_formal.play.scoring import Scorer  # noqa: E402
+from gf01_formal.instances.generator import GenConfig, generate  # noqa: E402
+from gf01_formal.instances.io import check_instance, save_artifact  # noqa: E402
 from gf01_formal.runs.runner import play_run  # noqa: E402
+from gf01_formal.scoring.scores import Scorer  # noqa: E402
 
 PANEL = ("random", "greedy", "search", "tool", "oracle")
 PEER_SECONDS = 834.0

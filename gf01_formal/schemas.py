@@ -13,11 +13,11 @@ from gf01_formal.artifacts import pretty_json, write_text_atomic
 
 def documents() -> dict[str, dict[str, Any]]:
     """The JSON Schema documents, by file name under docs/schemas/."""
-    from gf01_formal.generator import GenConfig
-    from gf01_formal.instances import Bundle, Instance
+    from gf01_formal.instances.generator import GenConfig
+    from gf01_formal.instances.model import Bundle, Instance
+    from gf01_formal.instances.splits import SplitManifest
     from gf01_formal.play import protocol
     from gf01_formal.runs import record
-    from gf01_formal.splits import SplitManifest
 
     return {
         "instance.v2.json": Instance.model_json_schema(),

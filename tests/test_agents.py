@@ -12,10 +12,10 @@ import pytest
 from gf01_formal import agents
 from gf01_formal.agents.base import Access, AgentSpec
 from gf01_formal.agents.planner import Planner
-from gf01_formal.generator import GenConfig, generate
-from gf01_formal.instance_io import check_instance
-from gf01_formal.play.scoring import Scorer
+from gf01_formal.instances.generator import GenConfig, generate
+from gf01_formal.instances.io import check_instance
 from gf01_formal.runs.runner import play_run
+from gf01_formal.scoring.scores import Scorer
 from hoa.errors import Gf01Error
 
 CB = ("random", "greedy", "search")

@@ -17,9 +17,9 @@ from scripted_agent import PRELUDE
 from gf01_formal import agents
 from gf01_formal.agents import subprocess_agent
 from gf01_formal.agents.base import AgentSpec
-from gf01_formal.play.scoring import Scorer
+from gf01_formal.instances.sources import InstanceOptions, open_instance
 from gf01_formal.runs.runner import play_run
-from gf01_formal.sources import InstanceOptions, open_instance
+from gf01_formal.scoring.scores import Scorer
 
 ROOT = Path(__file__).resolve().parent.parent
 ARBITER = ROOT / "gf01_formal" / "examples" / "arbiter.hoa"

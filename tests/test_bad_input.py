@@ -21,7 +21,7 @@ import pytest
 
 from gf01_formal.artifacts import sha256_hex
 from gf01_formal.cli import app, main
-from gf01_formal.instances import content_id, content_of
+from gf01_formal.instances.model import content_id, content_of
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "gf01_formal" / "examples"

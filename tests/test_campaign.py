@@ -20,8 +20,8 @@ import pytest
 
 from gf01_formal.campaign.run import run_campaign
 from gf01_formal.cli import main
-from gf01_formal.generator import GenConfig, generate
-from gf01_formal.instance_io import save_artifact
+from gf01_formal.instances.generator import GenConfig, generate
+from gf01_formal.instances.io import save_artifact
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = {"families": [{"kind": "random_mealy", "states": [3, 6], "inputs": [3, 3], "outputs": [2, 2]}],

@@ -12,8 +12,8 @@ import pytest
 from gf01_formal.agents.base import AgentSpec
 from gf01_formal.campaign.shards import Plan, play_batch, tasks
 from gf01_formal.cli import main
-from gf01_formal.generator import GenConfig, generate
-from gf01_formal.instance_io import check_instance, load_bundle, save_artifact
+from gf01_formal.instances.generator import GenConfig, generate
+from gf01_formal.instances.io import check_instance, load_bundle, save_artifact
 from gf01_formal.report.caps import CapSet, derive, load_caps, run_diagnostic
 from gf01_formal.report.load import load_runs
 from gf01_formal.runs.record import RunRecord

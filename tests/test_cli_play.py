@@ -13,8 +13,8 @@ import pytest
 
 from gf01_formal.cli import main
 from gf01_formal.cli.play import parse_prompt
+from gf01_formal.instances.sources import open_instance
 from gf01_formal.play.protocol import GoalPanel
-from gf01_formal.sources import open_instance
 
 ROOT = Path(__file__).resolve().parent.parent
 INSTANCE = ROOT / "gf01_formal" / "examples" / "arbiter_priority.json"  # hard mode, t* = 21, T = 30, B_T = 2

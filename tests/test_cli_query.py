@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from gf01_formal.certificates import parse_certificate, score
 from gf01_formal.cli import main
-from gf01_formal.sources import InstanceOptions, open_instance
+from gf01_formal.instances.sources import InstanceOptions, open_instance
+from gf01_formal.scoring.certificates import parse_certificate, score
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "gf01_formal" / "examples"
 HOA = str(EXAMPLES / "arbiter.hoa")
@@ -219,7 +219,7 @@ def test_verify_best_match_on_the_bundled_instance(capsys: pytest.CaptureFixture
 def test_verify_many_certificates_in_one_process(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """--certs: one JSON line per certificate, in order, the same records as one verify per certificate."""
-    from gf01_formal import batch
+    from gf01_formal.scoring import batch
 
     monkeypatch.setattr(batch, "CHUNK", 1)  # scored a line at a time: a bad line must still stop it before any
     inst = str(EXAMPLES / "arbiter_priority.json")
@@ -255,7 +255,7 @@ def test_enumerate_streams_its_table(tmp_path: Path) -> None:
     import sys
     import threading
 
-    from gf01_formal.families.counters import counter_hoa
+    from gf01_formal.instances.families.counters import counter_hoa
 
     system = tmp_path / "counter.hoa"
     system.write_text(counter_hoa(5))

@@ -22,11 +22,11 @@ import numpy as np
 import pytest
 
 from gf01_formal.artifacts import sha256_hex
-from gf01_formal.certificates import parse_certificate, score
 from gf01_formal.cli import main
-from gf01_formal.instances import Meta, System, TableSystem, content_id, content_of, make_instance
-from gf01_formal.sources import InstanceOptions, open_instance
-from gf01_formal.traces import parse_effect
+from gf01_formal.instances.model import Meta, System, TableSystem, content_id, content_of, make_instance
+from gf01_formal.instances.sources import InstanceOptions, open_instance
+from gf01_formal.instances.traces import parse_effect
+from gf01_formal.scoring.certificates import parse_certificate, score
 from hoa.errors import Gf01Error
 from solvers.limits import Limits, Unknown
 

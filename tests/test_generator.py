@@ -11,11 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gf01_formal.certificates import certificate_from_json
-from gf01_formal.complexity import window_of
-from gf01_formal.families.arbiters import arbiter_hoa
-from gf01_formal.families.traffic import traffic_hoa
-from gf01_formal.generator import (
+from gf01_formal.instances.complexity import window_of
+from gf01_formal.instances.families.arbiters import arbiter_hoa
+from gf01_formal.instances.families.traffic import traffic_hoa
+from gf01_formal.instances.generator import (
     GenConfig,
     generate,
     greedy_result,
@@ -23,8 +22,9 @@ from gf01_formal.generator import (
     slot_allowance,
     summary,
 )
-from gf01_formal.instance_io import check_instance, load_bundle
-from gf01_formal.measure import hard_problem
+from gf01_formal.instances.io import check_instance, load_bundle
+from gf01_formal.instances.measure import hard_problem
+from gf01_formal.scoring.certificates import certificate_from_json
 from hoa.errors import Gf01Error
 from solvers import api
 from solvers.canonical import timesteps
@@ -174,8 +174,8 @@ def test_generate_cli_with_cfg_and_split(tmp_path, capsys):
 @settings(max_examples=12, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(0, 50))
 def test_any_seed_gives_an_instance_or_a_reported_skip(seed, slot):
-    from gf01_formal.generator import generate_slot
-    from gf01_formal.instances import Instance, Skip
+    from gf01_formal.instances.generator import generate_slot
+    from gf01_formal.instances.model import Instance, Skip
 
     cfg = load_config({"horizon": [5, 9], "max_attempts": 4})
     res = generate_slot(seed, slot, cfg)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gf01_formal.families import FAMILIES
-from gf01_formal.instance_io import system_view
-from gf01_formal.traces import parse_effect
+from gf01_formal.instances.families import FAMILIES
+from gf01_formal.instances.io import system_view
+from gf01_formal.instances.traces import parse_effect
 from hoa.parser import parse
 
 REAL = ["arbiter", "register", "counter", "traffic_light"]

@@ -7,9 +7,9 @@ from dataclasses import replace
 import numpy as np
 
 from encoders.problem import Problem
-from gf01_formal.families.counters import counter_hoa
-from gf01_formal.greedy import effect_distance_table, greedy_certificate
-from gf01_formal.traces import parse_effect
+from gf01_formal.instances.families.counters import counter_hoa
+from gf01_formal.instances.greedy import effect_distance_table, greedy_certificate
+from gf01_formal.instances.traces import parse_effect
 from hoa.mealy import mealy_from_text
 from solvers import api
 from solvers.canonical import timesteps

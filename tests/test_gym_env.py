@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from gf01_formal.certificates import certificate_from_json
-from gf01_formal.generator import GenConfig, generate
-from gf01_formal.instance_io import check_instance, save_artifact
+from gf01_formal.instances.generator import GenConfig, generate
+from gf01_formal.instances.io import check_instance, save_artifact
 from gf01_formal.play.episode import Episode
 from gf01_formal.play.gym_env import ENV_ID, SET_0, SET_1, UNCHANGED, GF01Env
-from gf01_formal.play.scoring import Scorer
+from gf01_formal.scoring.certificates import certificate_from_json
+from gf01_formal.scoring.scores import Scorer
 
 
 @pytest.fixture(scope="module")

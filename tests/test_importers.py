@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from gf01_formal.certificates import certificate_from_json
 from gf01_formal.cli import main
-from gf01_formal.families.arbiters import arbiter_hoa
-from gf01_formal.families.counters import counter_hoa
-from gf01_formal.importers import import_peer_bundle
-from gf01_formal.instance_io import instance_problem, load_bundle, load_instance
-from gf01_formal.sources import InstanceOptions, instance_from_hoa
+from gf01_formal.instances.families.arbiters import arbiter_hoa
+from gf01_formal.instances.families.counters import counter_hoa
+from gf01_formal.instances.io import instance_problem, load_bundle, load_instance
+from gf01_formal.instances.peer import import_peer_bundle
+from gf01_formal.instances.sources import InstanceOptions, instance_from_hoa
+from gf01_formal.scoring.certificates import certificate_from_json
 from hoa.errors import Gf01Error
 from solvers import api
 

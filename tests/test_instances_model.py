@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from gf01_formal.artifacts import read_json, sha256_hex
-from gf01_formal.families.arbiters import arbiter_hoa
-from gf01_formal.instance_io import (
+from gf01_formal.instances.families.arbiters import arbiter_hoa
+from gf01_formal.instances.io import (
     input_names,
     instance_problem,
     load_artifact,
@@ -20,7 +20,7 @@ from gf01_formal.instance_io import (
     output_names,
     save_artifact,
 )
-from gf01_formal.instances import (
+from gf01_formal.instances.model import (
     CONTENT_FIELDS,
     Instance,
     Meta,

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gf01_formal.artifacts import canonical_json, read_json, sha256_hex, write_json_atomic
-from gf01_formal.traces import (
+from gf01_formal.instances.traces import (
     effect_text,
     parse_effect,
     parse_trace,
@@ -95,7 +95,7 @@ def test_effect_text_round_trips_over_output_names():
 
 
 def test_certificate_atoms_structural_checks():
-    from gf01_formal.certificates import certificate_from_json, certificate_to_json
+    from gf01_formal.scoring.certificates import certificate_from_json, certificate_to_json
 
     assert certificate_from_json([[3, "c", 0], [1, "a", 1]], INPUTS, 5) == ((1, 0, 1), (3, 2, 0))
     assert certificate_to_json(((3, 2, 0), (1, 0, 1)), INPUTS) == [[1, "a", 1], [3, "c", 0]]

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from gf01_formal import workers
-from gf01_formal.generator import GenConfig, generate
-from gf01_formal.instance_io import save_artifact
+from gf01_formal.instances.generator import GenConfig, generate
+from gf01_formal.instances.io import save_artifact
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes from /proc (Linux)")
 

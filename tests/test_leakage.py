@@ -17,10 +17,10 @@ from scripted_agent import PRELUDE
 
 from gf01_formal.agents.base import AgentSpec
 from gf01_formal.artifacts import canonical_json
-from gf01_formal.instance_io import check_instance
-from gf01_formal.play.scoring import Scorer
+from gf01_formal.instances.io import check_instance
+from gf01_formal.instances.sources import InstanceOptions, instance_from_hoa
 from gf01_formal.runs.runner import play_run
-from gf01_formal.sources import InstanceOptions, instance_from_hoa
+from gf01_formal.scoring.scores import Scorer
 from solvers import api
 
 ARBITER = """HOA: v1

@@ -15,7 +15,7 @@ from strategies import problems
 from encoders.problem import Problem
 from gf01_formal.play.episode import Episode
 from gf01_formal.play.protocol import Observation, Start, parse_action, text
-from gf01_formal.play.scoring import Scorer
+from gf01_formal.scoring.scores import Scorer
 from hoa.errors import Gf01Error
 from hoa.label import Not, Var, evaluate
 from hoa.mealy import MealyView

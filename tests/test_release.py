@@ -16,10 +16,10 @@ import pytest
 from gf01_formal.agents.base import AgentSpec
 from gf01_formal.artifacts import pretty_json, read_json, write_json_atomic
 from gf01_formal.cli import main
-from gf01_formal.generator import GenConfig, generate
+from gf01_formal.instances.generator import GenConfig, generate
+from gf01_formal.instances.splits import PUBLIC_KEY, split_bundle, write_release
 from gf01_formal.report.release import check, package
 from gf01_formal.runs.evaluate import evaluate
-from gf01_formal.splits import PUBLIC_KEY, split_bundle, write_release
 from hoa.errors import Gf01Error
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,7 +41,7 @@ def release(tmp_path_factory: pytest.TempPathFactory) -> Path:
     d = tmp_path_factory.mktemp("release") / "rel"
     bundle, manifest = split_bundle(generate(51, 10, GenConfig.model_validate(SMALL)), PUBLIC_KEY)
     write_release(d, bundle, manifest)
-    from gf01_formal.instance_io import save_artifact
+    from gf01_formal.instances.io import save_artifact
 
     save_artifact(d.parent / "bundle.json", bundle)  # the full bundle stays outside the release
     evaluate(d.parent / "bundle.json", [AgentSpec("random", "EVAL-CB"), AgentSpec("greedy", "EVAL-CB"),

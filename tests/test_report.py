@@ -16,8 +16,9 @@ from statsmodels.stats.proportion import proportion_confint
 from gf01_formal.agents.base import AgentSpec
 from gf01_formal.artifacts import sha256_hex, write_json_atomic
 from gf01_formal.cli import main
-from gf01_formal.generator import GenConfig, generate
-from gf01_formal.instance_io import save_artifact
+from gf01_formal.instances.generator import GenConfig, generate
+from gf01_formal.instances.io import save_artifact
+from gf01_formal.instances.splits import PUBLIC_KEY, split_bundle
 from gf01_formal.report import coverage as coverage_mod
 from gf01_formal.report import stats
 from gf01_formal.report.build import KEY_FIELDS, build_report
@@ -25,7 +26,6 @@ from gf01_formal.report.coverage import load_manifest
 from gf01_formal.report.load import load_runs
 from gf01_formal.report.render import markdown
 from gf01_formal.runs.evaluate import evaluate
-from gf01_formal.splits import PUBLIC_KEY, split_bundle
 from hoa.errors import Gf01Error
 
 SMALL = {"families": [{"kind": "random_mealy", "states": [3, 6], "inputs": [2, 3], "outputs": [1, 2]}],

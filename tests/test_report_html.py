@@ -13,10 +13,10 @@ import pytest
 from gf01_formal.agents.base import AgentSpec
 from gf01_formal.artifacts import write_json_atomic
 from gf01_formal.cli import main
-from gf01_formal.generator import GenConfig, generate
-from gf01_formal.instance_io import save_artifact
+from gf01_formal.instances.generator import GenConfig, generate
+from gf01_formal.instances.io import save_artifact
+from gf01_formal.instances.splits import PUBLIC_KEY, split_bundle
 from gf01_formal.runs.evaluate import evaluate
-from gf01_formal.splits import PUBLIC_KEY, split_bundle
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",

@@ -12,8 +12,8 @@ from scipy.stats import spearmanr
 from gf01_formal.agents.base import AgentSpec
 from gf01_formal.artifacts import sha256_hex
 from gf01_formal.cli import main
-from gf01_formal.generator import GenConfig, generate
-from gf01_formal.instance_io import load_bundle, save_artifact
+from gf01_formal.instances.generator import GenConfig, generate
+from gf01_formal.instances.io import load_bundle, save_artifact
 from gf01_formal.report import pilot as pilot_mod
 from gf01_formal.report.load import load_runs
 from gf01_formal.report.pilot import analyze

@@ -15,8 +15,8 @@ import pytest
 
 from gf01_formal.agents.base import AgentSpec
 from gf01_formal.cli import main
-from gf01_formal.generator import GenConfig, generate
-from gf01_formal.instance_io import save_artifact
+from gf01_formal.instances.generator import GenConfig, generate
+from gf01_formal.instances.io import save_artifact
 from gf01_formal.runs.evaluate import Settings, evaluate
 from gf01_formal.runs.record import RunRecord
 from gf01_formal.runs.runner import RunOutcome
@@ -200,9 +200,9 @@ class _FailsAtStart:
 
 
 def test_an_agent_that_fails_at_start_is_an_agent_error_not_ours(bundle: Path) -> None:
-    from gf01_formal.instance_io import load_checked
-    from gf01_formal.play.scoring import Scorer
+    from gf01_formal.instances.io import load_checked
     from gf01_formal.runs.runner import play_run
+    from gf01_formal.scoring.scores import Scorer
 
     inst, problem = load_checked(bundle, json.loads(bundle.read_text())["instances"][0]["instance_id"])
     out = play_run(inst, problem, AgentSpec("random", "EVAL-CB"), seed=0, scorer=Scorer(problem),

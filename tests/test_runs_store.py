@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from gf01_formal.cli import main
-from gf01_formal.generator import GenConfig, generate
-from gf01_formal.instance_io import save_artifact
+from gf01_formal.instances.generator import GenConfig, generate
+from gf01_formal.instances.io import save_artifact
 from gf01_formal.runs.store import RunsFile
 
 PEER = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus" / "peer"

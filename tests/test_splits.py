@@ -9,9 +9,18 @@ from pathlib import Path
 import pytest
 
 from gf01_formal.cli import main
-from gf01_formal.instance_io import load_bundle, save_artifact
-from gf01_formal.instances import Complexity, Instance, Knob, Meta, System, TableSystem, make_bundle, make_instance
-from gf01_formal.splits import (
+from gf01_formal.instances.io import load_bundle, save_artifact
+from gf01_formal.instances.model import (
+    Complexity,
+    Instance,
+    Knob,
+    Meta,
+    System,
+    TableSystem,
+    make_bundle,
+    make_instance,
+)
+from gf01_formal.instances.splits import (
     PUBLIC_KEY,
     TARGETS,
     assign,

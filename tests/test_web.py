@@ -23,9 +23,9 @@ from browser import Server
 
 from gf01_formal.agents.base import AgentSpec
 from gf01_formal.cli import main
-from gf01_formal.generator import GenConfig, generate
-from gf01_formal.instance_io import load_artifact, load_bundle, save_artifact
-from gf01_formal.instances import make_bundle
+from gf01_formal.instances.generator import GenConfig, generate
+from gf01_formal.instances.io import load_artifact, load_bundle, save_artifact
+from gf01_formal.instances.model import make_bundle
 from gf01_formal.play.episode import Episode
 from gf01_formal.runs.evaluate import evaluate
 from gf01_formal.runs.validate import validate
@@ -397,7 +397,7 @@ def test_replay_plays_a_recorded_run_again(free: Any, bundle: Path, ids: list[st
     evaluate(bundle, [AgentSpec("random", "EVAL-CB"), AgentSpec("oracle", "EVAL-OC")], out)
     records = [json.loads(x) for x in out.read_text().splitlines()]
     instances = {i.instance_id: i for i in load_bundle(bundle).instances}
-    from gf01_formal.instance_io import check_instance
+    from gf01_formal.instances.io import check_instance
 
     with httpx.Client(base_url=free.url, timeout=30) as client:
         for rec in records:

@@ -16,8 +16,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from gf01_formal.instances.traces import parse_effect
 from gf01_formal.play.protocol import GoalPanel, Observation
-from gf01_formal.traces import parse_effect
 from hoa.label import evaluate, variables
 
 #: Effects reading more outputs than this get the coarse distance 0 (holds) / 1 (does not): listing the models

@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from encoders.problem import Problem
-from gf01_formal.certificates import certificate_to_json
 from gf01_formal.play.protocol import Action, End, Observation, Start
+from gf01_formal.scoring.certificates import certificate_to_json
 from solvers import api
 
 TOOL_ID = "oracle-exact-search-v1"

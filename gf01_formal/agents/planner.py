@@ -18,7 +18,7 @@ import numpy as np
 
 from encoders.problem import Problem
 from gf01_formal.artifacts import canonical_json
-from gf01_formal.certificates import parse_certificate
+from gf01_formal.scoring.certificates import parse_certificate
 from hoa.label import evaluate
 
 TOOL_ID = "local-planner-v1"

@@ -141,8 +141,8 @@ def run_campaign(
 ) -> CampaignSummary:
     """Play, validate, report and analyse (module docstring). ``caps`` (:meth:`CapSet.to_json`) turns the
     SubsetMin diagnostic on, metered under those caps; ``jobs`` defaults to every core (local executor)."""
-    from gf01_formal.instance_io import load_artifact
-    from gf01_formal.instances import Bundle
+    from gf01_formal.instances.io import load_artifact
+    from gf01_formal.instances.model import Bundle
 
     kind, address = executors.parse_executor(executor)
     if kind == "dask" and jobs is not None:
@@ -201,7 +201,7 @@ def run_campaign(
 def finish(out: Path, bundle_path: str | os.PathLike[str], manifest: Any, panel: str,
            summary: CampaignSummary) -> None:
     """The final artifacts, made from the whole runs file (the same bytes however the runs were played)."""
-    from gf01_formal.instance_io import load_bundle
+    from gf01_formal.instances.io import load_bundle
     from gf01_formal.report.build import build_report
     from gf01_formal.report.load import load_runs
     from gf01_formal.report.pilot import analyze, knob_plots

@@ -20,7 +20,7 @@ from typing import Any
 
 from gf01_formal.agents.base import AgentSpec
 from gf01_formal.artifacts import sha256_hex
-from gf01_formal.instances import Instance
+from gf01_formal.instances.model import Instance
 from gf01_formal.runs.record import CHECKER_VERSION, FINAL_STATUSES, HARNESS_VERSION, run_id
 from hoa.errors import Gf01Error
 
@@ -75,10 +75,10 @@ def _versions() -> dict[str, str]:
 
 def play_batch(task: dict[str, Any]) -> Result:
     """Play one task (in a worker process or in the driver): its records as JSON, with their side files."""
-    from gf01_formal.instance_io import check_instance
-    from gf01_formal.play.scoring import Scorer
+    from gf01_formal.instances.io import check_instance
     from gf01_formal.report.caps import CapSet, run_diagnostic
     from gf01_formal.runs.runner import play_run
+    from gf01_formal.scoring.scores import Scorer
 
     if task["versions"] != _versions():
         raise Gf01Error(f"this worker runs {_versions()}, the driver {task['versions']}: install the same "

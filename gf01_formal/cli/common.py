@@ -25,7 +25,7 @@ from hoa.errors import Gf01Error, quote
 
 if TYPE_CHECKING:
     from encoders.problem import Problem
-    from gf01_formal.instances import Instance
+    from gf01_formal.instances.model import Instance
     from solvers.limits import Limits
 
 # typer prints each argument's Python type after its metavar ("CERT <str>"); our metavars already say what it is.
@@ -123,7 +123,7 @@ def instance_options(
     outputs: str | None,
 ) -> Any:
     """The InstanceOptions the flags give, or None when none was given (an instance file needs none)."""
-    from gf01_formal.sources import InstanceOptions
+    from gf01_formal.instances.sources import InstanceOptions
 
     given = [trace, trace_file, effect, t_star, mode, window, budget_t, budget_a, outputs]
     if all(v is None for v in given):
@@ -170,8 +170,8 @@ def with_instance_options(command: Callable[..., None]) -> Callable[..., None]:
 
 
 def open_instance(path: str, instance_id: str | None, options: Any, deadline: Deadline) -> tuple[Instance, Problem]:
-    """The INSTANCE argument's instance and Problem (:func:`gf01_formal.sources.open_instance`)."""
-    from gf01_formal.sources import open_instance as open_
+    """The INSTANCE argument's instance and Problem (:func:`gf01_formal.instances.sources.open_instance`)."""
+    from gf01_formal.instances.sources import open_instance as open_
 
     return open_(path, instance_id, options, count_limits=deadline.limits())
 

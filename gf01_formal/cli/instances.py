@@ -49,8 +49,8 @@ def generate_cmd(
 ) -> None:
     """Generate a bundle of solver-certified instances (bit-identical for the same seed, cfg and version)."""
     from gf01_formal.artifacts import read_json
-    from gf01_formal.generator import generate, load_config, summary
-    from gf01_formal.instance_io import save_artifact
+    from gf01_formal.instances.generator import generate, load_config, summary
+    from gf01_formal.instances.io import save_artifact
 
     check_output(output)
     config = load_config(read_json(cfg) if cfg else None, file=str(cfg) if cfg else None)
@@ -91,8 +91,8 @@ def import_peer_cmd(
     json_out: JsonOpt = False,
 ) -> None:
     """Import the peer implementation's instance bundle, keeping its instance ids."""
-    from gf01_formal.importers import import_peer_bundle
-    from gf01_formal.instance_io import save_artifact
+    from gf01_formal.instances.io import save_artifact
+    from gf01_formal.instances.peer import import_peer_bundle
     from solvers.limits import Limits
 
     check_output(output)
@@ -115,8 +115,8 @@ def import_hoa_cmd(
     json_out: JsonOpt = False,
 ) -> None:
     """Make an instance from any Mealy HOA file (e.g. an ltlsynt controller), a trace and an effect."""
-    from gf01_formal.instance_io import save_artifact
-    from gf01_formal.sources import InstanceOptions, instance_from_hoa
+    from gf01_formal.instances.io import save_artifact
+    from gf01_formal.instances.sources import InstanceOptions, instance_from_hoa
     from hoa.files import read_text
 
     check_output(output)
@@ -154,8 +154,8 @@ def split_cmd(
 ) -> None:
     """Assign public_dev / public_val / private_eval by a keyed hash, stratified by mode and difficulty."""
     from gf01_formal.artifacts import write_json_atomic
-    from gf01_formal.instance_io import load_bundle, save_artifact
-    from gf01_formal.splits import policy_check, read_key, split_bundle, write_release
+    from gf01_formal.instances.io import load_bundle, save_artifact
+    from gf01_formal.instances.splits import policy_check, read_key, split_bundle, write_release
 
     check_output(output)
     check_output(manifest)
@@ -186,7 +186,7 @@ def split_policy_check_cmd(
     json_out: JsonOpt = False,
 ) -> None:
     """Check each split's fraction against gf01.split_policy.v1 (0.20/0.20/0.60, tolerance 0.05); exit 2 if off."""
-    from gf01_formal.splits import load_manifest_report
+    from gf01_formal.instances.splits import load_manifest_report
 
     report = load_manifest_report(manifest, tolerance)
 

@@ -75,8 +75,8 @@ def play_cmd(
     """Play one episode at the prompt, or watch an agent play it (--agent, --agent-cmd); then show the scores."""
     from gf01_formal import agents
     from gf01_formal.agents.base import AgentSpec
-    from gf01_formal.play.scoring import Scorer
     from gf01_formal.runs.runner import play_run
+    from gf01_formal.scoring.scores import Scorer
 
     if agent is not None and agent_cmd is not None:
         raise Gf01Error("give one agent: --agent NAME or --agent-cmd CMD, not both", field="--agent")

@@ -51,8 +51,8 @@ def verify(
     options: Any = None,
 ) -> None:
     """Score a certificate: Suff, Min1, Valid, goal, Eff_t, Eff_a, Score_C and kappa (exit 0 whatever the verdict)."""
-    from gf01_formal.batch import verify_lines
-    from gf01_formal.certificates import best_match_record, certificate_text, parse_certificate, score
+    from gf01_formal.scoring.batch import verify_lines
+    from gf01_formal.scoring.certificates import best_match_record, certificate_text, parse_certificate, score
     from hoa.errors import Gf01Error
     from hoa.files import read_text
 
@@ -123,8 +123,8 @@ def enumerate_cmd(
 ) -> None:
     """Count and list the valid certificates M_B(I) (M(I) with --unbounded) in canonical order, as they are found;
     or a uniform random sample of them (--sample)."""
-    from gf01_formal.certificates import certificate_text, certificate_to_json
     from gf01_formal.cli import EXIT_UNKNOWN
+    from gf01_formal.scoring.certificates import certificate_text, certificate_to_json
     from hoa.errors import Gf01Error
     from solvers import api
     from solvers.limits import Unknown
@@ -194,7 +194,7 @@ def oracle_cmd(
     options: Any = None,
 ) -> None:
     """The valid certificate minimising (Eff_t, Eff_a), with its optimality proven (or that none exists)."""
-    from gf01_formal.certificates import certificate_text, certificate_to_json
+    from gf01_formal.scoring.certificates import certificate_text, certificate_to_json
     from solvers import api
 
     deadline = Deadline(seconds)

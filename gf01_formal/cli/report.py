@@ -120,7 +120,7 @@ def pilot_cmd(
     """The DEC-014c/d calibration audit: z(I) quartiles, the discrimination and shortcut triggers, the sample target,
     per-knob diagnostics (DEC-058) and the recommendation."""
     from gf01_formal.artifacts import pretty_json, write_text_atomic
-    from gf01_formal.instance_io import load_bundle
+    from gf01_formal.instances.io import load_bundle
     from gf01_formal.report.load import load_runs
     from gf01_formal.report.pilot import analyze, knob_plots
 

@@ -28,12 +28,12 @@ from gf01_formal.agents.base import AgentSpec
 from gf01_formal.agents.llm import TRANSCRIPT_SCHEMA
 from gf01_formal.agents.llm_prompt import TEMPLATE_ID
 from gf01_formal.artifacts import canonical_json
-from gf01_formal.instance_io import check_instance, load_artifact
-from gf01_formal.instances import Bundle, Instance
+from gf01_formal.instances.io import check_instance, load_artifact
+from gf01_formal.instances.model import Bundle, Instance
 from gf01_formal.play.episode import Episode
-from gf01_formal.play.scoring import Scorer
 from gf01_formal.runs.runner import RunOutcome, failed_record, finished_record, record_base, step_timing
 from gf01_formal.runs.validate import RESCORED
+from gf01_formal.scoring.scores import Scorer
 from hoa.errors import Gf01Error, quote
 
 #: The sampling settings of a log that enter the agent spec (a whitelist: headers and bodies may carry secrets).

@@ -42,13 +42,13 @@ from inspect_ai.solver import Generate, TaskState, solver
 from encoders.problem import Problem
 from gf01_formal.agents.base import AgentFault
 from gf01_formal.agents.llm_prompt import TEMPLATE_ID, Dialogue, Message, load_template
-from gf01_formal.certificates import parse_certificate
-from gf01_formal.instance_io import check_instance, load_artifact
-from gf01_formal.instances import Bundle, Instance
+from gf01_formal.instances.io import check_instance, load_artifact
+from gf01_formal.instances.model import Bundle, Instance
 from gf01_formal.play.episode import Episode
 from gf01_formal.play.protocol import Action, Observation, Start
-from gf01_formal.play.scoring import Scorer
 from gf01_formal.runs.runner import MAX_VIOLATIONS, episode_seed
+from gf01_formal.scoring.certificates import parse_certificate
+from gf01_formal.scoring.scores import Scorer
 
 #: The sample store key holding the played episode.
 STORE_KEY = "gf01"

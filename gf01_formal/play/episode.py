@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from encoders.problem import Atom, Certificate, Problem
-from gf01_formal.certificates import certificate_to_json
+from gf01_formal.instances.traces import effect_text
 from gf01_formal.play.protocol import EffectStatus, GoalPanel, Observation, Refusal
-from gf01_formal.traces import effect_text
+from gf01_formal.scoring.certificates import certificate_to_json
 from hoa.errors import Gf01Error, quote
 from hoa.label import evaluate
 

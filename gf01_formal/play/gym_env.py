@@ -36,10 +36,10 @@ import numpy as np
 from gymnasium import spaces
 
 from encoders.problem import Problem
-from gf01_formal.instances import Instance
+from gf01_formal.instances.model import Instance
 from gf01_formal.play.episode import Episode
 from gf01_formal.play.protocol import Observation, text
-from gf01_formal.play.scoring import Scorer
+from gf01_formal.scoring.scores import Scorer
 
 ENV_ID = "gf01/GF01-v0"
 #: Action values per input.
@@ -61,7 +61,7 @@ class GF01Env(gymnasium.Env[dict[str, Any], np.ndarray]):
         if isinstance(instance, tuple):
             inst, problem = instance
         else:
-            from gf01_formal.sources import open_instance
+            from gf01_formal.instances.sources import open_instance
 
             inst, problem = open_instance(instance, instance_id)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:

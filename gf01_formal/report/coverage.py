@@ -45,7 +45,7 @@ class Manifest:
 
 def load_manifest(path: str | os.PathLike[str]) -> Manifest:
     """Read a split manifest (ours or the peer's); every entry needs instance_id, split_id and mode."""
-    from gf01_formal.splits import MANIFEST_SCHEMA, PEER_MANIFEST_SCHEMA, SplitManifest
+    from gf01_formal.instances.splits import MANIFEST_SCHEMA, PEER_MANIFEST_SCHEMA, SplitManifest
 
     name = quote(os.fspath(path), 200, bare=True)
     data = read_json(path)
@@ -53,7 +53,7 @@ def load_manifest(path: str | os.PathLike[str]) -> Manifest:
         raise Gf01Error("a split manifest is a JSON object", file=name)
     version = data.get("schema_version")
     if version == MANIFEST_SCHEMA:
-        from gf01_formal.instances import validate_model
+        from gf01_formal.instances.model import validate_model
 
         man = validate_model(SplitManifest, data, file=name)
         rows = [e.model_dump() for e in man.instances]

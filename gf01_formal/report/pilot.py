@@ -28,7 +28,7 @@ from collections import defaultdict
 from fractions import Fraction
 from typing import Any
 
-from gf01_formal.instances import Bundle, Instance
+from gf01_formal.instances.model import Bundle, Instance
 from gf01_formal.report import stats
 from gf01_formal.report.coverage import agent_label
 from gf01_formal.report.load import Runs

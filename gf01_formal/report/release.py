@@ -83,9 +83,9 @@ def rotation(current: Path, previous: Path) -> dict[str, Any]:
 def check(directory: str | os.PathLike[str], *, previous: str | os.PathLike[str] | None = None,
           panel: str = "full") -> dict[str, Any]:
     """Every check of the module docstring on the release ``directory``; ``ok`` when all pass."""
+    from gf01_formal.instances.splits import policy_check
     from gf01_formal.report.coverage import coverage, load_manifest
     from gf01_formal.report.load import load_runs
-    from gf01_formal.splits import policy_check
 
     root = _release_dir(directory)
     for name in REQUIRED:

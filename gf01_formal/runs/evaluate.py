@@ -1,7 +1,7 @@
 """``gf01 evaluate``: every instance of a bundle played by every agent of a panel, each run appended to a runs file
 as it finishes; a rerun (after a crash, kill -9 or Ctrl-C) plays exactly the runs that have no final record.
 
-Each instance is checked once and its :class:`~gf01_formal.play.scoring.Scorer` (the exact gold set) is shared by
+Each instance is checked once and its :class:`~gf01_formal.scoring.scores.Scorer` (the exact gold set) is shared by
 all agents' runs of it. With ``jobs > 1`` instances are played in worker processes (:mod:`gf01_formal.workers`:
 they die with the parent), or in threads for agents that wait on I/O (an LLM endpoint); the parent alone writes
 the runs file, so no record is torn or duplicated.
@@ -18,12 +18,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gf01_formal.agents.base import AgentSpec
-from gf01_formal.instance_io import check_instance, load_artifact
-from gf01_formal.instances import Bundle, Instance
-from gf01_formal.play.scoring import Scorer
+from gf01_formal.instances.io import check_instance, load_artifact
+from gf01_formal.instances.model import Bundle, Instance
 from gf01_formal.runs.record import RunRecord, run_id
 from gf01_formal.runs.runner import RunOutcome, play_run
 from gf01_formal.runs.store import RunsFile
+from gf01_formal.scoring.scores import Scorer
 from solvers.limits import Limits
 
 

@@ -17,14 +17,14 @@ from typing import Any
 from pydantic import ValidationError
 
 from gf01_formal.agents.base import ACCESS_OF_TRACK, TRACKS, AgentSpec
-from gf01_formal.certificates import certificate_to_json, parse_certificate
-from gf01_formal.instance_io import check_instance, load_artifact
-from gf01_formal.instances import Bundle, Instance
-from gf01_formal.play.scoring import Scorer
+from gf01_formal.instances.io import check_instance, load_artifact
+from gf01_formal.instances.model import Bundle, Instance
+from gf01_formal.instances.splits import difficulty_band
 from gf01_formal.runs.record import PEER_RUN_SCHEMA, RunRecord, run_id
 from gf01_formal.runs.runner import RunOutcome, benchmark_version
 from gf01_formal.runs.store import read_records
-from gf01_formal.splits import difficulty_band
+from gf01_formal.scoring.certificates import certificate_to_json, parse_certificate
+from gf01_formal.scoring.scores import Scorer
 from hoa.errors import Gf01Error, quote
 
 #: Peer score fields compared with the exact re-scoring.

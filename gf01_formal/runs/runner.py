@@ -23,13 +23,13 @@ from typing import Any
 from encoders.problem import Problem
 from gf01_formal.agents.base import Access, Agent, AgentFault, AgentSpec, ProviderError
 from gf01_formal.artifacts import sha256_hex
-from gf01_formal.certificates import certificate_to_json
-from gf01_formal.instances import Instance
+from gf01_formal.instances.model import Instance
+from gf01_formal.instances.splits import difficulty_band
 from gf01_formal.play.episode import Episode
 from gf01_formal.play.protocol import PROTOCOL, RENDERER_PROFILE, Action, End, Observation, Start
-from gf01_formal.play.scoring import Scorer
 from gf01_formal.runs.record import RunRecord, run_id
-from gf01_formal.splits import difficulty_band
+from gf01_formal.scoring.certificates import certificate_to_json
+from gf01_formal.scoring.scores import Scorer
 from hoa.errors import Gf01Error
 from solvers.limits import Limits, Unknown
 

@@ -33,8 +33,8 @@ from pydantic import ValidationError
 
 from gf01_formal.agents import PANEL_TRACK
 from gf01_formal.agents.base import ACCESS_OF_TRACK, ALLOWLIST_OF_TRACK
-from gf01_formal.instance_io import check_instance, load_artifact
-from gf01_formal.instances import Instance
+from gf01_formal.instances.io import check_instance, load_artifact
+from gf01_formal.instances.model import Instance
 from gf01_formal.runs.record import FINAL_STATUSES, RunRecord, run_id
 from gf01_formal.runs.store import read_records
 from hoa.errors import Gf01Error, quote
@@ -270,8 +270,8 @@ def _shown_atoms(atoms: list[list[Any]]) -> str:
 def _rescore(rec: RunRecord, ctx: _Context, notes: list[tuple[str, str]]) -> Iterator[tuple[str, str]]:
     """The recorded certificate, re-verified against the bundle, must give every recorded score, and an exact
     SubsetMin diagnostic its recorded answer."""
-    from gf01_formal.certificates import parse_certificate
-    from gf01_formal.play.scoring import Scorer
+    from gf01_formal.scoring.certificates import parse_certificate
+    from gf01_formal.scoring.scores import Scorer
 
     inst = ctx.instances.get(rec.instance_id)
     if inst is None:

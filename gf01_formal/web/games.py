@@ -39,16 +39,16 @@ from pydantic import ValidationError
 from encoders.problem import Problem
 from gf01_formal.agents.base import AgentSpec
 from gf01_formal.artifacts import canonical_json
-from gf01_formal.certificates import certificate_to_json
-from gf01_formal.instance_io import check_instance, load_artifact
-from gf01_formal.instances import Bundle, Instance
+from gf01_formal.instances.io import check_instance, load_artifact
+from gf01_formal.instances.model import Bundle, Instance
 from gf01_formal.play.episode import Episode
 from gf01_formal.play.protocol import Action, GoalPanel, Observation
-from gf01_formal.play.scoring import Scorer
 from gf01_formal.runs.record import FINAL_STATUSES, RunRecord, run_id
 from gf01_formal.runs.runner import RunOutcome, failed_record, finished_record, record_base
 from gf01_formal.runs.store import RunsFile, cut_torn_tail, latest, read_lines
 from gf01_formal.runs.validate import RESCORED
+from gf01_formal.scoring.certificates import certificate_to_json
+from gf01_formal.scoring.scores import Scorer
 from gf01_formal.web.pilot import ID_PATTERN, Pilot, load_pilot
 from hoa.errors import Gf01Error, quote
 

@@ -16,7 +16,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from gf01_formal.artifacts import read_json
-from gf01_formal.instances import validate_model
+from gf01_formal.instances.model import validate_model
 from hoa.errors import Gf01Error, quote
 
 PILOT_SCHEMA = "gf01-formal.pilot.v1"

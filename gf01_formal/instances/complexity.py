@@ -1,6 +1,6 @@
 """Complexity knobs (DEC-058), their normalisation to [0, 1], z(I), and the normal-mode window w(I) (DEC-014b).
 
-This module is the arithmetic; :mod:`gf01_formal.measure` runs the solver queries that give the raw values.
+This module is the arithmetic; :mod:`gf01_formal.instances.measure` runs the solver queries that give the raw values.
 
 The circularity "w(I) depends on z(I), z(I) on oracle Eff_t and |M_B(I)|, and those on w(I) in normal mode" is
 cut by measuring every knob on the *hard-mode* problem at t* (same system, trace, effect, t* and B_T). The hard
@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 
-from gf01_formal.instances import Complexity, Knob
+from gf01_formal.instances.model import Complexity, Knob
 
 SCALES = "gf01-formal.scales.v1"  # bump when a scale below changes
 #: DEC-014b defaults: w = clamp(W_MIN, W_MAX, round(A0 + AT*T + AC*z)).

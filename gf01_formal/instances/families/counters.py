@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from gf01_formal.families.base import FRACTION, FamilySystem, Param, conj, draw_float, draw_int, hoa_text, lit
-from gf01_formal.instances import System
+from gf01_formal.instances.families.base import FRACTION, FamilySystem, Param, conj, draw_float, draw_int, hoa_text, lit
+from gf01_formal.instances.model import System
 
 DEFAULTS: dict[str, Any] = {"modulus": [2, 12], "trace_density": [0.15, 0.45], "reset_density": [0.05, 0.2]}
 #: What a cfg may set (a modulus-m counter has m states and m - 1 candidate effects).

@@ -20,7 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from gf01_formal.artifacts import read_json, write_json_atomic
-from gf01_formal.instances import SPLITS, Bundle, Instance, make_bundle, validate_model
+from gf01_formal.instances.model import SPLITS, Bundle, Instance, make_bundle, validate_model
 from hoa.errors import Gf01Error, quote
 
 POLICY = "gf01.split_policy.v1"

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from gf01_formal.families.base import FRACTION, FamilySystem, Param, draw_float
-from gf01_formal.instances import System
+from gf01_formal.instances.families.base import FRACTION, FamilySystem, Param, draw_float
+from gf01_formal.instances.model import System
 from hoa.errors import Gf01Error, quote
 from hoa.files import read_text
 from hoa.mealy import mealy_from_text
@@ -50,7 +50,7 @@ def check_dir(params: dict[str, Any], *, field: str) -> None:
 
 def build(rng: np.random.Generator, params: dict[str, Any], level: float) -> FamilySystem:
     """Draw one controller of the directory ``params["path"]`` (its size is what it is: ``level`` is unused)."""
-    from gf01_formal.instance_io import system_view
+    from gf01_formal.instances.io import system_view
 
     if "path" not in params:
         raise Gf01Error("a hoa_dir family needs a 'path'", field="families.path")

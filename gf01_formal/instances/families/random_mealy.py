@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from gf01_formal.families.base import FRACTION, FamilySystem, Param, conj, draw_float, draw_int, hoa_text, lit
-from gf01_formal.instances import System
+from gf01_formal.instances.families.base import FRACTION, FamilySystem, Param, conj, draw_float, draw_int, hoa_text, lit
+from gf01_formal.instances.model import System
 from hoa.errors import Gf01Error
 
 DEFAULTS: dict[str, Any] = {

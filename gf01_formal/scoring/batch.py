@@ -1,5 +1,6 @@
-"""Scoring many certificates in one process (``gf01 verify INSTANCE --certs FILE``): each instance's Problem is built
-once, and the certificates of a chunk of lines are simulated together (:func:`gf01_formal.certificates.score_many`).
+"""Scoring many certificates in one process (``gf01 verify INSTANCE --certs FILE``): each instance's Problem is
+built once, and the certificates of a chunk of lines are simulated together
+(:func:`gf01_formal.scoring.certificates.score_many`).
 
 Input lines are JSON objects ``{"instance_id": ID, "certificate": [[t, "input", v], ...]}`` (``instance_id`` may be
 left out when INSTANCE holds one instance); blank lines are skipped. Output records come in input order, each with
@@ -14,10 +15,10 @@ from typing import Any
 
 from encoders.problem import Problem
 from gf01_formal.artifacts import parse_json
-from gf01_formal.certificates import ParsedCertificate, best_match_record, parse_certificate, score, score_many
-from gf01_formal.instance_io import check_instance, parse_artifact
-from gf01_formal.instances import Instance
-from gf01_formal.sources import is_hoa_text, open_instance
+from gf01_formal.instances.io import check_instance, parse_artifact
+from gf01_formal.instances.model import Instance
+from gf01_formal.instances.sources import is_hoa_text, open_instance
+from gf01_formal.scoring.certificates import ParsedCertificate, best_match_record, parse_certificate, score, score_many
 from hoa.errors import Gf01Error, quote
 from hoa.files import read_text
 from solvers.limits import Limits

@@ -17,10 +17,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from encoders.problem import Atom, Certificate, Problem
-from gf01_formal.certificates import certificate_to_json
-from gf01_formal.complexity import knobs
-from gf01_formal.greedy import greedy_certificate
-from gf01_formal.instances import Certification, Complexity
+from gf01_formal.instances.complexity import knobs
+from gf01_formal.instances.greedy import greedy_certificate
+from gf01_formal.instances.model import Certification, Complexity
+from gf01_formal.scoring.certificates import certificate_to_json
 from solvers import api
 from solvers.canonical import timesteps
 from solvers.limits import Limits, Unknown

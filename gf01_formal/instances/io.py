@@ -15,7 +15,7 @@ from typing import Any
 
 from encoders.problem import Problem
 from gf01_formal.artifacts import canonical_json, read_json, write_text_atomic
-from gf01_formal.instances import (
+from gf01_formal.instances.model import (
     BUNDLE_SCHEMA,
     INSTANCE_SCHEMA,
     OLD_SCHEMAS,
@@ -27,7 +27,7 @@ from gf01_formal.instances import (
     instances_hash,
     validate_model,
 )
-from gf01_formal.traces import parse_effect, trace_from_json
+from gf01_formal.instances.traces import parse_effect, trace_from_json
 from hoa.errors import Gf01Error, quote
 from hoa.mealy import MAX_TABLE_CELLS, MAX_TABLE_INPUTS, MealyView, mealy_from_text
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from gf01_formal.families import arbiters, counters, random_mealy, registers, traffic, user_hoa
-from gf01_formal.families.base import FamilySystem, Param, check_params
+from gf01_formal.instances.families import arbiters, counters, random_mealy, registers, traffic, user_hoa
+from gf01_formal.instances.families.base import FamilySystem, Param, check_params
 
 FAMILIES: dict[str, Callable[[np.random.Generator, dict[str, Any], float], FamilySystem]] = {
     "random_mealy": random_mealy.build,

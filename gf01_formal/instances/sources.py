@@ -17,9 +17,9 @@ from typing import Any
 
 from encoders.problem import MODES, Problem
 from gf01_formal.artifacts import parse_json
-from gf01_formal.instance_io import check_instance, pick_instance
-from gf01_formal.instances import Instance, Meta, System, make_instance
-from gf01_formal.traces import effect_text, parse_effect, parse_trace, trace_to_json
+from gf01_formal.instances.io import check_instance, pick_instance
+from gf01_formal.instances.model import Instance, Meta, System, make_instance
+from gf01_formal.instances.traces import effect_text, parse_effect, parse_trace, trace_to_json
 from hoa.errors import Gf01Error, quote
 from hoa.files import read_text
 from hoa.mealy import mealy_from_text
@@ -106,7 +106,7 @@ def instance_from_hoa(
     problem = check_instance(draft, file=source)
     if not measure:
         return draft
-    from gf01_formal.measure import measure as run_measure
+    from gf01_formal.instances.measure import measure as run_measure
 
     found = run_measure(problem, window=options.window, count_limits=count_limits)
     inst = make_instance(window=found.window, complexity=found.complexity, certification=found.certification,

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from encoders.problem import Atom, Certificate, Problem
-from gf01_formal.certificates import ParsedCertificate, certificate_to_json, score
+from gf01_formal.scoring.certificates import ParsedCertificate, certificate_to_json, score
 from solvers import api
 from solvers.limits import Limits, Unknown
 from solvers.results import BestMatch, best_match_among

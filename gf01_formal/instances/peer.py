@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from gf01_formal.artifacts import read_json
-from gf01_formal.instance_io import check_instance
-from gf01_formal.instances import Bundle, Instance, Meta, System, TableSystem, make_bundle, make_instance
-from gf01_formal.traces import effect_text, parse_effect, trace_from_json, trace_to_json
+from gf01_formal.instances.io import check_instance
+from gf01_formal.instances.model import Bundle, Instance, Meta, System, TableSystem, make_bundle, make_instance
+from gf01_formal.instances.traces import effect_text, parse_effect, trace_from_json, trace_to_json
 from hoa.errors import Gf01Error, quote
 from solvers.limits import Limits
 
@@ -127,7 +127,7 @@ def peer_instance(rec: dict[str, Any], where: str, source: str | None, *, measur
     problem = check_instance(inst, file=source)
     if not measure:
         return inst
-    from gf01_formal.measure import measure as run_measure
+    from gf01_formal.instances.measure import measure as run_measure
 
     found = run_measure(problem, window=inst.window, count_limits=count_limits)
     return inst.model_copy(update={"complexity": found.complexity, "certification": found.certification})

@@ -14,8 +14,16 @@ from typing import Any
 
 import numpy as np
 
-from gf01_formal.families.base import FRACTION, FamilySystem, Param, draw_float, draw_int, hoa_text, outputs_exactly
-from gf01_formal.instances import System
+from gf01_formal.instances.families.base import (
+    FRACTION,
+    FamilySystem,
+    Param,
+    draw_float,
+    draw_int,
+    hoa_text,
+    outputs_exactly,
+)
+from gf01_formal.instances.model import System
 
 DEFAULTS: dict[str, Any] = {"min_green": [1, 4], "side_green": [1, 4], "trace_density": [0.05, 0.3]}
 #: What a cfg may set (the controller has about min_green + 2 side_green + 4 states).

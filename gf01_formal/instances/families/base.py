@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from gf01_formal.instances import System
+from gf01_formal.instances.model import System
 from hoa.errors import Gf01Error, quote
 
 

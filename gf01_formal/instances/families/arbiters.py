@@ -16,8 +16,17 @@ from typing import Any
 
 import numpy as np
 
-from gf01_formal.families.base import FamilySystem, Param, conj, draw_choice, draw_float, draw_int, hoa_text, lit
-from gf01_formal.instances import System
+from gf01_formal.instances.families.base import (
+    FamilySystem,
+    Param,
+    conj,
+    draw_choice,
+    draw_float,
+    draw_int,
+    hoa_text,
+    lit,
+)
+from gf01_formal.instances.model import System
 
 DEFAULTS: dict[str, Any] = {"clients": [2, 5], "variant": ["round_robin", "priority"], "trace_density": [0.3, 0.6]}
 #: What a cfg may set: n clients are n inputs and up to 2n states (at n = 10 the tables take 2 s to build).

@@ -28,11 +28,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from encoders.problem import Problem
 from gf01_formal.artifacts import sha256_hex
-from gf01_formal.complexity import W_MIN, window_of
-from gf01_formal.families import FAMILIES, FamilySystem, check_family
-from gf01_formal.families.base import at_level
-from gf01_formal.instance_io import system_view
-from gf01_formal.instances import (
+from gf01_formal.instances.complexity import W_MIN, window_of
+from gf01_formal.instances.families import FAMILIES, FamilySystem, check_family
+from gf01_formal.instances.families.base import at_level
+from gf01_formal.instances.io import system_view
+from gf01_formal.instances.measure import certify, greedy_result, measure_complexity
+from gf01_formal.instances.model import (
     Bundle,
     Instance,
     Meta,
@@ -41,8 +42,7 @@ from gf01_formal.instances import (
     make_instance,
     validate_model,
 )
-from gf01_formal.measure import certify, greedy_result, measure_complexity
-from gf01_formal.traces import effect_text, parse_effect, trace_to_json
+from gf01_formal.instances.traces import effect_text, parse_effect, trace_to_json
 from hoa.errors import Gf01Error, quote
 from hoa.label import Expr, evaluate
 from hoa.mealy import MealyView

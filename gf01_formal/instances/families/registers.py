@@ -13,8 +13,17 @@ from typing import Any
 
 import numpy as np
 
-from gf01_formal.families.base import FamilySystem, Param, conj, draw_choice, draw_float, draw_int, hoa_text, lit
-from gf01_formal.instances import System
+from gf01_formal.instances.families.base import (
+    FamilySystem,
+    Param,
+    conj,
+    draw_choice,
+    draw_float,
+    draw_int,
+    hoa_text,
+    lit,
+)
+from gf01_formal.instances.model import System
 
 DEFAULTS: dict[str, Any] = {"bits": [2, 5], "variant": ["shift_register", "latch_bank"], "trace_density": [0.2, 0.5]}
 #: What a cfg may set: n bits are 2^n states; a latch bank has n + 1 inputs and 2^n + 1 edges a state (at n = 7
