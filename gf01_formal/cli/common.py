@@ -191,11 +191,12 @@ class Deadline:
         return Limits(seconds=max(0.0, self.deadline - time.monotonic()))
 
 
-def check_output(path: Path | str) -> Path:
-    """Refuse an unwritable output before any work is done (:func:`gf01_formal.artifacts.check_output`)."""
+def check_output(path: Path | str, *, inputs: Iterable[Path | str | None] = (), reread: bool = False) -> Path:
+    """Refuse an unwritable output, or one that is one of the command's ``inputs``, before any work is done
+    (:func:`gf01_formal.artifacts.check_output`)."""
     from gf01_formal.artifacts import check_output as check
 
-    return check(path)
+    return check(path, inputs=inputs, reread=reread)
 
 
 # -- output ------------------------------------------------------------------------------------------------------

@@ -52,7 +52,7 @@ def generate_cmd(
     from gf01_formal.instances.generator import generate, load_config, summary
     from gf01_formal.instances.io import save_artifact
 
-    check_output(output)
+    check_output(output, inputs=[cfg])
     config = load_config(read_json(cfg) if cfg else None, file=str(cfg) if cfg else None)
     with progress_bar("generate", count) as advance:
         bundle = generate(seed, count, config, split_id=split, jobs=jobs, progress=advance)
@@ -95,7 +95,7 @@ def import_peer_cmd(
     from gf01_formal.instances.peer import import_peer_bundle
     from solvers.limits import Limits
 
-    check_output(output)
+    check_output(output, inputs=[bundle])
     ours = import_peer_bundle(bundle, measure=measure, count_limits=Limits(seconds=seconds))
     save_artifact(output, ours)
     record = {"file": str(output), "instances": len(ours.instances),
@@ -119,7 +119,7 @@ def import_hoa_cmd(
     from gf01_formal.instances.sources import InstanceOptions, instance_from_hoa
     from hoa.files import read_text
 
-    check_output(output)
+    check_output(output, inputs=[system])
     inst = instance_from_hoa(read_text(system), options or InstanceOptions(), source=str(system), measure=measure,
                              count_limits=Deadline(seconds).limits())
     save_artifact(output, inst)
@@ -157,10 +157,10 @@ def split_cmd(
     from gf01_formal.instances.io import load_bundle, save_artifact
     from gf01_formal.instances.splits import policy_check, read_key, split_bundle, write_release
 
-    check_output(output)
-    check_output(manifest)
+    check_output(output, inputs=[bundle, key_file, manifest])
+    check_output(manifest, inputs=[bundle, key_file, output])
     if release is not None:
-        check_output(release / "split_manifest.json")
+        check_output(release / "split_manifest.json", inputs=[bundle, key_file])
     key = read_key(key_file)
     new, man = split_bundle(load_bundle(bundle), key)
     save_artifact(output, new)

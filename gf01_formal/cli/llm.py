@@ -131,7 +131,7 @@ def import_inspect_cmd(
     from gf01_formal.artifacts import canonical_json, write_text_atomic
     from gf01_formal.integrations.inspect_import import import_inspect_log
 
-    check_output(output)
+    check_output(output, inputs=[log, bundle])
     got = import_inspect_log(log, bundle=None if bundle is None else str(bundle))
     side = Path(f"{output}.d")
     for outcome in got.outcomes:

@@ -72,7 +72,7 @@ def report_cmd(
                         field="--format")
     for path in outputs:
         if path is not None:
-            check_output(path)
+            check_output(path, inputs=[*runs, manifest, bundle])
     man = None if manifest is None else load_manifest(manifest)
     loaded = load_runs(runs)
     report = build_report(loaded, manifest=man, panel=panel if man is not None else None)
@@ -125,9 +125,9 @@ def pilot_cmd(
     from gf01_formal.report.pilot import analyze, knob_plots
 
     if output is not None:
-        check_output(output)
+        check_output(output, inputs=[*runs, bundle])
     if plots is not None:
-        check_output(plots / "score_c-by-z.svg")
+        check_output(plots / "score_c-by-z.svg", inputs=[*runs, bundle])
     analysis = analyze(load_runs(runs), load_bundle(bundle), agent=agent)
     if plots is not None:
         for name, svg in sorted(knob_plots(analysis).items()):
@@ -165,7 +165,7 @@ def caps_derive_cmd(
     from gf01_formal.report.caps import derive
     from gf01_formal.report.load import load_runs
 
-    check_output(output)
+    check_output(output, inputs=runs)
     caps = derive(load_runs(runs))
     write_json_atomic(output, caps)
     record = {"file": str(output), "backend": caps["backend"], "sample": caps["sample"],
@@ -251,10 +251,12 @@ def campaign_cmd(
     json_out: JsonOpt = False,
 ) -> None:
     """Play a DEC-056 panel over every instance, then validate, report and analyse; resumable (run it again)."""
-    from gf01_formal.campaign.run import run_campaign
+    from gf01_formal.artifacts import check_output_dir
+    from gf01_formal.campaign.run import ARTIFACTS, run_campaign
     from gf01_formal.report.caps import CapSet, load_caps
 
-    check_output(output / "runs.jsonl")
+    check_output_dir(output, inputs=[bundle, caps, manifest], names=ARTIFACTS)
+    check_output(output / "runs.jsonl", reread=True)
     names = [n.strip() for a in agents or [] for n in a.split(",") if n.strip()] or None
     cap_json = None
     if caps is not None:

@@ -77,7 +77,7 @@ def evaluate_cmd(
     """
     from gf01_formal.runs.evaluate import Settings, evaluate
 
-    check_output(output)
+    check_output(output, inputs=[source], reread=True)
     specs = with_llm_options(agent_specs(agent or [], agent_cmd, track, step_timeout), model=model,
                              base_url=base_url, api_key_env=api_key_env, temperature=temperature,
                              max_tokens=max_tokens, request_timeout=request_timeout)
@@ -210,7 +210,7 @@ def import_runs_cmd(
     from gf01_formal.runs.peer import import_peer_runs
     from hoa.errors import Gf01Error, quote
 
-    check_output(output)
+    check_output(output, inputs=[peer_runs, bundle])
     got = import_peer_runs(peer_runs, bundle)
     if not got.outcomes:
         # An empty runs file is not a runs file (validate and report refuse it): write none, say why.

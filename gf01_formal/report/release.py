@@ -303,15 +303,19 @@ def package(directory: str | os.PathLike[str], out: str | os.PathLike[str], *, p
     from gf01_formal.report.build import software
 
     root = Path(directory)
-    target = Path(out)
+    # A symlink (dangling or not) is followed, never replaced: os.replace onto the link would swap the link itself.
+    target = Path(os.path.realpath(out)) if Path(out).is_symlink() else Path(out)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise Gf01Error("exists and is not an empty directory; give a new directory", file=str(target))
     result = check(root, previous=previous, panel=panel)
     if not result["ok"]:
         raise Gf01Error(f"the release fails its checks: {failed_names(result)}", file=str(root))
     report = read_json(root / "report.json")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    except OSError as ex:
+        raise Gf01Error(f"cannot write: {ex.strerror or ex}", file=str(out)) from None
     try:
         arts = tmp / "artifacts"
         arts.mkdir()
@@ -338,6 +342,9 @@ def package(directory: str | os.PathLike[str], out: str | os.PathLike[str], *, p
         if target.exists():
             target.rmdir()
         os.replace(tmp, target)
+    except OSError as ex:  # a full disk, a quota, a read-only mount met half-way: nothing is left behind
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise Gf01Error(f"cannot write: {ex.strerror or ex}", file=str(out)) from None
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
