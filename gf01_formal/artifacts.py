@@ -105,10 +105,10 @@ def check_output_dir(path: str | Path, *, inputs: Iterable[str | os.PathLike[str
     shown = quote(os.fspath(path), 200, bare=True)
     try:
         real = Path(os.path.realpath(path))
-    except OSError as ex:
+        if real.exists() and not real.is_dir():
+            raise Gf01Error("is not a directory", file=shown)
+    except OSError as ex:  # a name too long, a symlink loop
         raise Gf01Error(f"cannot write: {ex.strerror or ex}", file=shown) from None
-    if real.exists() and not real.is_dir():
-        raise Gf01Error("is not a directory", file=shown)
     for name in names:
         check_output(real / name, inputs=inputs)
     return real

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -61,6 +62,11 @@ class Workspace:
     def peer_runs(self) -> str:
         return str(ROOT.parent / "shared" / "corpus" / "peer" / "runs_v1_valid.jsonl")
 
+    def copy(self, name: str) -> str:
+        """A copy of an input (``instance.json``, ``arbiter.hoa``, ``runs.jsonl``) that a row may name as an output
+        too: a command that wrote it anyway would destroy a copy, not the example itself."""
+        return str(self.root / "copies" / name)
+
     def bad(self, kind: str) -> str:
         """The path of bad input ``kind`` (one of :data:`BAD_FILES`)."""
         return str(self.root / "bad" / kind)
@@ -74,10 +80,11 @@ def _instance_with(**fields: object) -> str:
     return json.dumps({**data, "content_hash": digest, "instance_id": content_id(digest)})
 
 
-#: Bad input files: name -> contents (None: no such file; "dir": a directory).
+#: Bad input files: name -> contents (None: no such file; "dir": a directory; "fifo": a FIFO nobody writes).
 BAD_FILES: dict[str, bytes | str | None] = {
     "missing": None,
     "directory": "dir",
+    "fifo": "fifo",
     "empty": b"",
     "binary": b"\x00\x01\x02\xff binary",
     "non-utf8": '{"effect": "caf\xe9"}'.encode("latin-1"),
@@ -94,6 +101,7 @@ BAD_FILES: dict[str, bytes | str | None] = {
 SAYS = {
     "missing": "cannot read",
     "directory": "is a directory",
+    "fifo": "FIFO",
     "empty": "",
     "binary": "binary data",
     "non-utf8": "not UTF-8",
@@ -106,7 +114,7 @@ SAYS = {
     "deep-effect": "",
     "deep-parens": "",
 }
-UNREADABLE = ("missing", "directory", "binary", "non-utf8")
+UNREADABLE = ("missing", "directory", "fifo", "binary", "non-utf8")
 
 
 @dataclass(frozen=True)
@@ -147,6 +155,11 @@ def _output_rows(command: str, slot: str, argv: Callable[[Workspace, str], list[
 def _is_a_directory(command: str, slot: str, argv: Callable[[Workspace, str], list[str]]) -> Case:
     return Case(command, f"{slot} is a directory", lambda ws: argv(ws, str(ws.out / "dir")),
                 lambda ws: str(ws.out / "dir"))
+
+
+def _is_an_input(command: str, argv: Callable[[Workspace], list[str]]) -> Case:
+    """A row whose output is one of the command's inputs: refused before anything is written."""
+    return Case(command, "output is an input", argv, lambda ws: "is also an input")
 
 
 def _option(command: str, bad: str, argv: Callable[[Workspace], list[str]], names: str) -> Case:
@@ -323,6 +336,32 @@ CASES: list[Case] = [
                                                    str(ws.out / "r.jsonl"), "--port", "0"]),
     *_output_rows("serve", "--runs-out", lambda ws, o: ["serve", "--bundle", ws.instance, "--runs-out", o,
                                                         "--port", "0"]),
+    # Output = input: refused before anything is written, for every command that writes (issue 19).
+    _is_an_input("cnf", lambda ws: ["cnf", ws.copy("instance.json"), ws.copy("instance.json")]),
+    _is_an_input("generate", lambda ws: ["generate", "--count", "1", "--cfg", ws.copy("cfg.json"), "-o",
+                                         ws.copy("cfg.json")]),
+    _is_an_input("import peer", lambda ws: ["import", "peer", ws.copy("instance.json"), "-o",
+                                            ws.copy("instance.json")]),
+    _is_an_input("import hoa", lambda ws: ["import", "hoa", ws.copy("arbiter.hoa"), *_hoa_flags(), "-o",
+                                           ws.copy("arbiter.hoa")]),
+    _is_an_input("split", lambda ws: ["split", ws.copy("instance.json"), "-o", ws.copy("instance.json"),
+                                      "--manifest", str(ws.out / "m.json")]),
+    _is_an_input("split", lambda ws: ["split", ws.copy("instance.json"), "-o", str(ws.out / "s.json"),
+                                      "--manifest", ws.copy("instance.json")]),
+    _is_an_input("evaluate", lambda ws: ["evaluate", ws.copy("instance.json"), "--agent", "random", "-o",
+                                         ws.copy("instance.json")]),
+    _is_an_input("import runs", lambda ws: ["import", "runs", ws.copy("runs.jsonl"), "--bundle",
+                                            ws.copy("instance.json"), "-o", ws.copy("runs.jsonl")]),
+    _is_an_input("import inspect", lambda ws: ["import", "inspect", ws.copy("runs.jsonl"), "-o",
+                                               ws.copy("runs.jsonl")]),
+    _is_an_input("report", lambda ws: ["report", ws.copy("runs.jsonl"), "-o", ws.copy("runs.jsonl")]),
+    _is_an_input("pilot-analyze", lambda ws: ["pilot-analyze", ws.copy("runs.jsonl"), "--bundle",
+                                              ws.copy("instance.json"), "-o", ws.copy("instance.json")]),
+    _is_an_input("caps derive", lambda ws: ["caps", "derive", ws.copy("runs.jsonl"), "-o", ws.copy("runs.jsonl")]),
+    _is_an_input("campaign", lambda ws: ["campaign", ws.copy("campaign.json"), "--agents", "random", "-o",
+                                         str(Path(ws.copy("campaign.json")).parent)]),
+    _is_an_input("serve", lambda ws: ["serve", "--bundle", ws.copy("instance.json"), "--runs-out",
+                                      ws.copy("instance.json"), "--port", "0"]),
     _option("serve", "--port 70000", lambda ws: ["serve", "--bundle", ws.instance, "--port", "70000"], "--port"),
 ]
 
@@ -356,6 +395,8 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for name, content in BAD_FILES.items():
         if content == "dir":
             (bad / name).mkdir()
+        elif content == "fifo":
+            os.mkfifo(bad / name)
         elif isinstance(content, bytes):
             (bad / name).write_bytes(content)
     from gf01_formal.agents.base import AgentSpec
@@ -363,6 +404,13 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     evaluate(EXAMPLES / "arbiter_priority.json", [AgentSpec("random", "EVAL-CB")], root / "runs.jsonl")
     (root / "cfg-huge.json").write_text(json.dumps({"families": [{"kind": "random_mealy", "states": 10**30}]}))
+    copies = root / "copies"
+    copies.mkdir()
+    shutil.copyfile(EXAMPLES / "arbiter_priority.json", copies / "instance.json")
+    shutil.copyfile(EXAMPLES / "arbiter_priority.json", copies / "campaign.json")
+    shutil.copyfile(EXAMPLES / "arbiter.hoa", copies / "arbiter.hoa")
+    shutil.copyfile(root / "runs.jsonl", copies / "runs.jsonl")
+    (copies / "cfg.json").write_text(json.dumps({"families": [{"kind": "random_mealy"}]}))
     (root / "cfg-string.json").write_text(json.dumps({"families": [{"kind": "random_mealy", "states": "5"}]}))
     return root
 
@@ -418,6 +466,10 @@ def test_bad_input(case: Case, ws: Workspace, capsys: pytest.CaptureFixture[str]
         if out:
             assert "valid        false" in out and "error" in out
     assert _left_behind(ws) == []
+    if case.bad == "output is an input":  # refused, and the input is whole
+        copies = ws.root / "copies"
+        assert (copies / "instance.json").read_bytes() == (EXAMPLES / "arbiter_priority.json").read_bytes()
+        assert (copies / "runs.jsonl").read_bytes() == (ws.root / "runs.jsonl").read_bytes()
 
 
 def test_bad_input_in_a_real_process(ws: Workspace) -> None:
