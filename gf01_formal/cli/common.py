@@ -111,6 +111,28 @@ UnboundedOpt = Annotated[
 OutputOpt = Annotated[Path, typer.Option("-o", "--output", metavar="FILE", help="Where to write (atomically).")]
 
 
+SandboxOpt = Annotated[
+    Literal["auto", "bwrap", "none"],
+    typer.Option("--sandbox", help="Where an --agent-cmd program runs: auto (bubblewrap; refused when none can be "
+                 "made), bwrap, or none (unisolated: it can read the hidden instance; never official)."),
+]
+AgentNetworkOpt = Annotated[
+    bool, typer.Option("--agent-network", help="Give the sandboxed --agent-cmd program the network (and the "
+                       "environment), for an agent that calls a model; off by default.")
+]
+
+
+def cmd_params(cmd: str, step_timeout: float, sandbox: str, network: bool) -> dict[str, Any]:
+    """The params of an external agent's spec: only what is stated joins (the default sandbox and no network keep
+    the run ids of earlier runs; ``--sandbox none`` is another run, never taken for a sandboxed one)."""
+    params: dict[str, Any] = {"cmd": cmd, "step_timeout": step_timeout}
+    if sandbox != "auto":
+        params["sandbox"] = sandbox
+    if network:
+        params["network"] = True
+    return params
+
+
 def instance_options(
     trace: str | None,
     trace_file: Path | None,

@@ -14,6 +14,7 @@ import typer
 
 from gf01_formal.cli.common import (
     MAX_SECONDS,
+    AgentNetworkOpt,
     BudgetAOpt,
     BudgetTOpt,
     Deadline,
@@ -23,10 +24,12 @@ from gf01_formal.cli.common import (
     JsonOpt,
     ModeOpt,
     OutputsOpt,
+    SandboxOpt,
     TraceFileOpt,
     TraceOpt,
     TStarOpt,
     WindowOpt,
+    cmd_params,
     emit,
     instance_options,
     open_instance,
@@ -60,6 +63,8 @@ def play_cmd(
                             "for each action.")
     ] = 30.0,
     seed: Annotated[int, typer.Option("--seed", metavar="N", min=0, help="The agent's seed.")] = 0,
+    sandbox: SandboxOpt = "auto",
+    agent_network: AgentNetworkOpt = False,
     json_out: JsonOpt = False,
     instance_id: IdOpt = None,
     trace: TraceOpt = None,
@@ -86,7 +91,7 @@ def play_cmd(
         if agent == agents.CMD:
             raise Gf01Error("an external agent is given with --agent-cmd CMD", field="--agent")
     elif agent_cmd is not None:
-        spec = AgentSpec(agents.CMD, "EVAL-CB", {"cmd": agent_cmd, "step_timeout": step_timeout})
+        spec = AgentSpec(agents.CMD, "EVAL-CB", cmd_params(agent_cmd, step_timeout, sandbox, agent_network))
     if spec is not None:
         agents.check(spec)
     options = instance_options(trace, trace_file, effect, t_star, mode, window, budget_t, budget_a, outputs)

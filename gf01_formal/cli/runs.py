@@ -11,7 +11,18 @@ from typing import Annotated, Any, Literal
 
 import typer
 
-from gf01_formal.cli.common import MAX_JOBS, MAX_SECONDS, JsonOpt, OutputOpt, check_output, emit, progress_bar
+from gf01_formal.cli.common import (
+    MAX_JOBS,
+    MAX_SECONDS,
+    AgentNetworkOpt,
+    JsonOpt,
+    OutputOpt,
+    SandboxOpt,
+    check_output,
+    cmd_params,
+    emit,
+    progress_bar,
+)
 from gf01_formal.cli.llm import (
     ApiKeyEnvOpt,
     BaseUrlOpt,
@@ -69,6 +80,8 @@ def evaluate_cmd(
     temperature: TemperatureOpt = None,
     max_tokens: MaxTokensOpt = None,
     request_timeout: RequestTimeoutOpt = 60.0,
+    sandbox: SandboxOpt = "auto",
+    agent_network: AgentNetworkOpt = False,
     json_out: JsonOpt = False,
 ) -> None:
     """Play every instance with every agent, appending one run record per episode to the output as it finishes.
@@ -78,7 +91,8 @@ def evaluate_cmd(
     from gf01_formal.runs.evaluate import Settings, evaluate
 
     check_output(output, inputs=[source], reread=True)
-    specs = with_llm_options(agent_specs(agent or [], agent_cmd, track, step_timeout), model=model,
+    specs = with_llm_options(agent_specs(agent or [], agent_cmd, track, step_timeout, sandbox, agent_network),
+                             model=model,
                              base_url=base_url, api_key_env=api_key_env, temperature=temperature,
                              max_tokens=max_tokens, request_timeout=request_timeout)
     from gf01_formal.agents import check
@@ -132,8 +146,9 @@ def unscored_note(statuses: Mapping[str, int]) -> str | None:
     return f"{counts}, not scored: the same command run again plays {them} again (finished runs are skipped)"
 
 
-def agent_specs(names: list[str], cmd: str | None, track: str | None, step_timeout: float) -> list[Any]:
-    """The agent specs of ``--agent`` (built-ins, repeatable) and ``--agent-cmd``."""
+def agent_specs(names: list[str], cmd: str | None, track: str | None, step_timeout: float, sandbox: str = "auto",
+                network: bool = False) -> list[Any]:
+    """The agent specs of ``--agent`` (built-ins, repeatable) and ``--agent-cmd`` (with its sandbox)."""
     from gf01_formal.agents import default_track
     from gf01_formal.agents.base import AgentSpec
     from hoa.errors import Gf01Error
@@ -151,7 +166,7 @@ def agent_specs(names: list[str], cmd: str | None, track: str | None, step_timeo
     if cmd is not None:
         if not cmd.strip():
             raise Gf01Error("the agent command is empty", field="--agent-cmd")
-        specs.append(AgentSpec("cmd", track or "EVAL-CB", {"cmd": cmd, "step_timeout": step_timeout}))
+        specs.append(AgentSpec("cmd", track or "EVAL-CB", cmd_params(cmd, step_timeout, sandbox, network)))
     if len({s.digest for s in specs}) != len(specs):
         raise Gf01Error("the same agent is named twice", field="--agent")
     return specs

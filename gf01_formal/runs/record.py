@@ -64,6 +64,10 @@ class RunRecord(BaseModel):
     agent_access: Literal["observations", "observations+planner", "full"]
     agent_meta: dict[str, Any] = Field(default_factory=dict, description="what the agent reports about itself "
                                        "(model, endpoint host, prompt template, participant, ...)")
+    sandbox: Literal["bwrap", "none"] | None = Field(
+        default=None, exclude_if=lambda v: v is None,
+        description="how an external agent was isolated from the harness: bwrap (own PID, mount and network "
+        "namespaces), none (stated with --sandbox none: never official); absent for agents without a program")
     seed: int
     eval_track: Literal["EVAL-CB", "EVAL-TA", "EVAL-OC"]
     tool_allowlist_id: str

@@ -100,6 +100,7 @@ def play_run(
     except ProviderError as ex:  # the model provider failed past its retries: not the agent's fault
         return RunOutcome(failed_record(base, str(ex), steps, status="provider_error", usage=_usage(agent),
                                         agent_meta=dict(getattr(agent, "meta", {}) or {}),
+                                        sandbox=getattr(agent, "sandbox", None),
                                         timing=step_timing(latencies)), _side_files(agent))
     except Unknown as ex:
         return RunOutcome(failed_record(base, f"scoring ran out of its limits: {ex}", steps,
@@ -124,7 +125,8 @@ def play_run(
         side[f"tool-logs/{_sha256(tool_log)}.jsonl"] = tool_log
     record = finished_record(base, episode, result, steps=steps, status=status, error=error,
                              tool_log_hash=_sha256(tool_log) if tool_log else "",
-                             agent_meta=dict(getattr(agent, "meta", {}) or {}), usage=_usage(agent),
+                             agent_meta=dict(getattr(agent, "meta", {}) or {}),
+                             sandbox=getattr(agent, "sandbox", None), usage=_usage(agent),
                              timing=step_timing(latencies))
     return RunOutcome(record, side)
 
@@ -186,6 +188,7 @@ def finished_record(
     agent_meta: dict[str, Any] | None = None,
     usage: dict[str, Any] | None = None,
     timing: dict[str, Any] | None = None,
+    sandbox: str | None = None,
 ) -> RunRecord:
     """The record of a finished episode scored as ``result`` (:meth:`Scorer.score`); ``steps`` is its step log
     (each :meth:`StepLog.to_json` entry with an ``agent_error`` key); ``timing`` joins the diagnostic's."""
@@ -197,6 +200,7 @@ def finished_record(
         error=error,
         tool_log_hash=tool_log_hash,
         agent_meta=agent_meta or {},
+        sandbox=sandbox,
         certificate=certificate_to_json(episode.certificate, episode.problem.system.inputs),
         **scores,
         steps=steps,
@@ -210,7 +214,7 @@ def finished_record(
 def failed_record(
     base: dict[str, Any], error: str, steps: list[dict[str, Any]], *, status: str = "harness_error",
     usage: dict[str, Any] | None = None, agent_meta: dict[str, Any] | None = None,
-    timing: dict[str, Any] | None = None,
+    timing: dict[str, Any] | None = None, sandbox: str | None = None,
 ) -> RunRecord:
     """The record of a run that could not finish for a reason not the agent's (no scores: never held against it).
     ``timing``: the latencies measured before it stopped (:func:`step_timing`), since a failed run took time too
@@ -220,7 +224,7 @@ def failed_record(
                            "best_match_gold", "subset_min"))
     return RunRecord(**base, status=status, error=error, tool_log_hash="", **empty, diagnostic_status="not-run",
                      steps=steps, refusals=0, agent_errors=0, usage=usage, agent_meta=agent_meta or {},
-                     timing=timing or {})
+                     sandbox=sandbox, timing=timing or {})
 
 
 def _usage(agent: Agent | None) -> dict[str, Any] | None:

@@ -149,6 +149,11 @@ def _check(obj: dict[str, Any], side: Path, ctx: _Context,
     if rec.play_protocol != "commit_only" or rec.scored_commit_episode is not True:
         yield "play_protocol", "official runs are commit_only with a scored commit episode (DEC-046)"
     yield from _diagnostic_fields(rec)
+    if ctx.official and rec.agent_name == "cmd" and rec.sandbox != "bwrap":
+        # An unsandboxed program can read the bundle its harness names: its scores say nothing of closed book.
+        yield "sandbox", (f"the external agent ran with sandbox {rec.sandbox}" if rec.sandbox else
+                          "the external agent's sandbox is not recorded") + ": official runs of --agent-cmd " \
+            "programs are sandboxed (bwrap)"
     if ctx.official and rec.status not in FINAL_STATUSES:
         yield "status", f"{rec.status}: the run did not finish ({quote(rec.error or '', 120, bare=True)})"
     if rec.status in FINAL_STATUSES:
