@@ -119,8 +119,7 @@ def test_campaign_into_a_dangling_symlink(tmp_path: Path, capsys) -> None:
     link = tmp_path / "c"
     link.symlink_to(tmp_path / "real-c")
     status = main(["campaign", str(bundle), "--agents", "random", "--jobs", "1", "-o", str(link)])
-    out, err = capsys.readouterr()
-    assert status == 0, err
+    assert status == 0, capsys.readouterr().err
     assert link.is_symlink() and (tmp_path / "real-c" / "runs.jsonl").is_file()
 
 
