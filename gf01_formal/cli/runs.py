@@ -184,6 +184,11 @@ def validate_cmd(
                                    help="Cap of re-deciding each exact SubsetMin diagnostic (with --bundle; default "
                                         "10); past it, a note says it was not re-checked.")
     ] = None,
+    pilot: Annotated[
+        list[Path] | None, typer.Option("--pilot", metavar="FILE", help="With --official: a pilot file (its key "
+                                        "FILE.key beside it) whose participants' runs are checked as issued; "
+                                        "repeat for several pilots.")
+    ] = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Check run records against the policies (track, tools, access, adaptation, renderer, protocol, diagnostic,
@@ -192,7 +197,8 @@ def validate_cmd(
     from solvers.limits import Limits
 
     found = check_runs(runs, bundle=None if bundle is None else str(bundle), official=official,
-                       recheck_limits=None if diagnostic_seconds is None else Limits(seconds=diagnostic_seconds))
+                       recheck_limits=None if diagnostic_seconds is None else Limits(seconds=diagnostic_seconds),
+                       issued=_issued_checker(pilot or []))
     violations = found.violations
     record = {"ok": not violations, "violations": [str(v) for v in violations], "notes": [str(n) for n in found.notes]}
 
@@ -207,6 +213,21 @@ def validate_cmd(
         print(f"gf01: error: {len(violations)} violation{'s' if len(violations) != 1 else ''} in "
               f"{', '.join(files)}{against}", file=sys.stderr)
         raise typer.Exit(2)
+
+
+def _issued_checker(pilots: list[Path]) -> Any:
+    """(pilot id, participant id, signature) -> issued? (None: not one of ``pilots``), from the pilots' keys."""
+    from gf01_formal.artifacts import read_json
+    from gf01_formal.instances.model import validate_model
+    from gf01_formal.web.pilot import Pilot, is_issued, load_key
+
+    keys = {validate_model(Pilot, read_json(p), file=str(p)).pilot_id: load_key(p) for p in pilots}
+
+    def issued(pilot_id: str, participant_id: str, sig: Any) -> bool | None:
+        key = keys.get(pilot_id)
+        return None if key is None else is_issued(key, pilot_id, participant_id, sig)
+
+    return issued
 
 
 def import_runs_cmd(

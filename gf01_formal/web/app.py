@@ -24,6 +24,7 @@ size limit (413), and :mod:`.games` checks their schema and the step order.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Awaitable, Callable
 from importlib import resources
@@ -34,7 +35,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import MutableHeaders
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, RedirectResponse, Response
+from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -62,13 +63,20 @@ SECURITY_HEADERS = {
 LOOPBACK_NAMES = {"127.0.0.1", "localhost", "::1"}
 
 
+#: Where a page holds the rules ("How to play", static/how-to-play.part): free play and a pilot's first page show
+#: the same text, from one file.
+HOW_TO_PLAY = b"<!-- how-to-play -->"
+
+
 def load_assets() -> dict[str, tuple[bytes, str]]:
     """The static assets shipped in the package (name -> bytes and media type), read once."""
+    static = resources.files("gf01_formal.web") / "static"
+    rules = (static / "how-to-play.part").read_bytes().strip()
     out = {}
-    for entry in (resources.files("gf01_formal.web") / "static").iterdir():
+    for entry in static.iterdir():
         ext = entry.name.rsplit(".", 1)[-1]
         if entry.is_file() and ext in MEDIA_TYPES:
-            out[entry.name] = (entry.read_bytes(), MEDIA_TYPES[ext])
+            out[entry.name] = (entry.read_bytes().replace(HOW_TO_PLAY, rules), MEDIA_TYPES[ext])
     return out
 
 
@@ -116,9 +124,9 @@ def _page(request: Request, name: str) -> Response:
 
 
 async def index(request: Request) -> Response:
-    """Free play: the instance list; a pilot's participants are sent to the consent page."""
+    """Free play: the instance list; under a pilot, the pilot's page (how to play, consent)."""
     if _games(request).pilot is not None:
-        return RedirectResponse("/pilot", status_code=303)
+        return _page(request, "pilot.html")
     return _page(request, "index.html")
 
 
@@ -167,8 +175,9 @@ async def api_instances(request: Request) -> Response:
 
 async def api_start(request: Request) -> Response:
     """Free play: begin an episode of one instance."""
-    return await _begin(request, _games(request).start_free, ("instance_id", "participant_id"),
-                        'send {"instance_id": ID} (and optionally "participant_id")')
+    client = request.client.host if request.client is not None else None
+    return await _begin(request, functools.partial(_games(request).start_free, client=client),
+                        ("instance_id", "participant_id"), 'send {"instance_id": ID} (and optionally "participant_id")')
 
 
 async def api_pilot(request: Request) -> Response:
@@ -178,8 +187,8 @@ async def api_pilot(request: Request) -> Response:
 
 async def api_pilot_start(request: Request) -> Response:
     """A participant who accepted the consent text begins the pilot's first episode."""
-    return await _begin(request, _games(request).start_pilot, ("participant_id", "consent"),
-                        'send {"participant_id": ID, "consent": true}')
+    return await _begin(request, _games(request).start_pilot, ("participant_id", "consent", "sig", "platform_id"),
+                        'send {"participant_id": ID, "consent": true, "sig": SIG} (and optionally "platform_id")')
 
 
 async def api_state(request: Request) -> Response:
