@@ -62,6 +62,15 @@ class Workspace:
     def peer_runs(self) -> str:
         return str(ROOT.parent / "shared" / "corpus" / "peer" / "runs_v1_valid.jsonl")
 
+    @property
+    def pilot(self) -> str:
+        """A pilot file over the example instance, with its key."""
+        return str(self.root / "pilot" / "pilot.json")
+
+    @property
+    def pilot_without_key(self) -> str:
+        return str(self.root / "pilot" / "keyless.json")
+
     def copy(self, name: str) -> str:
         """A copy of an input (``instance.json``, ``arbiter.hoa``, ``runs.jsonl``) that a row may name as an output
         too: a command that wrote it anyway would destroy a copy, not the example itself."""
@@ -362,6 +371,37 @@ CASES: list[Case] = [
                                          str(Path(ws.copy("campaign.json")).parent)]),
     _is_an_input("serve", lambda ws: ["serve", "--bundle", ws.copy("instance.json"), "--runs-out",
                                       ws.copy("instance.json"), "--port", "0"]),
+    # Agents in a sandbox, pilots (issue 19).
+    _option("evaluate", "--sandbox nowhere", lambda ws: ["evaluate", ws.instance, "--agent-cmd", "python3",
+                                                         "--sandbox", "nowhere", "-o", str(ws.out / "r.jsonl")],
+            "--sandbox"),
+    _option("play", "--sandbox nowhere", lambda ws: ["play", ws.instance, "--agent-cmd", "python3", "--sandbox",
+                                                     "nowhere"], "--sandbox"),
+    _option("play", "--agent-network=1", lambda ws: ["play", ws.instance, "--agent-cmd", "python3",
+                                                     "--agent-network=1"], "--agent-network"),
+    *_file_rows("validate", "--pilot", lambda ws, f: ["validate", ws.runs, "--official", "--bundle", ws.instance,
+                                                      "--pilot", f]),
+    _option("validate", "--pilot without its key", lambda ws: ["validate", ws.runs, "--official", "--bundle",
+                                                               ws.instance, "--pilot", ws.pilot_without_key],
+            "no key"),
+    *_file_rows("pilot issue", "--pilot", lambda ws, f: ["pilot", "issue", "--pilot", f, "--count", "2", "-o",
+                                                         str(ws.out / "links.txt")]),
+    *_output_rows("pilot issue", "-o", lambda ws, o: ["pilot", "issue", "--pilot", ws.pilot, "--count", "2",
+                                                      "-o", o]),
+    _is_a_directory("pilot issue", "-o", lambda ws, o: ["pilot", "issue", "--pilot", ws.pilot, "--count", "2",
+                                                        "-o", o]),
+    _is_an_input("pilot issue", lambda ws: ["pilot", "issue", "--pilot", ws.pilot, "--count", "2", "-o", ws.pilot]),
+    _option("pilot issue", "--count 0", lambda ws: ["pilot", "issue", "--pilot", ws.pilot, "--count", "0", "-o",
+                                                    str(ws.out / "links.txt")], "--count"),
+    _option("pilot issue", "--base-url ftp", lambda ws: ["pilot", "issue", "--pilot", ws.pilot, "--count", "1",
+                                                         "--base-url", "ftp://x", "-o", str(ws.out / "links.txt")],
+            "--base-url"),
+    *_file_rows("pilot check-code", "--pilot", lambda ws, f: ["pilot", "check-code", "X-P00001-ABC", "--pilot", f]),
+    _option("pilot check-code", "--pilot without its key", lambda ws: ["pilot", "check-code", "X-P00001-ABC",
+                                                                       "--pilot", ws.pilot_without_key], "no key"),
+    _option("serve", "--pilot without its key", lambda ws: ["serve", "--bundle", ws.instance, "--pilot",
+                                                            ws.pilot_without_key, "--runs-out",
+                                                            str(ws.out / "r.jsonl"), "--port", "0"], "no key"),
     _option("serve", "--port 70000", lambda ws: ["serve", "--bundle", ws.instance, "--port", "70000"], "--port"),
 ]
 
@@ -404,6 +444,15 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     evaluate(EXAMPLES / "arbiter_priority.json", [AgentSpec("random", "EVAL-CB")], root / "runs.jsonl")
     (root / "cfg-huge.json").write_text(json.dumps({"families": [{"kind": "random_mealy", "states": 10**30}]}))
+    (root / "pilot").mkdir()
+    pilot = {"schema_version": "gf01-formal.pilot.v1", "pilot_id": "p", "consent": "Agree?",
+             "instances": [json.loads((EXAMPLES / "arbiter_priority.json").read_text())["instance_id"]],
+             "completion_code": "DONE"}
+    for name in ("pilot.json", "keyless.json"):
+        (root / "pilot" / name).write_text(json.dumps(pilot))
+    from gf01_formal.web.pilot import load_key
+
+    load_key(root / "pilot" / "pilot.json", create=True)
     copies = root / "copies"
     copies.mkdir()
     shutil.copyfile(EXAMPLES / "arbiter_priority.json", copies / "instance.json")
