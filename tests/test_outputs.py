@@ -206,3 +206,24 @@ def test_runs_lines_split_on_newline_only(tmp_path: Path, runs: Path) -> None:
     path = tmp_path / "r.jsonl"
     path.write_text(text, encoding="utf-8")
     assert len(check_runs_file(path)) == len(list(read_lines(path))) == text.count("\n")
+
+
+def test_import_inspect_refuses_a_zip_that_inflates_past_the_limit(tmp_path: Path, capsys) -> None:
+    """A small .eval (a zip) whose member inflates to more than 64 MiB: refused by its declared size, at once."""
+    import resource
+    import zipfile
+
+    from gf01_formal.integrations.inspect_import import MAX_LOG_MEMBER
+
+    bomb = tmp_path / "bomb.eval"
+    with zipfile.ZipFile(bomb, "w", compression=zipfile.ZIP_DEFLATED) as zf, \
+            zf.open("samples/1.json", "w", force_zip64=True) as member:
+        chunk = b"\0" * (1 << 20)
+        for _ in range((MAX_LOG_MEMBER >> 20) + 1):
+            member.write(chunk)
+    assert bomb.stat().st_size < 1 << 20
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    assert main(["import", "inspect", str(bomb), "-o", str(tmp_path / "r.jsonl")]) == 2
+    _one_error_line(capsys.readouterr().err, str(bomb), "samples/1.json", "MiB")
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak < 32 << 10  # KiB: nothing was inflated
+    assert not (tmp_path / "r.jsonl").exists()

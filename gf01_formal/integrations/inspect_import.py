@@ -49,15 +49,47 @@ class InspectImport:
     disagreements: int = 0
 
 
+#: Largest member of an .eval log (a zip) and largest log in all, uncompressed (bytes): inspect reads a log whole,
+#: several times its size in objects, so a small zip that inflates to gigabytes is refused before it is opened.
+MAX_LOG_MEMBER = 64 << 20
+MAX_LOG_TOTAL = 512 << 20
+
+
+def check_log_size(path: str | os.PathLike[str]) -> None:
+    """Refuse (Gf01Error) a log that would not be read in bounded memory: a zip member or a whole log past the
+    limits above, by the sizes the zip's directory declares (zipfile reads a member no further than that)."""
+    import zipfile
+
+    shown = quote(os.fspath(path), 200, bare=True)
+    if not zipfile.is_zipfile(path):
+        if os.path.getsize(path) > MAX_LOG_TOTAL:
+            raise Gf01Error(f"larger than the {MAX_LOG_TOTAL >> 20} MiB a log may have", file=shown)
+        return
+    try:
+        with zipfile.ZipFile(path) as zf:
+            members = zf.infolist()
+    except (zipfile.BadZipFile, OSError) as ex:
+        raise Gf01Error(f"not an inspect eval log: {quote(str(ex), 160, bare=True)}", file=shown) from None
+    for info in members:
+        if info.file_size > MAX_LOG_MEMBER:
+            raise Gf01Error(f"its member {quote(info.filename, 80)} holds {info.file_size >> 20} MiB uncompressed, "
+                            f"past the {MAX_LOG_MEMBER >> 20} MiB a member may have", file=shown)
+    total = sum(info.file_size for info in members)
+    if total > MAX_LOG_TOTAL:
+        raise Gf01Error(f"its members hold {total >> 20} MiB uncompressed, past the {MAX_LOG_TOTAL >> 20} MiB a log "
+                        "may have", file=shown)
+
+
 def import_inspect_log(path: str | os.PathLike[str], *, bundle: str | None = None) -> InspectImport:
     """The run records of the eval log ``path`` (module docstring); ``bundle`` defaults to the task's argument."""
+    shown = quote(os.fspath(path), 200, bare=True)
+    if not os.path.isfile(path):
+        raise Gf01Error("no such file", file=shown)
+    check_log_size(path)
     try:
         from inspect_ai.log import read_eval_log
     except ImportError:
         raise Gf01Error("reading inspect logs needs inspect-ai: pip install -e '.[inspect]'", field="LOG") from None
-    shown = quote(os.fspath(path), 200, bare=True)
-    if not os.path.isfile(path):
-        raise Gf01Error("no such file", file=shown)
     try:
         log = read_eval_log(os.fspath(path))
     except Exception as ex:  # inspect raises various types for a file that is not a log
