@@ -402,6 +402,8 @@ CASES: list[Case] = [
     _option("serve", "--pilot without its key", lambda ws: ["serve", "--bundle", ws.instance, "--pilot",
                                                             ws.pilot_without_key, "--runs-out",
                                                             str(ws.out / "r.jsonl"), "--port", "0"], "no key"),
+    _option("serve", "--body-timeout 0", lambda ws: ["serve", "--bundle", ws.instance, "--body-timeout", "0",
+                                                     "--port", "0"], "--body-timeout"),
     _option("serve", "--port 70000", lambda ws: ["serve", "--bundle", ws.instance, "--port", "70000"], "--port"),
 ]
 

@@ -331,7 +331,7 @@ def test_mutated_output_and_input_paths(seed: int, tmp_path: Path, capsys: pytes
         work = tmp_path / f"case{case}"
         work.mkdir()
         kinds = _file_kinds(work)
-        out_kind = m.pick(sorted(kinds) + ["input"])
+        out_kind = m.pick([*sorted(kinds), "input"])
         out = work / "out"
         if out_kind == "input":
             out = m.pick([inst, runs])

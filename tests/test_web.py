@@ -471,3 +471,53 @@ def test_replay_plays_a_recorded_run_again(free: Any, bundle: Path, ids: list[st
         ]:
             r = client.post("/api/replay", json={"record": record})
             assert r.status_code == status and message in r.json()["error"], r.text
+
+
+# -- hostile clients (issue 19) ------------------------------------------------------------------------------------
+
+
+def _raw(url: str) -> socket.socket:
+    host, port = url.split("//", 1)[1].rstrip("/").rsplit(":", 1)
+    return socket.create_connection((host, int(port)), timeout=30)
+
+
+def test_a_dropped_client_is_one_line_and_a_stalled_body_times_out(bundle: Path, ids: list[str]) -> None:
+    with Server(["--bundle", str(bundle), "--body-timeout", "1"]) as server:
+        head = (b"POST /api/episodes HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                b"Content-Length: 100\r\n\r\n")
+        dropped = _raw(server.url)
+        dropped.sendall(head + b'{"instance_id": ')
+        dropped.close()  # gone mid-body
+        stalled = _raw(server.url)
+        stalled.sendall(head + b'{"instance_id": ')  # and never the rest
+        answer = b""
+        while b"did not arrive" not in answer:
+            chunk = stalled.recv(65536)
+            if not chunk:
+                break
+            answer += chunk
+        stalled.close()
+        answer = answer.decode()
+        assert answer.startswith("HTTP/1.1 408") and "did not arrive" in answer
+        with httpx.Client(base_url=server.url) as client:  # the server still serves
+            assert client.get("/api/instances").status_code == 200
+        time.sleep(0.2)
+        status, err = server.stop()
+    assert status == 130
+    assert "Traceback" not in err
+    lines = [x for x in err.splitlines() if "dropped" in x]
+    assert len(lines) == 1 and "/api/episodes" in lines[0], err
+
+
+def test_free_play_limits_anonymous_episodes_per_client(bundle: Path, ids: list[str]) -> None:
+    from gf01_formal.web import games as games_module
+    from gf01_formal.web.games import Games, RequestError
+
+    games = Games.open(bundle)
+    for _ in range(games_module.FREE_EPISODES_PER_CLIENT):
+        games.start_free(ids[0], client="10.0.0.1")
+    with pytest.raises(RequestError) as refused:
+        games.start_free(ids[0], client="10.0.0.1")
+    assert refused.value.status == 429
+    games.start_free(ids[0], client="10.0.0.2")  # another client still may
+    games.start_free(ids[0], "named-player", client="10.0.0.1")  # and a named player is not anonymous

@@ -19,11 +19,14 @@ def serve_cmd(
     = None,
     pilot: Annotated[Path | None, typer.Option("--pilot", metavar="FILE", help="A pilot file: consent text, "
                                                "instance order, completion code (needs --runs-out).")] = None,
+    body_timeout: Annotated[float, typer.Option("--body-timeout", metavar="S", min=0.1, max=3600.0,
+                                                help="Seconds a request's body may take to arrive (then 408).")]
+    = 30.0,
 ) -> None:
     """Serve the GF-01-R1 side-scroller in the browser until Ctrl-C: free play, or a pilot with --pilot."""
     from gf01_formal.web.server import serve
 
-    serve(bundle, host=host, port=port, runs_out=runs_out, pilot=pilot)
+    serve(bundle, host=host, port=port, runs_out=runs_out, pilot=pilot, body_timeout=body_timeout)
 
 
 PilotOpt = Annotated[Path, typer.Option("--pilot", metavar="FILE", help="The pilot file (its key is FILE.key).")]

@@ -24,8 +24,10 @@ size limit (413), and :mod:`.games` checks their schema and the step order.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
+import sys
 from collections.abc import Awaitable, Callable
 from importlib import resources
 from typing import Any
@@ -34,7 +36,7 @@ from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import MutableHeaders
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -103,10 +105,17 @@ async def read_json(request: Request, limit: int) -> Any:
     if declared is not None and (not declared.isdigit() or int(declared) > limit):
         raise RequestError(413, f"the body is {declared} bytes; this request takes at most {limit}")
     body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > limit:  # a body without a length (chunked) is cut off the same way
-            raise RequestError(413, f"the body is longer than {limit} bytes, the most this request takes")
+    seconds = request.app.state.body_timeout
+    try:
+        # A client that sends its headers and then too little of its body would hold the request (and its memory)
+        # open forever: the body has a deadline.
+        async with asyncio.timeout(seconds):
+            async for chunk in request.stream():
+                body += chunk
+                if len(body) > limit:  # a body without a length (chunked) is cut off the same way
+                    raise RequestError(413, f"the body is longer than {limit} bytes, the most this request takes")
+    except TimeoutError:
+        raise RequestError(408, f"the request's body did not arrive within {seconds:g} s") from None
     try:
         return json.loads(body)
     except (ValueError, RecursionError) as ex:
@@ -220,6 +229,14 @@ async def refused(request: Request, exc: Exception) -> Response:
     return error(exc.status, exc.message)
 
 
+async def dropped(request: Request, exc: Exception) -> Response:
+    """A client that went away mid-request: one line on the server's stderr (no traceback, no answer to send)."""
+    client = request.client.host if request.client is not None else "a client"
+    print(f"gf01 serve: {client} dropped its request {request.method} {request.url.path} before sending all of it",
+          file=sys.stderr, flush=True)
+    return Response(status_code=499)
+
+
 async def http_error(request: Request, exc: Exception) -> Response:
     """Starlette's own refusals (no such route, wrong method): JSON under /api, text elsewhere."""
     assert isinstance(exc, HTTPException)
@@ -284,11 +301,13 @@ class Guard:
         await self.app(scope, receive, send_with_headers)
 
 
-def create_app(games: Games, *, allowed_hosts: set[str] | None = None) -> ASGIApp:
-    """The ASGI application serving ``games``; with ``allowed_hosts``, requests for other Host names are refused."""
+def create_app(games: Games, *, allowed_hosts: set[str] | None = None, body_timeout: float = 30.0) -> ASGIApp:
+    """The ASGI application serving ``games``; with ``allowed_hosts``, requests for other Host names are refused;
+    a request body that takes longer than ``body_timeout`` seconds to arrive is refused (408)."""
     handlers: dict[Any, Callable[[Request, Exception], Awaitable[Response]]] = {
-        RequestError: refused, HTTPException: http_error}
+        RequestError: refused, HTTPException: http_error, ClientDisconnect: dropped}
     app = Starlette(routes=ROUTES, exception_handlers=handlers)
     app.state.games = games
+    app.state.body_timeout = body_timeout
     app.state.assets = load_assets()
     return Guard(app, allowed_hosts)

@@ -61,7 +61,8 @@ def url_of(sock: socket.socket) -> str:
 
 
 def serve(bundle: str | os.PathLike[str], *, host: str = "127.0.0.1", port: int = 8000,
-          runs_out: str | os.PathLike[str] | None = None, pilot: str | os.PathLike[str] | None = None) -> None:
+          runs_out: str | os.PathLike[str] | None = None, pilot: str | os.PathLike[str] | None = None,
+          body_timeout: float = 30.0) -> None:
     """Serve GF-01-R1 for ``bundle`` until interrupted (KeyboardInterrupt reaches the caller after a clean stop)."""
     import uvicorn
 
@@ -72,7 +73,8 @@ def serve(bundle: str | os.PathLike[str], *, host: str = "127.0.0.1", port: int 
     games = Games.open(bundle, runs_out=runs_out, pilot=pilot)
     sock = bind(host, port)
     loopback = is_loopback(host)
-    app = create_app(games, allowed_hosts=LOOPBACK_NAMES | {host.lower()} if loopback else None)
+    app = create_app(games, allowed_hosts=LOOPBACK_NAMES | {host.lower()} if loopback else None,
+                     body_timeout=body_timeout)
     base = url_of(sock)
     print(f"gf01 serve: {len(games.served)} instance{'s' if len(games.served) != 1 else ''} of "
           f"{Path(bundle).name} at {base}/", flush=True)
