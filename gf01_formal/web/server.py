@@ -79,7 +79,8 @@ def serve(bundle: str | os.PathLike[str], *, host: str = "127.0.0.1", port: int 
     print(f"gf01 serve: {len(games.served)} instance{'s' if len(games.served) != 1 else ''} of "
           f"{Path(bundle).name} at {base}/", flush=True)
     if games.pilot is not None:
-        print(f"pilot {games.pilot.pilot_id}: participants open {base}/pilot?participant=<their id>")
+        print(f"pilot {games.pilot.pilot_id}: participants open the links of 'gf01 pilot issue' "
+              f"({base}/pilot?participant=ID&sig=SIG); other ids are refused")
     if games.runs is not None:
         resumed = sum(1 for g in games.games.values() if not g.engine.done)
         print(f"recording to {runs_out}; steps are saved in {games.journal.path if games.journal else ''} "
