@@ -351,3 +351,38 @@ def test_mutated_output_and_input_paths(seed: int, tmp_path: Path, capsys: pytes
         assert {p: p.read_bytes() for p in originals} == originals, argv  # no input destroyed
         if before is not None and not stat.S_ISREG(before) and not stat.S_ISDIR(before):
             assert stat.S_IFMT(os.lstat(out).st_mode) == stat.S_IFMT(before), argv  # a device, FIFO or link kept
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_mutated_pilot_entries_and_codes(seed: int, tmp_path: Path) -> None:
+    """Made-up participant ids, signatures, platform ids and completion codes: the server refuses (403 or 422) every
+    one that is not an issued participant's, never fails otherwise; a made-up code is no participant's."""
+    from gf01_formal.web.games import Games, RequestError
+    from gf01_formal.web.pilot import code_participant, completion_code, load_key, participant_sig
+
+    m = Mutator(500 + seed)
+    inst = str(EXAMPLES / "arbiter_priority.json")
+    iid = json.loads((EXAMPLES / "arbiter_priority.json").read_text())["instance_id"]
+    pilot_path = tmp_path / "pilot.json"
+    pilot_path.write_text(json.dumps({"schema_version": "gf01-formal.pilot.v1", "pilot_id": "fz", "consent": "ok?",
+                                      "instances": [iid], "completion_code": "DONE"}))
+    key = load_key(pilot_path, create=True)
+    games = Games.open(inst, runs_out=tmp_path / "runs.jsonl", pilot=pilot_path)
+    good = participant_sig(key, "fz", "P00001")
+    values = [*ODD, good, good.upper(), good[:-1], good + "0", good + "é", "P00001", "P00002", "../x", "a" * 65]
+    for _ in range(60):
+        pid = m.pick(values) if m.rng.random() < 0.5 else m.text("P00001")
+        sig = m.pick(values) if m.rng.random() < 0.7 else m.text(good)
+        platform = m.pick(values) if m.rng.random() < 0.3 else None
+        issued = isinstance(pid, str) and sig == participant_sig(key, "fz", pid)
+        try:
+            games.start_pilot(pid, True, sig, platform)
+        except RequestError as ex:
+            assert ex.status in (403, 409, 422), (pid, sig, ex.status)
+            assert ex.status != 403 or not issued
+        else:
+            assert issued, (pid, sig)
+        code = m.text(completion_code(key, games.pilot, "P00001")) + m.pick(["", "é", "\u2028"])
+        who = code_participant(key, games.pilot, code)
+        assert who is None or code == completion_code(key, games.pilot, who)
+    games.runs.close()

@@ -227,3 +227,25 @@ def test_import_inspect_refuses_a_zip_that_inflates_past_the_limit(tmp_path: Pat
     _one_error_line(capsys.readouterr().err, str(bomb), "samples/1.json", "MiB")
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak < 32 << 10  # KiB: nothing was inflated
     assert not (tmp_path / "r.jsonl").exists()
+
+
+def test_evaluate_checks_every_instance_before_the_first_run(tmp_path: Path, capsys) -> None:
+    """A bundle whose second instance is bad (its effect names no output; hashes consistent): refused before any
+    run is played, so no runs file is left that a fixed bundle could not resume."""
+    import json
+
+    from gf01_formal.artifacts import sha256_hex
+    from gf01_formal.instances.io import save_artifact
+    from gf01_formal.instances.model import Instance, content_id, content_of, make_bundle
+
+    good = json.loads(Path(INSTANCE).read_text())
+    bad = {**good, "effect": "no_such_output"}
+    digest = sha256_hex(content_of(bad))
+    bad.update(content_hash=digest, instance_id=content_id(digest))
+    bundle = tmp_path / "bundle.json"
+    save_artifact(bundle, make_bundle([Instance.model_validate(good), Instance.model_validate(bad)],
+                                      generator_version="test", provenance="test"))
+    out = tmp_path / "runs.jsonl"
+    assert main(["evaluate", str(bundle), "--agent", "random", "-o", str(out)]) == 2
+    _one_error_line(capsys.readouterr().err, bad["instance_id"])
+    assert not out.exists()

@@ -509,7 +509,7 @@ def test_a_dropped_client_is_one_line_and_a_stalled_body_times_out(bundle: Path,
     assert len(lines) == 1 and "/api/episodes" in lines[0], err
 
 
-def test_free_play_limits_anonymous_episodes_per_client(bundle: Path, ids: list[str]) -> None:
+def test_free_play_limits_episodes_per_client(bundle: Path, ids: list[str]) -> None:
     from gf01_formal.web import games as games_module
     from gf01_formal.web.games import Games, RequestError
 
@@ -519,5 +519,6 @@ def test_free_play_limits_anonymous_episodes_per_client(bundle: Path, ids: list[
     with pytest.raises(RequestError) as refused:
         games.start_free(ids[0], client="10.0.0.1")
     assert refused.value.status == 429
+    with pytest.raises(RequestError):  # naming a fresh participant id each time does not get around it
+        games.start_free(ids[0], "fresh-name", client="10.0.0.1")
     games.start_free(ids[0], client="10.0.0.2")  # another client still may
-    games.start_free(ids[0], "named-player", client="10.0.0.1")  # and a named player is not anonymous

@@ -82,9 +82,10 @@ def check_log_size(path: str | os.PathLike[str]) -> None:
 
 def import_inspect_log(path: str | os.PathLike[str], *, bundle: str | None = None) -> InspectImport:
     """The run records of the eval log ``path`` (module docstring); ``bundle`` defaults to the task's argument."""
+    from hoa.files import open_regular
+
     shown = quote(os.fspath(path), 200, bare=True)
-    if not os.path.isfile(path):
-        raise Gf01Error("no such file", file=shown)
+    open_regular(path).close()  # missing, a directory, a FIFO (which would block), a device: one line naming it
     check_log_size(path)
     try:
         from inspect_ai.log import read_eval_log

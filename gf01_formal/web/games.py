@@ -60,7 +60,7 @@ TOKEN = re.compile(r"[A-Za-z0-9_-]{32}")
 PARTICIPANT = re.compile(ID_PATTERN)
 #: A response time above a day is not one.
 MAX_RESPONSE_MS = 86_400_000.0
-#: Anonymous free-play episodes one client address may begin (docs/browser.md: what free play reveals).
+#: Free-play episodes one client address may begin (docs/browser.md: what free play reveals).
 FREE_EPISODES_PER_CLIENT = 200
 RECORD_FIELDS = ("status", "error", "run_id", "certificate", "suff", "min1", "valid", "goal", "eff_t", "eff_a",
                  "score_c", "kappa", "ap_precision", "ap_recall", "ap_f1", "ts_precision", "ts_recall", "ts_f1",
@@ -196,7 +196,7 @@ class Games:
         self.pilot_key = pilot_key
         if pilot is not None and pilot_key is None:
             raise Gf01Error("a pilot needs its key (gf01 pilot issue makes it with the participants' links)")
-        self.free_started: dict[str, int] = {}  # free play: anonymous episodes begun, per client address
+        self.free_started: dict[str, int] = {}  # free play: episodes begun, per client address
         self.games: dict[str, Game] = {}
         self.sessions: dict[tuple[str, str], list[Game]] = {}  # (pilot, participant) -> episodes, in order
         self._lock = threading.Lock()
@@ -264,22 +264,21 @@ class Games:
 
     def start_free(self, instance_id: Any, participant_id: Any = None, client: str | None = None) -> Game:
         """Free play: a new episode of one instance (participant optional: an anonymous id is drawn). A client
-        (by address) begins at most ``FREE_EPISODES_PER_CLIENT`` anonymous episodes: each holds an engine and,
-        ended, shows a gold, so they are not handed out without bound."""
+        (by address) begins at most ``FREE_EPISODES_PER_CLIENT`` episodes, whatever ids it names: each holds an
+        engine and, ended, shows a gold, so they are not handed out without bound."""
         if self.pilot is not None:
             raise RequestError(403, "this server runs a pilot: participants start at /pilot")
         served = self.served.get(instance_id) if isinstance(instance_id, str) else None
         if served is None:
             raise RequestError(404, f"no instance {quote(instance_id, 60)} in this bundle")
-        anonymous = participant_id is None
-        if anonymous:
+        if participant_id is None:
             participant_id = f"anon-{secrets.token_hex(6)}"
         pid = _participant(participant_id)
         with self._lock:
-            if anonymous and client is not None:
+            if client is not None:
                 if self.free_started.get(client, 0) >= FREE_EPISODES_PER_CLIENT:
-                    raise RequestError(429, f"this address has begun {FREE_EPISODES_PER_CLIENT} anonymous episodes, "
-                                            "the most a server gives one client; restart the server for more")
+                    raise RequestError(429, f"this address has begun {FREE_EPISODES_PER_CLIENT} episodes, the most "
+                                            "a server gives one client; restart the server for more")
                 self.free_started[client] = self.free_started.get(client, 0) + 1
             self._check_unplayed(pid, [served.instance.instance_id])
             return self._begin(served, pid, index=0, pilot_id=None, consent_sha256=None)

@@ -113,7 +113,9 @@ def participant_sig(key: bytes, pilot_id: str, participant_id: str) -> str:
 
 def is_issued(key: bytes, pilot_id: str, participant_id: str, sig: object) -> bool:
     """Whether ``sig`` is the signature of an issued participant (compared in constant time)."""
-    return isinstance(sig, str) and hmac.compare_digest(sig, participant_sig(key, pilot_id, participant_id))
+    # As bytes: compare_digest refuses str that is not ASCII, and a signature is whatever a link was edited to.
+    return isinstance(sig, str) and hmac.compare_digest(sig.encode("utf-8"),
+                                                        participant_sig(key, pilot_id, participant_id).encode())
 
 
 def issued_ids(count: int, start: int = 1) -> list[str]:
@@ -133,4 +135,5 @@ def code_participant(key: bytes, pilot: Pilot, code: str) -> str | None:
     if not code.startswith(head) or "-" not in code[len(head):]:
         return None
     participant_id = code[len(head):].rsplit("-", 1)[0]
-    return participant_id if hmac.compare_digest(code, completion_code(key, pilot, participant_id)) else None
+    want = completion_code(key, pilot, participant_id)
+    return participant_id if hmac.compare_digest(code.encode("utf-8"), want.encode("utf-8")) else None
