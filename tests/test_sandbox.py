@@ -213,3 +213,43 @@ def test_the_example_agent_in_the_sandbox_passes_official_validation(tmp_path: P
     (rec,) = [json.loads(line) for line in out.read_text().splitlines()]
     assert rec["sandbox"] == "bwrap" and rec["status"] == "completed" and rec["agent_errors"] == 0
     assert main(["validate", str(out), "--official", "--bundle", str(INSTANCE)]) == 0, capsys.readouterr()
+
+
+@needs_bwrap
+@pytest.mark.parametrize("network", [False, True])
+def test_no_network_unless_the_run_says_so(tmp_path: Path, capsys, network: bool) -> None:
+    """The harness's machine listens on loopback: the sandboxed agent cannot reach it, unless --agent-network."""
+    import socket
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    port = server.getsockname()[1]
+    seen = tmp_path / "seen.txt"
+    seen.write_text("")
+    script = f'''
+        import json, socket, sys
+        try:
+            socket.create_connection(("127.0.0.1", {port}), timeout=5).close()
+            reached = "reached"
+        except OSError as ex:
+            reached = "refused " + type(ex).__name__
+        open({str(seen)!r}, "w").write(reached)
+        for line in sys.stdin:
+            m = json.loads(line)
+            if m["type"] == "end":
+                break
+            if m["type"] == "observation" and m["done"]:
+                continue
+            print(json.dumps({{"set": {{}}}}), flush=True)
+    '''
+    agent = tmp_path / "agent.py"
+    agent.write_text(textwrap.dedent(script))
+    extra = ["--agent-network"] if network else []
+    try:
+        status = main(["evaluate", str(INSTANCE), "--agent-cmd", f"{sys.executable} {agent} {seen}", *extra, "-o",
+                       str(tmp_path / "runs.jsonl")])
+    finally:
+        server.close()
+    assert status == 0, capsys.readouterr().err
+    assert seen.read_text().startswith("reached" if network else "refused"), seen.read_text()
