@@ -69,7 +69,8 @@ def serve(bundle: str | os.PathLike[str], *, host: str = "127.0.0.1", port: int 
     if pilot is not None and runs_out is None:
         raise Gf01Error("a pilot records every episode: give the runs file (--runs-out)", field="--runs-out")
     if runs_out is not None:
-        check_output(runs_out, inputs=[bundle, pilot], reread=True)
+        key = None if pilot is None else f"{os.fspath(pilot)}.key"
+        check_output(runs_out, inputs=[bundle, pilot, key], reread=True)
     games = Games.open(bundle, runs_out=runs_out, pilot=pilot)
     sock = bind(host, port)
     loopback = is_loopback(host)
