@@ -33,14 +33,15 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from fractions import Fraction
-from typing import Any
+from typing import Any, get_args
 from urllib.parse import urlsplit
 
 from gf01_formal.artifacts import canonical_json
 from gf01_formal.report import stats
 from gf01_formal.report.coverage import Manifest, agent_label, coverage, describe_missing
 from gf01_formal.report.load import SCORED, Runs
-from gf01_formal.runs.record import RUN_SCHEMA
+from gf01_formal.runs.record import RUN_SCHEMA, Status
+from gf01_formal.scoring.values import PRF_FIELDS
 from hoa.errors import Gf01Error
 
 REPORT_SCHEMA = "gf01-formal.report.v1"
@@ -53,8 +54,8 @@ EXTRA = ("mode",)
 KEY_FIELDS = DIMENSIONS + EXTRA
 #: A figure fixes these; its panels are (split, mode), its x axis the complexity quartile that replaces the slice.
 FIGURE_KEY = tuple(f for f in DIMENSIONS if f not in ("difficulty_slice", "split_id"))
-STATUSES = ("completed", "agent_error", "harness_error", "provider_error")
-PRF = ("ap_precision", "ap_recall", "ap_f1", "ts_precision", "ts_recall", "ts_f1")
+STATUSES: tuple[str, ...] = get_args(Status)
+PRF = PRF_FIELDS
 
 
 def _key(rec: dict[str, Any], fields: Sequence[str]) -> tuple[Any, ...]:

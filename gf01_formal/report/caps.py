@@ -45,6 +45,7 @@ from typing import Any
 
 from encoders.problem import Atom, Problem
 from gf01_formal.report.load import Runs
+from gf01_formal.scoring.values import Diagnostic
 from hoa.errors import Gf01Error
 from solvers.limits import Clock, Limits, Unknown
 
@@ -157,18 +158,14 @@ class CapSet:
                 "conflicts": self.conflicts, "nodes": self.nodes}
 
 
-def run_diagnostic(problem: Problem, atoms: list[Atom], caps: CapSet) -> tuple[dict[str, Any], dict[str, Any]]:
-    """SubsetMin of ``atoms`` metered under ``caps``: (record fields, timing fields) as the module docstring says."""
-    from solvers import api
+def run_diagnostic(problem: Problem, atoms: list[Atom], caps: CapSet) -> tuple[Diagnostic, dict[str, Any]]:
+    """SubsetMin of ``atoms`` metered under ``caps`` (:func:`gf01_formal.scoring.scores.diagnose`): the diagnostic
+    and its timing fields, as the module docstring says."""
+    from gf01_formal.scoring.scores import diagnose
 
     limits = caps.limits()
     start = time.perf_counter()
-    fields: dict[str, Any] = {"subset_min": None, "diagnostic_status": "exact", "diagnostic_note": None}
-    try:
-        fields["subset_min"] = api.subset_min(problem, atoms, caps.backend, limits=limits)
-    except Unknown as ex:
-        fields["diagnostic_status"] = "infeasible"
-        fields["diagnostic_note"] = ex.reason
+    diagnostic, _ = diagnose(problem, atoms, backend=caps.backend, limits=limits)
     elapsed = time.perf_counter() - start
     clock = limits.clocks[-1] if limits.clocks else None
     child_peak = getattr(clock, "child_peak_kib", None)
@@ -179,7 +176,7 @@ def run_diagnostic(problem: Problem, atoms: list[Atom], caps: CapSet) -> tuple[d
     zero = {"conflicts": 0, "sat_calls": 0} if caps.backend == "sat" else {"nodes": 0}
     spent = {"backend": caps.backend, **zero, **(dict(sorted(clock.spent.items())) if clock else {})}
     timing = {"diagnostic_ms": round(elapsed * 1000, 3), "diagnostic_peak_kib": grew, "diagnostic_spent": spent}
-    if fields["diagnostic_status"] == "exact":
+    if diagnostic.diagnostic_status == "exact":
         # A solver checks its budget between steps, so it may finish a little past a cap: exact means within.
         over = None
         if caps.conflicts is not None and spent.get("conflicts", 0) > caps.conflicts:
@@ -191,8 +188,8 @@ def run_diagnostic(problem: Problem, atoms: list[Atom], caps: CapSet) -> tuple[d
         elif caps.memory_kib is not None and grew is not None and grew > caps.memory_kib:
             over = f"memory limit {caps.memory_kib} KiB (peak growth {grew} KiB)"
         if over is not None:
-            fields = {"subset_min": None, "diagnostic_status": "infeasible", "diagnostic_note": over}
-    return fields, timing
+            diagnostic = Diagnostic(subset_min=None, diagnostic_status="infeasible", diagnostic_note=over)
+    return diagnostic, timing
 
 
 # -- caps files ---------------------------------------------------------------------------------------------------
