@@ -51,7 +51,7 @@ from gf01_formal.runs.recorder import EpisodeRecorder
 from gf01_formal.runs.runner import episode_seed
 from gf01_formal.scoring.certificates import parse_certificate
 from gf01_formal.scoring.scores import Scorer
-from gf01_formal.scoring.values import NOT_RUN
+from gf01_formal.scoring.values import NOT_RUN, Result
 
 #: The sample store key holding the played episode.
 STORE_KEY = "gf01"
@@ -161,7 +161,7 @@ def gf01_scorer(bundle: str) -> Any:
         # The exact checks are CPU work: off the event loop, so other samples keep talking to the model.
         result = await anyio.to_thread.run_sync(_scorer(bundle, iid).score_submitted, cert)
         value = {key: float(getattr(result, key)) for key in SCORE_KEYS}
-        metadata = {"certificate": played.get("certificate", []), **result.to_json(), **NOT_RUN.to_json()}
+        metadata = {"certificate": played.get("certificate", []), **Result.of(result, NOT_RUN).to_json()}
         return Score(value=value, answer=str(played.get("certificate", [])),
                      explanation=f"suff={result.suff} min1={result.min1} valid={result.valid}",
                      metadata=metadata)

@@ -217,22 +217,22 @@ def cap_of(values: list[float], censored: int, *, floor: float, integer: bool = 
 
 def derive(runs: Runs) -> dict[str, Any]:
     """caps.json from the metered pilot runs in ``runs`` (module docstring)."""
-    sample = [r for r in runs.scored() if r["diagnostic_status"] in ("exact", "infeasible")
-              and isinstance(r["timing"].get("diagnostic_spent"), dict)]
+    sample = [r for r in runs.scored() if r.diagnostic_status in ("exact", "infeasible")
+              and isinstance(r.timing.get("diagnostic_spent"), dict)]
     if not sample:
         raise Gf01Error("no run records a metered diagnostic: play the pilot with 'gf01 campaign --subset-min'")
-    backends = sorted({r["timing"]["diagnostic_spent"].get("backend") for r in sample})
+    backends = sorted({r.timing["diagnostic_spent"].get("backend") for r in sample})
     if len(backends) != 1 or backends[0] not in BACKENDS:
         raise Gf01Error(f"the pilot's diagnostics ran on {', '.join(map(str, backends))}: derive caps from runs of "
                         "one backend (sat or bdd)")
     backend = backends[0]
-    exact = [r for r in sample if r["diagnostic_status"] == "exact"]
+    exact = [r for r in sample if r.diagnostic_status == "exact"]
     censored = len(sample) - len(exact)
 
     def values(res: str) -> list[float]:
         out: list[float] = []
         for r in exact:
-            t = r["timing"]
+            t = r.timing
             v = {"seconds": None if t.get("diagnostic_ms") is None else t["diagnostic_ms"] / 1000,
                  "memory_kib": t.get("diagnostic_peak_kib"),
                  "conflicts": t["diagnostic_spent"].get("conflicts"),
@@ -255,7 +255,7 @@ def derive(runs: Runs) -> dict[str, Any]:
         caps[res]["unit"] = UNITS[res]
     from gf01_formal.artifacts import sha256_hex
 
-    instances = len({r["instance_id"] for r in sample})
+    instances = len({r.instance_id for r in sample})
     return {
         "schema_version": CAPS_SCHEMA,
         "decisions": ["DEC-019", "DEC-020", "DEC-021", "DEC-022", "DEC-023"],
@@ -267,7 +267,7 @@ def derive(runs: Runs) -> dict[str, Any]:
         "algorithmic": {r: caps[r] for r in ALGORITHMIC},
         "sample": {"runs": len(sample), "exact": len(exact), "infeasible": censored, "instances": instances,
                    "checkpoint": {"target": SAMPLE_TARGET, "reached": instances >= SAMPLE_TARGET}},
-        "inputs_digest": sha256_hex(sorted([r["run_id"], r["diagnostic_status"], r["timing"]] for r in sample)),
+        "inputs_digest": sha256_hex(sorted([r.run_id, r.diagnostic_status, r.timing] for r in sample)),
     }
 
 

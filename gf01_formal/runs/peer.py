@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from encoders.problem import Problem
 from gf01_formal.agents.base import TRACKS, AgentSpec
 from gf01_formal.instances.io import check_instance, load_artifact
 from gf01_formal.instances.model import Bundle, Instance
@@ -47,7 +48,7 @@ def import_peer_runs(path: str | os.PathLike[str], bundle: str | os.PathLike[str
     bundle_hash = art.instances_hash if isinstance(art, Bundle) else None
     name = quote(os.fspath(path), 200, bare=True)
     result = PeerImport()
-    scorers: dict[str, Any] = {}
+    scorers: dict[str, tuple[Problem, Scorer]] = {}
     for number, row in read_records(path):
         row = {k: _typed(v) for k, v in row.items()}
         iid = row.get("instance_id")
@@ -92,7 +93,7 @@ def _typed(value: Any) -> Any:
     return value
 
 
-def _record(row: dict[str, Any], inst: Instance, problem: Any, scorer: Scorer, bundle_hash: str | None,
+def _record(row: dict[str, Any], inst: Instance, problem: Problem, scorer: Scorer, bundle_hash: str | None,
             where: str) -> RunOutcome:
     track = row.get("eval_track") if row.get("eval_track") in TRACKS else "EVAL-CB"
     seed = row.get("seed") if isinstance(row.get("seed"), int) and not isinstance(row.get("seed"), bool) else 0

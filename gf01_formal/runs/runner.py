@@ -26,7 +26,7 @@ from gf01_formal.play.protocol import RENDERER_PROFILE, Action, End, Observation
 from gf01_formal.runs.record import AgentError, RunOutcome, Status, record_base, step_timing
 from gf01_formal.runs.recorder import MAX_VIOLATIONS, EpisodeRecorder
 from gf01_formal.scoring.scores import Scorer, diagnose
-from gf01_formal.scoring.values import NOT_RUN
+from gf01_formal.scoring.values import NOT_RUN, Result
 from hoa.errors import Gf01Error
 from solvers.limits import Limits, Unknown
 
@@ -78,7 +78,7 @@ def play_run(
         if subset_min:
             diagnostic, ms = diagnose(problem, recorder.certificate, limits=diagnostic_limits)
             timing["diagnostic_ms"] = ms
-        agent.end(End(result={**scores.to_json(), **diagnostic.to_json()}))
+        agent.end(End(result=Result.of(scores, diagnostic)))
     except ProviderError as ex:  # the model provider failed past its retries: not the agent's fault
         return RunOutcome(recorder.fail(base, str(ex), status="provider_error", usage=_usage(agent),
                                         agent_meta=dict(getattr(agent, "meta", {}) or {}),

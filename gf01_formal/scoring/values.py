@@ -62,6 +62,15 @@ class Diagnostic(BaseModel):
         return self.model_dump(mode="json")
 
 
+class Result(Scores, Diagnostic):
+    """An episode's scored result, as the agent's end message carries it: its scores and its diagnostic."""
+
+    @classmethod
+    def of(cls, scores: Scores, diagnostic: Diagnostic) -> Result:
+        """The result of ``scores`` with ``diagnostic``."""
+        return cls(**scores.model_dump(), **diagnostic.model_dump())
+
+
 #: The score fields, in the model's order: what a re-verification recomputes (floats compared exactly: both sides
 #: come from exact rationals), what a failed run leaves null.
 SCORE_FIELDS: tuple[str, ...] = tuple(Scores.model_fields)
