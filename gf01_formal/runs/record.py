@@ -80,21 +80,18 @@ def _nullable(model: type[BaseModel], name: str) -> type[BaseModel]:
 _ScoreColumns = _nullable(Scores, "ScoreColumns")
 
 
-class RunRecord(_ScoreColumns):  # type: ignore[misc,valid-type]
-    """One episode's record (one line of a runs file); the score columns are :class:`Scores`'s, nullable."""
+class RunBase(BaseModel):
+    """The record fields fixed before play (:func:`record_base`): the run id, the instance, the agent and its
+    track, the renderer and the protocol, the toolkit's version."""
 
     model_config = _RECORD
 
-    schema_version: Literal["gf01-formal.run_record.v1"] = RUN_SCHEMA
     run_id: str = Field(description="hash of the instance, the agent spec and the seed")
-    status: Status
-    error: str | None = Field(default=None, description="what went wrong, when status is not completed")
 
     # the instance
     instance_id: str
     instance_hash: str = Field(description="the instance's content_hash")
     bundle_hash: str | None = Field(description="instances_hash of the bundle it came from (null: a lone instance)")
-    family_id: Literal["GF-01"] = FAMILY_ID
     split_id: str | None
     mode: Literal["hard", "normal"]
     t_star: int
@@ -110,20 +107,35 @@ class RunRecord(_ScoreColumns):  # type: ignore[misc,valid-type]
     agent_spec: dict[str, Any]
     agent_hash: str = Field(description="sha256 of the agent spec's canonical JSON")
     agent_access: Literal["observations", "observations+planner", "full"]
-    agent_meta: dict[str, Any] = Field(default_factory=dict, description="what the agent reports about itself "
-                                       "(model, endpoint host, prompt template, participant, ...)")
     seed: int
     eval_track: Literal["EVAL-CB", "EVAL-TA", "EVAL-OC"]
     tool_allowlist_id: str
+
+    # renderer and protocol (DEC-057)
+    renderer_track: Literal["json", "visual"]
+    renderer_profile_id: str
+    protocol: str = Field(description="the agent protocol, e.g. gf01.agent.v1")
+    benchmark_version: str
+
+
+class RunRecord(RunBase, _ScoreColumns):  # type: ignore[misc,valid-type]
+    """One episode's record (one line of a runs file): the fields fixed before play (:class:`RunBase`), the score
+    columns (:class:`Scores`'s, nullable), the policy fields, the diagnostic and the step log."""
+
+    model_config = _RECORD
+
+    schema_version: Literal["gf01-formal.run_record.v1"] = RUN_SCHEMA
+    status: Status
+    error: str | None = Field(default=None, description="what went wrong, when status is not completed")
+    family_id: Literal["GF-01"] = FAMILY_ID
+    agent_meta: dict[str, Any] = Field(default_factory=dict, description="what the agent reports about itself "
+                                       "(model, endpoint host, prompt template, participant, ...)")
     tool_log_hash: str = Field(description="sha256 of the tool log (side file tool-logs/<hash>.jsonl); '' for none")
 
     # protocol and renderer (DEC-046, DEC-057)
     play_protocol: Literal["commit_only"] = "commit_only"
     scored_commit_episode: bool = True
-    renderer_track: Literal["json", "visual"]
-    renderer_profile_id: str
     renderer_policy_version: str = "gf01.renderer_policy.v1"
-    protocol: str = Field(description="the agent protocol, e.g. gf01.agent.v1")
 
     # adaptation (DEC-055)
     adaptation_condition: Literal["no_adaptation", "prompt_adaptation", "weight_finetune"] = "no_adaptation"
@@ -133,7 +145,6 @@ class RunRecord(_ScoreColumns):  # type: ignore[misc,valid-type]
     adaptation_policy_version: str = "gf01.adaptation_policy.v1"
 
     # versions
-    benchmark_version: str
     harness_version: str = HARNESS_VERSION
     checker_version: str = CHECKER_VERSION
 
@@ -195,18 +206,6 @@ def step_timing(latencies: list[float]) -> dict[str, Any]:
     return {"step_ms": list(latencies), "total_ms": round(sum(latencies), 3)}
 
 
-@dataclass(frozen=True)
-class RecordBase:
-    """The record fields fixed before play: the run id, the instance, the agent and track, renderer and versions."""
-
-    fields: dict[str, Any]
-
-    @property
-    def run_id(self) -> str:
-        """The run's id."""
-        return str(self.fields["run_id"])
-
-
 def record_base(
     instance: Instance,
     spec: AgentSpec,
@@ -216,41 +215,41 @@ def record_base(
     renderer_track: str = "json",
     renderer_profile_id: str = RENDERER_PROFILE,
     protocol: str = PROTOCOL,
-) -> RecordBase:
-    """The record fields fixed before play (:class:`RecordBase`)."""
+) -> RunBase:
+    """The record fields fixed before play (:class:`RunBase`)."""
     from gf01_formal.instances.splits import difficulty_band
 
     iid = instance.instance_id
-    return RecordBase({
-        "run_id": run_id(iid, instance.content_hash, spec.digest, seed),
-        "instance_id": iid,
-        "instance_hash": instance.content_hash,
-        "bundle_hash": bundle_hash,
-        "split_id": instance.split_id,
-        "mode": instance.mode,
-        "t_star": instance.t_star,
-        "window_size": instance.window,
-        "budget_timestep": instance.budget_t,
-        "budget_atoms": instance.budget_a,
-        "difficulty_slice": difficulty_band(instance),
-        "complexity_z": None if instance.complexity is None else instance.complexity.z,
-        "generator_version": instance.meta.generator_version,
-        "agent_name": spec.name,
-        "agent_spec": spec.to_json(),
-        "agent_hash": spec.digest,
-        "agent_access": spec.access,
-        "seed": seed,
-        "eval_track": spec.track,
-        "tool_allowlist_id": spec.tool_allowlist_id,
-        "renderer_track": renderer_track,
-        "renderer_profile_id": renderer_profile_id,
-        "protocol": protocol,
-        "benchmark_version": benchmark_version(),
-    })
+    return RunBase(
+        run_id=run_id(iid, instance.content_hash, spec.digest, seed),
+        instance_id=iid,
+        instance_hash=instance.content_hash,
+        bundle_hash=bundle_hash,
+        split_id=instance.split_id,
+        mode=instance.mode,
+        t_star=instance.t_star,
+        window_size=instance.window,
+        budget_timestep=instance.budget_t,
+        budget_atoms=instance.budget_a,
+        difficulty_slice=difficulty_band(instance),
+        complexity_z=None if instance.complexity is None else instance.complexity.z,
+        generator_version=instance.meta.generator_version,
+        agent_name=spec.name,
+        agent_spec=spec.to_json(),
+        agent_hash=spec.digest,
+        agent_access=spec.access,  # type: ignore[arg-type]
+        seed=seed,
+        eval_track=spec.track,
+        tool_allowlist_id=spec.tool_allowlist_id,
+        renderer_track=renderer_track,  # type: ignore[arg-type]
+        renderer_profile_id=renderer_profile_id,
+        protocol=protocol,
+        benchmark_version=benchmark_version(),
+    )
 
 
 def finished_record(
-    base: RecordBase,
+    base: RunBase,
     certificate: list[list[Any]] | None,
     scores: Scores,
     *,
@@ -269,7 +268,7 @@ def finished_record(
     log, whose refusals and agent errors the record counts; ``extra`` sets other fields, over the base's (an
     import's agent name, tool and adaptation fields)."""
     return RunRecord(
-        **{**base.fields, **extra},
+        **{**base.model_dump(), **extra},
         status=status,
         error=error,
         tool_log_hash=tool_log_hash,
@@ -287,14 +286,14 @@ def finished_record(
 
 
 def failed_record(
-    base: RecordBase, error: str, steps: list[Step], *, status: Status = "harness_error",
+    base: RunBase, error: str, steps: list[Step], *, status: Status = "harness_error",
     usage: dict[str, Any] | None = None, agent_meta: dict[str, Any] | None = None,
     timing: dict[str, Any] | None = None,
 ) -> RunRecord:
     """The record of a run that could not finish for a reason not the agent's (no scores: never held against it).
     ``timing``: the latencies measured before it stopped (:func:`step_timing`), since a failed run took time too
     (a provider's retries and waits above all)."""
-    return RunRecord(**base.fields, status=status, error=error, tool_log_hash="", certificate=None,
+    return RunRecord(**base.model_dump(), status=status, error=error, tool_log_hash="", certificate=None,
                      **dict.fromkeys(SCORE_FIELDS), **NOT_RUN.model_dump(), steps=steps, refusals=0,
                      agent_errors=0, usage=usage, agent_meta=agent_meta or {}, timing=timing or {})
 

@@ -22,7 +22,7 @@ from typing import Any
 from encoders.problem import Certificate, Problem
 from gf01_formal.play.episode import Episode, StepLog
 from gf01_formal.play.protocol import Action, GoalPanel, Observation
-from gf01_formal.runs.record import AgentError, RecordBase, RunRecord, Status, Step, failed_record, finished_record
+from gf01_formal.runs.record import AgentError, RunBase, RunRecord, Status, Step, failed_record, finished_record
 from gf01_formal.scoring.certificates import certificate_to_json
 from gf01_formal.scoring.values import NOT_RUN, Diagnostic, Scores
 
@@ -84,7 +84,7 @@ class EpisodeRecorder:
             return "agent_error", f"{self.violations} protocol violations (more than {MAX_VIOLATIONS})"
         return "completed", None
 
-    def finish(self, base: RecordBase, scores: Scores, *, diagnostic: Diagnostic = NOT_RUN,
+    def finish(self, base: RunBase, scores: Scores, *, diagnostic: Diagnostic = NOT_RUN,
                status: Status = "completed", error: str | None = None, tool_log_hash: str = "",
                agent_meta: dict[str, Any] | None = None, usage: dict[str, Any] | None = None,
                timing: dict[str, Any] | None = None) -> RunRecord:
@@ -94,7 +94,7 @@ class EpisodeRecorder:
                                steps=self.steps, diagnostic=diagnostic, status=status, error=error,
                                tool_log_hash=tool_log_hash, agent_meta=agent_meta, usage=usage, timing=timing)
 
-    def fail(self, base: RecordBase, error: str, *, status: Status = "harness_error",
+    def fail(self, base: RunBase, error: str, *, status: Status = "harness_error",
              usage: dict[str, Any] | None = None, agent_meta: dict[str, Any] | None = None,
              timing: dict[str, Any] | None = None) -> RunRecord:
         """The record of a run that could not finish for a reason not the agent's (no scores)."""
