@@ -156,3 +156,17 @@ def test_a_record_has_typed_parts(played: dict[str, Any]) -> None:
     assert rec.steps[1].agent_error is not None and rec.steps[1].agent_error.kind == "bad_action"
     assert rec.scores is not None and rec.scores.score_c == rec.score_c
     assert rec.diagnostic.diagnostic_status == "not-run" and rec.to_json() == played["record"]
+
+
+def test_the_score_columns_of_the_record_are_the_scores_fields_nullable() -> None:
+    """A new score is one line in Scores: the record's columns, validation's re-scored fields, a failed run's null
+    fields and the browser's shown fields all follow it."""
+    from gf01_formal.runs.validate import RESCORED
+    from gf01_formal.scoring.values import PRF_FIELDS, SCORE_FIELDS, Scores
+    from gf01_formal.web.games import RECORD_FIELDS
+
+    for name, f in Scores.model_fields.items():
+        column = RunRecord.model_fields[name]
+        assert column.is_required() and column.annotation == (f.annotation | None)
+    assert RESCORED == SCORE_FIELDS and set(SCORE_FIELDS) <= set(RECORD_FIELDS)
+    assert set(PRF_FIELDS) == {f"{level}_{m}" for level in ("ap", "ts") for m in ("precision", "recall", "f1")}
