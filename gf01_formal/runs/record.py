@@ -48,8 +48,8 @@ _RECORD = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class AgentError(BaseModel):
-    """An agent's fault on one step: ``not_json``, ``bad_action`` (the episode voided the action), ``timeout`` or
-    ``crash`` (fatal), with what went wrong."""
+    """An agent's fault on one step: ``not_json``, ``bad_action`` (no action could be read, or the episode voided
+    the one given), ``timeout`` or ``crash`` (fatal), with what went wrong."""
 
     model_config = _RECORD
     kind: str
@@ -118,9 +118,10 @@ class RunBase(BaseModel):
     benchmark_version: str
 
 
-class RunRecord(RunBase, _ScoreColumns):  # type: ignore[misc,valid-type]
+class RunRecord(RunBase, _ScoreColumns, Diagnostic):  # type: ignore[misc,valid-type]
     """One episode's record (one line of a runs file): the fields fixed before play (:class:`RunBase`), the score
-    columns (:class:`Scores`'s, nullable), the policy fields, the diagnostic and the step log."""
+    columns (:class:`Scores`'s, nullable), the diagnostic's (:class:`Diagnostic`'s), the policy fields and the step
+    log."""
 
     model_config = _RECORD
 
@@ -148,13 +149,10 @@ class RunRecord(RunBase, _ScoreColumns):  # type: ignore[misc,valid-type]
     harness_version: str = HARNESS_VERSION
     checker_version: str = CHECKER_VERSION
 
-    # the result (the score columns above; null when status is harness_error or provider_error)
+    # the result (and the score and diagnostic columns; scores null when status is harness_error or provider_error)
     certificate: list[list[Any]] | None
     certificate_errors: list[str] = Field(default_factory=list, description="structural errors of an imported "
                                           "certificate (scored false); an episode's certificate has none")
-    subset_min: bool | None = Field(description="the optional exact diagnostic (null: not run or infeasible)")
-    diagnostic_status: Literal["exact", "infeasible", "not-run"]
-    diagnostic_note: str | None = None
 
     # the episode
     steps: list[Step] = Field(description="the step log, one entry per step played")
