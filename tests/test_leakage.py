@@ -146,9 +146,9 @@ def test_nothing_before_the_end_holds_hidden_state(tmp_path):
     lines, record, inst, problem = stream(tmp_path, hoa, trace, "g1", plan, "one", budget_t=2, budget_a=3)
     assert [json.loads(line)["type"] for line in lines][-1] == "end"
     before_end = "\n".join(lines[:-1])
-    assert any(r["reason"] == "budget_t" for s in record.steps for r in s["refused"])  # refusals were sent
-    errors = " ".join(s["agent_error"]["message"] for s in record.steps if s["agent_error"])
-    assert "garbage" in errors and "'zz' is not an input" in errors
+    assert any(r.reason == "budget_t" for s in record.steps for r in s.refused)  # refusals were sent
+    errors = " ".join(s.agent_error.message for s in record.steps if s.agent_error)
+    assert "garbage" in errors and "r0: value 7 must be 0 or 1 (and 1 more)" in errors
     hidden = ["SECRET_STATE", "HOA:", "--BODY--", "controllable-AP", "Acceptance", canonical_json(inst.base_trace)]
     hidden += [canonical_json(step) for step in inst.base_trace]  # {"r0":1,"r1":0}: inputs by name, as in tau
     oracle = api.oracle(problem, problem.budget_t)

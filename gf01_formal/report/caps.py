@@ -45,6 +45,8 @@ from typing import Any
 
 from encoders.problem import Atom, Problem
 from gf01_formal.report.load import Runs
+from gf01_formal.runs.record import RunRecord
+from gf01_formal.scoring.values import Diagnostic
 from hoa.errors import Gf01Error
 from solvers.limits import Clock, Limits, Unknown
 
@@ -157,18 +159,14 @@ class CapSet:
                 "conflicts": self.conflicts, "nodes": self.nodes}
 
 
-def run_diagnostic(problem: Problem, atoms: list[Atom], caps: CapSet) -> tuple[dict[str, Any], dict[str, Any]]:
-    """SubsetMin of ``atoms`` metered under ``caps``: (record fields, timing fields) as the module docstring says."""
-    from solvers import api
+def run_diagnostic(problem: Problem, atoms: list[Atom], caps: CapSet) -> tuple[Diagnostic, dict[str, Any]]:
+    """SubsetMin of ``atoms`` metered under ``caps`` (:func:`gf01_formal.scoring.scores.diagnose`): the diagnostic
+    and its timing fields, as the module docstring says."""
+    from gf01_formal.scoring.scores import diagnose
 
     limits = caps.limits()
     start = time.perf_counter()
-    fields: dict[str, Any] = {"subset_min": None, "diagnostic_status": "exact", "diagnostic_note": None}
-    try:
-        fields["subset_min"] = api.subset_min(problem, atoms, caps.backend, limits=limits)
-    except Unknown as ex:
-        fields["diagnostic_status"] = "infeasible"
-        fields["diagnostic_note"] = ex.reason
+    diagnostic, _ = diagnose(problem, atoms, backend=caps.backend, limits=limits)
     elapsed = time.perf_counter() - start
     clock = limits.clocks[-1] if limits.clocks else None
     child_peak = getattr(clock, "child_peak_kib", None)
@@ -179,7 +177,7 @@ def run_diagnostic(problem: Problem, atoms: list[Atom], caps: CapSet) -> tuple[d
     zero = {"conflicts": 0, "sat_calls": 0} if caps.backend == "sat" else {"nodes": 0}
     spent = {"backend": caps.backend, **zero, **(dict(sorted(clock.spent.items())) if clock else {})}
     timing = {"diagnostic_ms": round(elapsed * 1000, 3), "diagnostic_peak_kib": grew, "diagnostic_spent": spent}
-    if fields["diagnostic_status"] == "exact":
+    if diagnostic.diagnostic_status == "exact":
         # A solver checks its budget between steps, so it may finish a little past a cap: exact means within.
         over = None
         if caps.conflicts is not None and spent.get("conflicts", 0) > caps.conflicts:
@@ -191,8 +189,8 @@ def run_diagnostic(problem: Problem, atoms: list[Atom], caps: CapSet) -> tuple[d
         elif caps.memory_kib is not None and grew is not None and grew > caps.memory_kib:
             over = f"memory limit {caps.memory_kib} KiB (peak growth {grew} KiB)"
         if over is not None:
-            fields = {"subset_min": None, "diagnostic_status": "infeasible", "diagnostic_note": over}
-    return fields, timing
+            diagnostic = Diagnostic(subset_min=None, diagnostic_status="infeasible", diagnostic_note=over)
+    return diagnostic, timing
 
 
 # -- caps files ---------------------------------------------------------------------------------------------------
@@ -218,15 +216,15 @@ def cap_of(values: list[float], censored: int, *, floor: float, integer: bool = 
     return out
 
 
-def _check_metering(r: dict[str, Any]) -> None:
+def _check_metering(r: RunRecord) -> None:
     """Refuse (Gf01Error naming the run and field) a metered record whose timing fields have the wrong types: the
     timing is the record's unchecked part (machine-dependent), so a hand-edited or foreign file shows here first."""
     from hoa.errors import quote
 
-    t = r["timing"]
+    t = r.timing
 
     def bad(name: str, value: Any, what: str) -> Gf01Error:
-        return Gf01Error(f"run {r['run_id']}: timing {name} is {quote(value, 60)}, not {what}", field=name)
+        return Gf01Error(f"run {r.run_id}: timing {name} is {quote(value, 60)}, not {what}", field=name)
 
     spent = t.get("diagnostic_spent")
     if not isinstance(spent, dict):
@@ -244,24 +242,24 @@ def _check_metering(r: dict[str, Any]) -> None:
 
 def derive(runs: Runs) -> dict[str, Any]:
     """caps.json from the metered pilot runs in ``runs`` (module docstring)."""
-    sample = [r for r in runs.scored() if r["diagnostic_status"] in ("exact", "infeasible")
-              and r["timing"].get("diagnostic_spent") is not None]
+    sample = [r for r in runs.scored() if r.diagnostic_status in ("exact", "infeasible")
+              and r.timing.get("diagnostic_spent") is not None]
     for r in sample:
         _check_metering(r)
     if not sample:
         raise Gf01Error("no run records a metered diagnostic: play the pilot with 'gf01 campaign --subset-min'")
-    backends = sorted({r["timing"]["diagnostic_spent"].get("backend") for r in sample})
+    backends = sorted({r.timing["diagnostic_spent"].get("backend") for r in sample})
     if len(backends) != 1 or backends[0] not in BACKENDS:
         raise Gf01Error(f"the pilot's diagnostics ran on {', '.join(map(str, backends))}: derive caps from runs of "
                         "one backend (sat or bdd)")
     backend = backends[0]
-    exact = [r for r in sample if r["diagnostic_status"] == "exact"]
+    exact = [r for r in sample if r.diagnostic_status == "exact"]
     censored = len(sample) - len(exact)
 
     def values(res: str) -> list[float]:
         out: list[float] = []
         for r in exact:
-            t = r["timing"]
+            t = r.timing
             v = {"seconds": None if t.get("diagnostic_ms") is None else t["diagnostic_ms"] / 1000,
                  "memory_kib": t.get("diagnostic_peak_kib"),
                  "conflicts": t["diagnostic_spent"].get("conflicts"),
@@ -284,7 +282,7 @@ def derive(runs: Runs) -> dict[str, Any]:
         caps[res]["unit"] = UNITS[res]
     from gf01_formal.artifacts import sha256_hex
 
-    instances = len({r["instance_id"] for r in sample})
+    instances = len({r.instance_id for r in sample})
     return {
         "schema_version": CAPS_SCHEMA,
         "decisions": ["DEC-019", "DEC-020", "DEC-021", "DEC-022", "DEC-023"],
@@ -296,7 +294,7 @@ def derive(runs: Runs) -> dict[str, Any]:
         "algorithmic": {r: caps[r] for r in ALGORITHMIC},
         "sample": {"runs": len(sample), "exact": len(exact), "infeasible": censored, "instances": instances,
                    "checkpoint": {"target": SAMPLE_TARGET, "reached": instances >= SAMPLE_TARGET}},
-        "inputs_digest": sha256_hex(sorted([r["run_id"], r["diagnostic_status"], r["timing"]] for r in sample)),
+        "inputs_digest": sha256_hex(sorted([r.run_id, r.diagnostic_status, r.timing] for r in sample)),
     }
 
 
