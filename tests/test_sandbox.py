@@ -253,3 +253,19 @@ def test_no_network_unless_the_run_says_so(tmp_path: Path, capsys, network: bool
         server.close()
     assert status == 0, capsys.readouterr().err
     assert seen.read_text().startswith("reached" if network else "refused"), seen.read_text()
+
+
+@needs_bwrap
+def test_a_named_file_in_a_system_directory_stays_read_only(tmp_path: Path) -> None:
+    """Naming a file of the Python installation on the agent's command line must not make it writable."""
+    import sysconfig
+
+    from gf01_formal.agents.sandbox import wrap
+
+    inside = str(Path(sysconfig.get_paths()["stdlib"]) / "json" / "__init__.py")
+    mine = tmp_path / "agent.py"
+    mine.write_text("")
+    args = wrap([sys.executable, inside, str(mine)])
+    pairs = list(zip(args, args[1:], strict=False))
+    assert ("--bind", os.path.realpath(inside)) not in pairs
+    assert ("--bind", os.path.realpath(mine)) in pairs

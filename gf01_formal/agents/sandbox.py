@@ -100,16 +100,20 @@ def wrap(argv: list[str], *, network: bool = False) -> list[str]:
         for name, value in sorted(os.environ.items()):
             if name not in ("PATH", "HOME", "TMPDIR"):
                 args += ["--setenv", name, value]
+    bound = (*ro, *_SYSTEM)
     inner = [program]
     for word in argv[1:]:
         path = Path(word)
         if word and not word.startswith("-") and path.exists() and not path.is_dir():
             real = os.path.realpath(word)
-            args += ["--bind", real, real]  # the agent's own files, named by the user
+            # The agent's own files, named by the user; one inside a read-only directory stays read-only (a
+            # writable bind there would let the agent change the system or the interpreter).
+            if not any(real.startswith(d + os.sep) for d in bound):
+                args += ["--bind", real, real]
             inner.append(real)
         else:
             inner.append(word)
-    if not any(program.startswith(d + os.sep) for d in (*ro, *_SYSTEM)):
+    if not any(program.startswith(d + os.sep) for d in bound):
         real = os.path.realpath(program)
         args += ["--ro-bind", real, real]
         inner[0] = real
