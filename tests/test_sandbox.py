@@ -5,6 +5,7 @@ stated, which the record carries and ``validate --official`` rejects."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -266,6 +267,6 @@ def test_a_named_file_in_a_system_directory_stays_read_only(tmp_path: Path) -> N
     mine = tmp_path / "agent.py"
     mine.write_text("")
     args = wrap([sys.executable, inside, str(mine)])
-    pairs = list(zip(args, args[1:], strict=False))
+    pairs = list(itertools.pairwise(args))
     assert ("--bind", os.path.realpath(inside)) not in pairs
     assert ("--bind", os.path.realpath(mine)) in pairs
