@@ -1,0 +1,87 @@
+"""Circuit problems for the backends that need explicit states: the reachable latch states tabulated into a table
+system, when they are few.
+
+The forward pass (:mod:`solvers.forward`) and the layered shortest path (:mod:`solvers.paths`) work on dense
+next/out tables. A circuit whose reachable latch valuations are few (a counter, an arbiter, most small controllers)
+has an exact table: breadth-first from the reset state, every reachable state simulated under all 2^|AP_in| input
+valuations at once (bit-parallel). The table system has the same inputs, outputs and runs, so every answer on it is
+the circuit's answer. Past :data:`MAX_CELLS` (or 20 inputs) the query says so and names the backends that do not
+need states (sat, bdd).
+
+>>> table_problem = tabulated(problem, "count")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from aig.view import CircuitView, pack_runs, unpack_runs
+from encoders.problem import Problem
+from hoa.errors import Gf01Error
+from hoa.mealy import MealyView
+
+#: Most (reachable state x input valuation) cells tabulated. The table view keeps one guard per (state, next,
+#: output) class, built in Python: 2^16 cells take about a second.
+MAX_CELLS = 1 << 16
+#: Most outputs of a tabulated circuit (output valuations are int64 in the tables).
+MAX_OUTPUTS = 62
+
+
+def tabulated(problem: Problem, query: str) -> Problem:
+    """``problem`` itself on a table system; on a circuit, the same problem on the table of its reachable latch
+    states, or a Gf01Error saying why there is none (too many inputs, outputs or reachable states)."""
+    if not problem.circuit:
+        return problem
+    view: CircuitView = problem.system  # type: ignore[assignment]
+    table = view._cache.get("table")
+    if table is None:
+        table = _tabulate(view)
+        view._cache["table"] = table
+    if isinstance(table, Gf01Error):
+        raise Gf01Error(f"{query}: {table.message}")
+    return dataclasses.replace(problem, system=table)
+
+
+def _tabulate(view: CircuitView) -> MealyView | Gf01Error:
+    n = view.num_inputs
+    why = "needs explicit states; use the sat or bdd backend on this circuit"
+    if n > 16 or view.num_outputs > MAX_OUTPUTS:
+        return Gf01Error(f"{why} ({n} inputs and {view.num_outputs} outputs are too many to tabulate)")
+    letters = 1 << n
+    runs = np.arange(letters, dtype=np.int64)
+    xs = pack_runs(((runs[None, :] >> np.arange(n)[:, None]) & 1).astype(bool))[None]  # [1, input, word]
+    index = {view.initial: 0}
+    states = [view.initial]
+    nxt_rows, out_rows = [], []
+    weights = [1 << j for j in range(view.num_outputs)]
+    k = 0
+    while k < len(states):
+        if len(states) * letters > MAX_CELLS:
+            return Gf01Error(f"{why} (more than {MAX_CELLS // letters} reachable latch states under "
+                             f"{letters} input valuations)")
+        q = states[k]
+        start = pack_runs(np.array([[(q >> b) & 1] * letters for b in range(view.num_latches)], dtype=bool)
+                          .reshape(view.num_latches, letters))
+        outs, after = view.simulate_words(xs, start)
+        ybits = unpack_runs(outs[0], letters)  # [output, run]
+        lbits = unpack_runs(after, letters)  # [latch, run]
+        ys = np.zeros(letters, dtype=np.int64)
+        for j, w in enumerate(weights):
+            ys |= ybits[j].astype(np.int64) * w
+        row = []
+        for x in range(letters):
+            q2 = sum(1 << b for b in np.flatnonzero(lbits[:, x]).tolist())
+            if q2 not in index:
+                index[q2] = len(states)
+                states.append(q2)
+            row.append(index[q2])
+        nxt_rows.append(row)
+        out_rows.append(ys)
+        k += 1
+    names = tuple(view.state_name(q) for q in states)
+    return MealyView.from_table(view.inputs, view.outputs, np.array(nxt_rows), np.array(out_rows), 0, names)
+
+
+__all__ = ["MAX_CELLS", "tabulated"]
