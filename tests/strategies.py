@@ -20,6 +20,7 @@ from functools import cache
 
 from hypothesis import strategies as st
 
+from aig.build import Builder
 from aig.model import Aig, Latch
 from aig.model import And as AigAnd
 from aig.view import CircuitView
@@ -150,47 +151,14 @@ def _names(prefix: str, k: int) -> tuple[str, ...]:
     return pool[:k] if k <= len(pool) else tuple(f"{prefix}{j}" for j in range(k))
 
 
-class _Builder:
-    """A tiny AIG builder (hash-consed AND gates, constants folded) for the test circuits."""
-
-    def __init__(self, first_free: int) -> None:
-        self.next_var = first_free
-        self.ands: list[AigAnd] = []
-        self.memo: dict[tuple[int, int], int] = {}
-
-    def and2(self, a: int, b: int) -> int:
-        if a == 0 or b == 0 or a == b ^ 1:
-            return 0
-        if a == 1:
-            return b
-        if b == 1 or a == b:
-            return a
-        key = (max(a, b), min(a, b))
-        if key not in self.memo:
-            lit = 2 * self.next_var
-            self.next_var += 1
-            self.ands.append(AigAnd(lit, *key))
-            self.memo[key] = lit
-        return self.memo[key]
-
-    def all(self, lits: list[int]) -> int:
-        acc = 1
-        for lit in lits:
-            acc = self.and2(acc, lit)
-        return acc
-
-    def any(self, lits: list[int]) -> int:
-        return self.all([lit ^ 1 for lit in lits]) ^ 1
-
-
 def table_circuit(view: MealyView) -> CircuitView:
     """The same machine as a circuit: the state in binary latches, next state and outputs as sums of minterms."""
     nxt, out = view.tables
     n, m, s = view.num_inputs, view.num_outputs, view.num_states
     bits = (s - 1).bit_length()
-    ins = [2 * (i + 1) for i in range(n)]
-    lat = [2 * (n + k + 1) for k in range(bits)]
-    b = _Builder(n + bits + 1)
+    b = Builder()
+    ins = [b.input(name) for name in view.inputs]
+    lat = [b.latch(f"s{k}", (view.initial >> k) & 1) for k in range(bits)]
     next_terms: list[list[int]] = [[] for _ in range(bits)]
     out_terms: list[list[int]] = [[] for _ in range(m)]
     for q in range(s):
@@ -203,12 +171,11 @@ def table_circuit(view: MealyView) -> CircuitView:
             for j in range(m):
                 if (int(out[q, x]) >> j) & 1:
                     out_terms[j].append(term)
-    latches = tuple(Latch(lat[k], b.any(next_terms[k]), (view.initial >> k) & 1) for k in range(bits))
-    outputs = tuple(b.any(ts) for ts in out_terms)
-    symbols = tuple((("i", i), name) for i, name in enumerate(view.inputs))
-    symbols += tuple((("o", j), name) for j, name in enumerate(view.outputs))
-    aig = Aig(b.next_var - 1, tuple(ins), latches, outputs, tuple(b.ands), symbols=symbols)
-    return CircuitView.from_aig(aig)
+    for k in range(bits):
+        b.set_next(lat[k], b.any(next_terms[k]))
+    for j, name in enumerate(view.outputs):
+        b.output(name, b.any(out_terms[j]))
+    return CircuitView.from_aig(b.aig())
 
 
 def as_circuit(problem: Problem) -> Problem:
