@@ -152,9 +152,12 @@ class CircuitView:
 
     # -- simulation --------------------------------------------------------------------------------------------------
 
-    def simulate_words(self, xs: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def simulate_words(
+        self, xs: np.ndarray, start: np.ndarray, *, every_step: bool = False
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Bit-parallel runs: ``xs[t, i, w]`` input i at step t (bit r of word w = run 64w + r), ``start[k, w]`` the
-        latches at the first step. Returns the outputs ``[t, j, w]`` and the latches after the last step ``[k, w]``.
+        latches at the first step. Returns the outputs ``[t, j, w]`` and the latches after the last step ``[k, w]``
+        (with ``every_step``, the latches before every step and after the last, ``[t, k, w]`` for t = 0 .. steps).
         """
         a = self.aig
         steps, _, width = xs.shape
@@ -167,6 +170,7 @@ class CircuitView:
         outs = np.empty((steps, len(out_lits), width), dtype=np.uint64)
         latches = np.asarray(start, dtype=np.uint64).reshape(n_l, width)
         levels = self.levels
+        seen = [latches] if every_step else []
         for t in range(steps):
             values[1 : n_i + 1] = xs[t]
             values[n_i + 1 : n_i + n_l + 1] = latches
@@ -174,7 +178,9 @@ class CircuitView:
                 values[lhs] = (values[v0] ^ m0) & (values[v1] ^ m1)
             outs[t] = values[out_var] ^ out_neg
             latches = values[next_var] ^ next_neg
-        return outs, latches
+            if every_step:
+                seen.append(latches)
+        return outs, (np.stack(seen) if every_step else latches)
 
     def step(self, q: int, x: int) -> tuple[int, int]:
         """One transition from latch valuation ``q`` under input valuation ``x``: (next latches, outputs)."""

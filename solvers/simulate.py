@@ -215,6 +215,34 @@ def effect_words(effect: Expr, outs: np.ndarray) -> np.ndarray:
     raise TypeError(f"unresolved alias in {effect!r}")
 
 
+def run_many(problem: Problem, traces: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """Runs on whole input traces (one row each, T steps, valuations as Python ints): state keys ``[row, t]`` for
+    t = 0 .. T and output bits ``[row, t, j]``, on tables or (bit-parallel) circuits.
+
+    A state key is the table state, or on a circuit its latch valuation folded into 63 bits (exact up to 63
+    latches; beyond, equal valuations still have equal keys, which is all the greedy certifier asks of them).
+    """
+    rows, T = len(traces), problem.horizon
+    view = problem.system
+    n_out = view.num_outputs
+    if not problem.circuit:
+        states, outs = view.simulate(np.asarray(traces, dtype=np.int64).reshape(rows, T))
+        bits = ((outs[:, :, None] >> np.arange(n_out, dtype=np.int64)) & 1).astype(bool)
+        return states, bits
+    n, n_l = view.num_inputs, view.num_latches
+    xs = np.array([[[(x >> i) & 1 for i in range(n)] for x in tr] for tr in traces], dtype=bool).reshape(rows, T, n)
+    words = max(1, (rows + 63) // 64)
+    start = np.repeat(np.array([[np.uint64(0xFFFFFFFFFFFFFFFF) if (view.initial >> k) & 1 else np.uint64(0)]
+                                for k in range(n_l)], dtype=np.uint64).reshape(n_l, 1), words, axis=1)
+    outs, latches = view.simulate_words(pack_runs(xs.transpose(1, 2, 0)), start, every_step=True)
+    bits = unpack_runs(outs, rows).transpose(2, 0, 1)  # [row, t, j]
+    lbits = unpack_runs(latches, rows).transpose(2, 0, 1).astype(np.int64)  # [row, t, k]
+    keys = np.zeros((rows, T + 1), dtype=np.int64)
+    for k in range(n_l):
+        keys ^= lbits[:, :, k] << (k % 63)
+    return keys, bits
+
+
 def require_tables(problem: Problem, query: str) -> None:
     """Raise Gf01Error when the system has no dense tables (the explicit queries need them)."""
     if not problem.system.has_tables:
