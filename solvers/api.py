@@ -50,7 +50,9 @@ DEFAULT_BACKEND: dict[str, str] = {
 
 
 #: The natural backend of each query on a circuit system: simulation for certificate checks, SAT on the unrolling
-#: for subset-minimality, witness and oracle, BDD for counting, enumeration and best match (docs/solvers.md).
+#: for subset-minimality, witness and oracle, BDD for counting, enumeration and best match (docs/solvers.md); the
+#: last three go to the forward pass instead when the circuit's reachable latch states tabulate
+#: (:func:`solvers.circuit.tabulable`).
 DEFAULT_CIRCUIT_BACKEND: dict[str, str] = {
     "suff": "explicit",
     "min1": "explicit",
@@ -66,7 +68,15 @@ DEFAULT_CIRCUIT_BACKEND: dict[str, str] = {
 
 def default_backend(query: str, problem: Problem) -> str:
     """The natural backend of ``query`` for ``problem``'s kind of system (table or circuit)."""
-    return (DEFAULT_CIRCUIT_BACKEND if problem.circuit else DEFAULT_BACKEND)[query]
+    if not problem.circuit:
+        return DEFAULT_BACKEND[query]
+    name = DEFAULT_CIRCUIT_BACKEND[query]
+    if name == "bdd":
+        from solvers.circuit import tabulable
+
+        if tabulable(problem):
+            return "forward"
+    return name
 
 
 def backend(name: str) -> Backend:

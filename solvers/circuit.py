@@ -44,6 +44,15 @@ def tabulated(problem: Problem, query: str) -> Problem:
     return dataclasses.replace(problem, system=table)
 
 
+def tabulable(problem: Problem) -> bool:
+    """Whether ``problem``'s system is a table, or a circuit whose reachable latch states tabulate (cached)."""
+    try:
+        tabulated(problem, "tabulate")
+    except Gf01Error:
+        return False
+    return True
+
+
 def _tabulate(view: CircuitView) -> MealyView | Gf01Error:
     n = view.num_inputs
     why = "needs explicit states; use the sat or bdd backend on this circuit"
@@ -84,4 +93,4 @@ def _tabulate(view: CircuitView) -> MealyView | Gf01Error:
     return MealyView.from_table(view.inputs, view.outputs, np.array(nxt_rows), np.array(out_rows), 0, names)
 
 
-__all__ = ["MAX_CELLS", "tabulated"]
+__all__ = ["MAX_CELLS", "tabulable", "tabulated"]
