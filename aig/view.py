@@ -35,7 +35,7 @@ _ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
 class CircuitView:
     """A circuit (in canonical numbering) as a Mealy machine over named inputs and outputs.
 
-    ``out_lits[j]`` is the literal of output ``j``; ``initial`` the reset latch valuation. ``_cache`` keeps derived
+    ``out_lits[j]`` is the literal of output ``j``; ``initial`` the reset latch valuation. ``memo`` keeps derived
     arrays (gate levels, tabulations by the solvers); it takes no part in equality.
     """
 
@@ -44,7 +44,7 @@ class CircuitView:
     outputs: tuple[str, ...]
     out_lits: tuple[int, ...]
     initial: int
-    _cache: dict[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
+    memo: dict[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     # -- construction ------------------------------------------------------------------------------------------------
 
@@ -124,10 +124,10 @@ class CircuitView:
     @property
     def levels(self) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray], ...]:
         """Per level: (lhs variables, rhs0 variables, rhs0 negation masks, rhs1 variables, rhs1 masks)."""
-        got = self._cache.get("levels")
+        got = self.memo.get("levels")
         if got is None:
             got = self._levels()
-            self._cache["levels"] = got
+            self.memo["levels"] = got
         return got
 
     def _levels(self) -> tuple[tuple[np.ndarray, ...], ...]:

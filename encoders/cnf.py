@@ -402,10 +402,10 @@ def _circuit_step(enc: Encoding, state: list[int], xs: list[int]) -> tuple[list[
 
 def _gate_table(view: CircuitView) -> list[tuple[int, bool, int, bool]]:
     """A circuit's gates as (rhs0 variable, negated, rhs1 variable, negated), in canonical (topological) order."""
-    got = view._cache.get("cnf-gates")
+    got = view.memo.get("cnf-gates")
     if got is None:
         got = [(g.rhs0 >> 1, bool(g.rhs0 & 1), g.rhs1 >> 1, bool(g.rhs1 & 1)) for g in view.aig.ands]
-        view._cache["cnf-gates"] = got
+        view.memo["cnf-gates"] = got
     return got
 
 

@@ -35,10 +35,10 @@ def tabulated(problem: Problem, query: str) -> Problem:
     if not problem.circuit:
         return problem
     view: CircuitView = problem.system  # type: ignore[assignment]
-    table = view._cache.get("table")
+    table = view.memo.get("table")
     if table is None:
         table = _tabulate(view)
-        view._cache["table"] = table
+        view.memo["table"] = table
     if isinstance(table, Gf01Error):
         raise Gf01Error(f"{query}: {table.message}")
     return dataclasses.replace(problem, system=table)

@@ -169,8 +169,9 @@ class CircuitBase:
 def circuit_base(problem: Problem) -> CircuitBase:
     """The base run of a circuit problem, bit-parallel over one run (cached on the view per trace)."""
     view: CircuitView = problem.system  # type: ignore[assignment]
-    key = ("base", problem.trace, problem.effect, problem.t_star, problem.mode, problem.window)
-    got = view._cache.get(key)
+    key = (problem.trace, problem.effect, problem.t_star, problem.mode, problem.window)
+    bases = view.memo.setdefault("base", {})
+    got = bases.get(key)
     if got is not None:
         return got
     T, n, n_l = problem.horizon, view.num_inputs, view.num_latches
@@ -187,9 +188,9 @@ def circuit_base(problem: Problem) -> CircuitBase:
     in_window = np.zeros(T, dtype=bool)
     in_window[list(problem.effect_steps)] = True
     base = CircuitBase(inputs, latches, shows & in_window)
-    if len(view._cache) > 64:  # a long-lived view sees many traces (generation); keep the cache bounded
-        view._cache.clear()
-    view._cache[key] = base
+    if len(bases) >= 64:  # a long-lived view sees many traces (generation): keep the cache bounded
+        bases.clear()
+    bases[key] = base
     return base
 
 
@@ -215,7 +216,7 @@ def effect_words(effect: Expr, outs: np.ndarray) -> np.ndarray:
     raise TypeError(f"unresolved alias in {effect!r}")
 
 
-def run_many(problem: Problem, traces: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
+def run_many(problem: Problem, traces: Sequence[Sequence[int]] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Runs on whole input traces (one row each, T steps, valuations as Python ints): state keys ``[row, t]`` for
     t = 0 .. T and output bits ``[row, t, j]``, on tables or (bit-parallel) circuits.
 

@@ -32,7 +32,7 @@ def test_aiger_dir_family(tmp_path) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_aiger_dir_refuses_bad_circuits_and_empty_directories(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    with pytest.raises(Gf01Error, match="no .aag or .aig files"):
+    with pytest.raises(Gf01Error, match=r"no \.aag or \.aig files"):
         load_config({"families": [{"kind": "aiger_dir", "path": str(tmp_path)}]})
     (tmp_path / "bad.aag").write_text("aag 1 0 1 1 0\n2 2 2\n2\n")  # an uninitialised latch
     cfg = load_config({"families": [{"kind": "aiger_dir", "path": str(tmp_path)}], "max_attempts": 1})
