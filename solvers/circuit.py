@@ -54,41 +54,43 @@ def tabulable(problem: Problem) -> bool:
 
 
 def _tabulate(view: CircuitView) -> MealyView | Gf01Error:
-    n = view.num_inputs
+    """Breadth-first over the reachable latch valuations; each layer's states under all letters in one bit-parallel
+    simulation (run r = state r // letters under letter r % letters)."""
+    n, n_l = view.num_inputs, view.num_latches
     why = "needs explicit states; use the sat or bdd backend on this circuit"
     if n > 16 or view.num_outputs > MAX_OUTPUTS:
         return Gf01Error(f"{why} ({n} inputs and {view.num_outputs} outputs are too many to tabulate)")
     letters = 1 << n
-    runs = np.arange(letters, dtype=np.int64)
-    xs = pack_runs(((runs[None, :] >> np.arange(n)[:, None]) & 1).astype(bool))[None]  # [1, input, word]
+    letter_bits = ((np.arange(letters)[None, :] >> np.arange(n)[:, None]) & 1).astype(bool)  # [input, letter]
+    weights = np.array([1 << j for j in range(view.num_outputs)], dtype=np.int64)
     index = {view.initial: 0}
     states = [view.initial]
-    nxt_rows, out_rows = [], []
-    weights = [1 << j for j in range(view.num_outputs)]
-    k = 0
-    while k < len(states):
+    nxt_rows: list[np.ndarray] = []
+    out_rows: list[np.ndarray] = []
+    frontier = [view.initial]
+    while frontier:
         if len(states) * letters > MAX_CELLS:
             return Gf01Error(f"{why} (more than {MAX_CELLS // letters} reachable latch states under "
                              f"{letters} input valuations)")
-        q = states[k]
-        start = pack_runs(np.array([[(q >> b) & 1] * letters for b in range(view.num_latches)], dtype=bool)
-                          .reshape(view.num_latches, letters))
-        outs, after = view.simulate_words(xs, start)
-        ybits = unpack_runs(outs[0], letters)  # [output, run]
-        lbits = unpack_runs(after, letters)  # [latch, run]
-        ys = np.zeros(letters, dtype=np.int64)
-        for j, w in enumerate(weights):
-            ys |= ybits[j].astype(np.int64) * w
-        row = []
-        for x in range(letters):
-            q2 = sum(1 << b for b in np.flatnonzero(lbits[:, x]).tolist())
-            if q2 not in index:
-                index[q2] = len(states)
+        runs = len(frontier) * letters
+        qbits = np.array([[(q >> k) & 1 for q in frontier] for k in range(n_l)], dtype=bool).reshape(n_l, len(frontier))
+        outs, after = view.simulate_words(pack_runs(np.tile(letter_bits, len(frontier)))[None],
+                                          pack_runs(np.repeat(qbits, letters, axis=1)))
+        ys = weights @ unpack_runs(outs[0], runs).astype(np.int64) if len(weights) else np.zeros(runs, np.int64)
+        packed = np.packbits(unpack_runs(after, runs).T, axis=1, bitorder="little")  # [run, byte]
+        targets = np.empty(runs, dtype=np.int64)
+        found = []
+        for r, raw in enumerate(packed):
+            q2 = int.from_bytes(raw.tobytes(), "little")
+            k = index.get(q2)
+            if k is None:
+                k = index[q2] = len(states)
                 states.append(q2)
-            row.append(index[q2])
-        nxt_rows.append(row)
-        out_rows.append(ys)
-        k += 1
+                found.append(q2)
+            targets[r] = k
+        nxt_rows.extend(targets.reshape(len(frontier), letters))
+        out_rows.extend(ys.reshape(len(frontier), letters))
+        frontier = found
     names = tuple(view.state_name(q) for q in states)
     return MealyView.from_table(view.inputs, view.outputs, np.array(nxt_rows), np.array(out_rows), 0, names)
 
