@@ -183,11 +183,22 @@ class CircuitView:
         return outs, (np.stack(seen) if every_step else latches)
 
     def step(self, q: int, x: int) -> tuple[int, int]:
-        """One transition from latch valuation ``q`` under input valuation ``x``: (next latches, outputs)."""
-        xs = _bits_to_words([x], self.num_inputs)[None]
-        start = _bits_to_words([q], self.num_latches)
-        outs, latches = self.simulate_words(xs, start)
-        return _words_to_int(latches), _words_to_int(outs[0])
+        """One transition from latch valuation ``q`` under input valuation ``x``: (next latches, outputs).
+
+        One run, so plain Python over the gates (a numpy call per level costs more than a small circuit's gates).
+        """
+        gates = self.memo.get("step-gates")
+        if gates is None:
+            gates = [(g.rhs0 >> 1, g.rhs0 & 1, g.rhs1 >> 1, g.rhs1 & 1) for g in self.aig.ands]
+            self.memo["step-gates"] = gates
+        vals = [0]
+        vals += [(x >> i) & 1 for i in range(self.num_inputs)]
+        vals += [(q >> k) & 1 for k in range(self.num_latches)]
+        for v0, n0, v1, n1 in gates:
+            vals.append((vals[v0] ^ n0) & (vals[v1] ^ n1))
+        q2 = sum(((vals[lt.next >> 1] ^ (lt.next & 1)) << k) for k, lt in enumerate(self.aig.latches))
+        y = sum(((vals[lit >> 1] ^ (lit & 1)) << j) for j, lit in enumerate(self.out_lits))
+        return q2, y
 
     def run(self, trace: Sequence[int]) -> tuple[list[int], list[int]]:
         """The latch valuations q_0 .. q_T and the outputs y_0 .. y_{T-1} of the run on ``trace``."""
@@ -198,10 +209,6 @@ class CircuitView:
             outs.append(y)
         return states, outs
 
-    def latch_words(self, q: int) -> np.ndarray:
-        """Latch valuation ``q`` as one word per latch (run 0 only)."""
-        return _bits_to_words([q], self.num_latches)
-
 
 def _name(names: dict[tuple[str, int], str], kind: str, k: int) -> str:
     return names.get((kind, k), f"{kind}{k}")
@@ -210,13 +217,6 @@ def _name(names: dict[tuple[str, int], str], kind: str, k: int) -> str:
 def _neg(lits: np.ndarray) -> np.ndarray:
     """All-ones words where the literal is negated, zero words elsewhere, shaped to broadcast over run words."""
     return np.where((np.asarray(lits) & 1) == 1, _ONES, np.uint64(0)).astype(np.uint64)[:, None]
-
-
-def _bits_to_words(values: Sequence[int], width: int) -> np.ndarray:
-    """Integers (one per run) as ``[bit, word]`` uint64 words (bit i of run r at bit r % 64 of word r // 64)."""
-    runs = len(values)
-    bits = np.array([[(v >> i) & 1 for v in values] for i in range(width)], dtype=bool).reshape(width, runs)
-    return pack_runs(bits)
 
 
 def pack_runs(bits: np.ndarray) -> np.ndarray:
@@ -233,12 +233,6 @@ def unpack_runs(words: np.ndarray, runs: int) -> np.ndarray:
     """The inverse of :func:`pack_runs`: uint64 words ``[..., word]`` to bools ``[..., run]``."""
     raw = np.ascontiguousarray(words).view(np.uint8)
     return np.unpackbits(raw, axis=-1, bitorder="little")[..., :runs].astype(bool)
-
-
-def _words_to_int(words: np.ndarray) -> int:
-    """Run 0's bits of ``[bit, word]`` words as an integer (bit i from row i)."""
-    bits = (words[:, 0] & np.uint64(1)).astype(np.int64).tolist()
-    return sum(b << i for i, b in enumerate(bits))
 
 
 __all__ = ["CircuitView", "pack_runs", "unpack_runs"]
