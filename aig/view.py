@@ -150,6 +150,34 @@ class CircuitView:
                 out.append((g[:, 0] >> 1, g[:, 1] >> 1, _neg(g[:, 1]), g[:, 2] >> 1, _neg(g[:, 2])))
         return tuple(out)
 
+    def cone(self, outputs: frozenset[int]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """The sequential cone of influence of the outputs with these indices: the gates (indices into
+        ``aig.ands``, in order) and the latches (indices) whose values can reach them at any step. The rest of the
+        circuit can be left out of an unrolling that only asks about these outputs."""
+        key = ("cone", outputs)
+        got = self.memo.get(key)
+        if got is not None:
+            return got
+        a = self.aig
+        first = len(a.inputs) + len(a.latches) + 1
+        n_i = len(a.inputs)
+        need = [False] * (a.max_var + 1)
+        stack = [self.out_lits[j] >> 1 for j in sorted(outputs)]
+        while stack:
+            var = stack.pop()
+            if need[var]:
+                continue
+            need[var] = True
+            if var >= first:
+                g = a.ands[var - first]
+                stack += [g.rhs0 >> 1, g.rhs1 >> 1]
+            elif var > n_i:
+                stack.append(a.latches[var - n_i - 1].next >> 1)
+        got = (tuple(k for k in range(len(a.ands)) if need[first + k]),
+               tuple(k for k in range(len(a.latches)) if need[n_i + 1 + k]))
+        self.memo[key] = got
+        return got
+
     # -- simulation --------------------------------------------------------------------------------------------------
 
     def simulate_words(

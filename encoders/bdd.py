@@ -31,7 +31,7 @@ import numpy as np
 
 from encoders.problem import Flip, Problem
 from hoa.errors import Gf01Error
-from hoa.label import And, Const, Expr, Not, Or, Var, evaluate_array
+from hoa.label import And, Const, Expr, Not, Or, Var, evaluate_array, variables
 from hoa.mealy import MAX_TABLE_INPUTS
 
 #: BDD libraries, best first: CUDD (C, complement edges) and dd's pure-Python autoref.
@@ -200,7 +200,8 @@ def _encode_circuit(problem: Problem, lib: str | None, tick: Tick, order: str) -
 
     Each latch and gate holds a BDD over the flip variables of the steps so far: at step t the inputs are the
     literals ``f_t_i`` or their negations (as tau_t says), the gates are ANDs of their inputs' BDDs, the outputs and
-    the next latches are read off them; Suff is the OR of the effect over the effect steps. No state is enumerated.
+    the next latches are read off them; Suff is the OR of the effect over the effect steps. No state is enumerated,
+    and only the cone of influence of the effect's outputs is built (:meth:`aig.view.CircuitView.cone`).
     """
     view = problem.system
     n = view.num_inputs
@@ -208,16 +209,23 @@ def _encode_circuit(problem: Problem, lib: str | None, tick: Tick, order: str) -
     positions = flip_positions(problem, order)
     names = tuple(var_name(t, i) for t, i in positions)
     bdd.declare(*names)
-    gates = [(g.rhs0 >> 1, g.rhs0 & 1, g.rhs1 >> 1, g.rhs1 & 1) for g in view.aig.ands]
+    # Only the cone of influence of the effect's outputs: everything else stays false and is never read.
+    outs = sorted(variables(problem.effect))
+    gate_ids, cone_latches = view.cone(frozenset(outs))
+    ands = view.aig.ands
+    gates = [(ands[k].lhs >> 1, ands[k].rhs0 >> 1, ands[k].rhs0 & 1, ands[k].rhs1 >> 1, ands[k].rhs1 & 1)
+             for k in gate_ids]
     latches = [bdd.true if (view.initial >> k) & 1 else bdd.false for k in range(view.num_latches)]
     effect_steps = set(problem.effect_steps)
     suff = bdd.false
     for t in range(problem.t_star + 1):
         xs = [~bdd.var(var_name(t, i)) if (problem.trace[t] >> i) & 1 else bdd.var(var_name(t, i)) for i in range(n)]
-        vals = [bdd.false, *xs, *latches]
-        for k, (v0, n0, v1, n1) in enumerate(gates):
+        vals = [bdd.false] * (view.aig.max_var + 1)
+        vals[1 : n + 1] = xs
+        vals[n + 1 : n + 1 + len(latches)] = latches
+        for k, (lhs, v0, n0, v1, n1) in enumerate(gates):
             a, b = vals[v0], vals[v1]
-            vals.append((~a if n0 else a) & (~b if n1 else b))
+            vals[lhs] = (~a if n0 else a) & (~b if n1 else b)
             if k & 1023 == 1023:
                 tick(bdd.__len__)
 
@@ -225,8 +233,14 @@ def _encode_circuit(problem: Problem, lib: str | None, tick: Tick, order: str) -
             return ~vals[x >> 1] if x & 1 else vals[x >> 1]
 
         if t in effect_steps:
-            suff = suff | _expr_bdd(bdd, problem.effect, [lit(x) for x in view.out_lits])
-        latches = [lit(latch.next) for latch in view.aig.latches]
+            ys = [bdd.false] * view.num_outputs
+            for j in outs:
+                ys[j] = lit(view.out_lits[j])
+            suff = suff | _expr_bdd(bdd, problem.effect, ys)
+        nxt = [bdd.false] * len(latches)
+        for k in cone_latches:
+            nxt[k] = lit(view.aig.latches[k].next)
+        latches = nxt
         tick(bdd.__len__)
     return Encoding(problem, bdd, lib_name, positions, names, problem.t_star + 1, n, suff, order)
 

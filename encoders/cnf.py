@@ -370,42 +370,62 @@ def _step(enc: Encoding, comp: Compiled, state: list[int], xs: list[int]) -> tup
 def _circuit_step(enc: Encoding, state: list[int], xs: list[int]) -> tuple[list[int], list[int]]:
     """One step of a circuit: its AND gates instantiated on the input and latch literals (Tseitin, hash-consed, so
     gates that compute the same function of the same literals are one variable: the Min1 copies share every gate
-    outside the cone of their fixed input). Returns the next latch literals and the output literals."""
+    outside the cone of their fixed input). Only the cone of influence of the effect's outputs is built
+    (:meth:`aig.view.CircuitView.cone`); latches and outputs outside it are constant false, never read. Returns the
+    next latch literals and the output literals."""
     view: CircuitView = enc.problem.system  # type: ignore[assignment]
-    gates = _gate_table(view)
-    lits = [-enc.true, *xs, *state]
+    gates, latches, outs = _cone_tables(view, enc.problem)
+    # Variables outside the cone of the effect's outputs are never read: they stay false.
+    lits = [-enc.true] * (view.aig.max_var + 1)
+    n = len(xs)
+    lits[1 : n + 1] = xs
+    lits[n + 1 : n + 1 + len(state)] = state
     memo = enc.pool.obj2id
     true = enc.true
-    for v0, n0, v1, n1 in gates:
+    for lhs, v0, n0, v1, n1 in gates:
         a = -lits[v0] if n0 else lits[v0]
         b = -lits[v1] if n1 else lits[v1]
         # and_ for two literals, inlined (this loop is the unrolling's hot path).
         if a == -true or b == -true or a == -b:
-            lits.append(-true)
+            lits[lhs] = -true
         elif a in (true, b):
-            lits.append(b)
+            lits[lhs] = b
         elif b == true:
-            lits.append(a)
+            lits[lhs] = a
         else:
             key = ("and", (a, b) if a < b else (b, a))
             g = memo.get(key)
             if g is None:
                 g = enc.pool.id(key)
                 enc.clauses.extend(([-g, a], [-g, b], [g, -a, -b]))
-            lits.append(g)
+            lits[lhs] = g
 
     def lit(x: int) -> int:
         return -lits[x >> 1] if x & 1 else lits[x >> 1]
 
-    return [lit(latch.next) for latch in view.aig.latches], [lit(x) for x in view.out_lits]
+    nxt = [-true] * len(state)
+    for k in latches:
+        nxt[k] = lit(view.aig.latches[k].next)
+    ys = [-true] * view.num_outputs
+    for j in outs:
+        ys[j] = lit(view.out_lits[j])
+    return nxt, ys
 
 
-def _gate_table(view: CircuitView) -> list[tuple[int, bool, int, bool]]:
-    """A circuit's gates as (rhs0 variable, negated, rhs1 variable, negated), in canonical (topological) order."""
-    got = view.memo.get("cnf-gates")
+def _cone_tables(view: CircuitView, problem: Problem) -> tuple[list[tuple[int, int, bool, int, bool]], tuple[int, ...],
+                                                                 list[int]]:
+    """The gates (lhs variable, rhs0 variable, negated, rhs1 variable, negated), in canonical (topological) order,
+    and the latches in the cone of influence of the effect's outputs, and those outputs."""
+    outs = frozenset(variables(problem.effect))
+    key = ("cnf-cone", outs)
+    got = view.memo.get(key)
     if got is None:
-        got = [(g.rhs0 >> 1, bool(g.rhs0 & 1), g.rhs1 >> 1, bool(g.rhs1 & 1)) for g in view.aig.ands]
-        view.memo["cnf-gates"] = got
+        gate_ids, latches = view.cone(outs)
+        ands = view.aig.ands
+        gates = [(ands[k].lhs >> 1, ands[k].rhs0 >> 1, bool(ands[k].rhs0 & 1), ands[k].rhs1 >> 1,
+                  bool(ands[k].rhs1 & 1)) for k in gate_ids]
+        got = (gates, latches, sorted(outs))
+        view.memo[key] = got
     return got
 
 
