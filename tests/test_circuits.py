@@ -132,3 +132,13 @@ def test_many_reachable_latch_states_are_refused_by_the_forward_pass_only() -> N
     assert api.count(p, 1, "bdd") == api.count(p, 1, "sat") == 0
     assert api.count(p, 2, "bdd") == api.count(p, 2, "sat") == 2
     assert api.oracle(p, 2).certificate == ((1, 0, 1), (14, 1, 1))
+
+
+def test_the_cone_of_influence_of_overflow_leaves_the_data_out() -> None:
+    view = CircuitView.from_aig(fifo(3, 2))
+    overflow, q0 = view.outputs.index("overflow"), view.outputs.index("q0")
+    _, latches = view.cone(frozenset({overflow}))
+    names = dict(view.aig.symbols)
+    assert sorted(names[("l", k)] for k in latches) == ["v0", "v1", "v2"]
+    _, with_data = view.cone(frozenset({q0}))
+    assert {names[("l", k)] for k in with_data} >= {"m0_0", "m2_0", "v0"}
