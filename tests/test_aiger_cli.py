@@ -41,6 +41,11 @@ def test_import_play_and_score_a_circuit(tmp_path, capsys) -> None:  # type: ign
     assert "1 valid certificate" in run(capsys, "enumerate", path)
     (tmp_path / "c.json").write_text('[[5, "push", 1]]')
     assert json.loads(run(capsys, "verify", path, str(tmp_path / "c.json"), "--json"))["valid"] is True
+    # A circuit is also an INSTANCE argument, with the instance options (as an HOA file is).
+    direct = run(capsys, "oracle", str(tmp_path / "fifo.aig"), "--trace", TRACE, "--effect", "overflow", "--json")
+    assert json.loads(direct)["certificate"] == [[5, "push", 1]]
+    assert main(["oracle", str(tmp_path / "fifo.aig")]) == 2
+    assert "an AIGER circuit needs the instance options" in capsys.readouterr().err
     run(capsys, "cnf", path, str(tmp_path / "f.cnf"))
     assert "latches=6" in (tmp_path / "f.cnf").read_text()
     # The whole panel and an external agent play it; the runs validate as official and report.
