@@ -223,7 +223,10 @@ class _Parts:
     def check_definitions(self, m: int) -> None:
         """Each variable defined once; every literal used is constant or defined."""
         r = self.r
-        owner = np.full(m + 1, -1, dtype=np.int64)
+        # Sized by the largest variable the file mentions, not by M: a header may declare a huge M and use little.
+        top = max([0, *(int(v.max()) for v, _, _ in self.defined if v.size),
+                   *(int(u.max()) >> 1 for u, _, _ in self.used if u.size)])
+        owner = np.full(top + 1, -1, dtype=np.int64)
         for s, (vars_, name, start) in enumerate(self.defined):
             seen = owner[vars_]
             clash = np.flatnonzero(seen >= 0)
@@ -247,7 +250,6 @@ class _Parts:
                 lit = int(row[(row > 1) & (owner[row >> 1] < 0)][0])
                 raise r.fail(f"{name} {k}: literal {lit} uses variable {lit >> 1}, which is neither an input, a latch "
                              "nor an AND gate", self.at_item(start, k) if start >= 0 else None)
-        self.owner = owner
 
 
 def _latches(r: _Reader, p: _Parts, n_i: int, n_l: int, binary: bool) -> tuple[Latch, ...]:

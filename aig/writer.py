@@ -22,11 +22,14 @@ from aig.model import Aig, And, Latch
 def renumber(aig: Aig) -> Aig:
     """The same circuit in canonical numbering (module docstring); comments dropped."""
     n_i, n_l = len(aig.inputs), len(aig.latches)
-    new_var = np.zeros(aig.max_var + 1, dtype=np.int64)
+    # Sized by the largest variable used, not by M (which may be far larger than what the circuit uses).
+    used = [0, *aig.inputs, *(x.lit for x in aig.latches), *(g.lhs for g in aig.ands)]
+    top = max(used) >> 1
+    new_var = np.zeros(top + 1, dtype=np.int64)
     new_var[np.array(aig.inputs, dtype=np.int64) >> 1] = np.arange(1, n_i + 1)
     new_var[np.array([x.lit for x in aig.latches], dtype=np.int64) >> 1] = np.arange(n_i + 1, n_i + n_l + 1)
     gates = np.array([(g.lhs, g.rhs0, g.rhs1) for g in aig.ands], dtype=np.int64).reshape(-1, 3)
-    order = _topological(gates, aig.max_var)
+    order = _topological(gates, top)
     gates = gates[order]
     base = n_i + n_l
     new_var[gates[:, 0] >> 1] = np.arange(base + 1, base + len(order) + 1)

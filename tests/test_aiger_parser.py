@@ -161,3 +161,16 @@ def test_random_circuits_read_back_and_canonicalise(a: Aig) -> None:
     c = canonical(read)
     assert canonical(parse(c)) == c
     assert canonical(parse(binary(read))) == c
+
+
+def test_a_huge_declared_m_costs_nothing() -> None:
+    """M may exceed what the circuit uses; arrays are sized by the variables used (no 2^26-entry allocation)."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        c = canonical(parse(b"aag 67108864 1 0 1 0\n2\n3\n"))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert c == "aag 1 1 0 1 0\n2\n3\n" and peak < 1 << 20
