@@ -23,9 +23,11 @@ from aig.model import SYMBOL_KINDS, Aig, And, Latch
 from hoa.errors import Gf01Error
 from hoa.files import file_name, read_bytes
 
-#: Largest variable index accepted: a binary header declares its inputs without a byte each, so ``M`` is bounded
-#: outright to keep the model's arrays within memory.
-MAX_VAR = 1 << 26
+#: Largest variable index accepted, and most inputs: a binary header declares its inputs (and its gates, two bytes
+#: each) without a line each, so the counts are bounded outright to keep the model within memory (8 Mi variables
+#: and 1 Mi inputs are far beyond the competition designs: HWMCC's largest have a few million gates).
+MAX_VAR = 1 << 23
+MAX_INPUTS = 1 << 20
 _LINES = {w: re.compile(rb"(?:[0-9]+" + rb"(?: [0-9]+)" * (w - 1) + rb"\n)*") for w in (1, 3)}
 _SECTION = {"i": "input", "l": "latch", "o": "output", "b": "bad-state property", "c": "constraint",
             "j": "justice literal", "f": "fairness property", "a": "AND gate"}
@@ -109,6 +111,8 @@ def parse(data: bytes | str, *, file: str | None = None) -> Aig:
     binary = kind == b"aig"
     if m > MAX_VAR:
         raise r.fail(f"header: M = {m} exceeds the {MAX_VAR} variables this reader accepts", at)
+    if n_i > MAX_INPUTS:
+        raise r.fail(f"header: I = {n_i} exceeds the {MAX_INPUTS} inputs this reader accepts", at)
     if binary and m != n_i + n_l + n_a:
         raise r.fail(f"header: a binary file needs M = I + L + A, here {m} != {n_i} + {n_l} + {n_a}", at)
     if m < n_i + n_l + n_a:
@@ -402,4 +406,4 @@ def parse_file(path: str | os.PathLike[str]) -> Aig:
     return parse(read_bytes(path), file=name)
 
 
-__all__ = ["MAX_VAR", "parse", "parse_file"]
+__all__ = ["MAX_INPUTS", "MAX_VAR", "parse", "parse_file"]

@@ -87,6 +87,8 @@ BAD = [
     (b"aag 1 1 0 0 0 0 0 0 0 0\n2\n", 1, "header: expected"),
     (b"aag 1 2 0 0 0\n2\n4\n", 1, "M = 1 is less than I + L + A = 2"),
     (b"aig 3 1 0 0 1\n", 1, "binary file needs M = I + L + A"),
+    (b"aig 9000000 9000000 0 0 0\n", 1, "M = 9000000 exceeds the 8388608 variables"),
+    (b"aig 2000000 2000000 0 0 0\n", 1, "I = 2000000 exceeds the 1048576 inputs"),
     (b"aag 5 5 0 0 0\n2\n", 1, "more lines than the file has"),
     (b"aag 1 1 0 1 0\n3\n3\n", 2, "input 0: literal 3 must be even"),
     (b"aag 1 1 0 1 0\n2\n5\n", 3, "output 0: literal 5 exceeds 2M + 1 = 3"),
