@@ -166,12 +166,12 @@ def test_random_circuits_read_back_and_canonicalise(a: Aig) -> None:
 
 
 def test_a_huge_declared_m_costs_nothing() -> None:
-    """M may exceed what the circuit uses; arrays are sized by the variables used (no 2^26-entry allocation)."""
+    """M may exceed what the circuit uses; arrays are sized by the variables used (no 8-million-entry allocation)."""
     import tracemalloc
 
     tracemalloc.start()
     try:
-        c = canonical(parse(b"aag 67108864 1 0 1 0\n2\n3\n"))
+        c = canonical(parse(b"aag 8000000 1 0 1 0\n2\n3\n"))
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
