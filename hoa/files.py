@@ -19,10 +19,15 @@ from hoa.errors import Gf01Error, quote
 MAX_INPUT_BYTES = 64 << 20
 
 
+def file_name(path: str | os.PathLike[str]) -> str:
+    """``path`` as error messages name it (cut to 200 characters)."""
+    return quote(os.fspath(path), 200, bare=True)
+
+
 def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
     """``path`` opened for reading in binary, refused (Gf01Error naming it) unless it is a regular file: a FIFO
     would block the command forever, a device may never end. The open itself never blocks."""
-    name = quote(os.fspath(path), 200, bare=True)
+    name = file_name(path)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
     except OSError as ex:
@@ -41,9 +46,10 @@ def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
         raise
 
 
-def read_text(path: str | os.PathLike[str], *, limit: int = MAX_INPUT_BYTES) -> str:
-    """The UTF-8 text of the file at ``path``; Gf01Error naming the file when it cannot be read as such."""
-    name = quote(os.fspath(path), 200, bare=True)
+def read_bytes(path: str | os.PathLike[str], *, limit: int = MAX_INPUT_BYTES) -> bytes:
+    """The bytes of the file at ``path`` (for binary formats such as AIGER's ``.aig``); Gf01Error naming the file
+    when it cannot be read, is not a regular file, or is larger than ``limit``."""
+    name = file_name(path)
     with open_regular(path) as fh:
         try:
             # A buffer the size of the file, not of the limit: read(limit) would reserve the limit up front.
@@ -55,13 +61,18 @@ def read_text(path: str | os.PathLike[str], *, limit: int = MAX_INPUT_BYTES) -> 
             raise Gf01Error(f"cannot read: {ex.strerror or ex}", file=name) from None
     if len(data) > limit:
         raise Gf01Error(f"larger than the {limit >> 20} MiB an input file may have", file=name)
-    return _decode(data, name)
+    return data
+
+
+def read_text(path: str | os.PathLike[str], *, limit: int = MAX_INPUT_BYTES) -> str:
+    """The UTF-8 text of the file at ``path``; Gf01Error naming the file when it cannot be read as such."""
+    return _decode(read_bytes(path, limit=limit), file_name(path))
 
 
 def iter_lines(path: str | os.PathLike[str]) -> Iterator[str]:
     """The lines of the text file at ``path``, each with its newline (the last one may lack it), read one at a time:
     memory holds one line, whatever the file's size. Only a newline ends a line (JSON text may hold U+2028)."""
-    name = quote(os.fspath(path), 200, bare=True)
+    name = file_name(path)
     with open_regular(path) as fh:
         offset = 0
         for number, raw in enumerate(fh, start=1):
