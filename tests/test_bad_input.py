@@ -376,6 +376,8 @@ CASES: list[Case] = [
                                          ws.copy("cfg.json")]),
     _is_an_input("import peer", lambda ws: ["import", "peer", ws.copy("instance.json"), "-o",
                                             ws.copy("instance.json")]),
+    _is_an_input("import aiger", lambda ws: ["import", "aiger", ws.copy("circuit.aag"), *_aiger_flags(), "-o",
+                                             ws.copy("circuit.aag")]),
     _is_an_input("import hoa", lambda ws: ["import", "hoa", ws.copy("arbiter.hoa"), *_hoa_flags(), "-o",
                                            ws.copy("arbiter.hoa")]),
     _is_an_input("split", lambda ws: ["split", ws.copy("instance.json"), "-o", ws.copy("instance.json"),
@@ -491,6 +493,7 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copyfile(EXAMPLES / "arbiter_priority.json", copies / "campaign.json")
     shutil.copyfile(EXAMPLES / "arbiter.hoa", copies / "arbiter.hoa")
     shutil.copyfile(root / "runs.jsonl", copies / "runs.jsonl")
+    shutil.copyfile(root / "fifo.aag", copies / "circuit.aag")
     (copies / "cfg.json").write_text(json.dumps({"families": [{"kind": "random_mealy"}]}))
     (root / "cfg-string.json").write_text(json.dumps({"families": [{"kind": "random_mealy", "states": "5"}]}))
     return root

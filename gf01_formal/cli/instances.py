@@ -149,7 +149,7 @@ def import_aiger_cmd(
     from gf01_formal.instances.sources import InstanceOptions, instance_from_aiger
     from hoa.files import read_bytes
 
-    check_output(output)
+    check_output(output, inputs=[system])
     opts = options or InstanceOptions()
     if observe is not None:
         opts = dataclasses.replace(opts, observe=tuple(n.strip() for n in observe.split(",") if n.strip()))
