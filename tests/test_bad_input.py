@@ -64,7 +64,8 @@ class Workspace:
 
     @property
     def peer_runs(self) -> str:
-        return str(ROOT.parent / "shared" / "corpus" / "peer" / "runs_v1_valid.jsonl")
+        """A good peer runs file (one row in the peer's format on the example instance; no corpus needed)."""
+        return str(self.root / "peer_runs.jsonl")
 
     def bad(self, kind: str) -> str:
         """The path of bad input ``kind`` (one of :data:`BAD_FILES`)."""
@@ -392,6 +393,10 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     (root / "fifo.aag").write_text(canonical(fifo(2)))
     (root / "bad.aag").write_text("aag 1 0 1 0 0\n2 2 3\n")
+    example = json.loads((EXAMPLES / "arbiter_priority.json").read_text())
+    cert = json.loads((EXAMPLES / "arbiter_priority_cert.json").read_text())
+    (root / "peer_runs.jsonl").write_text(json.dumps({"instance_id": example["instance_id"], "certificate": cert,
+                                                      "agent_name": "BL-00-Peer", "valid": True}) + "\n")
     (root / "cfg-huge.json").write_text(json.dumps({"families": [{"kind": "random_mealy", "states": 10**30}]}))
     (root / "cfg-string.json").write_text(json.dumps({"families": [{"kind": "random_mealy", "states": "5"}]}))
     return root
