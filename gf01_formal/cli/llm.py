@@ -65,6 +65,9 @@ def with_llm_options(
         return specs
     if model is None:
         raise Gf01Error("--agent llm needs a model name (--model M)", field="--model")
+    from gf01_formal.extras import require
+
+    require("llm", "--agent llm")
     llm = llm_spec(model, base_url=base_url, api_key_env=api_key_env, temperature=temperature,
                    max_tokens=max_tokens, request_timeout=request_timeout)
     return [llm if s.name == "llm" else s for s in specs]
@@ -128,6 +131,9 @@ def import_inspect_cmd(
 ) -> None:
     """Turn an inspect_ai eval log of the GF-01 task into run records (re-scored by the exact checks), with the
     transcripts as side files, so that ``gf01 validate`` and the reports apply to it."""
+    from gf01_formal.extras import require
+
+    require("inspect", "gf01 import inspect")
     from gf01_formal.artifacts import canonical_json, write_text_atomic
     from gf01_formal.integrations.inspect_import import import_inspect_log
 

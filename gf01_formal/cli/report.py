@@ -60,6 +60,9 @@ def report_cmd(
     json_out: JsonOpt = False,
 ) -> None:
     """Report runs grouped by every spec §7.4 dimension, mode and agent, with 95 % intervals and their methods."""
+    from gf01_formal.extras import require
+
+    require("report", "gf01 report")
     from gf01_formal.artifacts import pretty_json
     from gf01_formal.report.build import build_report, official_checks
     from gf01_formal.report.coverage import load_manifest
@@ -119,6 +122,9 @@ def pilot_cmd(
 ) -> None:
     """The DEC-014c/d calibration audit: z(I) quartiles, the discrimination and shortcut triggers, the sample target,
     per-knob diagnostics (DEC-058) and the recommendation."""
+    from gf01_formal.extras import require
+
+    require("report", "gf01 pilot-analyze")
     from gf01_formal.artifacts import pretty_json, write_text_atomic
     from gf01_formal.instances.io import load_bundle
     from gf01_formal.report.load import load_runs
@@ -195,6 +201,9 @@ def release_check_cmd(
     """Check the split policy (DEC-054), rotation against a previous release, that report.json is the report of the
     runs and that it and report.md / report.html are byte for byte the report computed again from the runs, and that
     the required panel covers every (split, mode) slice; exit 2 if a check fails."""
+    from gf01_formal.extras import require
+
+    require("report", "gf01 release check")  # it computes the report again
     from gf01_formal.report.release import check, failed_names
 
     result = check(directory, previous=previous, panel=panel)
@@ -219,6 +228,9 @@ def release_package_cmd(
 ) -> None:
     """Copy a release that passes its checks into a package with SHA256SUMS, package.json, RERUN.md and rerun.sh
     (which reproduces every table and figure of the report from the package alone)."""
+    from gf01_formal.extras import require
+
+    require("report", "gf01 release package")  # it checks the release first
     from gf01_formal.report.release import package
 
     check_output(output / "package.json")
@@ -251,6 +263,11 @@ def campaign_cmd(
     json_out: JsonOpt = False,
 ) -> None:
     """Play a DEC-056 panel over every instance, then validate, report and analyse; resumable (run it again)."""
+    from gf01_formal.extras import require
+
+    require("report", "gf01 campaign")  # it ends with the report and the pilot analysis
+    if executor != "local":
+        require("cluster", f"gf01 campaign --executor {executor}")
     from gf01_formal.campaign.run import run_campaign
     from gf01_formal.report.caps import CapSet, load_caps
 
