@@ -101,6 +101,8 @@ class TokenProgress:
             value = usage.get(key)
             if isinstance(value, int):
                 self.tokens[key] += value
+        if usage and usage.get("input_tokens") is None:  # the endpoint did not say: not counted as 0
+            self.tokens["unknown_runs"] += 1
         self.bar.update(self.task, tok=self._text())
 
     def _text(self) -> str:
