@@ -316,6 +316,9 @@ CASES: list[Case] = [
     _option("report", "--official without --manifest and --bundle", lambda ws: ["report", ws.runs, "--official",
                                                                                "-o", str(ws.out / "r.json")],
             "--official"),
+    *(_option("report", f"--price-per-mtok {bad}", lambda ws, b=bad: ["report", ws.runs, "--price-per-mtok", b, "-o",
+                                                                      str(ws.out / "r.json")], "--price-per-mtok")
+      for bad in ("cheap", "1", "1,2,3", "-1,2", "nan,1", "1,inf")),
     *_file_rows("pilot-analyze", "RUNS", lambda ws, f: ["pilot-analyze", f, "--bundle", ws.instance, "-o",
                                                         str(ws.out / "a.json")]),
     *_file_rows("pilot-analyze", "--bundle", lambda ws, f: ["pilot-analyze", ws.runs, "--bundle", f, "-o",

@@ -44,6 +44,23 @@ def _format(fmt: Format | None, output: Path | None) -> str:
     return {".md": "md", ".html": "html", ".htm": "html"}.get(suffix, "json")
 
 
+def parse_price(text: str) -> tuple[float, float]:
+    """``IN,OUT`` (prices per million input and output tokens) as two finite non-negative numbers."""
+    import math
+
+    from hoa.errors import Gf01Error, quote
+
+    parts = text.split(",")
+    try:
+        values = tuple(float(p) for p in parts)
+    except ValueError:
+        values = ()
+    if len(values) != 2 or not all(math.isfinite(v) and v >= 0 for v in values):
+        raise Gf01Error(f"{quote(text, 40)} is not IN,OUT (two non-negative prices per million tokens, e.g. "
+                        "0.15,0.60)", field="--price-per-mtok")
+    return values[0], values[1]
+
+
 def report_cmd(
     runs: RunsArg,
     manifest: ManifestOpt = None,
@@ -57,6 +74,9 @@ def report_cmd(
                                                       "suffix; default: standard output.")] = None,
     fmt: Annotated[Format | None, typer.Option("--format", help="json, md or html (default: from the output's "
                                                "suffix, else json).")] = None,
+    price: Annotated[str | None, typer.Option("--price-per-mtok", metavar="IN,OUT", help="Price per million input "
+                                              "and output tokens: the headline adds each language model's cost.")]
+    = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Report runs grouped by every spec §7.4 dimension, mode and agent, with 95 % intervals and their methods."""
@@ -76,9 +96,10 @@ def report_cmd(
     for path in outputs:
         if path is not None:
             check_output(path)
+    prices = None if price is None else parse_price(price)
     man = None if manifest is None else load_manifest(manifest)
     loaded = load_runs(runs)
-    report = build_report(loaded, manifest=man, panel=panel if man is not None else None)
+    report = build_report(loaded, manifest=man, panel=panel if man is not None else None, price=prices)
     if official:
         official_checks(report, runs, bundle=None if bundle is None else str(bundle), manifest=man, panel=panel)
     written = []
