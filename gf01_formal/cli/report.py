@@ -159,7 +159,7 @@ def pilot_cmd(
     if plots is not None:
         for name, svg in sorted(knob_plots(analysis).items()):
             write_text_atomic(plots / name, svg)
-    if output is None and not json_out:
+    if output is None and json_out:  # the whole analysis, for a program
         _write(None, pretty_json(analysis))
         return
     if output is not None:
@@ -169,12 +169,31 @@ def pilot_cmd(
               "reason": rec["reason"], "provisional": rec["provisional"],
               "discrimination_fired": analysis["discrimination"]["fired"],
               "shortcut_fired": analysis["shortcut"]["fired"], "sample": analysis["sample"]}
+    emit(record, json_out, lambda r: pilot_summary(analysis, r["file"]))
 
-    def human(r: dict[str, Any]) -> list[str]:
-        return [f"{r['recommendation']}{' (provisional)' if r['provisional'] else ''}: {r['reason']}",
-                f"-> {r['file']}"]
 
-    emit(record, json_out, human)
+def pilot_summary(analysis: dict[str, Any], file: str | None) -> list[str]:
+    """A few lines a person reads at the terminal: the recommendation and why, the triggers, the sample, and the
+    reference agent's Score_C per z(I) quartile; the whole analysis is in ``file`` (-o) or under --json."""
+    rec, sample, scope = analysis["recommendation"], analysis["sample"], analysis.get("scope", {})
+
+    def fired(name: str) -> str:
+        trig = analysis[name]
+        return "not evaluable" if not trig.get("evaluable", True) else "fired" if trig["fired"] else "quiet"
+
+    lines = [f"{rec['decision']}{' (provisional)' if rec['provisional'] else ''}: {rec['reason']}"]
+    if scope:
+        lines.append(f"reference: {scope.get('agent')} on {scope.get('eval_track')}, {scope.get('mode')} mode, "
+                     f"{scope.get('instances')} instances, {scope.get('runs')} runs")
+    lines.append(f"discrimination trigger: {fired('discrimination')}; shortcut trigger: {fired('shortcut')}")
+    lines.append(f"sample: {sample['instances']} of {sample['target']} instances"
+                 + ("" if sample["reached"] else f" ({sample['remaining']} to go)"))
+    quarts = [q for q in analysis.get("quartiles", []) if q.get("score_c", {}).get("n")]
+    if quarts:
+        lines.append("Score_C by z(I) quartile: " + ", ".join(
+            f"Q{q['quartile']} {q['score_c']['k']}/{q['score_c']['n']}" for q in quarts))
+    lines.append(f"-> {file}" if file is not None else "the whole analysis: -o FILE or --json")
+    return lines
 
 
 caps_app = typer.Typer(name="caps", help="Optional-diagnostic caps (DEC-019..023).", no_args_is_help=True,
