@@ -134,8 +134,9 @@ def headline_tables(report: dict[str, Any]) -> list[tuple[str, list[str], list[l
         note = (f"Difficulty slices {', '.join(slices)} together; hard and normal mode apart (different objectives). "
                 "Rates with 95 % Wilson intervals, means with 95 % bootstrap intervals over instances.")
         if llm:
-            note += (" Tokens as the run records report them (every run, scored or not); a run whose endpoint did "
-                     "not report usage is counted as unknown, not 0.")
+            note += (" Tokens as the reported records say (the last record of each run, scored or not: an earlier "
+                     "attempt played again was billed too); a run whose endpoint did not report usage is counted as "
+                     "unknown, not 0.")
             if price is not None:
                 note += f" Cost at {price[0]:g} (input) and {price[1]:g} (output) per million tokens."
         out.append((f"Headline: {title}", header, rows, note))
