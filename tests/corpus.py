@@ -39,8 +39,3 @@ def corpus_path(*parts: str) -> Path:
     every test reading it carries :data:`needs_corpus`)."""
     return (CORPUS or Path(f"<{ENV} unset>")).joinpath(*parts)
 
-
-def skip_module_without_corpus() -> None:
-    """Skip the whole calling test module when the corpus is absent (call at module level, before reading it)."""
-    if CORPUS is None:
-        pytest.skip(REASON, allow_module_level=True)
