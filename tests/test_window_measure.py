@@ -51,5 +51,6 @@ def test_open_instance_measures_only_the_window(tmp_path: Path) -> None:
 def test_help_says_how_the_window_is_measured(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["oracle", "--help"]) == 0
     text = " ".join(capsys.readouterr().out.split())
-    assert "measured first from the hard-mode oracle and count only" in text and "--seconds bounds the count" in text
+    assert "for an HOA file first, from the hard-mode oracle and count only" in text
+    assert "--seconds bounds the count" in text
 
