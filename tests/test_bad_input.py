@@ -65,7 +65,8 @@ class Workspace:
 
     @property
     def peer_runs(self) -> str:
-        return str(ROOT.parent / "shared" / "corpus" / "peer" / "runs_v1_valid.jsonl")
+        """A good peer runs file (one row in the peer's format on the example instance; no corpus needed)."""
+        return str(self.root / "peer_runs.jsonl")
 
     @property
     def pilot(self) -> str:
@@ -337,6 +338,9 @@ CASES: list[Case] = [
     _option("report", "--official without --manifest and --bundle", lambda ws: ["report", ws.runs, "--official",
                                                                                "-o", str(ws.out / "r.json")],
             "--official"),
+    *(_option("report", f"--price-per-mtok {bad}", lambda ws, b=bad: ["report", ws.runs, "--price-per-mtok", b, "-o",
+                                                                      str(ws.out / "r.json")], "--price-per-mtok")
+      for bad in ("cheap", "1", "1,2,3", "-1,2", "nan,1", "1,inf")),
     *_file_rows("pilot-analyze", "RUNS", lambda ws, f: ["pilot-analyze", f, "--bundle", ws.instance, "-o",
                                                         str(ws.out / "a.json")]),
     *_file_rows("pilot-analyze", "--bundle", lambda ws, f: ["pilot-analyze", ws.runs, "--bundle", f, "-o",
@@ -477,6 +481,10 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     (root / "fifo.aag").write_text(canonical(fifo(2)))
     (root / "bad.aag").write_text("aag 1 0 1 0 0\n2 2 3\n")
+    example = json.loads((EXAMPLES / "arbiter_priority.json").read_text())
+    cert = json.loads((EXAMPLES / "arbiter_priority_cert.json").read_text())
+    (root / "peer_runs.jsonl").write_text(json.dumps({"instance_id": example["instance_id"], "certificate": cert,
+                                                      "agent_name": "BL-00-Peer", "valid": True}) + "\n")
     (root / "cfg-huge.json").write_text(json.dumps({"families": [{"kind": "random_mealy", "states": 10**30}]}))
     (root / "pilot").mkdir()
     pilot = {"schema_version": "gf01-formal.pilot.v1", "pilot_id": "p", "consent": "Agree?",

@@ -169,12 +169,14 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         finally:
             del os.environ["OPENAI_API_KEY"]
         out["llm1"] = records(tmp / "llm-1.jsonl")
-        # 3. The inspect task, through inspect's CLI and its openai-api provider, then our converter.
+        # 3. The inspect task, through inspect's CLI and its openai-api provider, then our converter; as the docs
+        # write it, from the repository root with a bundle path relative to it (inspect runs the task elsewhere).
         logs = tmp / "logs"
         proc = run([sys.executable, "-m", "inspect_ai", "eval", "gf01_formal/integrations/inspect_task.py",
-                    "-T", f"bundle={bundle}", "--model", "openai-api/local/m", "--log-dir", str(logs),
-                    "--display", "none", "--max-connections", "4"],
-                   {"LOCAL_BASE_URL": server.url, "LOCAL_API_KEY": KEY_INSPECT, "INSPECT_LOG_LEVEL": "warning"})
+                    "-T", f"bundle={os.path.relpath(bundle, ROOT)}", "--model", "openai-api/local/m",
+                    "--log-dir", str(logs), "--display", "none", "--max-connections", "4"],
+                   {"LOCAL_BASE_URL": server.url, "LOCAL_API_KEY": KEY_INSPECT, "INSPECT_LOG_LEVEL": "warning",
+                    "PWD": str(ROOT)})
         out["outputs"] += proc.stdout + proc.stderr
         requests = list(server.requests)
     (log,) = sorted(logs.glob("*.eval"))

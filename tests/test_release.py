@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -218,6 +219,11 @@ def test_a_release_without_renderings_packages_and_reruns(release: Path, tmp_pat
     assert done.returncode == 0, done.stderr
     assert "reproduced: report.json (tables) are byte-identical" in done.stdout
     assert sorted(p.name for p in (tmp_path / "pkg" / "rerun").iterdir()) == ["report.json"]
+    # RERUN.md names only what the package holds: every artifacts/ file it mentions is there.
+    rerun = (tmp_path / "pkg" / "RERUN.md").read_text()
+    assert "report.md" not in rerun and "report.html" not in rerun and "Markdown" not in rerun
+    for name in re.findall(r"artifacts/[\w./-]+\w", rerun):
+        assert (tmp_path / "pkg" / name).exists(), name
 
 
 def test_package_on_a_full_disk_is_a_user_error(release: Path, tmp_path: Path,

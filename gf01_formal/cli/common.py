@@ -69,7 +69,9 @@ ModeOpt = Annotated[
 WindowOpt = Annotated[
     int | None,
     typer.Option("--window", metavar="W", min=1, help="HOA/AIGER, normal mode: the window w (default: w(I) of "
-                 "DEC-014b, measured from the instance)."),
+                 "DEC-014b, measured from the instance; for an HOA file first, from the hard-mode oracle and count "
+                 "only, as fast as the count allows: --seconds bounds the count, and stderr says when it starts and "
+                 "what it found)."),
 ]
 BudgetTOpt = Annotated[
     int | None,
@@ -196,7 +198,10 @@ def open_instance(path: str, instance_id: str | None, options: Any, deadline: De
     """The INSTANCE argument's instance and Problem (:func:`gf01_formal.instances.sources.open_instance`)."""
     from gf01_formal.instances.sources import open_instance as open_
 
-    return open_(path, instance_id, options, count_limits=deadline.limits())
+    def progress(line: str) -> None:
+        print(f"gf01: {line}", file=sys.stderr, flush=True)
+
+    return open_(path, instance_id, options, count_limits=deadline.limits(), progress=progress)
 
 
 class Deadline:

@@ -44,6 +44,23 @@ def _format(fmt: Format | None, output: Path | None) -> str:
     return {".md": "md", ".html": "html", ".htm": "html"}.get(suffix, "json")
 
 
+def parse_price(text: str) -> tuple[float, float]:
+    """``IN,OUT`` (prices per million input and output tokens) as two finite non-negative numbers."""
+    import math
+
+    from hoa.errors import Gf01Error, quote
+
+    parts = text.split(",")
+    try:
+        values = tuple(float(p) for p in parts)
+    except ValueError:
+        values = ()
+    if len(values) != 2 or not all(math.isfinite(v) and v >= 0 for v in values):
+        raise Gf01Error(f"{quote(text, 40)} is not IN,OUT (two non-negative prices per million tokens, e.g. "
+                        "0.15,0.60)", field="--price-per-mtok")
+    return values[0], values[1]
+
+
 def report_cmd(
     runs: RunsArg,
     manifest: ManifestOpt = None,
@@ -57,9 +74,15 @@ def report_cmd(
                                                       "suffix; default: standard output.")] = None,
     fmt: Annotated[Format | None, typer.Option("--format", help="json, md or html (default: from the output's "
                                                "suffix, else json).")] = None,
+    price: Annotated[str | None, typer.Option("--price-per-mtok", metavar="IN,OUT", help="Price per million input "
+                                              "and output tokens: the headline adds each language model's cost.")]
+    = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Report runs grouped by every spec §7.4 dimension, mode and agent, with 95 % intervals and their methods."""
+    from gf01_formal.extras import require
+
+    require("report", "gf01 report")
     from gf01_formal.artifacts import pretty_json
     from gf01_formal.report.build import build_report, official_checks
     from gf01_formal.report.coverage import load_manifest
@@ -73,9 +96,10 @@ def report_cmd(
     for path in outputs:
         if path is not None:
             check_output(path, inputs=[*runs, manifest, bundle])
+    prices = None if price is None else parse_price(price)
     man = None if manifest is None else load_manifest(manifest)
     loaded = load_runs(runs)
-    report = build_report(loaded, manifest=man, panel=panel if man is not None else None)
+    report = build_report(loaded, manifest=man, panel=panel if man is not None else None, price=prices)
     if official:
         official_checks(report, runs, bundle=None if bundle is None else str(bundle), manifest=man, panel=panel)
     written = []
@@ -119,6 +143,9 @@ def pilot_cmd(
 ) -> None:
     """The DEC-014c/d calibration audit: z(I) quartiles, the discrimination and shortcut triggers, the sample target,
     per-knob diagnostics (DEC-058) and the recommendation."""
+    from gf01_formal.extras import require
+
+    require("report", "gf01 pilot-analyze")
     from gf01_formal.artifacts import pretty_json, write_text_atomic
     from gf01_formal.instances.io import load_bundle
     from gf01_formal.report.load import load_runs
@@ -132,7 +159,7 @@ def pilot_cmd(
     if plots is not None:
         for name, svg in sorted(knob_plots(analysis).items()):
             write_text_atomic(plots / name, svg)
-    if output is None and not json_out:
+    if output is None and json_out:  # the whole analysis, for a program
         _write(None, pretty_json(analysis))
         return
     if output is not None:
@@ -142,12 +169,31 @@ def pilot_cmd(
               "reason": rec["reason"], "provisional": rec["provisional"],
               "discrimination_fired": analysis["discrimination"]["fired"],
               "shortcut_fired": analysis["shortcut"]["fired"], "sample": analysis["sample"]}
+    emit(record, json_out, lambda r: pilot_summary(analysis, r["file"]))
 
-    def human(r: dict[str, Any]) -> list[str]:
-        return [f"{r['recommendation']}{' (provisional)' if r['provisional'] else ''}: {r['reason']}",
-                f"-> {r['file']}"]
 
-    emit(record, json_out, human)
+def pilot_summary(analysis: dict[str, Any], file: str | None) -> list[str]:
+    """A few lines a person reads at the terminal: the recommendation and why, the triggers, the sample, and the
+    reference agent's Score_C per z(I) quartile; the whole analysis is in ``file`` (-o) or under --json."""
+    rec, sample, scope = analysis["recommendation"], analysis["sample"], analysis.get("scope", {})
+
+    def fired(name: str) -> str:
+        trig = analysis[name]
+        return "not evaluable" if not trig.get("evaluable", True) else "fired" if trig["fired"] else "quiet"
+
+    lines = [f"{rec['decision']}{' (provisional)' if rec['provisional'] else ''}: {rec['reason']}"]
+    if scope:
+        lines.append(f"reference: {scope.get('agent')} on {scope.get('eval_track')}, {scope.get('mode')} mode, "
+                     f"{scope.get('instances')} instances, {scope.get('runs')} runs")
+    lines.append(f"discrimination trigger: {fired('discrimination')}; shortcut trigger: {fired('shortcut')}")
+    lines.append(f"sample: {sample['instances']} of {sample['target']} instances"
+                 + ("" if sample["reached"] else f" ({sample['remaining']} to go)"))
+    quarts = [q for q in analysis.get("quartiles", []) if q.get("score_c", {}).get("n")]
+    if quarts:
+        lines.append("Score_C by z(I) quartile: " + ", ".join(
+            f"Q{q['quartile']} {q['score_c']['k']}/{q['score_c']['n']}" for q in quarts))
+    lines.append(f"-> {file}" if file is not None else "the whole analysis: -o FILE or --json")
+    return lines
 
 
 caps_app = typer.Typer(name="caps", help="Optional-diagnostic caps (DEC-019..023).", no_args_is_help=True,
@@ -195,6 +241,9 @@ def release_check_cmd(
     """Check the split policy (DEC-054), rotation against a previous release, that report.json is the report of the
     runs and that it and report.md / report.html are byte for byte the report computed again from the runs, and that
     the required panel covers every (split, mode) slice; exit 2 if a check fails."""
+    from gf01_formal.extras import require
+
+    require("report", "gf01 release check")  # it computes the report again
     from gf01_formal.report.release import check, failed_names
 
     result = check(directory, previous=previous, panel=panel)
@@ -219,6 +268,9 @@ def release_package_cmd(
 ) -> None:
     """Copy a release that passes its checks into a package with SHA256SUMS, package.json, RERUN.md and rerun.sh
     (which reproduces every table and figure of the report from the package alone)."""
+    from gf01_formal.extras import require
+
+    require("report", "gf01 release package")  # it checks the release first
     from gf01_formal.report.release import package
 
     check_output(output / "package.json")
@@ -252,6 +304,11 @@ def campaign_cmd(
 ) -> None:
     """Play a DEC-056 panel over every instance, then validate, report and analyse; resumable (run it again)."""
     from gf01_formal.artifacts import check_output_dir
+    from gf01_formal.extras import require
+
+    require("report", "gf01 campaign")  # it ends with the report and the pilot analysis
+    if executor != "local":
+        require("cluster", f"gf01 campaign --executor {executor}")
     from gf01_formal.campaign.run import ARTIFACTS, run_campaign
     from gf01_formal.report.caps import CapSet, load_caps
 

@@ -99,6 +99,12 @@ def evaluate_cmd(
 
     for spec in specs:  # before any episode: an agent that cannot be played is a user error, not 100 agent errors
         check(spec)
+    if any(s.name == "llm" for s in specs):
+        from gf01_formal.agents.llm import LLMConfig, preflight
+
+        # One request now: a wrong or dead endpoint is one line in seconds, not every run's retries.
+        for config in sorted({LLMConfig.from_params(s.params) for s in specs if s.name == "llm"}, key=repr):
+            preflight(config)
     settings = Settings(seed=seed, subset_min=subset_min, diagnostic_seconds=diagnostic_seconds)
     if any(s.name == "llm" for s in specs):  # I/O bound: threads, and the tokens spent on the bar
         with TokenProgress() as tok:
@@ -118,11 +124,15 @@ def evaluate_cmd(
         lines += [f"status {s}: {n}" for s, n in r["statuses"].items() if s != "completed"]
         if "tokens" in r:
             t = r["tokens"]
-            lines.append(f"tokens: {t.get('input_tokens', 0)} in, {t.get('output_tokens', 0)} out "
+            unknown = f", unknown for {t['unknown_runs']} runs" if t.get("unknown_runs") else ""
+            lines.append(f"tokens: {t.get('input_tokens', 0)} in, {t.get('output_tokens', 0)} out{unknown} "
                          f"({t.get('calls', 0)} requests, {t.get('retries', 0)} retried)")
         return lines
 
     emit(record, json_out, human)
+    if record.get("tokens", {}).get("unknown_runs"):  # once per run set, not once per reply
+        print(f"gf01: warning: the endpoint sent replies without token usage: {record['tokens']['unknown_runs']} "
+              "run(s) record their tokens as unknown (null), not 0", file=sys.stderr)
     note = unscored_note(summary.statuses)
     if note is not None:  # the runs file is not complete: a script chaining `evaluate && report` must not go on
         print(f"gf01: {note}", file=sys.stderr)

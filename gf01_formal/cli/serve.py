@@ -24,6 +24,9 @@ def serve_cmd(
     = 30.0,
 ) -> None:
     """Serve the GF-01-R1 side-scroller in the browser until Ctrl-C: free play, or a pilot with --pilot."""
+    from gf01_formal.extras import require
+
+    require("web", "gf01 serve")
     from gf01_formal.web.server import serve
 
     serve(bundle, host=host, port=port, runs_out=runs_out, pilot=pilot, body_timeout=body_timeout)

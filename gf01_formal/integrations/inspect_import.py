@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 from pydantic import ValidationError
 
 from gf01_formal.agents.base import AgentSpec
-from gf01_formal.agents.llm import TRANSCRIPT_SCHEMA
+from gf01_formal.agents.llm import TRANSCRIPT_SCHEMA, usage_summary
 from gf01_formal.agents.llm_prompt import TEMPLATE_ID
 from gf01_formal.artifacts import canonical_json
 from gf01_formal.instances.io import check_instance, load_artifact
@@ -104,7 +104,9 @@ def import_inspect_log(path: str | os.PathLike[str], *, bundle: str | None = Non
     if not (spec_of.task == "gf01" or spec_of.task.endswith("/gf01")):
         raise Gf01Error(f"the log is of task {spec_of.task!r}, not GF-01's task gf01", file=shown)
     args = spec_of.task_args or {}
-    bundle_path = bundle or args.get("bundle")
+    # The task records the bundle it read, made absolute (a relative argument is relative to where inspect ran).
+    recorded = (spec_of.metadata or {}).get("bundle_path")
+    bundle_path = bundle or (recorded if isinstance(recorded, str) and os.path.exists(recorded) else args.get("bundle"))
     if not isinstance(bundle_path, str) or not os.path.exists(bundle_path):
         raise Gf01Error(f"the bundle {quote(bundle_path, 200)} (the task's argument) is not here: give it with "
                         "--bundle", field="--bundle")
@@ -226,7 +228,6 @@ def _usage(played: dict[str, Any], calls: list[dict[str, Any]]) -> dict[str, Any
         by_step[c["t"]] = by_step.get(c["t"], 0) + int(c.get("retries", 0))
     for s in steps:
         s["retries"] = by_step.get(s["t"], 0)
-    total = {k: sum(int(s[k]) for s in steps) for k in ("input_tokens", "output_tokens", "calls", "retries")}
-    reported = all(c.get("input_tokens") is not None for c in calls)
-    return {**total, "total_tokens": total["input_tokens"] + total["output_tokens"],
-            "reasks": sum(c.get("kind") == "reask" for c in calls), "usage_reported": reported, "steps": steps}
+    # Every call kept in the store got an answer: one without token counts leaves its step's tokens unknown.
+    unreported = {c["t"] for c in calls if c.get("input_tokens") is None}
+    return usage_summary(steps, unreported, reasks=sum(c.get("kind") == "reask" for c in calls))

@@ -14,13 +14,15 @@ DEC-025 best match (each with its mean over samples); the full exact result is t
 
 Task arguments (``-T``): ``bundle`` (a bundle or instance file), ``seed`` (the runs' seed, 0 by default: epoch e
 plays seed + e - 1, and each instance asks the model for the same seed our ``llm`` agent would), ``prompt`` (the
-template id). Transient provider errors are retried by inspect itself (``--max-retries``, ``--timeout``).
+template id). A relative ``bundle`` is read from the directory the command was started in (:func:`invocation_path`).
+Transient provider errors are retried by inspect itself (``--max-retries``, ``--timeout``).
 
 Requires ``pip install -e '.[inspect]'``.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from functools import lru_cache
 from typing import Any
@@ -62,6 +64,7 @@ SCORE_KEYS = ("score_c", "goal", "eff_t", "eff_a", "ap_f1", "ts_f1")
 @task
 def gf01(bundle: str, seed: int = 0, prompt: str = TEMPLATE_ID) -> Task:
     """The GF-01 task over the instances of ``bundle`` (module docstring)."""
+    bundle = invocation_path(bundle)
     template = load_template(prompt)
     art, _ = _bundle(bundle)
     samples = []
@@ -74,6 +77,7 @@ def gf01(bundle: str, seed: int = 0, prompt: str = TEMPLATE_ID) -> Task:
     return Task(dataset=MemoryDataset(samples, name=str(bundle)), solver=gf01_player(bundle, seed, prompt),
                 scorer=gf01_scorer(bundle), version=template.id,
                 metadata={"benchmark": "GF-01", "prompt_template": template.id, "prompt_sha256": template.sha256,
+                          "bundle_path": bundle,
                           "bundle_hash": art.instances_hash if isinstance(art, Bundle) else None})
 
 
@@ -180,6 +184,21 @@ def _host(url: str | None) -> str | None:
 def _chat(messages: list[Message]) -> list[ChatMessage]:
     kinds = {"system": ChatMessageSystem, "user": ChatMessageUser, "assistant": ChatMessageAssistant}
     return [kinds[m["role"]](content=m["content"]) for m in messages]
+
+
+def invocation_path(path: str) -> str:
+    """``path`` made absolute against the directory ``inspect eval`` was started in.
+
+    inspect_ai loads and runs a task file with that file's directory as the working directory, so a relative
+    ``-T bundle=b.json`` would otherwise be looked for next to this module. The shell's ``PWD`` still names the
+    directory the command was typed in (``os.chdir`` leaves it alone); without it the working directory is used.
+    """
+    if os.path.isabs(path):
+        return path
+    start = os.environ.get("PWD") or ""
+    if not os.path.isdir(start):
+        start = os.getcwd()
+    return os.path.normpath(os.path.join(start, path))
 
 
 @lru_cache(maxsize=4)

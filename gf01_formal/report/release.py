@@ -272,25 +272,50 @@ echo "reproduced: {" ".join(files)} (tables{" and figures" if "report.html" in f
 """
 
 
-RERUN_MD = """# Reproducing this release
+FORMAT_NAMES = {"report.json": "JSON", "report.md": "Markdown", "report.html": "HTML"}
 
-Everything here is checked by `sh rerun.sh` (set `PYTHON` to the interpreter that has gf01-formal installed, the
-version in `package.json`; the report is byte-reproducible on the same versions of gf01-formal, numpy, scipy,
-statsmodels and matplotlib, listed there and in the report itself):
 
-1. Every file is checked against `SHA256SUMS` (sha256, the format of `sha256sum -c`).
-2. The report is computed again from `artifacts/runs.jsonl` and `artifacts/split_manifest.json` alone, as JSON,
-   Markdown and HTML (one `gf01 report ... -o report.json -o report.md -o report.html`, for the formats the package
-   holds), and compared byte for byte with the packaged `artifacts/report.*`. The HTML embeds every figure of the
-   report (Score_C by complexity quartile per agent with 95 % Wilson intervals, the Eff_t distributions, manifest
-   coverage) as SVG, so a byte-identical HTML file is a byte-identical set of figures; the figures' data are also
-   in `report.json` (`figures`).
+def rerun_md(report_files: tuple[str, ...], packaged: tuple[str, ...]) -> str:
+    """RERUN.md of a package: what ``rerun.sh`` does, naming only files the package holds (``report_files``: the
+    renderings it recomputes; ``packaged``: the release files copied into ``artifacts/``)."""
+    formats = [FORMAT_NAMES[f] for f in report_files]
+    said = ", ".join(formats[:-1]) + (" and " if len(formats) > 1 else "") + formats[-1]
+    outs = " ".join(f"-o {f}" for f in report_files)
+    compared = ", ".join(f"`artifacts/{f}`" for f in report_files)
+    lines = [
+        "# Reproducing this release",
+        "",
+        "Everything here is checked by `sh rerun.sh` (set `PYTHON` to the interpreter that has gf01-formal installed, "
+        "the version in `package.json`; the report is byte-reproducible on the same versions of gf01-formal, numpy, "
+        "scipy, statsmodels and matplotlib, listed there and in the report itself):",
+        "",
+        "1. Every file is checked against `SHA256SUMS` (sha256, the format of `sha256sum -c`).",
+        "2. The report is computed again from `artifacts/runs.jsonl` and `artifacts/split_manifest.json` alone, as "
+        f"{said} (one `gf01 report ... {outs}`), and compared byte for byte with {compared}.",
+    ]
+    if "report.html" in report_files:
+        lines.append("   The HTML embeds every figure of the report (the headline's Score_C and goal rates per agent, "
+                     "Score_C by complexity quartile per agent with 95 % Wilson intervals, the Eff_t distributions, "
+                     "manifest coverage) as SVG, so a byte-identical HTML file is a byte-identical set of figures.")
+    lines.append("   The figures' data are also in `report.json` (`headline`, `figures`).")
+    lines += ["", "What needs more than the package: `gf01 report --official` re-verifies every certificate against "
+              "the instances, and `gf01 pilot-analyze` reads the complexity knobs of every instance; the private_eval "
+              "instances are published as hashes only, so those two need the full bundle."]
+    produced = [f"`artifacts/{n}`" for n in ("validation.json", "analysis.json") if n in packaged]
+    if produced:
+        lines.append(f"Their outputs are packaged as produced ({', '.join(produced)}).")
+    lines.append("`gf01 release check artifacts` repeats the publication checks on the packaged files.")
+    return "\n".join(_wrap(line) for line in lines) + "\n"
 
-What needs more than the package: `gf01 report --official` re-verifies every certificate against the instances,
-and `gf01 pilot-analyze` reads the complexity knobs of every instance; the private_eval instances are published as
-hashes only, so those two need the full bundle. Their outputs are packaged (`validation.json`, `analysis.json`)
-as produced. `gf01 release check artifacts` repeats the publication checks on the packaged files.
-"""
+
+def _wrap(line: str, width: int = 118) -> str:
+    """One paragraph line wrapped at ``width`` (list items keep their indentation)."""
+    import textwrap
+
+    if len(line) <= width:
+        return line
+    indent = "   " if line[:2].rstrip(".").isdigit() or line.startswith("   ") else ""
+    return textwrap.fill(line, width, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False)
 
 
 def package(directory: str | os.PathLike[str], out: str | os.PathLike[str], *, panel: str = "full",
@@ -329,7 +354,7 @@ def package(directory: str | os.PathLike[str], out: str | os.PathLike[str], *, p
         # hold would fail the script of a release that passed its checks.
         shipped = tuple(n for n in REPORT_FILES if (root / n).is_file())
         (tmp / "rerun.sh").write_text(rerun_script(report_panel(report), shipped), encoding="utf-8")
-        (tmp / "RERUN.md").write_text(RERUN_MD, encoding="utf-8")
+        (tmp / "RERUN.md").write_text(rerun_md(shipped, tuple(names)), encoding="utf-8")
         files = sorted(p for p in tmp.rglob("*") if p.is_file())
         entries = [{"path": p.relative_to(tmp).as_posix(), "bytes": p.stat().st_size, "sha256": _sha256(p)}
                    for p in files]
