@@ -197,14 +197,27 @@ def is_hoa_text(text: str) -> bool:
 
 
 def measured_window(hoa_text: str, options: InstanceOptions, *, source: str | None = None,
-                    count_limits: Limits | None = None) -> tuple[int, Complexity]:
+                    count_limits: Limits | None = None,
+                    progress: Callable[[str], None] | None = None) -> tuple[int, Complexity]:
     """w(I) of DEC-014b for the normal-mode instance of ``hoa_text`` and ``options``, measuring only what it needs:
     the hard-mode knobs (the hard-mode oracle and |M_B(I)|, the count bounded by ``count_limits``; past them the
-    count is left out of z(I), as in the generator), not the instance's certification."""
+    count is left out of z(I), as in the generator), not the instance's certification. ``progress`` is told before
+    the measurement starts (once the instance is known to be well formed) and when it ends."""
     from gf01_formal.instances.measure import measure_complexity
 
     draft = instance_from_hoa(hoa_text, replace(options, window=1), source=source, measure=False)
-    complexity = measure_complexity(check_instance(draft, file=source), count_limits=count_limits)
+    problem = check_instance(draft, file=source)
+    # Announced only now: a user error in the options must stay the command's one line of output.
+    if progress is not None:
+        progress("normal mode without --window: measuring w(I) (hard-mode oracle and |M_B(I)|; --window W "
+                 "skips this, --seconds bounds it)")
+    started = time.monotonic()
+    complexity = measure_complexity(problem, count_limits=count_limits)
+    if progress is not None:
+        gold = complexity.gold_count
+        count = f"|M_B(I)| = {gold.raw}" if gold.raw is not None else f"|M_B(I)| left out: {gold.note}"
+        progress(f"w(I) = {complexity.window} (z = {complexity.z:.3f}; hard mode, {count}), measured in "
+                 f"{time.monotonic() - started:.1f} s")
     return complexity.window, complexity
 
 
@@ -241,16 +254,7 @@ def open_instance(
         if instance_id is not None:
             raise Gf01Error("--id picks an instance of a bundle; this is an HOA file", file=name)
         if options.needs_measurement:
-            if progress is not None:
-                progress("normal mode without --window: measuring w(I) (hard-mode oracle and |M_B(I)|; --window W "
-                         "skips this, --seconds bounds it)")
-            started = time.monotonic()
-            window, complexity = measured_window(text, options, source=name, count_limits=count_limits)
-            if progress is not None:
-                gold = complexity.gold_count
-                count = f"|M_B(I)| = {gold.raw}" if gold.raw is not None else f"|M_B(I)| left out: {gold.note}"
-                progress(f"w(I) = {window} (z = {complexity.z:.3f}; hard mode, {count}), measured in "
-                         f"{time.monotonic() - started:.1f} s")
+            window, _ = measured_window(text, options, source=name, count_limits=count_limits, progress=progress)
             options = replace(options, window=window)
         inst = instance_from_hoa(text, options, source=name, measure=False)
         return inst, check_instance(inst, file=name)
