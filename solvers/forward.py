@@ -58,7 +58,6 @@ are few, and says it needs explicit states otherwise.
 from __future__ import annotations
 
 import hashlib
-import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -79,6 +78,8 @@ from solvers.simulate import prepare, require_tables
 CHUNK = 1 << 20
 #: Largest per-letter image table (entries); wider alphabets take images class by class.
 MAX_IMAGE_TABLE = 1 << 24
+#: Best match: the largest Eff_t of the final tie class listed under that budget (fewer keys for small Eff_t).
+TIE_BUDGET = 3
 #: Bits per limb of the exact counts (limbs live in uint64, so sums of up to 2^32 limbs cannot overflow).
 LIMB = 32
 _LIMB_MASK = np.uint64((1 << LIMB) - 1)
@@ -393,6 +394,7 @@ class _Layer:
     b: np.ndarray  # (K,) timesteps used
     extra: np.ndarray  # (K, E) extra fields
     limbs: np.ndarray | None  # (L, K) counts, or None when not counting
+    cost: np.ndarray  # (K, M) least additive costs of a path into the key (see ``_Forward.run``'s ``costs``)
 
     @property
     def size(self) -> int:
@@ -410,16 +412,19 @@ class _Edges:
     mask: np.ndarray
     dst: np.ndarray
     offsets: np.ndarray  # CSR: edges of key k are offsets[k] .. offsets[k + 1]
+    cost: np.ndarray | None = None  # (edges,) the first cost of the path so far (passes with ``tight`` edges only)
 
 
 @dataclass
 class _Pass:
-    """What one forward pass found: accepting outcomes (b, extras...) with their counts, and optionally the edges."""
+    """What one forward pass found: accepting outcomes (b, extras...) with their counts, the least costs of a path
+    into each (one row per outcome, one column per cost), and optionally the edges."""
 
     outcomes: list[tuple[int, ...]]
     counts: list[int] | None
     edges: list[_Edges] | None
     keys: list[int]
+    costs: np.ndarray
 
 
 class _Forward:
@@ -451,10 +456,18 @@ class _Forward:
         clock: Clock,
         query: str,
         track_steps: bool = False,
+        costs: Sequence[Callable[[int], np.ndarray]] = (),
+        tight: bool = False,
     ) -> _Pass:
         """One forward pass: counts per outcome (``counting``) and/or the transition graph (``edges``).
 
         Outcomes are (|TS|, extras...); |TS| is tracked under a budget or with ``track_steps`` (else it reads 0).
+        ``costs``: per-step increments over the flip masks of additive path costs (non-negative int64); each key
+        and each outcome keeps only the least value of each cost over the paths into it (a shortest path per
+        column, exact because the costs add along a path), so costs never multiply the keys as extras do.
+        ``tight`` (with ``edges`` and ``costs``): keep only the inner edges on which the first cost is least for the
+        next key (the edges of shortest paths: a path is least for its outcome iff all its inner edges are such and
+        its accepting edge costs the outcome's least), and every accepting edge with its cost.
         """
         quo, words = self.quo, self.quo.words
         steps = quo.steps
@@ -470,11 +483,13 @@ class _Forward:
             np.zeros(1, dtype=np.int64),
             np.zeros((1, len(extras)), dtype=np.int64),
             np.ones((1, 1), dtype=np.uint64) if counting else None,
+            np.zeros((1, len(costs)), dtype=np.int64),
         )
         if bool(quo.hopeless[0][quo.initial]):
             layer = _take(layer, np.zeros(0, dtype=np.int64))
         outcome_ids: dict[tuple[int, ...], int] = {}
         outcome_counts: dict[int, int] = {}
+        outcome_costs: dict[int, np.ndarray] = {}
         step_edges: list[_Edges] = []
         keys_seen: list[int] = []
         for t in range(steps):
@@ -482,6 +497,7 @@ class _Forward:
             keys_seen.append(layer.size)
             tab = self.tables.step(t)
             incs = [inc(t) for inc, _ in extras]
+            cost_incs = [inc(t) for inc in costs]
             parts = []
             # Chunks of keys with at most CHUNK candidate pairs (one key's masks always fit).
             per = np.cumsum(tab.viable_ptr[layer.q + 1] - tab.viable_ptr[layer.q])
@@ -490,9 +506,10 @@ class _Forward:
                 base = per[lo - 1] if lo else 0
                 hi = max(lo + 1, int(np.searchsorted(per, base + CHUNK, side="right")))
                 clock.check(query)
-                parts.append(self._expand(t, tab, layer, lo, hi, b_cap, budget is not None, track_b, incs))
+                parts.append(self._expand(t, tab, layer, lo, hi, b_cap, budget is not None, track_b, incs,
+                                          cost_incs))
                 lo = hi
-            cand = _concat(parts, words, len(extras), counting)
+            cand = _concat(parts, words, len(extras), counting, len(costs))
             if extras:
                 # An extra past its top ends the candidate: a caller's bound (see best_match), never reached otherwise.
                 over = (cand["extra"] > tops).any(axis=1)
@@ -516,6 +533,12 @@ class _Forward:
                     for g in range(first.size):
                         o = int(ids[g])
                         outcome_counts[o] = outcome_counts.get(o, 0) + _to_int(sums, g)
+                if costs:
+                    least = np.minimum.reduceat(cand["cost"][acc_idx][perm], starts, axis=0)
+                    for g in range(first.size):
+                        o = int(ids[g])
+                        got = outcome_costs.get(o)
+                        outcome_costs[o] = least[g] if got is None else np.minimum(got, least[g])
             # Live transitions: the next layer.
             live = np.flatnonzero(cand["live"])
             clock.check(query)
@@ -532,12 +555,16 @@ class _Forward:
                 first, gid, perm, starts = _factorize(cols, widths)
                 rows = live[first]
                 nxt = _Layer(cand["q"][rows], cand["s"][rows], cand["b"][rows], cand["extra"][rows],
-                             _sum_limbs(cand["limbs"][:, live], perm, starts) if counting else None)
+                             _sum_limbs(cand["limbs"][:, live], perm, starts) if counting else None,
+                             np.minimum.reduceat(cand["cost"][live][perm], starts, axis=0) if costs
+                             else np.zeros((rows.size, 0), dtype=np.int64))
             else:
                 gid = np.zeros(0, dtype=np.int64)
                 nxt = _take(layer, np.zeros(0, dtype=np.int64))
             if edges:
                 keep = acc | cand["live"]
+                if tight and live.size:
+                    keep[live] = cand["cost"][live, 0] == nxt.cost[gid, 0]
                 dst = np.full(acc.size, 0, dtype=np.int64)
                 dst[acc_idx] = -1 - out_code[acc_idx]
                 dst[live] = gid
@@ -545,15 +572,18 @@ class _Forward:
                 order = np.lexsort((self.mask_order[mask], src))
                 src, mask, dst = src[order], mask[order], dst[order]
                 offsets = np.searchsorted(src, np.arange(layer.size + 1))
-                step_edges.append(_Edges(src, mask, dst, offsets))
+                cost = cand["cost"][keep, 0][order] if tight else None
+                step_edges.append(_Edges(src, mask, dst, offsets, cost))
             layer = nxt
         outcomes = sorted(outcome_ids, key=outcome_ids.__getitem__)
         counts = [outcome_counts.get(i, 0) for i in range(len(outcomes))] if counting else None
-        return _Pass(outcomes, counts, step_edges if edges else None, keys_seen)
+        least_costs = np.array([outcome_costs[i] for i in range(len(outcomes))], dtype=np.int64).reshape(
+            len(outcomes), len(costs)) if costs else np.zeros((len(outcomes), 0), dtype=np.int64)
+        return _Pass(outcomes, counts, step_edges if edges else None, keys_seen, least_costs)
 
     def _expand(
         self, t: int, tab: _StepTables, layer: _Layer, lo: int, hi: int, b_cap: int, capped: bool, track_b: bool,
-        incs: list[np.ndarray],
+        incs: list[np.ndarray], cost_incs: list[np.ndarray],
     ) -> dict[str, np.ndarray]:
         """The surviving (key, mask) pairs of keys ``lo .. hi - 1``: their fate and their next key."""
         words = self.quo.words
@@ -607,6 +637,10 @@ class _Forward:
         for e, inc in enumerate(incs):
             ex[:, e] += inc[mask[keep]]
         out["extra"] = ex
+        cost = layer.cost[src[keep]]
+        for m, inc in enumerate(cost_incs):
+            cost[:, m] += inc[mask[keep]]
+        out["cost"] = cost
         if layer.limbs is not None:
             out["limbs"] = layer.limbs[:, src[keep]]
         return out
@@ -614,14 +648,16 @@ class _Forward:
 
 def _take(layer: _Layer, rows: np.ndarray) -> _Layer:
     return _Layer(layer.q[rows], layer.s[rows], layer.b[rows], layer.extra[rows],
-                  None if layer.limbs is None else layer.limbs[:, rows])
+                  None if layer.limbs is None else layer.limbs[:, rows], layer.cost[rows])
 
 
-def _concat(parts: list[dict[str, np.ndarray]], words: int, n_extra: int, counting: bool) -> dict[str, np.ndarray]:
+def _concat(parts: list[dict[str, np.ndarray]], words: int, n_extra: int, counting: bool,
+            n_cost: int = 0) -> dict[str, np.ndarray]:
     if not parts:
         z = np.zeros(0, dtype=np.int64)
         out = {"q": z, "s": np.zeros((0, words), dtype=np.uint64), "b": z, "accept": z.astype(bool),
-               "live": z.astype(bool), "src": z, "mask": z, "extra": np.zeros((0, n_extra), dtype=np.int64)}
+               "live": z.astype(bool), "src": z, "mask": z, "extra": np.zeros((0, n_extra), dtype=np.int64),
+               "cost": np.zeros((0, n_cost), dtype=np.int64)}
         if counting:
             out["limbs"] = np.zeros((1, 0), dtype=np.uint64)
         return out
@@ -921,18 +957,21 @@ def _unrank(fw: _Forward, res: _Pass, togo: list[np.ndarray], rank: int, clock: 
 def best_match(
     problem: Problem, atoms: Sequence[Atom], budget_t: int | None, *, limits: Limits | None = None
 ) -> BestMatch:
-    """The DEC-025 gold of M_B(I) for the agent's ``atoms`` (docs/semantics.md), exactly, from one forward pass.
+    """The DEC-025 gold of M_B(I) for the agent's ``atoms`` (docs/semantics.md), exactly, from two forward passes.
 
-    The pass tracks |C|, |C ∩ C_a| and |TS(C) ∩ TS(C_a)| as extra key fields besides |TS(C)|, so its accepting
-    outcomes are every reachable (|TS|, |C|, hits, TS hits): the best F1_AP, then F1_TS, then the least Eff_t are
-    picked among them with exact rationals, and only the certificates of the winning outcomes (the final tie class)
-    are listed to find the lowest sha256 of the canonical JSON. Under ``limits`` that listing is bounded too.
+    For a fixed number of hits h = |C ∩ C_a| and of shared timesteps g = |TS(C) ∩ TS(C_a)|, the rank of a gold C
+    (F1_AP desc, F1_TS desc, Eff_t asc) is the lexicographic order of (|C|, |TS(C)|) when h > 0 (F1_AP falls with
+    |C|, F1_TS with |TS|) and the order of |TS(C)| alone when h = 0 (F1_AP is 0 whatever |C|). Both are additive
+    along a path, so the first pass keeps h and g as key fields (at most |C_a| + 1 values each) and only the least
+    (|C|, |TS|) and the least |TS| of the paths into each key, as shortest paths do: its memory is that of a count,
+    whatever B_T. The best rank R* follows from the outcomes exactly (rationals). The second pass lists the final
+    tie class only: budget |TS| = R*'s Eff_t, |C| capped by the largest size that can reach R*'s F1_AP, and keeps
+    its edges to walk the certificates of rank R* and find the lowest sha256 of the canonical JSON.
     """
     agent = list(atoms)
     clock = (limits or NO_LIMITS).start()
     problem = tabulated(problem, "best_match")
     fw = _Forward(problem)
-    n_in = problem.system.num_inputs
     steps = fw.quo.steps
     size_a = len(agent)
     ts_a = timesteps(agent)
@@ -941,63 +980,87 @@ def best_match(
         if t < steps and v != (problem.trace[t] >> i) & 1:
             agent_mask[t] |= 1 << i
     masks = np.arange(fw.quo.letters, dtype=np.int64)
+    nonzero = (masks != 0).astype(np.int64)
+    hits_top = int(fw.popcount[agent_mask].sum())
+    ts_top = sum(1 for t in ts_a if t < steps)
     top_b = steps if budget_t is None else min(budget_t, steps)
-    extras: list[Extra] = []
-    if size_a:
-        # |C| matters only through F1_AP = 2 hits / (|C| + |C_a|) <= 2 |C_a| / (|C| + |C_a|): past the |C| where that
-        # bound falls below the F1_AP of a member already known, no path can be the gold, so none is kept.
-        known = _known_f1_ap(problem, agent, budget_t, limits)
-        cap = top_b * n_in if known == 0 else min(top_b * n_in, math.floor(Fraction(2 * size_a) / known - size_a))
-        extras.append((lambda t: fw.popcount, cap))
-        extras.append((lambda t: fw.popcount[masks & agent_mask[t]], int(fw.popcount[agent_mask].sum())))
-    if ts_a:
-        extras.append((lambda t: ((masks != 0) & (t in ts_a)).astype(np.int64), len(ts_a)))
-    res = fw.run(budget_t, extras, counting=False, edges=True, clock=clock, query="best_match", track_steps=True)
-    if not res.outcomes:
+    wide = top_b + 1
+
+    def hit_inc(t: int) -> np.ndarray:
+        return fw.popcount[masks & agent_mask[t]]
+
+    def ts_inc(t: int) -> np.ndarray:
+        return nonzero if t in ts_a else np.zeros_like(nonzero)
+
+    def fields(tops: tuple[int, int]) -> list[Extra]:
+        out: list[Extra] = []
+        if hits_top:
+            out.append((hit_inc, tops[0]))
+        if ts_top:
+            out.append((ts_inc, tops[1]))
+        return out
+
+    def rank(h: int, g: int, c: int, b: int) -> tuple[Fraction, Fraction, int]:
+        return (-prf(h, size_a, c)[2], -prf(g, len(ts_a), b)[2], b)
+
+    # Pass 1: least (|C|, |TS|) packed as |C| * wide + |TS|, and least |TS|, per key (q, S[, b], h, g).
+    costs = [lambda t: fw.popcount * wide + nonzero, lambda t: nonzero]
+    binding = None if budget_t is None or budget_t >= steps else budget_t
+    first = fw.run(binding, fields((hits_top, ts_top)), counting=False, edges=False, clock=clock,
+                   query="best_match", costs=costs)
+    if not first.outcomes:
         return BestMatch((), 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    ranked = []
+    for o, (packed, least_b) in zip(first.outcomes, first.costs.tolist(), strict=True):
+        h = o[1] if hits_top else 0
+        g = o[-1] if ts_top else 0
+        c, b = divmod(packed, wide) if h else (0, least_b)
+        ranked.append((rank(h, g, c, b), h, g, c))
+    best = min(r[0] for r in ranked)
+    # Pass 2: the tie class of R*. A certificate of rank R* lies in an outcome (h, g) whose best rank is R* (no
+    # outcome does better) and is a least path of it: least (|C|, |TS|) when h > 0, least |TS| when h = 0 (then
+    # F1_AP = 0 whatever |C|). So the pass keeps the edges of least paths only (``tight``), h and g capped by the
+    # winners'; a small Eff_t of R* is also a budget (paths end as soon as it is spent: few keys).
+    winners = [r for r in ranked if r[0] == best]
+    b_star = best[2]
+    top_h = max(r[1] for r in winners)
+    budget2 = b_star if b_star <= TIE_BUDGET else binding
+    res = fw.run(budget2, fields((top_h, max(r[2] for r in winners))), counting=False, edges=True, clock=clock,
+                 query="best_match", costs=[costs[0] if top_h else costs[1]], tight=True)
+    least = res.costs[:, 0].tolist()
 
-    def rank(o: tuple[int, ...]) -> tuple[Fraction, Fraction, int]:
-        b = o[0]
-        f_ap = prf(o[2], size_a, o[1])[2] if size_a else Fraction(0)
-        f_ts = prf(o[-1], len(ts_a), b)[2] if ts_a else Fraction(0)
-        return (-f_ap, -f_ts, b)
+    def winner(o: tuple[int, ...], cost: int) -> bool:
+        h = o[1] if hits_top else 0
+        g = o[-1] if ts_top else 0
+        c, b = divmod(cost, wide) if top_h else (0, cost)
+        return rank(h, g, c, b) == best
 
-    best = min(rank(o) for o in res.outcomes)
-    target = np.array([rank(o) == best for o in res.outcomes], dtype=bool)
-
-    def acc_bits(t: int, idx: np.ndarray) -> np.ndarray:
-        e = res.edges[t]  # type: ignore[index]
-        return np.where(target[-1 - e.dst[idx]], np.uint64(1), np.uint64(0))
-
-    # One reach bit per key ("some winning outcome is reachable"): shifts by the flip count are not wanted here.
-    reach = _reach_any(res, acc_bits, clock)
+    target = [winner(o, cost) for o, cost in zip(res.outcomes, least, strict=True)]
+    ok: list[np.ndarray] = []
+    for e in res.edges or []:
+        outc = np.where(e.dst < 0, -1 - e.dst, 0)
+        assert e.cost is not None
+        ok.append((e.dst < 0) & np.array([target[o] and c == least[o] for o, c in zip(outc.tolist(),
+                                                                                   e.cost.tolist(), strict=True)],
+                                         dtype=bool).reshape(e.dst.shape))
+    reach = _reach_any(res, ok, clock)
     gold: Certificate = ()
     best_digest = None
-    for m, flips in enumerate(_walk_any(fw, res, reach, target)):
+    for m, flips in enumerate(_walk_any(fw, res, reach, ok)):
         if m % 256 == 0:
             clock.check("best_match")
         cert = flips_to_atoms(problem, flips)
         digest = hashlib.sha256(certificate_json(problem, cert).encode()).hexdigest()
         if best_digest is None or digest < best_digest:
             gold, best_digest = cert, digest
+    assert best_digest is not None, "the best rank's tie class is empty"
     ap = prf(len(set(agent) & set(gold)), size_a, len(gold))
     ts = prf(len(ts_a & timesteps(gold)), len(ts_a), len(timesteps(gold)))
     return BestMatch(canonical(problem, gold), *(float(x) for x in ap), *(float(x) for x in ts))
 
 
-def _known_f1_ap(problem: Problem, agent: list[Atom], budget_t: int | None, limits: Limits | None) -> Fraction:
-    """The best F1_AP against ``agent`` of members of M_B(I) found cheaply: the agent's own certificate when it is
-    valid within the budget (F1_AP = 1), else the oracle's; 0 when there is none. A lower bound of the gold's."""
-    if (budget_t is None or len(timesteps(agent)) <= budget_t) and explicit.valid(problem, agent, limits=limits):
-        return prf(len(set(agent)), len(agent), len(set(agent)))[2]
-    found = paths.oracle(problem, budget_t, limits)
-    if found is None:
-        return Fraction(0)
-    return prf(len(set(agent) & set(found.certificate)), len(agent), len(found.certificate))[2]
-
-
-def _reach_any(res: _Pass, accept: Callable[[int, np.ndarray], np.ndarray], clock: Clock) -> list[np.ndarray]:
-    """Backward: per key, whether some accepting edge with ``accept`` true is reachable."""
+def _reach_any(res: _Pass, ok: list[np.ndarray], clock: Clock) -> list[np.ndarray]:
+    """Backward: per key, whether some accepting edge marked in ``ok`` (per step, per edge) is reachable."""
     edges = res.edges
     assert edges is not None
     reach: list[np.ndarray] = [np.zeros(0, dtype=bool)] * (len(edges) + 1)
@@ -1005,11 +1068,9 @@ def _reach_any(res: _Pass, accept: Callable[[int, np.ndarray], np.ndarray], cloc
     for t in range(len(edges) - 1, -1, -1):
         clock.check("best_match")
         e = edges[t]
-        val = np.zeros(e.dst.size, dtype=bool)
+        val = ok[t].copy()
         inner = e.dst >= 0
         val[inner] = nxt[e.dst[inner]]
-        if (~inner).any():
-            val[~inner] = accept(t, np.flatnonzero(~inner)).astype(bool)
         cur = np.zeros(e.offsets.size - 1, dtype=bool)
         np.logical_or.at(cur, e.src, val)
         reach[t] = cur
@@ -1017,8 +1078,8 @@ def _reach_any(res: _Pass, accept: Callable[[int, np.ndarray], np.ndarray], cloc
     return reach
 
 
-def _walk_any(fw: _Forward, res: _Pass, reach: list[np.ndarray], target: np.ndarray) -> Iterator[list[Flip]]:
-    """Every path to a target outcome (depth first, pruned by ``reach``)."""
+def _walk_any(fw: _Forward, res: _Pass, reach: list[np.ndarray], ok: list[np.ndarray]) -> Iterator[list[Flip]]:
+    """Every path ending in an accepting edge marked in ``ok`` (depth first, pruned by ``reach``)."""
     edges = res.edges
     assert edges is not None
     if not reach[0].size or not reach[0][0]:
@@ -1039,7 +1100,7 @@ def _walk_any(fw: _Forward, res: _Pass, reach: list[np.ndarray], target: np.ndar
         mask = int(e.mask[pos])
         flips = [(t, i) for i in range(n_in) if (mask >> i) & 1]
         if dst < 0:
-            if target[-1 - dst]:
+            if ok[t][pos]:
                 yield [f for part in path for f in part] + flips
             continue
         if reach[t + 1][dst]:

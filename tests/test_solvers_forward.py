@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import multiprocessing
@@ -11,11 +12,11 @@ import time
 
 import numpy as np
 import pytest
-from brute import brute_valid_set
+from brute import brute_best_match, brute_valid_set
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from numpy.random import PCG64, Generator
-from strategies import problems
+from strategies import certificates, problems
 
 from encoders.problem import Problem
 from hoa.label import Var
@@ -23,6 +24,7 @@ from hoa.mealy import MealyView
 from solvers import api, forward
 from solvers.canonical import flips_to_atoms, order_key
 from solvers.limits import Limits, Unknown
+from solvers.results import BestMatch
 
 
 def parity_machine(n_in: int, T: int) -> Problem:
@@ -143,6 +145,26 @@ def test_best_match_ties_break_on_the_digest() -> None:
     got = forward.best_match(p, [], None)
     assert got.gold == min(golds, key=lambda c: api.gold_digest(p, c))
     assert got == api.best_match(p, [], None, backend="explicit")
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problem=problems(max_flips=10, max_states=5), data=st.data())
+def test_best_match_matches_brute_on_every_budget(problem: Problem, data: st.DataObject) -> None:
+    """The two-pass best match (least costs per key, then the tie class) against the twin, over M(I) and M_B(I),
+    for agents drawn near a gold (supersets, subsets, shifted atoms) and at random."""
+    budget = data.draw(st.one_of(st.none(), st.integers(0, problem.horizon)))
+    golds = brute_valid_set(problem, None)
+    choice = data.draw(st.integers(0, 2))
+    if golds and choice:
+        cert = list(data.draw(st.sampled_from(golds)))
+        extra = data.draw(certificates(problem))
+        taken = {(t, i) for t, i, _ in cert}
+        cert += [a for a in extra if (a[0], a[1]) not in taken][: data.draw(st.integers(0, 3))]
+        cert = cert[data.draw(st.integers(0, 1)):] if choice == 2 else cert
+    else:
+        cert = list(data.draw(certificates(problem)))
+    got = forward.best_match(problem, cert, budget)
+    assert got == BestMatch(**dataclasses.asdict(brute_best_match(problem, cert, budget)))
 
 
 def test_unknown_survives_pickling() -> None:

@@ -1,0 +1,195 @@
+"""The counting frontier (issue 23): exact counts and best matches of the forward backend on a family of random
+machines the toolkit was not tuned on, T x |AP_in|, time and peak memory, one fresh process per cell.
+
+One command: ``python bench/frontier.py`` (``--quick``: the small corner; ``--seed S``; ``--cell KIND T N`` runs a
+single cell in this process and prints its JSON line; ``--cap`` seconds per cell).
+
+The family ("decision lists"), written here from the issue's description only: 16 states, |AP_in| inputs named
+``x0 ..``, 2 outputs. Each state has 2-6 edges tried in file order (the first edge whose label holds fires, as in
+TempoBench's executor); every edge but the last is labelled by a cube over its own random subset of 1-4 inputs
+(random polarities), the last by ``t`` (so the state is input-complete); every edge constrains each output to 1, to 0
+or not at all (a third each) and goes to a uniformly random state. Hard mode, t* = T - 2, B_T = T, effect a random
+conjunction of one or two output literals; the base trace (each input 1 with probability 1/2) is redrawn until its
+run misses the effect. Everything comes from ``Generator(PCG64([seed, |AP_in|]))`` (the machine) and
+``Generator(PCG64([seed, |AP_in|, T]))`` (the trace), so a cell is the same on every run.
+
+Every cell runs in a fresh process (``--cell``); the parent reads the child's peak RSS from ``wait4`` and kills it
+past ``--cap`` seconds. Counts are cross-checked against the bdd backend where it answers within ``--bdd-cap``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT)]
+
+STATES = 16
+OUTPUTS = 2
+
+
+def family_hoa(seed: int, inputs: int, states: int = STATES) -> tuple[str, str]:
+    """The decision-list machine (module docstring) as HOA text, and its effect; reproducible from (seed, inputs)."""
+    from numpy.random import PCG64, Generator
+
+    rng = Generator(PCG64([seed, inputs]))
+    aps = [f"x{k}" for k in range(inputs)] + [f"y{k}" for k in range(OUTPUTS)]
+    head = ["HOA: v1", f'name: "declist-{states}-{inputs}-{seed}"', f"States: {states}", "Start: 0",
+            f"AP: {len(aps)} " + " ".join(f'"{a}"' for a in aps), "acc-name: all", "Acceptance: 0 t",
+            "controllable-AP: " + " ".join(str(inputs + j) for j in range(OUTPUTS)), "--BODY--"]
+    body = []
+    for q in range(states):
+        body.append(f"State: {q}")
+        edges = int(rng.integers(2, 7))
+        for e in range(edges):
+            lits = []
+            if e < edges - 1:
+                size = int(rng.integers(1, min(4, inputs) + 1))
+                for i in sorted(int(v) for v in rng.choice(inputs, size=size, replace=False)):
+                    lits.append(str(i) if rng.integers(2) else f"!{i}")
+            for o in range(OUTPUTS):
+                kind = int(rng.integers(3))
+                if kind < 2:
+                    lits.append(str(inputs + o) if kind else f"!{inputs + o}")
+            body.append(f"[{' & '.join(lits) if lits else 't'}] {int(rng.integers(states))}")
+    k = int(rng.integers(1, 3))
+    chosen = sorted(int(o) for o in rng.choice(OUTPUTS, size=k, replace=False))
+    effect = " & ".join(f"y{o}" if rng.integers(2) else f"!y{o}" for o in chosen)
+    return "\n".join([*head, *body, "--END--"]) + "\n", effect
+
+
+def family_problem(seed: int, inputs: int, steps: int):  # noqa: ANN201 - encoders.problem.Problem, imported lazily
+    """The family's instance (hard, t* = T - 2, B_T = T) for (seed, |AP_in|, T)."""
+    import numpy as np
+    from numpy.random import PCG64, Generator
+
+    from encoders.problem import Problem
+    from hoa.label import parse_named
+    from hoa.mealy import MealyView
+    from hoa.parser import parse
+    from solvers.explicit import suff
+
+    text, effect = family_hoa(seed, inputs)
+    view = MealyView.from_automaton(parse(text)[0])
+    eff = parse_named(effect, view.outputs)
+    rng = Generator(PCG64([seed, inputs, steps]))
+    weights = 1 << np.arange(inputs)
+    for _ in range(1000):
+        trace = tuple(int(x) for x in ((rng.random((steps, inputs)) < 0.5) * weights).sum(axis=1))
+        problem = Problem(view, trace, eff, steps - 2, "hard", 1, steps)
+        if not suff(problem, []):
+            return problem
+    raise RuntimeError("no base trace missing the effect in 1000 draws")
+
+
+def cell(kind: str, seed: int, steps: int, inputs: int, backend: str) -> dict:
+    """One measurement in this process: ``count`` (|M_B(I)| with B_T = T) or ``best-empty`` / ``best-oracle`` /
+    ``best-random`` (the best match over M(I) of the empty certificate / the oracle's / six random atoms)."""
+    from solvers import api
+
+    problem = family_problem(seed, inputs, steps)
+    problem.system.tables  # noqa: B018 - compiling the tables is not part of the query
+    start = time.perf_counter()
+    if kind == "count":
+        answer = str(api.count(problem, problem.budget_t, backend))
+    else:
+        if kind == "best-empty":
+            atoms: tuple = ()
+        elif kind == "best-oracle":
+            atoms = api.oracle(problem, None).certificate
+        else:
+            # Six random atoms at distinct (t, input), seeded: most such certificates are not valid.
+            from numpy.random import PCG64, Generator
+
+            rng = Generator(PCG64([seed, inputs, steps, 7]))
+            cells = rng.choice(problem.horizon * inputs, size=6, replace=False)
+            atoms = tuple(sorted((int(c) // inputs, int(c) % inputs, int(rng.integers(2))) for c in cells))
+        got = api.best_match(problem, atoms, None, backend)
+        answer = f"{got.ap_f1:.6g}/{got.ts_f1:.6g}/{len(got.gold)}"
+    return {"answer": answer, "seconds": round(time.perf_counter() - start, 4)}
+
+
+def run_cell(kind: str, seed: int, steps: int, inputs: int, backend: str, cap: float) -> dict:
+    """``cell`` in a fresh process: its JSON, the wall time of the whole process and its peak RSS (MiB); ``answer``
+    None past ``cap`` seconds (the process is killed)."""
+    cmd = [sys.executable, __file__, "--seed", str(seed), "--backend", backend, "--cell", kind, str(steps),
+           str(inputs)]
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    killed = False
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            break
+        if time.monotonic() - start > cap:
+            proc.kill()
+            killed = True
+            pid, status, usage = os.wait4(proc.pid, 0)
+            break
+        time.sleep(0.02)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    out = proc.stdout.read() if proc.stdout else ""
+    wall = time.monotonic() - start
+    rss = usage.ru_maxrss / 1024
+    if killed or proc.returncode != 0:
+        return {"answer": None, "seconds": None, "wall": wall, "rss_mib": rss}
+    got = json.loads(out.strip().splitlines()[-1])
+    return {**got, "wall": round(wall, 3), "rss_mib": round(rss, 1)}
+
+
+GRID = [(4, (64, 256, 1024)), (8, (64, 128, 256)), (12, (16, 32, 64))]
+QUICK = [(4, (64, 256)), (8, (32, 64)), (12, (16,))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--seeds", type=int, default=1, help="seeds seed .. seed + N - 1 per cell")
+    parser.add_argument("--cap", type=float, default=120.0)
+    parser.add_argument("--bdd-cap", type=float, default=0.0, help="also count on bdd, capped (0: not)")
+    parser.add_argument("--kind", choices=("count", "best-empty", "best-oracle", "best-random"), default="count")
+    parser.add_argument("--backend", default="forward")
+    parser.add_argument("--cell", nargs=3, metavar=("KIND", "T", "INPUTS"))
+    args = parser.parse_args()
+    if args.cell:
+        kind, steps, inputs = args.cell
+        res = cell(kind, args.seed, int(steps), int(inputs), args.backend)
+        res["peak_rss_mib"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+        print(json.dumps(res))
+        return
+    print(f"# Frontier ({args.kind}, seeds {args.seed}..{args.seed + args.seeds - 1}, cap {args.cap:g} s)\n")
+    print("| |AP_in| | T | seed | answer | query s | process s | peak RSS MiB | bdd |")
+    print("|---:|---:|---:|---|---:|---:|---:|---|")
+    for inputs, horizons in QUICK if args.quick else GRID:
+        for steps in horizons:
+            for seed in range(args.seed, args.seed + args.seeds):
+                got = run_cell(args.kind, seed, steps, inputs, args.backend, args.cap)
+                bdd = "-"
+                if args.bdd_cap and args.kind == "count":
+                    other = run_cell("count", seed, steps, inputs, "bdd", args.bdd_cap)
+                    if other["answer"] is None:
+                        bdd = f"> {args.bdd_cap:g} s"
+                    else:
+                        same = other["answer"] == got["answer"]
+                        assert got["answer"] is None or same, (inputs, steps, seed, got, other)
+                        bdd = f"agrees ({other['seconds']:.3g} s)"
+                ans = got["answer"]
+                if ans is None:
+                    shown, q_s = f"> {args.cap:g} s", "-"
+                else:
+                    shown = ans if len(ans) < 16 or not ans.isdigit() else f"{ans[0]}.{ans[1:5]}e{len(ans) - 1}"
+                    q_s = f"{got['seconds']:.3g}"
+                print(f"| {inputs} | {steps} | {seed} | {shown} | {q_s} | {got['wall']:.3g} | {got['rss_mib']:.0f} | "
+                      f"{bdd} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
