@@ -27,6 +27,10 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from encoders.problem import Problem
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT)]
@@ -65,7 +69,7 @@ def family_hoa(seed: int, inputs: int, states: int = STATES) -> tuple[str, str]:
     return "\n".join([*head, *body, "--END--"]) + "\n", effect
 
 
-def family_problem(seed: int, inputs: int, steps: int):  # noqa: ANN201 - encoders.problem.Problem, imported lazily
+def family_problem(seed: int, inputs: int, steps: int) -> Problem:
     """The family's instance (hard, t* = T - 2, B_T = T) for (seed, |AP_in|, T)."""
     import numpy as np
     from numpy.random import PCG64, Generator

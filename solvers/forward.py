@@ -58,6 +58,7 @@ are few, and says it needs explicit states otherwise.
 from __future__ import annotations
 
 import hashlib
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -78,6 +79,8 @@ from solvers.simulate import prepare, require_tables
 CHUNK = 1 << 20
 #: Largest per-letter image table (entries); wider alphabets take images class by class.
 MAX_IMAGE_TABLE = 1 << 24
+#: Bytes of per-letter image tables and of per-step mask tables one pass keeps for reuse (least recently used out).
+TABLE_CACHE = 96 << 20
 #: Best match: the largest Eff_t of the final tie class listed under that budget (fewer keys for small Eff_t).
 TIE_BUDGET = 3
 #: Bits per limb of the exact counts (limbs live in uint64, so sums of up to 2^32 limbs cannot overflow).
@@ -183,6 +186,12 @@ def quotient(problem: Problem) -> Quotient:
             must[t] = must[t + 1]
         x = problem.trace[t]
         base_hit[t] = h[:, x] | base_hit[t + 1][n[:, x]]
+    # Share equal tables between steps: the class ids of a saturated quotient cycle through a few permutations, so
+    # steps far apart have equal tables in distinct arrays, and the per-table caches of the pass key on identity.
+    shared: dict[bytes, tuple[np.ndarray, np.ndarray]] = {}
+    for t in range(steps):
+        nxt[t], hit[t] = shared.setdefault(nxt[t].tobytes() + hit[t].tobytes() + bytes(nxt[t].shape[:1]),
+                                           (nxt[t], hit[t]))
     return Quotient(
         steps, letters, tuple(sizes), tuple(nxt), tuple(hit), tuple(hopeless), tuple(must), tuple(base_hit),
         int(cls[0][system.initial]),
@@ -243,8 +252,11 @@ class _Tables:
         self.problem = problem
         self.words = quo.words
         self.n_in = problem.system.num_inputs
-        self._img: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-        self._runs: dict[tuple[int, ...], tuple[np.ndarray, ...]] = {}
+        # Bounded caches (least recently used out): a pass over T steps with a new base letter at each step must not
+        # keep T sets of tables (12 inputs: about 1 MiB per letter for the masks, 16 MiB per image table).
+        self._img: OrderedDict[int, tuple[np.ndarray, np.ndarray]] = OrderedDict()
+        self._runs: OrderedDict[tuple[int, ...], tuple[np.ndarray, ...]] = OrderedDict()
+        self._img_bytes = self._runs_bytes = 0
         d = np.arange(quo.letters, dtype=np.int64)
         self.popcount = np.zeros(quo.letters, dtype=np.int64)
         for i in range(self.n_in):
@@ -256,6 +268,7 @@ class _Tables:
         n, h = self.quo.nxt[t], self.quo.hit[t]
         got = self._img.get(id(n))
         if got is not None:
+            self._img.move_to_end(id(n))
             return got
         size, letters, words = n.shape[0], self.quo.letters, self.words
         chunks = (size + 7) // 8
@@ -271,6 +284,7 @@ class _Tables:
             img[:, j, sel, :] |= onehot[:, c, None, :]
             die[:, j, sel] |= h[c, :, None]
         self._img[id(n)] = (img, die)
+        self._img_bytes = _evict(self._img, self._img_bytes + img.nbytes + die.nbytes)
         return img, die
 
     def step(self, t: int) -> _StepTables:
@@ -280,6 +294,8 @@ class _Tables:
         tau = self.problem.trace[t]
         key = (id(n), tau, id(quo.hopeless[t + 1]), id(quo.must[t + 1]))
         got = self._runs.get(key)
+        if got is not None:
+            self._runs.move_to_end(key)
         if got is None:
             masks = np.arange(letters, dtype=np.int64)
             xs = tau ^ masks
@@ -303,11 +319,21 @@ class _Tables:
             viable = np.nonzero(~dead)[1].astype(np.int64)
             got = (runs, q_next, q_hit, ptr, viable, drop, kill)
             self._runs[key] = got
+            self._runs_bytes = _evict(self._runs, self._runs_bytes + sum(a.nbytes for a in got))
         images = self._images(t)
         img, img_die = images if images is not None else (None, None)
         runs, q_next, q_hit, ptr, viable, drop, kill = got
         return _StepTables(img, img_die, n, h, runs, q_next, q_hit, ptr, viable, drop, kill,
                            _mask(quo.base_hit[t + 1], words), quo.base_hit[t + 1])
+
+
+def _evict(cache: OrderedDict, size: int) -> int:
+    """Drop the least recently used entries of ``cache`` (tuples of arrays) while it holds more than
+    :data:`TABLE_CACHE` bytes, keeping the newest; the bytes left."""
+    while size > TABLE_CACHE and len(cache) > 1:
+        _, old = cache.popitem(last=False)
+        size -= sum(a.nbytes for a in old)
+    return size
 
 
 # -- grouping -------------------------------------------------------------------------------------------------------

@@ -8,6 +8,12 @@ sort). Queries that can spend long in such calls are decorated with :func:`guard
 forked child process that the caller kills (and reaps) :data:`GRACE` seconds after the cap; the child checks the same
 limits cooperatively, so it normally answers or raises Unknown itself first.
 
+Memory is a limit like time: under ``Limits(memory=m)`` (MiB of resident memory of the process running the query)
+a guarded query runs in a forked child too; the caller reads the child's resident set every :data:`POLL` seconds and
+kills it past ``m`` (Unknown "memory limit"), the child checks it cooperatively at every clock check, and an
+allocation that fails in the child (its data segment is capped at ``m`` MiB beyond what it inherited) is Unknown
+as well, never a crash.
+
 >>> lim = Limits(seconds=0.5)
 >>> clock = lim.start()
 >>> clock.check("count")  # raises Unknown once 0.5 s have passed
@@ -27,6 +33,18 @@ from typing import Any, TypeVar
 
 #: Seconds a guarded query's child may run past its time cap before the caller kills it.
 GRACE = 0.5
+#: Seconds between two readings of a guarded child's resident memory under a memory limit.
+POLL = 0.02
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+def resident_mib(pid: int | str = "self") -> float | None:
+    """The resident memory of process ``pid`` in MiB (Linux ``/proc/PID/statm``), None where it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as fh:
+            return int(fh.read().split()[1]) * _PAGE / 2**20
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 class Unknown(Exception):
@@ -50,11 +68,13 @@ class Unknown(Exception):
 
 @dataclass(frozen=True)
 class Limits:
-    """Optional caps: wall seconds, SAT conflicts (per solver call), BDD nodes. None means no cap."""
+    """Optional caps: wall seconds, SAT conflicts (per solver call), BDD nodes, resident memory of the query's
+    process in MiB. None means no cap."""
 
     seconds: float | None = None
     conflicts: int | None = None
     nodes: int | None = None
+    memory: float | None = None
 
     def start(self) -> Clock:
         """A running clock for one query under these limits."""
@@ -95,6 +115,8 @@ class Clock:
             reason = f"conflict limit {lim.conflicts}"
         elif lim.nodes is not None and nodes is not None and nodes > lim.nodes:
             reason = f"node limit {lim.nodes}"
+        elif lim.memory is not None and (resident_mib() or 0.0) > lim.memory:
+            reason = memory_reason(lim.memory)
         if reason:
             raise Unknown(query, reason, {**self.spent, "seconds": round(self.elapsed(), 3)})
 
@@ -106,6 +128,11 @@ class Clock:
 
 
 NO_LIMITS = Limits()
+
+
+def memory_reason(mib: float) -> str:
+    """The ``reason`` of an Unknown past a memory limit of ``mib`` MiB."""
+    return f"memory limit {mib:g} MiB"
 
 
 # -- the time cap as a promise: guarded queries run in a child process --------------------------------------------
@@ -126,12 +153,13 @@ def guarded(query: str, *, stream: bool = False) -> Callable[[F], F]:
         @functools.wraps(fn)
         def call(*args: Any, **kwargs: Any) -> Any:
             limits = kwargs.get("limits")
-            if _IN_CHILD or limits is None or limits.seconds is None or not _CAN_FORK:
+            capped = limits is not None and (limits.seconds is not None or limits.memory is not None)
+            if _IN_CHILD or not capped or not _CAN_FORK:
                 # (Without fork, e.g. on Windows, the query relies on its cooperative clock checks alone.)
                 return fn(*args, **kwargs)
             if stream:
-                return _bounded_iter(query, limits.seconds, fn, args, kwargs)
-            return _bounded(query, limits.seconds, fn, args, kwargs)
+                return _bounded_iter(query, limits, fn, args, kwargs)
+            return _bounded(query, limits, fn, args, kwargs)
 
         return call  # type: ignore[return-value]
 
@@ -170,10 +198,27 @@ def die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
+def _cap_data(mib: float) -> None:
+    """Cap this process's data segment at what it has now plus ``mib`` MiB: past it an allocation fails (numpy's
+    MemoryError) instead of the machine running out; the resident set can only be smaller than the data it maps."""
+    import resource
+
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            data_kib = next(int(line.split()[1]) for line in fh if line.startswith("VmData:"))
+        cap = data_kib * 1024 + int(mib * 2**20)
+        resource.setrlimit(resource.RLIMIT_DATA, (cap, resource.getrlimit(resource.RLIMIT_DATA)[1]))
+    except (OSError, StopIteration, ValueError):
+        pass  # no /proc or no such limit: the caller's readings of the resident set still apply
+
+
 def _child(conn: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, stream: bool, parent: int) -> None:
     global _IN_CHILD
     _IN_CHILD = True
     die_with_parent(parent)
+    limits = kwargs["limits"]
+    if limits.memory is not None:
+        _cap_data(limits.memory)
     try:
         if stream:
             for item in fn(*args, **kwargs):
@@ -181,6 +226,9 @@ def _child(conn: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, stream:
             msg: tuple[str, Any, Any] = ("end", None, None)
         else:
             msg = ("ok", fn(*args, **kwargs), None)
+    except MemoryError:
+        msg = ("raise", Unknown(getattr(fn, "__name__", "query"), memory_reason(limits.memory or 0.0),
+                                {"rss_mib": round(resident_mib() or 0.0, 1)}), None)
     except BaseException as ex:  # every outcome goes back to the caller, which re-raises it
         msg = ("raise", ex, None)
     # What the query spent travels with its answer (or its Unknown): the caller meters the child's work.
@@ -214,13 +262,21 @@ def _timed_out(query: str, seconds: float, started: float) -> Unknown:
     return Unknown(query, f"time limit {seconds:.3g} s", {"seconds": round(time.monotonic() - started, 3)})
 
 
-def _receive(query: str, proc: Any, recv: Any, seconds: float, started: float) -> tuple[str, Any, Any]:
+def _receive(query: str, proc: Any, recv: Any, limits: Limits, started: float) -> tuple[str, Any, Any]:
+    seconds, memory = limits.seconds, limits.memory
     while True:
-        left = started + seconds + GRACE - time.monotonic()
-        # In slices: one poll of a huge timeout overflows the system call.
-        if recv.poll(min(max(0.0, left), 3600.0)):
+        left = 3600.0 if seconds is None else started + seconds + GRACE - time.monotonic()
+        # In slices: one poll of a huge timeout overflows the system call; under a memory limit, short slices
+        # between readings of the child's resident set.
+        if recv.poll(min(max(0.0, left), 3600.0, POLL if memory is not None else 3600.0)):
             break
-        if left <= 3600.0:
+        if memory is not None:
+            rss = resident_mib(proc.pid)
+            if rss is not None and rss > memory:
+                proc.kill()
+                raise Unknown(query, memory_reason(memory), {"rss_mib": round(rss, 1),
+                                                             "seconds": round(time.monotonic() - started, 3)})
+        if seconds is not None and time.monotonic() >= started + seconds + GRACE:
             raise _timed_out(query, seconds, started)
     try:
         return recv.recv()
@@ -229,11 +285,11 @@ def _receive(query: str, proc: Any, recv: Any, seconds: float, started: float) -
         raise RuntimeError(f"{query}: the solver process ended without an answer (exit code {proc.exitcode})") from None
 
 
-def _bounded(query: str, seconds: float, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+def _bounded(query: str, limits: Limits, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
     started = time.monotonic()
     proc, recv = _start_child(fn, args, kwargs, False)
     try:
-        kind, value, report = _receive(query, proc, recv, seconds, started)
+        kind, value, report = _receive(query, proc, recv, limits, started)
     finally:
         _stop(proc, recv)
     if report is not None:
@@ -243,12 +299,12 @@ def _bounded(query: str, seconds: float, fn: Callable[..., Any], args: tuple, kw
     return value
 
 
-def _bounded_iter(query: str, seconds: float, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Iterator[Any]:
+def _bounded_iter(query: str, limits: Limits, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Iterator[Any]:
     started = time.monotonic()
     proc, recv = _start_child(fn, args, kwargs, True)
     try:
         while True:
-            kind, value, report = _receive(query, proc, recv, seconds, started)
+            kind, value, report = _receive(query, proc, recv, limits, started)
             if report is not None:
                 kwargs["limits"].absorb(report)
             if kind == "item":

@@ -197,3 +197,20 @@ def test_time_cap_is_a_promise(name: str) -> None:
         elapsed = time.monotonic() - start
         assert elapsed < cap + 1 + 1.5, (name, query, elapsed)
     assert multiprocessing.active_children() == []
+
+
+def test_memory_limit_is_unknown_not_a_crash() -> None:
+    """Under Limits(memory=m) a query that needs more answers Unknown ("memory limit"), its process is reaped, and
+    a query that fits answers exactly as without the limit."""
+    from solvers.limits import resident_mib
+
+    small = random_table(4, 2, 6, seed=1)
+    assert forward.count(small, None, limits=Limits(memory=4096)) == forward.count(small, None)
+    big = random_table(16, 8, 40, seed=3)
+    big.system.tables  # noqa: B018 - compiled in this process, shared by the child
+    cap = (resident_mib() or 0.0) + 40
+    with pytest.raises(Unknown) as got:
+        forward.count(big, None, limits=Limits(memory=cap, seconds=120))
+    assert "memory limit" in got.value.reason
+    assert multiprocessing.active_children() == []
+
