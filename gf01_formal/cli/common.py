@@ -102,6 +102,15 @@ SecondsOpt = Annotated[
                  help="Time limit for the whole command; past it the answer is "
                  "'unknown' (exit 3), never a guess."),
 ]
+#: The default of --memory (MiB): a quarter of this project's reference machine (24 GiB, shared by several jobs).
+DEFAULT_MEMORY = 4096.0
+MAX_MEMORY = 2.0**30
+MemoryOpt = Annotated[
+    float,
+    typer.Option("--memory", metavar="MIB", min=1.0, max=MAX_MEMORY,
+                 help="Memory limit of each exact count, enumeration or best match (resident MiB of its process); "
+                 "past it the answer is 'unknown' (exit 3), never a guess."),
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON (one object per line).")]
 BackendOpt = Annotated[
     BackendName | None,
@@ -205,18 +214,21 @@ def open_instance(path: str, instance_id: str | None, options: Any, deadline: De
 
 
 class Deadline:
-    """The time budget of one command (``--seconds``): every query it runs gets what is left of it."""
+    """The time budget of one command (``--seconds``): every query it runs gets what is left of it; and the memory
+    limit of each query (``--memory``, MiB), the same for all."""
 
-    def __init__(self, seconds: float | None) -> None:
+    def __init__(self, seconds: float | None, memory: float | None = None) -> None:
         self.deadline = None if seconds is None else time.monotonic() + seconds
+        self.memory = memory
 
     def limits(self) -> Limits | None:
-        """Limits for the next query: the seconds left (None when the command has no time limit)."""
-        if self.deadline is None:
+        """Limits for the next query: the seconds left and the memory limit (None when the command has neither)."""
+        if self.deadline is None and self.memory is None:
             return None
         from solvers.limits import Limits
 
-        return Limits(seconds=max(0.0, self.deadline - time.monotonic()))
+        left = None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
+        return Limits(seconds=left, memory=self.memory)
 
 
 def check_output(path: Path | str, *, inputs: Iterable[Path | str | None] = (), reread: bool = False) -> Path:

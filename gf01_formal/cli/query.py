@@ -16,7 +16,9 @@ from gf01_formal.cli.common import (
     Deadline,
     IdOpt,
     InstanceArg,
+    DEFAULT_MEMORY,
     JsonOpt,
+    MemoryOpt,
     SecondsOpt,
     UnboundedOpt,
     check_output,
@@ -46,6 +48,7 @@ def verify(
     ] = False,
     backend: BackendOpt = None,
     seconds: SecondsOpt = None,
+    memory: MemoryOpt = DEFAULT_MEMORY,
     json_out: JsonOpt = False,
     instance_id: IdOpt = None,
     options: Any = None,
@@ -56,7 +59,7 @@ def verify(
     from hoa.errors import Gf01Error
     from hoa.files import read_text
 
-    deadline = Deadline(seconds)
+    deadline = Deadline(seconds, memory)
     if (cert is None) == (certs is None):
         raise Gf01Error("give one certificate (CERT) or a file of them (--certs FILE)", field="CERT")
     if certs is not None:
@@ -117,6 +120,7 @@ def enumerate_cmd(
     unbounded: UnboundedOpt = False,
     backend: BackendOpt = None,
     seconds: SecondsOpt = None,
+    memory: MemoryOpt = DEFAULT_MEMORY,
     json_out: JsonOpt = False,
     instance_id: IdOpt = None,
     options: Any = None,
@@ -133,7 +137,7 @@ def enumerate_cmd(
         raise Gf01Error("--sample lists a sample; it does not go with --count or --limit", field="--sample")
     if sample is not None and backend not in (None, "forward"):
         raise Gf01Error("--sample draws on the forward backend only (the one that samples)", field="--backend")
-    deadline = Deadline(seconds)
+    deadline = Deadline(seconds, memory)
     _, problem = open_instance(instance, instance_id, options, deadline)
     budget = None if unbounded else problem.budget_t
     names = problem.system.inputs
@@ -189,6 +193,7 @@ def oracle_cmd(
     unbounded: UnboundedOpt = False,
     backend: BackendOpt = None,
     seconds: SecondsOpt = None,
+    memory: MemoryOpt = DEFAULT_MEMORY,
     json_out: JsonOpt = False,
     instance_id: IdOpt = None,
     options: Any = None,
@@ -197,7 +202,7 @@ def oracle_cmd(
     from gf01_formal.scoring.certificates import certificate_text, certificate_to_json
     from solvers import api
 
-    deadline = Deadline(seconds)
+    deadline = Deadline(seconds, memory)
     _, problem = open_instance(instance, instance_id, options, deadline)
     budget = None if unbounded else problem.budget_t
     res = api.oracle(problem, budget, backend, limits=deadline.limits())
