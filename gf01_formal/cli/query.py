@@ -12,11 +12,11 @@ from typing import Annotated, Any, Literal
 import typer
 
 from gf01_formal.cli.common import (
+    DEFAULT_MEMORY,
     BackendOpt,
     Deadline,
     IdOpt,
     InstanceArg,
-    DEFAULT_MEMORY,
     JsonOpt,
     MemoryOpt,
     SecondsOpt,
