@@ -251,3 +251,26 @@ def _on_sigterm(action: Callable[[], object]) -> Callable[[], bool]:
         return True
 
     return unhook
+
+
+def reap_tracker() -> None:
+    """Stop and reap multiprocessing's resource tracker, if this process started one (a spawn pool does).
+
+    The tracker outlives its parent by design: it ends when the parent's end of its pipe closes, at exit, and is then
+    reaped by init. Where process 1 does not reap (some container and VM inits), it stays as a zombie, a child left
+    behind. Called last thing before a command exits, once the pools are gone (their semaphores unregistered).
+    """
+    import sys
+
+    tracker_module = sys.modules.get("multiprocessing.resource_tracker")
+    if tracker_module is None:
+        return
+    tracker = tracker_module._resource_tracker
+    if getattr(tracker, "_pid", None) is None:
+        return
+    import gc
+
+    gc.collect()  # finalise dead pools' semaphores now: an unregister after the stop would start a new tracker
+    with contextlib.suppress(Exception):
+        tracker._stop()
+

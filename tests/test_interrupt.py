@@ -10,6 +10,7 @@ which run in sessions of their own, by their script's path (a directory of the t
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -292,3 +293,38 @@ def test_a_program_started_while_the_groups_are_killed_is_killed_too() -> None:
         workers.release_group(program.pid)
         program.kill()
         program.wait()
+
+
+def _session(sid: int) -> list[str]:
+    """Every process of session ``sid``, zombies included (where process 1 does not reap, an exited child whose parent
+    has gone stays a zombie: a child left behind all the same)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        if int(stat[stat.rindex(")") + 2 :].split()[3]) == sid:
+            found.append(stat[:80])
+    return found
+
+
+@pytest.mark.parametrize("command", ["generate", "campaign"])
+def test_no_child_is_left_behind_at_exit(command: str, bundle: Path, tmp_path: Path) -> None:
+    """generate --jobs 2 and campaign (a spawn pool each) leave no process at all once they have exited: no worker
+    and no multiprocessing resource tracker (which ends only after its parent and is then nobody's to reap)."""
+    argv = {"generate": ["generate", "-o", str(tmp_path / "g.json"), "--count", "3", "--jobs", "2", "--cfg",
+                         str(tmp_path / "cfg.json")],
+            "campaign": ["campaign", str(bundle), "--panel", "core", "--jobs", "2", "-o", str(tmp_path / "c")]}[command]
+    (tmp_path / "cfg.json").write_text(json.dumps(SMALL))
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    # A session of its own: its id is the command's pid, and every process it starts stays in it.
+    p = subprocess.Popen([sys.executable, "-m", "gf01_formal", *argv], env=env, start_new_session=True,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    _, err = p.communicate(timeout=300)
+    assert p.returncode == 0, err
+    # At once: a process of the session still there (running, or a zombie) when the command has exited was not
+    # stopped and reaped by it.
+    assert _session(p.pid) == []

@@ -150,7 +150,12 @@ def _error(message: str, *, prefix: str = "gf01: error: ") -> None:
 
 def run() -> None:
     """Console-script entry point."""
-    sys.exit(main())
+    code = main()
+    if "gf01_formal.workers" in sys.modules:
+        from gf01_formal.workers import reap_tracker
+
+        reap_tracker()
+    sys.exit(code)
 
 
 __all__ = ["app", "main", "run"]
