@@ -4,6 +4,7 @@ scores, and the one way from an HOA file to a problem (query commands and ``impo
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -309,3 +310,26 @@ def test_memory_limit_is_unknown(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["verify", HOA, cert, *FLAGS, "--best-match", "--memory", "1"]) == 3
     assert "unknown (memory limit 1 MiB" in capsys.readouterr().out
     assert run_json(capsys, "enumerate", HOA, "--count")["count"] == len(ALL)
+
+
+def test_verify_certs_streams_chunk_by_chunk(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The batch is checked in a first reading, then scored chunk by chunk in a second: the first records come out
+    before the second reading has gone past the first chunk (memory holds one chunk, not the file)."""
+    from gf01_formal.scoring import batch
+
+    monkeypatch.setattr(batch, "CHUNK", 2)
+    cert = json.loads((EXAMPLES / "arbiter_priority_cert.json").read_text())
+    read: list[int] = []
+
+    def lines() -> Iterator[str]:
+        read.append(0)
+        for k in range(7):
+            read[-1] = k + 1
+            yield json.dumps({"certificate": cert if k % 2 else []})
+
+    records = batch.verify_lines(str(EXAMPLES / "arbiter_priority.json"), lines, file="certs.jsonl")
+    first = next(records)
+    assert len(read) == 2 and read[1] <= 3  # the check read all 7; the scoring only the first chunk (and a peek)
+    rest = list(records)
+    assert [r["line"] for r in [first, *rest]] == list(range(1, 8))
+    assert [r["eff_a"] for r in [first, *rest]] == [0, len(cert)] * 3 + [0]

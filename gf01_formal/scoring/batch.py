@@ -2,6 +2,9 @@
 built once, and the certificates of a chunk of lines are simulated together
 (:func:`gf01_formal.scoring.certificates.score_many`).
 
+The batch streams: the file is read twice, line by line (once to check every line, then once more to score it chunk by
+chunk), so memory holds one chunk of :data:`CHUNK` certificates and their records, whatever the file's length.
+
 Input lines are JSON objects ``{"instance_id": ID, "certificate": [[t, "input", v], ...]}`` (``instance_id`` may be
 left out when INSTANCE holds one instance); blank lines are skipped. Output records come in input order, each with
 its ``line`` number. A line that is not such an object is a user error naming the file and line, found before
@@ -29,7 +32,7 @@ CHUNK = 4096
 
 def verify_lines(
     source: str,
-    lines: Iterable[str],
+    lines: Callable[[], Iterable[str]],
     options: Any = None,
     *,
     file: str,
@@ -39,7 +42,8 @@ def verify_lines(
     backend: str | None = None,
     limits: Callable[[], Limits | None] = lambda: None,
 ) -> Iterator[dict[str, Any]]:
-    """One score record per certificate line of ``lines`` (read from ``file``), against the instances of ``source``.
+    """One score record per certificate line of ``lines()`` (read from ``file``), against the instances of
+    ``source``. ``lines`` opens the lines afresh at each call: they are read twice (check, then score).
 
     ``limits`` gives the limits of each optional diagnostic (SubsetMin, best match) when it starts.
     """
@@ -61,20 +65,46 @@ def verify_lines(
         return problems[iid]
 
     # Every line is read and checked before the first is scored: a bad line is an error with no result printed,
-    # never a run of results that stops part-way.
+    # never a run of results that stops part-way. Nothing of the check is kept but the instances' problems.
+    for number, line in enumerate(lines(), start=1):
+        if line.strip():
+            iid, _ = _entry(line, number, file, only)
+            if iid not in instances:
+                raise Gf01Error(f"no instance {quote(iid, 60)} in {quote(source, 200, bare=True)}", file=file,
+                                line=number, field="instance_id")
+            problem_of(iid)
     entries: list[tuple[int, str, ParsedCertificate]] = []
-    for number, line in enumerate(lines, start=1):
+    for number, line in enumerate(lines(), start=1):
         if not line.strip():
             continue
         iid, data = _entry(line, number, file, only)
-        if iid not in instances:
-            raise Gf01Error(f"no instance {quote(iid, 60)} in {quote(source, 200, bare=True)}", file=file,
-                            line=number, field="instance_id")
         p = problem_of(iid)
         entries.append((number, iid, parse_certificate(data, p.system.inputs, horizon=p.horizon,
                                                        budget_t=p.budget_t)))
-    for start in range(0, len(entries), CHUNK):
-        yield from _score_chunk(entries[start:start + CHUNK], problem_of, subset_min, best_match, backend, limits)
+        if len(entries) == CHUNK:
+            yield from _score_chunk(entries, problem_of, subset_min, best_match, backend, limits)
+            entries = []
+    yield from _score_chunk(entries, problem_of, subset_min, best_match, backend, limits)
+
+
+def file_lines(path: str) -> Iterator[str]:
+    """The lines of the UTF-8 text file ``path``, one at a time (a Gf01Error names the file and line when it cannot
+    be read as such): what ``verify_lines`` reads, without holding the file."""
+    name = quote(path, 200, bare=True)
+    try:
+        fh = open(path, "rb")  # noqa: SIM115 - closed below, after the last line
+    except IsADirectoryError:
+        raise Gf01Error("is a directory, not a file", file=name) from None
+    except OSError as ex:
+        raise Gf01Error(f"cannot read: {ex.strerror or ex}", file=name) from None
+    with fh:
+        for number, raw in enumerate(fh, start=1):
+            if b"\0" in raw:
+                raise Gf01Error("binary data (a NUL byte), not text", file=name, line=number)
+            try:
+                yield raw.decode("utf-8")
+            except UnicodeDecodeError as ex:
+                raise Gf01Error(f"not UTF-8 text ({ex.reason} at byte {ex.start})", file=name, line=number) from None
 
 
 def _entry(line: str, number: int, file: str, only: str | None) -> tuple[str, Any]:
