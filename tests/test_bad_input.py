@@ -246,6 +246,8 @@ CASES: list[Case] = [
             "--seconds"),
     _option("verify", "--seconds inf", lambda ws: ["verify", ws.instance, ws.cert, "--seconds", "inf"], "--seconds"),
     _option("verify", "--memory 0", lambda ws: ["verify", ws.instance, ws.cert, "--memory", "0"], "--memory"),
+    _option("generate", "--slot-seconds -1", lambda ws: ["generate", "-o", str(ws.out / "g.json"), "--count", "1",
+                                                         "--slot-seconds", "-1"], "--slot-seconds"),
     _option("enumerate", "--memory lots", lambda ws: ["enumerate", ws.instance, "--count", "--memory", "lots"],
             "--memory"),
     _option("evaluate", "--diagnostic-seconds 1e12", lambda ws: ["evaluate", ws.instance, "--agent", "random",

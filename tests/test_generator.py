@@ -194,3 +194,18 @@ def test_the_default_cfg_in_the_docs_is_the_real_one() -> None:
     start = text.index('```json\n{"schema_version": "gf01-formal.gen_cfg.v1"') + len("```json\n")
     documented = json.loads(text[start:text.index("```", start)])
     assert documented == json.loads(json.dumps(GenConfig().model_dump(mode="json")))
+
+
+def test_a_slot_past_its_memory_or_time_is_unknown_and_nothing_is_written(tmp_path: Path,
+                                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """generate --memory / --slot-seconds bound each slot; past them the command answers unknown (exit 3) and writes
+    no bundle: a slot skipped for want of resources would make the bundle depend on the machine (DEC-024)."""
+    from gf01_formal.cli import main
+
+    out = tmp_path / "b.json"
+    assert main(["generate", "-o", str(out), "--count", "2", "--jobs", "1", "--memory", "1"]) == 3
+    assert "unknown (memory limit 1 MiB" in capsys.readouterr().out and not out.exists()
+    assert main(["generate", "-o", str(out), "--count", "2", "--jobs", "2", "--slot-seconds", "0"]) == 3
+    assert "unknown (time limit 0 s" in capsys.readouterr().out and not out.exists()
+    assert main(["generate", "-o", str(out), "--count", "2", "--jobs", "1", "--memory", "2048"]) == 0
+    assert out.exists()

@@ -102,7 +102,7 @@ SecondsOpt = Annotated[
                  help="Time limit for the whole command; past it the answer is "
                  "'unknown' (exit 3), never a guess."),
 ]
-#: The default of --memory (MiB): a quarter of this project's reference machine (24 GiB, shared by several jobs).
+#: The default of --memory (MiB): a sixth of this project's reference machine (24 GiB, shared by several jobs).
 DEFAULT_MEMORY = 4096.0
 MAX_MEMORY = 2.0**30
 MemoryOpt = Annotated[

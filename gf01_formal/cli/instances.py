@@ -10,8 +10,10 @@ from typing import Annotated, Any, Literal
 import typer
 
 from gf01_formal.cli.common import (
+    DEFAULT_MEMORY,
     MAX_COUNT,
     MAX_JOBS,
+    MAX_MEMORY,
     MAX_SECONDS,
     Deadline,
     JsonOpt,
@@ -45,17 +47,29 @@ def generate_cmd(
         int, typer.Option("--jobs", metavar="N", min=1, max=MAX_JOBS,
                           help="Worker processes (the output does not depend on it).")
     ] = 2,
+    slot_seconds: Annotated[
+        float | None, typer.Option("--slot-seconds", metavar="S", min=0.0, max=MAX_SECONDS,
+                                   help="Time limit of each slot; past it the answer is 'unknown' (exit 3) and "
+                                   "nothing is written.")
+    ] = None,
+    memory: Annotated[
+        float, typer.Option("--memory", metavar="MIB", min=1.0, max=MAX_MEMORY,
+                            help="Memory limit of each slot (resident MiB of its process); past it the answer is "
+                            "'unknown' (exit 3) and nothing is written.")
+    ] = DEFAULT_MEMORY,
     json_out: JsonOpt = False,
 ) -> None:
     """Generate a bundle of solver-certified instances (bit-identical for the same seed, cfg and version)."""
     from gf01_formal.artifacts import read_json
     from gf01_formal.instances.generator import generate, load_config, summary
     from gf01_formal.instances.io import save_artifact
+    from solvers.limits import Limits
 
     check_output(output, inputs=[cfg])
     config = load_config(read_json(cfg) if cfg else None, file=str(cfg) if cfg else None)
     with progress_bar("generate", count) as advance:
-        bundle = generate(seed, count, config, split_id=split, jobs=jobs, progress=advance)
+        bundle = generate(seed, count, config, split_id=split, jobs=jobs, progress=advance,
+                          slot_limits=Limits(seconds=slot_seconds, memory=memory))
     save_artifact(output, bundle)
     info = summary(bundle)
     record = {"file": str(output), **info, "skipped_slots": [s.model_dump(mode="json") for s in bundle.skipped]}

@@ -48,7 +48,7 @@ from hoa.label import Expr, evaluate
 from hoa.mealy import MealyView
 from solvers import api
 from solvers.api import BACKENDS
-from solvers.limits import Limits
+from solvers.limits import Limits, Unknown, guarded
 
 GENERATOR_VERSION = "gf01-formal.generator.1.1.0"
 CFG_SCHEMA = "gf01-formal.gen_cfg.v1"
@@ -321,9 +321,26 @@ def generate_slot(seed: int, slot: int, cfg: GenConfig, chash: str | None = None
     return Skip(slot=slot, seed=[seed, slot], attempts=cfg.max_attempts, reasons=dict(sorted(reasons.items())))
 
 
-def _slot_job(args: tuple[int, int, dict[str, Any], str]) -> tuple[int, dict[str, Any], bool]:
-    seed, slot, cfg_json, chash = args
-    res = generate_slot(seed, slot, GenConfig.model_validate(cfg_json), chash)
+@guarded("generate slot")
+def _slot_limited(seed: int, slot: int, cfg: GenConfig, chash: str, *, limits: Limits | None = None) -> Instance | Skip:
+    """:func:`generate_slot` under ``limits`` (seconds, memory): in a forked child, killed past them (Unknown)."""
+    return generate_slot(seed, slot, cfg, chash)
+
+
+def _slot(seed: int, slot: int, cfg: GenConfig, chash: str, limits: Limits | None) -> Instance | Skip:
+    if limits is None:
+        return generate_slot(seed, slot, cfg, chash)
+    try:
+        return _slot_limited(seed, slot, cfg, chash, limits=limits)
+    except Unknown as ex:
+        # The whole command stops: a slot skipped for want of time or memory would make the bundle depend on the
+        # machine (DEC-024), so the answer is unknown and nothing is written.
+        raise Unknown(f"generate slot {slot}", ex.reason, ex.spent) from None
+
+
+def _slot_job(args: tuple[int, int, dict[str, Any], str, Limits | None]) -> tuple[int, dict[str, Any], bool]:
+    seed, slot, cfg_json, chash, limits = args
+    res = _slot(seed, slot, GenConfig.model_validate(cfg_json), chash, limits)
     return slot, res.model_dump(mode="json"), isinstance(res, Instance)
 
 
@@ -335,11 +352,13 @@ def generate(
     split_id: str | None = None,
     jobs: int = 1,
     progress: Callable[[int], None] | None = None,
+    slot_limits: Limits | None = None,
 ) -> Bundle:
     """Generate a bundle of up to ``count`` certified instances on ``jobs`` processes (same bytes for any ``jobs``).
 
     Slots are independent (their own seed, their own allowances), so they run in any order and are assembled by
-    slot number. ``progress(done)`` is called after each finished slot.
+    slot number. ``progress(done)`` is called after each finished slot. ``slot_limits`` (seconds, memory) bounds
+    each slot: one past them raises Unknown and no bundle is made (never one whose slots depend on the machine).
     """
     cfg = cfg or GenConfig()
     if count < 0:
@@ -350,7 +369,7 @@ def generate(
     results: dict[int, Instance | Skip] = {}
     if jobs <= 1 or count <= 1:
         for slot in range(count):
-            results[slot] = generate_slot(seed, slot, cfg, chash)
+            results[slot] = _slot(seed, slot, cfg, chash, slot_limits)
             if progress is not None:
                 progress(len(results))
     else:
@@ -366,7 +385,7 @@ def generate(
             running: set[Future[tuple[int, dict[str, Any], bool]]] = set()
             while True:
                 for slot in itertools.islice(slots, 2 * jobs - len(running)):
-                    running.add(ex.submit(_slot_job, (seed, slot, cfg_json, chash)))
+                    running.add(ex.submit(_slot_job, (seed, slot, cfg_json, chash, slot_limits)))
                 if not running:
                     break
                 done, running = wait(running, return_when=FIRST_COMPLETED)
