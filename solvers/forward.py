@@ -57,6 +57,7 @@ are few, and says it needs explicit states otherwise.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
@@ -287,6 +288,18 @@ class _Tables:
         self._img_bytes = _evict(self._img, self._img_bytes + img.nbytes + die.nbytes)
         return img, die
 
+    def with_images(self, t: int, tab: _StepTables, pairs: int) -> _StepTables:
+        """``tab`` with the per-letter image tables of step ``t`` when they pay for themselves over ``pairs``
+        expanded pairs (building one costs about 32 operations per letter; images class by class cost one per pair
+        and class), or when they are built already."""
+        n = self.quo.nxt[t]
+        if id(n) not in self._img and pairs < 32 * self.quo.letters:
+            return tab
+        images = self._images(t)
+        if images is None:
+            return tab
+        return dataclasses.replace(tab, img=images[0], img_die=images[1])
+
     def step(self, t: int) -> _StepTables:
         """The tables of step ``t`` (built once per distinct structure, base letter and next-step flags)."""
         quo, words, letters = self.quo, self.words, self.quo.letters
@@ -320,10 +333,8 @@ class _Tables:
             got = (runs, q_next, q_hit, ptr, viable, drop, kill)
             self._runs[key] = got
             self._runs_bytes = _evict(self._runs, self._runs_bytes + sum(a.nbytes for a in got))
-        images = self._images(t)
-        img, img_die = images if images is not None else (None, None)
         runs, q_next, q_hit, ptr, viable, drop, kill = got
-        return _StepTables(img, img_die, n, h, runs, q_next, q_hit, ptr, viable, drop, kill,
+        return _StepTables(None, None, n, h, runs, q_next, q_hit, ptr, viable, drop, kill,
                            _mask(quo.base_hit[t + 1], words), quo.base_hit[t + 1])
 
 
@@ -527,6 +538,7 @@ class _Forward:
             parts = []
             # Chunks of keys with at most CHUNK candidate pairs (one key's masks always fit).
             per = np.cumsum(tab.viable_ptr[layer.q + 1] - tab.viable_ptr[layer.q])
+            tab = self.tables.with_images(t, tab, int(per[-1]) if per.size else 0)
             lo = 0
             while lo < layer.size:
                 base = per[lo - 1] if lo else 0
