@@ -10,7 +10,6 @@ from typing import Annotated, Any, Literal
 import typer
 
 from gf01_formal.cli.common import (
-    DEFAULT_MEMORY,
     MAX_COUNT,
     MAX_JOBS,
     MAX_MEMORY,
@@ -53,10 +52,10 @@ def generate_cmd(
                                    "nothing is written.")
     ] = None,
     memory: Annotated[
-        float, typer.Option("--memory", metavar="MIB", min=1.0, max=MAX_MEMORY,
-                            help="Memory limit of each slot (resident MiB of its process); past it the answer is "
-                            "'unknown' (exit 3) and nothing is written.")
-    ] = DEFAULT_MEMORY,
+        float | None, typer.Option("--memory", metavar="MIB", min=1.0, max=MAX_MEMORY,
+                                   help="Memory limit of each slot (resident MiB of its process); past it the answer "
+                                   "is 'unknown' (exit 3) and nothing is written.")
+    ] = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Generate a bundle of solver-certified instances (bit-identical for the same seed, cfg and version)."""
@@ -69,7 +68,8 @@ def generate_cmd(
     config = load_config(read_json(cfg) if cfg else None, file=str(cfg) if cfg else None)
     with progress_bar("generate", count) as advance:
         bundle = generate(seed, count, config, split_id=split, jobs=jobs, progress=advance,
-                          slot_limits=Limits(seconds=slot_seconds, memory=memory))
+                          slot_limits=None if slot_seconds is None and memory is None
+                          else Limits(seconds=slot_seconds, memory=memory))
     save_artifact(output, bundle)
     info = summary(bundle)
     record = {"file": str(output), **info, "skipped_slots": [s.model_dump(mode="json") for s in bundle.skipped]}

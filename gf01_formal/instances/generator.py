@@ -323,8 +323,12 @@ def generate_slot(seed: int, slot: int, cfg: GenConfig, chash: str | None = None
 
 @guarded("generate slot")
 def _slot_limited(seed: int, slot: int, cfg: GenConfig, chash: str, *, limits: Limits | None = None) -> Instance | Skip:
-    """:func:`generate_slot` under ``limits`` (seconds, memory): in a forked child, killed past them (Unknown)."""
-    return generate_slot(seed, slot, cfg, chash)
+    """:func:`generate_slot` under ``limits`` (seconds, memory): in a forked child, killed past them (Unknown); a slot
+    that finishes within the kill's grace but past its limits is Unknown as well."""
+    clock = (limits or Limits()).start()
+    res = generate_slot(seed, slot, cfg, chash)
+    clock.check("generate slot")
+    return res
 
 
 def _slot(seed: int, slot: int, cfg: GenConfig, chash: str, limits: Limits | None) -> Instance | Skip:
