@@ -39,6 +39,8 @@ WATCH_SECONDS = 0.5
 TERM_SECONDS = 0.25
 #: Seconds :func:`kill` waits for the executor's own thread to finish once the workers are dead.
 JOIN_SECONDS = 1.0
+#: Seconds :func:`reap_tracker` waits for the resource tracker to end once its pipe is closed.
+REAP_SECONDS = 0.5
 
 
 def _init_worker(parent: int) -> None:
@@ -271,6 +273,15 @@ def reap_tracker() -> None:
     import gc
 
     gc.collect()  # finalise dead pools' semaphores now: an unregister after the stop would start a new tracker
-    with contextlib.suppress(Exception):
-        tracker._stop()
+    with contextlib.suppress(Exception), tracker._lock:
+        # What ResourceTracker._stop does, with the wait bounded: closing its pipe ends the tracker at once, and an
+        # exit (a Ctrl-C's above all) must not hang on it.
+        if tracker._fd is None:
+            return
+        os.close(tracker._fd)
+        tracker._fd = None
+        pid, tracker._pid = tracker._pid, None
+        deadline = time.monotonic() + REAP_SECONDS
+        while os.waitpid(pid, os.WNOHANG) == (0, 0) and time.monotonic() < deadline:
+            time.sleep(0.005)
 
