@@ -54,15 +54,16 @@ def verify(
     options: Any = None,
 ) -> None:
     """Score a certificate: Suff, Min1, Valid, goal, Eff_t, Eff_a, Score_C and kappa (exit 0 whatever the verdict)."""
-    from gf01_formal.scoring.batch import file_lines, verify_lines
+    from gf01_formal.scoring.batch import verify_lines
     from gf01_formal.scoring.certificates import best_match_record, certificate_text, parse_certificate, score
     from hoa.errors import Gf01Error
+    from hoa.files import iter_lines
 
     deadline = Deadline(seconds, memory)
     if (cert is None) == (certs is None):
         raise Gf01Error("give one certificate (CERT) or a file of them (--certs FILE)", field="CERT")
     if certs is not None:
-        for record in verify_lines(instance, lambda: file_lines(str(certs)), options, file=str(certs),
+        for record in verify_lines(instance, lambda: iter_lines(certs), options, file=str(certs),
                                    instance_id=instance_id, subset_min=subset_min, best_match=best_match,
                                    backend=backend, limits=deadline.limits):
             emit(record, json_out, _batch_line)

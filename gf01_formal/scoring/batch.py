@@ -87,26 +87,6 @@ def verify_lines(
     yield from _score_chunk(entries, problem_of, subset_min, best_match, backend, limits)
 
 
-def file_lines(path: str) -> Iterator[str]:
-    """The lines of the UTF-8 text file ``path``, one at a time (a Gf01Error names the file and line when it cannot
-    be read as such): what ``verify_lines`` reads, without holding the file."""
-    name = quote(path, 200, bare=True)
-    try:
-        fh = open(path, "rb")  # noqa: SIM115 - closed below, after the last line
-    except IsADirectoryError:
-        raise Gf01Error("is a directory, not a file", file=name) from None
-    except OSError as ex:
-        raise Gf01Error(f"cannot read: {ex.strerror or ex}", file=name) from None
-    with fh:
-        for number, raw in enumerate(fh, start=1):
-            if b"\0" in raw:
-                raise Gf01Error("binary data (a NUL byte), not text", file=name, line=number)
-            try:
-                yield raw.decode("utf-8")
-            except UnicodeDecodeError as ex:
-                raise Gf01Error(f"not UTF-8 text ({ex.reason} at byte {ex.start})", file=name, line=number) from None
-
-
 def _entry(line: str, number: int, file: str, only: str | None) -> tuple[str, Any]:
     try:
         obj = parse_json(line)
