@@ -58,6 +58,8 @@ class CampaignSummary:
     statuses: Counter[str] = field(default_factory=Counter)
     violations: int = 0
     recommendation: str | None = None
+    triggers: list[str] = field(default_factory=list)  # the pilot analysis's fired triggers, one sentence each
+    pilot_notes: list[str] = field(default_factory=list)  # what it could not assess
 
     def to_json(self) -> dict[str, Any]:
         """The summary as JSON (sorted keys)."""
@@ -65,7 +67,8 @@ class CampaignSummary:
                 "panel_complete": not self.missing_from_panel, "missing_from_panel": self.missing_from_panel,
                 "played": self.played, "skipped": self.skipped, "repaired_bytes": self.repaired_bytes,
                 "statuses": dict(sorted(self.statuses.items())), "violations": self.violations,
-                "recommendation": self.recommendation}
+                "recommendation": self.recommendation, "triggers": self.triggers,
+                "pilot_notes": self.pilot_notes}
 
 
 def panel_specs(panel: str, agents: Sequence[str] | None) -> tuple[list[AgentSpec], list[str]]:
@@ -108,7 +111,8 @@ def panel_specs(panel: str, agents: Sequence[str] | None) -> tuple[list[AgentSpe
 
 def _campaign_json(plan: Plan, bundle_hash: str | None, panel: str) -> dict[str, Any]:
     return {"schema_version": CAMPAIGN_SCHEMA, "bundle_instances_hash": bundle_hash, "panel": panel,
-            "agents": [s.to_json() for s in plan.specs], "seed": plan.seed, "diagnostic": plan.caps}
+            "agents": [s.to_json() for s in plan.specs], "seed": plan.seed, "diagnostic": plan.caps,
+            "gold_set": plan.gold_set}
 
 
 def _check_same(directory: Path, spec: dict[str, Any]) -> None:
@@ -134,13 +138,15 @@ def run_campaign(
     jobs: int | None = None,
     seed: int = 0,
     caps: dict[str, Any] | None = None,
+    gold_set: str = "M",
     batch: int = DEFAULT_BATCH,
     manifest: str | os.PathLike[str] | None = None,
     progress: Callable[[int, int], None] | None = None,
     on_pool: Callable[[list[int]], None] | None = None,
 ) -> CampaignSummary:
     """Play, validate, report and analyse (module docstring). ``caps`` (:meth:`CapSet.to_json`) turns the
-    SubsetMin diagnostic on, metered under those caps; ``jobs`` defaults to every core (local executor)."""
+    SubsetMin diagnostic on, metered under those caps; ``jobs`` defaults to every core (local executor);
+    ``gold_set`` is where the best match ranks its gold (M: M(I), the specification's; MB: M_B(I))."""
     from gf01_formal.instances.io import load_artifact
     from gf01_formal.instances.model import Bundle
 
@@ -164,13 +170,14 @@ def run_campaign(
         from gf01_formal.report.coverage import load_manifest
 
         man = load_manifest(manifest)
-    plan = Plan(instances=instances, specs=specs, seed=seed, bundle_hash=bundle_hash, caps=caps)
+    plan = Plan(instances=instances, specs=specs, seed=seed, bundle_hash=bundle_hash, caps=caps, gold_set=gold_set)
     spec = _campaign_json(plan, bundle_hash, panel)
     _check_same(out, spec)
     out.mkdir(parents=True, exist_ok=True)
     write_json_atomic(out / "campaign.json", spec)
 
     store = RunsFile(out / "runs.jsonl")
+    store.check_gold_set(gold_set)
     summary = CampaignSummary(str(out), panel, [s.name for s in specs], missing, repaired_bytes=store.repaired)
     done = store.final_ids()
     total = len(instances) * len(specs)
@@ -204,7 +211,7 @@ def finish(out: Path, bundle_path: str | os.PathLike[str], manifest: Any, panel:
     from gf01_formal.instances.io import load_bundle
     from gf01_formal.report.build import build_report
     from gf01_formal.report.load import load_runs
-    from gf01_formal.report.pilot import analyze, knob_plots
+    from gf01_formal.report.pilot import analyze, knob_plots, pilot_notes
     from gf01_formal.report.render import html_page, markdown
     from gf01_formal.runs.validate import validate
 
@@ -223,3 +230,5 @@ def finish(out: Path, bundle_path: str | os.PathLike[str], manifest: Any, panel:
     for name, svg in sorted(knob_plots(analysis).items()):
         write_text_atomic(out / "plots" / name, svg)
     summary.recommendation = analysis["recommendation"]["decision"]
+    summary.triggers = [t["sentence"] for t in analysis["triggers"]]
+    summary.pilot_notes = pilot_notes(analysis)

@@ -36,10 +36,11 @@ class Plan:
     seed: int
     bundle_hash: str | None
     caps: dict[str, Any] | None = None  # CapSet.to_json() when the diagnostic runs, else None
+    gold_set: str = "M"  # where the best match ranks its gold (M(I), or MB: M_B(I))
 
     def settings(self) -> dict[str, Any]:
         """The settings that shape records (part of every shard key)."""
-        return {"seed": self.seed, "bundle_hash": self.bundle_hash, "caps": self.caps,
+        return {"seed": self.seed, "bundle_hash": self.bundle_hash, "caps": self.caps, "gold_set": self.gold_set,
                 "harness_version": HARNESS_VERSION, "checker_version": CHECKER_VERSION}
 
     def run_ids(self, inst: Instance) -> list[tuple[AgentSpec, str]]:
@@ -89,7 +90,7 @@ def play_batch(task: dict[str, Any]) -> Result:
     for inst_json, specs in task["items"]:
         inst = Instance.model_validate(inst_json)
         problem = check_instance(inst)
-        scorer = Scorer(problem)
+        scorer = Scorer(problem, gold_set_name=settings["gold_set"])
         inputs = list(problem.system.inputs)
         for spec in specs:
             agent = AgentSpec(spec["name"], spec["track"], spec["params"])

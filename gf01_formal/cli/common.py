@@ -108,6 +108,11 @@ BackendOpt = Annotated[
 UnboundedOpt = Annotated[
     bool, typer.Option("--unbounded", help="M(I) rather than M_B(I): certificates may exceed B_T.")
 ]
+GoldSetOpt = Annotated[
+    Literal["M", "MB"],
+    typer.Option("--gold-set", help="Where the AP/TS best match ranks its gold: M, every valid certificate (section "
+                 "7.3, DEC-025), or MB, only those within B_T (budget-feasible gold; not the specification's)."),
+]
 OutputOpt = Annotated[Path, typer.Option("-o", "--output", metavar="FILE", help="Where to write (atomically).")]
 
 

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from gf01_formal.cli.common import MAX_COUNT, MAX_SECONDS, JsonOpt, OutputOpt, check_output, emit
+from gf01_formal.cli.common import MAX_COUNT, MAX_SECONDS, GoldSetOpt, JsonOpt, OutputOpt, check_output, emit
 
 ModelOpt = Annotated[
     str | None, typer.Option("--model", metavar="M", help="--agent llm: the model the endpoint serves.")
@@ -124,6 +124,7 @@ def import_inspect_cmd(
         Path | None, typer.Option("--bundle", metavar="BUNDLE", help="The bundle the log was played on (default: "
                                   "the task's bundle argument, as recorded in the log).")
     ] = None,
+    gold_set: GoldSetOpt = "M",
     json_out: JsonOpt = False,
 ) -> None:
     """Turn an inspect_ai eval log of the GF-01 task into run records (re-scored by the exact checks), with the
@@ -132,7 +133,7 @@ def import_inspect_cmd(
     from gf01_formal.integrations.inspect_import import import_inspect_log
 
     check_output(output)
-    got = import_inspect_log(log, bundle=None if bundle is None else str(bundle))
+    got = import_inspect_log(log, bundle=None if bundle is None else str(bundle), gold_set=gold_set)
     side = Path(f"{output}.d")
     for outcome in got.outcomes:
         for rel, text in sorted(outcome.side_files.items()):

@@ -14,6 +14,7 @@ import typer
 from gf01_formal.cli.common import (
     BackendOpt,
     Deadline,
+    GoldSetOpt,
     IdOpt,
     InstanceArg,
     JsonOpt,
@@ -42,8 +43,10 @@ def verify(
     ] = None,
     subset_min: Annotated[bool, typer.Option("--subset-min", help="Also decide exact subset-minimality.")] = False,
     best_match: Annotated[
-        bool, typer.Option("--best-match", help="Also score AP/TS precision, recall and F1 against the exact M_B(I).")
+        bool, typer.Option("--best-match", help="Also score AP/TS precision, recall and F1 against the best-matching "
+                           "member of the exact M(I) (M_B(I) with --gold-set MB).")
     ] = False,
+    gold_set: GoldSetOpt = "M",
     backend: BackendOpt = None,
     seconds: SecondsOpt = None,
     json_out: JsonOpt = False,
@@ -62,7 +65,7 @@ def verify(
     if certs is not None:
         for record in verify_lines(instance, read_text(certs).splitlines(), options, file=str(certs),
                                    instance_id=instance_id, subset_min=subset_min, best_match=best_match,
-                                   backend=backend, limits=deadline.limits):
+                                   gold_set=gold_set, backend=backend, limits=deadline.limits):
             emit(record, json_out, _batch_line)
         return
     assert cert is not None
@@ -73,7 +76,8 @@ def verify(
                                budget_t=problem.budget_t)
     record = score(problem, parsed, subset_min=subset_min, backend=backend, limits=deadline.limits()).to_json()
     if best_match:
-        record["best_match"] = best_match_record(problem, parsed, backend=backend, limits=deadline.limits())
+        record["best_match"] = best_match_record(problem, parsed, gold_set=gold_set, backend=backend,
+                                                 limits=deadline.limits())
     shown = certificate_text(parsed.atoms, problem.system.inputs) if parsed.well_formed else _raw(parsed.submitted)
     emit(record, json_out, lambda r: _verify_lines(r, shown))
 
@@ -84,12 +88,12 @@ def _raw(submitted: tuple[Any, ...]) -> str:
 
 def _verify_lines(r: dict[str, Any], shown: str) -> list[str]:
     pairs: list[tuple[str, Any]] = [("certificate", shown)]
-    pairs += [(k, r[k]) for k in ("suff", "min1", "valid", "goal", "subset_min", "eff_t", "eff_a", "score_c", "kappa")
-              if r[k] is not None]
+    pairs += [(k, r[k]) for k in ("suff", "min1", "valid", "goal", "subset_min", "eff_t", "eff_a", "score_c", "kappa",
+                                  "within_budget") if r[k] is not None]
     bm = r.get("best_match")
     if bm is not None:
         gold = "{" + ", ".join(f"({t}, {a}, {v})" for t, a, v in bm["gold"]) + "}"
-        pairs.append(("best-match gold", gold))
+        pairs.append((f"best-match gold (in {'M(I)' if bm['gold_set'] == 'M' else 'M_B(I)'})", gold))
         for level in ("ap", "ts"):
             p, rc, f = (bm[f"{level}_{m}"] for m in ("precision", "recall", "f1"))
             pairs.append((f"{level.upper()} P / R / F1", f"{p:.3f} / {rc:.3f} / {f:.3f}"))

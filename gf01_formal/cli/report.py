@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 import typer
 
-from gf01_formal.cli.common import MAX_COUNT, MAX_JOBS, JsonOpt, check_output, emit, progress_bar
+from gf01_formal.cli.common import MAX_COUNT, MAX_JOBS, GoldSetOpt, JsonOpt, check_output, emit, progress_bar
 
 PanelName = Literal["full", "core"]
 Format = Literal["json", "md", "html"]
@@ -113,22 +113,24 @@ def pilot_cmd(
     output: OutOpt = None,
     plots: Annotated[Path | None, typer.Option("--plots", metavar="DIR", help="Also draw Score_C against each knob "
                                                "(SVG files) into DIR.")] = None,
-    agent: Annotated[str, typer.Option("--agent", metavar="NAME", help="The reference agent of the triggers.")]
-    = "greedy",
+    reference: Annotated[str | None, typer.Option("--reference", metavar="AGENT[#HASH]", help="Measure "
+                                                  "discrimination on this agent spec only (default: every "
+                                                  "non-baseline agent spec and the people in the runs).")] = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """The DEC-014c/d calibration audit: z(I) quartiles, the discrimination and shortcut triggers, the sample target,
-    per-knob diagnostics (DEC-058) and the recommendation."""
+    """The DEC-014c/d calibration audit: the shortcut check on greedy, the discrimination check (z(I) quartiles) on
+    the population calibrated for, the checkpoint at N = 240, per-knob diagnostics (DEC-058) and the
+    recommendation, each fired trigger explained in one sentence."""
     from gf01_formal.artifacts import pretty_json, write_text_atomic
     from gf01_formal.instances.io import load_bundle
     from gf01_formal.report.load import load_runs
-    from gf01_formal.report.pilot import analyze, knob_plots
+    from gf01_formal.report.pilot import analyze, knob_plots, pilot_notes
 
     if output is not None:
         check_output(output)
     if plots is not None:
         check_output(plots / "score_c-by-z.svg")
-    analysis = analyze(load_runs(runs), load_bundle(bundle), agent=agent)
+    analysis = analyze(load_runs(runs), load_bundle(bundle), reference=reference)
     if plots is not None:
         for name, svg in sorted(knob_plots(analysis).items()):
             write_text_atomic(plots / name, svg)
@@ -141,11 +143,18 @@ def pilot_cmd(
     record = {"file": None if output is None else str(output), "recommendation": rec["decision"],
               "reason": rec["reason"], "provisional": rec["provisional"],
               "discrimination_fired": analysis["discrimination"]["fired"],
-              "shortcut_fired": analysis["shortcut"]["fired"], "sample": analysis["sample"]}
+              "discrimination_assessed": analysis["discrimination"]["assessed"],
+              "shortcut_fired": analysis["shortcut"]["fired"], "sample": analysis["sample"],
+              "triggers": [t["sentence"] for t in analysis["triggers"]],
+              "notes": pilot_notes(analysis)}
 
     def human(r: dict[str, Any]) -> list[str]:
-        return [f"{r['recommendation']}{' (provisional)' if r['provisional'] else ''}: {r['reason']}",
-                f"-> {r['file']}"]
+        lines = [f"{r['recommendation']}{' (provisional)' if r['provisional'] else ''}"]
+        lines += [f"trigger: {t}" for t in r["triggers"]]
+        lines += [f"note: {n}" for n in r["notes"]]
+        if not r["triggers"]:
+            lines.append(r["reason"])
+        return [*lines, f"-> {r['file']}"]
 
     emit(record, json_out, human)
 
@@ -247,6 +256,7 @@ def campaign_cmd(
                                   "--subset-min: the backend whose work is metered (conflicts or BDD nodes).")]
     = "sat",
     batch: Annotated[int, typer.Option("--batch", metavar="N", min=1, max=MAX_COUNT, help="Instances per task.")] = 4,
+    gold_set: GoldSetOpt = "M",
     manifest: ManifestOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
@@ -263,7 +273,7 @@ def campaign_cmd(
         cap_json = CapSet(backend=diagnostic_backend).to_json()
     with progress_bar("runs") as bar:
         summary = run_campaign(bundle, output, panel=panel, agents=names, executor=executor, jobs=jobs, seed=seed,
-                               caps=cap_json, batch=batch, manifest=manifest, progress=bar)
+                               caps=cap_json, gold_set=gold_set, batch=batch, manifest=manifest, progress=bar)
     record = summary.to_json()
 
     def human(r: dict[str, Any]) -> list[str]:
@@ -275,6 +285,8 @@ def campaign_cmd(
         lines += [f"status {s}: {n}" for s, n in r["statuses"].items() if s != "completed"]
         lines.append("validation: ok" if not r["violations"] else f"validation: {r['violations']} violations")
         lines.append(f"pilot analysis: {r['recommendation']}")
+        lines += [f"  trigger: {t}" for t in r["triggers"]]
+        lines += [f"  note: {n}" for n in r["pilot_notes"]]
         return lines
 
     emit(record, json_out, human)

@@ -11,7 +11,16 @@ from typing import Annotated, Any, Literal
 
 import typer
 
-from gf01_formal.cli.common import MAX_JOBS, MAX_SECONDS, JsonOpt, OutputOpt, check_output, emit, progress_bar
+from gf01_formal.cli.common import (
+    MAX_JOBS,
+    MAX_SECONDS,
+    GoldSetOpt,
+    JsonOpt,
+    OutputOpt,
+    check_output,
+    emit,
+    progress_bar,
+)
 from gf01_formal.cli.llm import (
     ApiKeyEnvOpt,
     BaseUrlOpt,
@@ -63,6 +72,7 @@ def evaluate_cmd(
         float | None, typer.Option("--diagnostic-seconds", metavar="S", min=0.0, max=MAX_SECONDS,
                                    help="Cap of each diagnostic; past it the diagnostic is 'infeasible'.")
     ] = None,
+    gold_set: GoldSetOpt = "M",
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
     api_key_env: ApiKeyEnvOpt = "OPENAI_API_KEY",
@@ -85,7 +95,7 @@ def evaluate_cmd(
 
     for spec in specs:  # before any episode: an agent that cannot be played is a user error, not 100 agent errors
         check(spec)
-    settings = Settings(seed=seed, subset_min=subset_min, diagnostic_seconds=diagnostic_seconds)
+    settings = Settings(seed=seed, subset_min=subset_min, diagnostic_seconds=diagnostic_seconds, gold_set=gold_set)
     if any(s.name == "llm" for s in specs):  # I/O bound: threads, and the tokens spent on the bar
         with TokenProgress() as tok:
             summary = evaluate(source, specs, output, settings=settings, jobs=jobs, progress=tok.progress,
@@ -169,6 +179,11 @@ def validate_cmd(
                                    help="Cap of re-deciding each exact SubsetMin diagnostic (with --bundle; default "
                                         "10); past it, a note says it was not re-checked.")
     ] = None,
+    gold_set: Annotated[
+        Literal["M", "MB"] | None,
+        typer.Option("--gold-set", help="Require every scored record's best match to be ranked in this set (M: "
+                     "M(I); MB: M_B(I)); --official requires M. Re-scoring uses each record's own gold_set.")
+    ] = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Check run records against the policies (track, tools, access, adaptation, renderer, protocol, diagnostic,
@@ -177,7 +192,8 @@ def validate_cmd(
     from solvers.limits import Limits
 
     found = check_runs(runs, bundle=None if bundle is None else str(bundle), official=official,
-                       recheck_limits=None if diagnostic_seconds is None else Limits(seconds=diagnostic_seconds))
+                       recheck_limits=None if diagnostic_seconds is None else Limits(seconds=diagnostic_seconds),
+                       gold_set=gold_set)
     violations = found.violations
     record = {"ok": not violations, "violations": [str(v) for v in violations], "notes": [str(n) for n in found.notes]}
 
@@ -203,6 +219,7 @@ def import_runs_cmd(
     bundle: Annotated[
         Path, typer.Option("--bundle", metavar="BUNDLE", help="The peer's bundle imported with 'gf01 import peer'.")
     ],
+    gold_set: GoldSetOpt = "M",
     json_out: JsonOpt = False,
 ) -> None:
     """Import the peer's run records, re-scored by the exact checks (its claims are kept beside)."""
@@ -211,7 +228,7 @@ def import_runs_cmd(
     from hoa.errors import Gf01Error, quote
 
     check_output(output)
-    got = import_peer_runs(peer_runs, bundle)
+    got = import_peer_runs(peer_runs, bundle, gold_set=gold_set)
     if not got.outcomes:
         # An empty runs file is not a runs file (validate and report refuse it): write none, say why.
         first = f": {got.skipped[0]}" if got.skipped else ""

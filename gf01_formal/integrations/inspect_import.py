@@ -33,6 +33,7 @@ from gf01_formal.instances.model import Bundle, Instance
 from gf01_formal.play.episode import Episode
 from gf01_formal.runs.runner import RunOutcome, failed_record, finished_record, record_base, step_timing
 from gf01_formal.runs.validate import RESCORED
+from gf01_formal.scoring.certificates import GoldSet
 from gf01_formal.scoring.scores import Scorer
 from hoa.errors import Gf01Error, quote
 
@@ -49,8 +50,10 @@ class InspectImport:
     disagreements: int = 0
 
 
-def import_inspect_log(path: str | os.PathLike[str], *, bundle: str | None = None) -> InspectImport:
-    """The run records of the eval log ``path`` (module docstring); ``bundle`` defaults to the task's argument."""
+def import_inspect_log(path: str | os.PathLike[str], *, bundle: str | None = None,
+                       gold_set: GoldSet = "M") -> InspectImport:
+    """The run records of the eval log ``path`` (module docstring); ``bundle`` defaults to the task's argument; the
+    best match ranks its gold in ``gold_set`` (M(I) by default)."""
     try:
         from inspect_ai.log import read_eval_log
     except ImportError:
@@ -133,7 +136,7 @@ def import_inspect_log(path: str | os.PathLike[str], *, bundle: str | None = Non
             while not episode.done:
                 episode.step({})
                 steps.append({**episode.log[-1].to_json(problem.system.inputs), "agent_error": None})
-        scorer = scorers.setdefault(iid, Scorer(problem))
+        scorer = scorers.setdefault(iid, Scorer(problem, gold_set_name=gold_set))
         result = scorer.score(episode.certificate)
         logged = next(iter((sample.scores or {}).values()), None)
         if logged is None or any((logged.metadata or {}).get(k) != result[k] for k in RESCORED):

@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from gf01_formal.artifacts import sha256_hex
-from gf01_formal.runs.record import FINAL_STATUSES, RunRecord
+from gf01_formal.runs.record import FINAL_STATUSES, RunRecord, upgrade_record
 from gf01_formal.runs.store import read_lines
 from hoa.errors import Gf01Error, quote
 
@@ -55,7 +55,8 @@ def _read(path: str | os.PathLike[str]) -> dict[str, tuple[int, dict[str, Any]]]
     """run id -> (line, record) for the last record of each run id in one file, schema-checked."""
     name = quote(os.fspath(path), 200, bare=True)
     last: dict[str, tuple[int, dict[str, Any]]] = {}
-    for number, obj in read_lines(path):
+    for number, raw in read_lines(path):
+        obj = upgrade_record(raw)
         try:
             RunRecord.model_validate(obj)
         except ValidationError as ex:

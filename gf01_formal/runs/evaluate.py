@@ -23,6 +23,7 @@ from gf01_formal.instances.model import Bundle, Instance
 from gf01_formal.runs.record import RunRecord, run_id
 from gf01_formal.runs.runner import RunOutcome, play_run
 from gf01_formal.runs.store import RunsFile
+from gf01_formal.scoring.certificates import GoldSet
 from gf01_formal.scoring.scores import Scorer
 from solvers.limits import Limits
 
@@ -34,6 +35,7 @@ class Settings:
     seed: int = 0
     subset_min: bool = False
     diagnostic_seconds: float | None = None
+    gold_set: GoldSet = "M"
 
 
 @dataclass
@@ -79,6 +81,7 @@ def evaluate(
     instances = [art] if isinstance(art, Instance) else list(art.instances)
     bundle_hash = art.instances_hash if isinstance(art, Bundle) else None
     store = RunsFile(out)
+    store.check_gold_set(settings.gold_set)
     summary = Summary(repaired_bytes=store.repaired)
     todo: list[tuple[Instance, list[AgentSpec]]] = []
     for inst in instances:
@@ -200,7 +203,7 @@ def play_instance(
 ) -> Iterator[RunOutcome]:
     """Every agent of ``specs`` plays ``inst``, sharing one checked problem and one scorer."""
     problem = check_instance(inst, file=file)
-    scorer = Scorer(problem)
+    scorer = Scorer(problem, gold_set_name=settings.gold_set)
     limits = Limits(seconds=settings.diagnostic_seconds) if settings.diagnostic_seconds is not None else None
     for spec in specs:
         yield play_run(inst, problem, spec, seed=settings.seed, scorer=scorer, bundle_hash=bundle_hash,

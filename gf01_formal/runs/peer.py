@@ -23,7 +23,7 @@ from gf01_formal.instances.splits import difficulty_band
 from gf01_formal.runs.record import PEER_RUN_SCHEMA, RunRecord, run_id
 from gf01_formal.runs.runner import RunOutcome, benchmark_version
 from gf01_formal.runs.store import read_records
-from gf01_formal.scoring.certificates import certificate_to_json, parse_certificate
+from gf01_formal.scoring.certificates import GoldSet, certificate_to_json, parse_certificate
 from gf01_formal.scoring.scores import Scorer
 from hoa.errors import Gf01Error, quote
 
@@ -42,8 +42,10 @@ class PeerImport:
     disagreements: int = 0
 
 
-def import_peer_runs(path: str | os.PathLike[str], bundle: str | os.PathLike[str]) -> PeerImport:
-    """Our run records of the peer rows in ``path``, re-scored against ``bundle`` (module docstring)."""
+def import_peer_runs(path: str | os.PathLike[str], bundle: str | os.PathLike[str], *,
+                     gold_set: GoldSet = "M") -> PeerImport:
+    """Our run records of the peer rows in ``path``, re-scored against ``bundle`` (module docstring), the best match
+    ranked in ``gold_set`` (M(I) by default)."""
     art = load_artifact(bundle, check_all=False)
     instances = {i.instance_id: i for i in ([art] if isinstance(art, Instance) else art.instances)}
     bundle_hash = art.instances_hash if isinstance(art, Bundle) else None
@@ -63,7 +65,7 @@ def import_peer_runs(path: str | os.PathLike[str], bundle: str | os.PathLike[str
         inst = instances[iid]
         if iid not in scorers:
             problem = check_instance(inst, file=os.fspath(bundle))
-            scorers[iid] = (problem, Scorer(problem))
+            scorers[iid] = (problem, Scorer(problem, gold_set_name=gold_set))
         problem, scorer = scorers[iid]
         try:
             outcome = _record(row, inst, problem, scorer, bundle_hash, f"{name}:{number}")

@@ -21,11 +21,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from gf01_formal.artifacts import sha256_hex
 
-RUN_SCHEMA = "gf01-formal.run_record.v1"
+RUN_SCHEMA = "gf01-formal.run_record.v2"
+#: v1 records ranked the best match over M_B(I) and scored an over-budget certificate as malformed; they are read
+#: (reports, validation) by :func:`upgrade_record`, never appended to.
+RUN_SCHEMA_V1 = "gf01-formal.run_record.v1"
 PEER_RUN_SCHEMA = "gf01.run_record.v1"
 #: Versions of what makes a record: the episode engine (play rules) and the scorer (checks).
 HARNESS_VERSION = "gf01-formal.harness.1"
-CHECKER_VERSION = "gf01-formal.checker.1"
+CHECKER_VERSION = "gf01-formal.checker.2"
 FAMILY_ID = "GF-01"
 Status = Literal["completed", "agent_error", "harness_error", "provider_error"]
 #: Statuses whose run is final; the others are played again by ``gf01 evaluate``.
@@ -37,7 +40,7 @@ class RunRecord(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
-    schema_version: Literal["gf01-formal.run_record.v1"] = RUN_SCHEMA
+    schema_version: Literal["gf01-formal.run_record.v2"] = RUN_SCHEMA
     run_id: str = Field(description="hash of the instance, the agent spec and the seed")
     status: Status
     error: str | None = Field(default=None, description="what went wrong, when status is not completed")
@@ -108,6 +111,12 @@ class RunRecord(BaseModel):
     ts_recall: float | None
     ts_f1: float | None
     best_match_gold: list[list[Any]] | None = Field(description="the DEC-025 gold the PRF is measured against")
+    gold_set: Literal["M", "MB"] | None = Field(description="the set the gold was ranked in: M (M(I), every valid "
+                                                "certificate, section 7.3) or MB (M_B(I), within B_T, an option); "
+                                                "null when not scored")
+    within_budget: bool | None = Field(description="the certificate touches at most B_T timesteps (a flag: an "
+                                       "over-budget certificate is scored by Definitions 10-12); null when not "
+                                       "scored")
     subset_min: bool | None = Field(description="the optional exact diagnostic (null: not run or infeasible)")
     diagnostic_status: Literal["exact", "infeasible", "not-run"]
     diagnostic_note: str | None = None
@@ -125,6 +134,21 @@ def run_id(instance_id: str, instance_hash: str, agent_hash: str, seed: int) -> 
     return "run-" + sha256_hex([instance_id, instance_hash, agent_hash, seed])[:24]
 
 
+def upgrade_record(obj: dict[str, Any]) -> dict[str, Any]:
+    """A record of this toolkit in the current schema: a v1 record (best match over M_B(I); an over-budget imported
+    certificate was scored malformed) gets ``gold_set`` MB and ``within_budget`` from its certificate and B_T, its
+    scores as they were recorded. Anything else is returned as it is (the schema check then judges it)."""
+    if obj.get("schema_version") != RUN_SCHEMA_V1:
+        return obj
+    out = {**obj, "schema_version": RUN_SCHEMA}
+    cert, budget = obj.get("certificate"), obj.get("budget_timestep")
+    scored = obj.get("suff") is not None
+    times = {repr(a[0]) for a in cert if isinstance(a, list) and a} if isinstance(cert, list) else set()
+    out["gold_set"] = "MB" if scored else None
+    out["within_budget"] = (len(times) <= budget) if scored and isinstance(budget, int) else None
+    return out
+
+
 def schema_documents() -> dict[str, dict[str, Any]]:
     """The JSON Schema of the run record, by file name under docs/schemas/."""
-    return {"run_record.v1.json": RunRecord.model_json_schema()}
+    return {"run_record.v2.json": RunRecord.model_json_schema()}

@@ -217,7 +217,7 @@ def failed_record(
     (a provider's retries and waits above all)."""
     empty = dict.fromkeys(("certificate", "suff", "min1", "valid", "goal", "eff_t", "eff_a", "score_c", "kappa",
                            "ap_precision", "ap_recall", "ap_f1", "ts_precision", "ts_recall", "ts_f1",
-                           "best_match_gold", "subset_min"))
+                           "best_match_gold", "gold_set", "within_budget", "subset_min"))
     return RunRecord(**base, status=status, error=error, tool_log_hash="", **empty, diagnostic_status="not-run",
                      steps=steps, refusals=0, agent_errors=0, usage=usage, agent_meta=agent_meta or {},
                      timing=timing or {})

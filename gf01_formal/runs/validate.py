@@ -35,7 +35,7 @@ from gf01_formal.agents import PANEL_TRACK
 from gf01_formal.agents.base import ACCESS_OF_TRACK, ALLOWLIST_OF_TRACK
 from gf01_formal.instances.io import check_instance, load_artifact
 from gf01_formal.instances.model import Instance
-from gf01_formal.runs.record import FINAL_STATUSES, RunRecord, run_id
+from gf01_formal.runs.record import FINAL_STATUSES, RunRecord, run_id, upgrade_record
 from gf01_formal.runs.store import read_records
 from hoa.errors import Gf01Error, quote
 from solvers.limits import Limits, Unknown
@@ -43,7 +43,7 @@ from solvers.limits import Limits, Unknown
 RENDERERS = {"json": "canonical-json-v1", "visual": "GF-01-R1"}
 #: The recorded fields a re-verification recomputes (floats compared exactly: both sides come from exact rationals).
 RESCORED = ("suff", "min1", "valid", "goal", "eff_t", "eff_a", "score_c", "kappa", "ap_precision", "ap_recall",
-            "ap_f1", "ts_precision", "ts_recall", "ts_f1", "best_match_gold")
+            "ap_f1", "ts_precision", "ts_recall", "ts_f1", "best_match_gold", "within_budget")
 #: The protocol of imported peer rows, the only records without a step log (the peer kept none).
 PEER_PROTOCOL = "peer"
 #: Default cap (wall seconds) of re-deciding one recorded exact SubsetMin diagnostic: validation runs inside every
@@ -81,20 +81,27 @@ class _Context:
     official: bool
     rescore: bool
     recheck_limits: Limits
-    problems: dict[str, Any] = field(default_factory=dict)  # instance id -> (Problem, Scorer)
+    gold_set: str | None = None  # the gold set every scored record must name (None: any)
+    problems: dict[str, Any] = field(default_factory=dict)  # instance id -> Problem
+    scorers: dict[tuple[str, str], Any] = field(default_factory=dict)  # (instance id, gold set) -> Scorer
     diagnostics: dict[tuple[str, tuple[Any, ...]], bool | Unknown] = field(default_factory=dict)
 
 
 def validate(paths: Sequence[str | os.PathLike[str]], *, bundle: str | None = None, official: bool = False,
-             recheck_limits: Limits | None = None) -> list[Violation]:
+             recheck_limits: Limits | None = None, gold_set: str | None = None) -> list[Violation]:
     """Every violation in the runs files ``paths`` (module docstring), in file and line order."""
-    return check_runs(paths, bundle=bundle, official=official, recheck_limits=recheck_limits).violations
+    return check_runs(paths, bundle=bundle, official=official, recheck_limits=recheck_limits,
+                      gold_set=gold_set).violations
 
 
 def check_runs(paths: Sequence[str | os.PathLike[str]], *, bundle: str | None = None, official: bool = False,
-               recheck_limits: Limits | None = None) -> Validation:
+               recheck_limits: Limits | None = None, gold_set: str | None = None) -> Validation:
     """The violations in the runs files ``paths`` (module docstring) and the notes on what could not be re-checked
-    within ``recheck_limits`` (default: :data:`RECHECK_SECONDS` per SubsetMin diagnostic), in file and line order."""
+    within ``recheck_limits`` (default: :data:`RECHECK_SECONDS` per SubsetMin diagnostic), in file and line order.
+    ``gold_set`` (M or MB) requires every scored record's best match to be ranked there; ``official`` requires M."""
+    if official and gold_set == "MB":
+        raise Gf01Error("official runs rank their best match in M(I) (section 7.3): --gold-set MB is not official",
+                        field="--gold-set")
     if official and bundle is None:
         raise Gf01Error("--official re-verifies every certificate: give the bundle (--bundle)", field="--bundle")
     instances: dict[str, Instance] = {}
@@ -102,7 +109,8 @@ def check_runs(paths: Sequence[str | os.PathLike[str]], *, bundle: str | None = 
         art = load_artifact(bundle, check_all=False)
         instances = {i.instance_id: i for i in ([art] if isinstance(art, Instance) else art.instances)}
     ctx = _Context(instances, official, bundle is not None,
-                   Limits(seconds=RECHECK_SECONDS) if recheck_limits is None else recheck_limits)
+                   Limits(seconds=RECHECK_SECONDS) if recheck_limits is None else recheck_limits,
+                   gold_set="M" if official else gold_set)
     out = Validation()
     for path in paths:
         name = quote(os.fspath(path), 200, bare=True)
@@ -127,7 +135,7 @@ def _check(obj: dict[str, Any], side: Path, ctx: _Context,
            notes: list[tuple[str, str]]) -> Iterator[tuple[str, str]]:
     """The violations of one record (``notes`` receives what could not be re-checked)."""
     try:
-        rec = RunRecord.model_validate(obj)
+        rec = RunRecord.model_validate(upgrade_record(obj))
     except ValidationError as ex:
         for err in ex.errors()[:5]:
             yield ".".join(str(p) for p in err["loc"]) or "record", err["msg"]
@@ -151,6 +159,9 @@ def _check(obj: dict[str, Any], side: Path, ctx: _Context,
     yield from _diagnostic_fields(rec)
     if ctx.official and rec.status not in FINAL_STATUSES:
         yield "status", f"{rec.status}: the run did not finish ({quote(rec.error or '', 120, bare=True)})"
+    if rec.status in FINAL_STATUSES and ctx.gold_set is not None and rec.gold_set != ctx.gold_set:
+        yield "gold_set", f"{rec.gold_set}, but {ctx.gold_set} is required" + \
+            (" (official runs rank their best match in M(I), section 7.3)" if ctx.official else "")
     if rec.status in FINAL_STATUSES:
         yield from _step_log(rec)
         if ctx.rescore:
@@ -284,10 +295,15 @@ def _rescore(rec: RunRecord, ctx: _Context, notes: list[tuple[str, str]]) -> Ite
                       ("budget_timestep", inst.budget_t), ("budget_atoms", inst.budget_a)):
         if getattr(rec, fld) != want:
             yield fld, f"{getattr(rec, fld)!r} but the instance says {want!r}"
+    if rec.gold_set is None:
+        yield "gold_set", "null, but the run is scored (M or MB)"
+        return
     if rec.instance_id not in ctx.problems:
-        problem = check_instance(inst)
-        ctx.problems[rec.instance_id] = (problem, Scorer(problem))
-    problem, scorer = ctx.problems[rec.instance_id]
+        ctx.problems[rec.instance_id] = check_instance(inst)
+    problem = ctx.problems[rec.instance_id]
+    # Each record is re-scored against the gold set it names (a v1 record's is M_B(I)).
+    scorer = ctx.scorers.setdefault((rec.instance_id, rec.gold_set),
+                                    Scorer(problem, gold_set_name=rec.gold_set))
     parsed = parse_certificate(rec.certificate, problem.system.inputs, horizon=problem.horizon,
                                budget_t=problem.budget_t)
     if list(parsed.errors) != rec.certificate_errors:

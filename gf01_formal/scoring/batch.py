@@ -18,7 +18,14 @@ from gf01_formal.artifacts import parse_json
 from gf01_formal.instances.io import check_instance, parse_artifact
 from gf01_formal.instances.model import Instance
 from gf01_formal.instances.sources import is_hoa_text, open_instance
-from gf01_formal.scoring.certificates import ParsedCertificate, best_match_record, parse_certificate, score, score_many
+from gf01_formal.scoring.certificates import (
+    GoldSet,
+    ParsedCertificate,
+    best_match_record,
+    parse_certificate,
+    score,
+    score_many,
+)
 from hoa.errors import Gf01Error, quote
 from hoa.files import read_text
 from solvers.limits import Limits
@@ -36,12 +43,14 @@ def verify_lines(
     instance_id: str | None = None,
     subset_min: bool = False,
     best_match: bool = False,
+    gold_set: GoldSet = "M",
     backend: str | None = None,
     limits: Callable[[], Limits | None] = lambda: None,
 ) -> Iterator[dict[str, Any]]:
     """One score record per certificate line of ``lines`` (read from ``file``), against the instances of ``source``.
 
-    ``limits`` gives the limits of each optional diagnostic (SubsetMin, best match) when it starts.
+    ``limits`` gives the limits of each optional diagnostic (SubsetMin, best match) when it starts; the best match
+    ranks its gold in ``gold_set``.
     """
     text = read_text(source)
     if is_hoa_text(text) or options is not None:
@@ -74,7 +83,8 @@ def verify_lines(
         entries.append((number, iid, parse_certificate(data, p.system.inputs, horizon=p.horizon,
                                                        budget_t=p.budget_t)))
     for start in range(0, len(entries), CHUNK):
-        yield from _score_chunk(entries[start:start + CHUNK], problem_of, subset_min, best_match, backend, limits)
+        yield from _score_chunk(entries[start:start + CHUNK], problem_of, subset_min, best_match, gold_set, backend,
+                                limits)
 
 
 def _entry(line: str, number: int, file: str, only: str | None) -> tuple[str, Any]:
@@ -95,6 +105,7 @@ def _score_chunk(
     problem_of: Callable[[str], Problem],
     subset_min: bool,
     best_match: bool,
+    gold_set: GoldSet,
     backend: str | None,
     limits: Callable[[], Limits | None],
 ) -> Iterator[dict[str, Any]]:
@@ -109,5 +120,5 @@ def _score_chunk(
         s = scores.get(number) or score(p, cert, subset_min=subset_min, backend=backend, limits=limits())
         record = {"line": number, "instance_id": iid, **s.to_json()}
         if best_match:
-            record["best_match"] = best_match_record(p, cert, backend=backend, limits=limits())
+            record["best_match"] = best_match_record(p, cert, gold_set=gold_set, backend=backend, limits=limits())
         yield record

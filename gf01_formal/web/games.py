@@ -43,11 +43,11 @@ from gf01_formal.instances.io import check_instance, load_artifact
 from gf01_formal.instances.model import Bundle, Instance
 from gf01_formal.play.episode import Episode
 from gf01_formal.play.protocol import Action, GoalPanel, Observation
-from gf01_formal.runs.record import FINAL_STATUSES, RunRecord, run_id
+from gf01_formal.runs.record import FINAL_STATUSES, RunRecord, run_id, upgrade_record
 from gf01_formal.runs.runner import RunOutcome, failed_record, finished_record, record_base
 from gf01_formal.runs.store import RunsFile, cut_torn_tail, latest, read_lines
 from gf01_formal.runs.validate import RESCORED
-from gf01_formal.scoring.certificates import certificate_to_json
+from gf01_formal.scoring.certificates import GoldSet, certificate_to_json
 from gf01_formal.scoring.scores import Scorer
 from gf01_formal.web.pilot import ID_PATTERN, Pilot, load_pilot
 from hoa.errors import Gf01Error, quote
@@ -81,15 +81,15 @@ class Served:
     instance: Instance
     problem: Problem
     lock: threading.Lock = field(default_factory=threading.Lock)
-    _scorer: Scorer | None = None
+    _scorers: dict[str, Scorer] = field(default_factory=dict)
     _oracle: dict[str, Any] | None = None
     _oracle_done: bool = False
 
-    def scorer(self) -> Scorer:
-        """The instance's scorer (hold ``lock``)."""
-        if self._scorer is None:
-            self._scorer = Scorer(self.problem)
-        return self._scorer
+    def scorer(self, gold_set: GoldSet = "M") -> Scorer:
+        """The instance's scorer ranking its best match in ``gold_set`` (hold ``lock``)."""
+        if gold_set not in self._scorers:
+            self._scorers[gold_set] = Scorer(self.problem, gold_set_name=gold_set)
+        return self._scorers[gold_set]
 
     def oracle(self) -> dict[str, Any] | None:
         """The oracle's optimum within B_T (certificate, Eff_t, Eff_a), or None when no valid certificate exists
@@ -309,7 +309,7 @@ class Games:
         if not isinstance(data, dict) or not isinstance(data.get("record"), dict):
             raise RequestError(422, 'send {"record": <one run record>}')
         try:
-            rec = RunRecord.model_validate(data["record"])
+            rec = RunRecord.model_validate(upgrade_record(data["record"]))
         except ValidationError as ex:
             err = ex.errors()[0]
             where = ".".join(str(p) for p in err["loc"]) or "record"
@@ -343,7 +343,7 @@ class Games:
         if rec.status in FINAL_STATUSES and rec.certificate is not None and not rec.certificate_errors:
             # The page shows the record's scores: they must be the exact ones of its certificate.
             with served.lock:
-                exact = served.scorer().score(engine.certificate)
+                exact = served.scorer(rec.gold_set or "M").score(engine.certificate)
             wrong = [k for k in RESCORED if exact[k] != getattr(rec, k)]
             if wrong:
                 k = wrong[0]
@@ -527,7 +527,7 @@ class Games:
             game = self.games[ev["token"]]
             rec = records.get(ev["run_id"])
             final = rec is not None and rec.get("status") in FINAL_STATUSES
-            game.record = RunRecord.model_validate(rec) if final else None
+            game.record = RunRecord.model_validate(upgrade_record(rec)) if final else None
         else:
             raise ValueError(f"unknown event {kind!r}")
 
