@@ -117,8 +117,8 @@ def load_config(data: dict[str, Any] | None, *, file: str | None = None) -> GenC
         except Gf01Error as ex:
             raise Gf01Error(ex.message, file=file, field=ex.field) from None
     lo, hi = cfg.horizon
-    if not 2 <= lo <= hi <= MAX_HORIZON:
-        raise Gf01Error(f"horizon [{quote(lo, 30)}, {quote(hi, 30)}] must satisfy 2 <= min <= max <= {MAX_HORIZON}",
+    if not 1 <= lo <= hi <= MAX_HORIZON:
+        raise Gf01Error(f"horizon [{quote(lo, 30)}, {quote(hi, 30)}] must satisfy 1 <= min <= max <= {MAX_HORIZON}",
                         file=file, field="horizon")
     for name in ("budget_slack", "atom_slack"):
         a, b = getattr(cfg, name)
@@ -168,11 +168,13 @@ class Allowances:
     greedy: bool = True
 
 
-def _check_targets(cfg: GenConfig, allow: Allowances, eff_t: int, eff_a: int) -> None:
-    """Reject an optimum (Eff_t, Eff_a) that misses the cfg targets or the slot's allowances."""
+def _check_targets(cfg: GenConfig, allow: Allowances, eff_t: int, eff_a: int, t_star: int) -> None:
+    """Reject an optimum (Eff_t, Eff_a) that misses the cfg targets or the slot's allowances. At t* = 0 (always so
+    when T = 1) every certificate touches the one step 0, so the single-timestep cap does not apply there: generation
+    is defined for every T >= 1 (section 8.1), and the cap would refuse them all."""
     if eff_t < cfg.targets.min_oracle_eff_t:
         raise Rejected("oracle Eff_t below target")
-    if eff_t == 1 and not allow.single_timestep:
+    if eff_t == 1 and not allow.single_timestep and t_star > 0:
         raise Rejected("single-timestep optimum (slot not allowed)")
     if eff_a == 1 and not allow.single_atom:
         raise Rejected("single-atom optimum (slot not allowed)")
@@ -202,7 +204,7 @@ def _cheap_checks(
         raise Rejected("base trace achieves the effect")
     narrow = api.oracle(replace(widest, window=W_MIN), budget_t, backend=cfg.oracle_backend)
     if narrow is not None:
-        _check_targets(cfg, allow, narrow.eff_t, narrow.eff_a)
+        _check_targets(cfg, allow, narrow.eff_t, narrow.eff_a, t_star)
     if mode == "hard" and not allow.greedy and greedy_result(widest)[1]:  # hard mode: the window plays no part
         raise Rejected("greedy certifies it (slot not allowed)")
     return hard_best.eff_t, budget_t, widest
@@ -264,7 +266,7 @@ def _attempt(
     best = api.oracle(problem, budget_t, backend=cfg.oracle_backend)
     if best is None:
         raise Rejected("M_B(I) empty")
-    _check_targets(cfg, allow, best.eff_t, best.eff_a)
+    _check_targets(cfg, allow, best.eff_t, best.eff_a, t_star)
     _, greedy_ok = greedy_result(problem)
     if greedy_ok and not allow.greedy:
         raise Rejected("greedy certifies it (slot not allowed)")
