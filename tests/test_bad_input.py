@@ -53,6 +53,11 @@ class Workspace:
         return str(EXAMPLES / "arbiter.hoa")
 
     @property
+    def bundle(self) -> str:
+        """A bundle holding the example instance alone."""
+        return str(self.root / "bundle.json")
+
+    @property
     def runs(self) -> str:
         """A good runs file (the random agent on the example instance)."""
         return str(self.root / "runs.jsonl")
@@ -171,6 +176,8 @@ CASES: list[Case] = [
     *_file_rows("verify", "CERT", lambda ws, f: ["verify", ws.instance, f], _cert_status),
     *_file_rows("verify", "--certs", lambda ws, f: ["verify", ws.instance, "--certs", f], _certs_status),
     _option("verify", "--seconds -1", lambda ws: ["verify", ws.instance, ws.cert, "--seconds", "-1"], "--seconds"),
+    _option("verify", "--gold-set X", lambda ws: ["verify", ws.instance, ws.cert, "--best-match", "--gold-set", "X"],
+            "--gold-set"),
     _option("verify", "--id 10 MB", lambda ws: ["verify", ws.instance, ws.cert, "--id", HUGE], HUGE_NAMED),
     _option("verify", "--trace-file and --trace", lambda ws: ["verify", ws.hoa, ws.cert, *_hoa_flags(),
                                                               "--trace-file", ws.cert], "--trace"),
@@ -274,6 +281,13 @@ CASES: list[Case] = [
     *_file_rows("validate", "RUNS", lambda ws, f: ["validate", f]),
     *_file_rows("validate", "--bundle", lambda ws, f: ["validate", ws.runs, "--bundle", f]),
     _option("validate", "--official without --bundle", lambda ws: ["validate", ws.runs, "--official"], "--bundle"),
+    _option("validate", "--official --gold-set MB", lambda ws: ["validate", ws.runs, "--bundle", ws.instance,
+                                                                "--official", "--gold-set", "MB"], "--gold-set"),
+    _option("evaluate", "--gold-set X", lambda ws: ["evaluate", ws.instance, "--agent", "random", "--gold-set", "X",
+                                                    "-o", str(ws.out / "r.jsonl")], "--gold-set"),
+    _option("pilot-analyze", "--reference nobody", lambda ws: ["pilot-analyze", ws.runs, "--bundle", ws.bundle,
+                                                               "--reference", "nobody", "-o", str(ws.out / "a.json")],
+            "--reference"),
     *_file_rows("import runs", "PEER_RUNS", lambda ws, f: ["import", "runs", f, "--bundle", ws.instance, "-o",
                                                            str(ws.out / "r.jsonl")]),
     *_file_rows("import runs", "--bundle", lambda ws, f: ["import", "runs", ws.peer_runs, "--bundle", f, "-o",
@@ -362,6 +376,11 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from gf01_formal.runs.evaluate import evaluate
 
     evaluate(EXAMPLES / "arbiter_priority.json", [AgentSpec("random", "EVAL-CB")], root / "runs.jsonl")
+    from gf01_formal.instances.io import load_artifact, save_artifact
+    from gf01_formal.instances.model import make_bundle
+
+    save_artifact(root / "bundle.json", make_bundle([load_artifact(EXAMPLES / "arbiter_priority.json")],
+                                                 generator_version="test", provenance="import:hoa"))
     (root / "cfg-huge.json").write_text(json.dumps({"families": [{"kind": "random_mealy", "states": 10**30}]}))
     (root / "cfg-string.json").write_text(json.dumps({"families": [{"kind": "random_mealy", "states": "5"}]}))
     return root
