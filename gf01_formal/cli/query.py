@@ -88,8 +88,10 @@ def _raw(submitted: tuple[Any, ...]) -> str:
 
 def _verify_lines(r: dict[str, Any], shown: str) -> list[str]:
     pairs: list[tuple[str, Any]] = [("certificate", shown)]
-    pairs += [(k, r[k]) for k in ("suff", "min1", "valid", "goal", "subset_min", "eff_t", "eff_a", "score_c", "kappa",
-                                  "within_budget") if r[k] is not None]
+    pairs += [(k, r[k]) for k in ("suff", "min1", "valid", "goal", "subset_min", "eff_t", "eff_a", "score_c", "kappa")
+              if r[k] is not None]
+    if r["within_budget"] is False:  # a flag worth a line only when it is raised (--json always has it)
+        pairs.append(("within_budget", False))
     bm = r.get("best_match")
     if bm is not None:
         gold = "{" + ", ".join(f"({t}, {a}, {v})" for t, a, v in bm["gold"]) + "}"

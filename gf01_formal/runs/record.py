@@ -116,7 +116,7 @@ class RunRecord(BaseModel):
                                                 "null when not scored")
     within_budget: bool | None = Field(description="the certificate touches at most B_T timesteps (a flag: an "
                                        "over-budget certificate is scored by Definitions 10-12); null when not "
-                                       "scored")
+                                       "scored or malformed")
     subset_min: bool | None = Field(description="the optional exact diagnostic (null: not run or infeasible)")
     diagnostic_status: Literal["exact", "infeasible", "not-run"]
     diagnostic_note: str | None = None
@@ -136,7 +136,8 @@ def run_id(instance_id: str, instance_hash: str, agent_hash: str, seed: int) -> 
 
 def upgrade_record(obj: dict[str, Any]) -> dict[str, Any]:
     """A record of this toolkit in the current schema: a v1 record (best match over M_B(I); an over-budget imported
-    certificate was scored malformed) gets ``gold_set`` MB and ``within_budget`` from its certificate and B_T, its
+    certificate was scored malformed) gets ``gold_set`` MB and ``within_budget`` from its certificate and B_T (None
+    for a malformed one), its
     scores as they were recorded. Anything else is returned as it is (the schema check then judges it)."""
     if obj.get("schema_version") != RUN_SCHEMA_V1:
         return obj
@@ -145,7 +146,8 @@ def upgrade_record(obj: dict[str, Any]) -> dict[str, Any]:
     scored = obj.get("suff") is not None
     times = {repr(a[0]) for a in cert if isinstance(a, list) and a} if isinstance(cert, list) else set()
     out["gold_set"] = "MB" if scored else None
-    out["within_budget"] = (len(times) <= budget) if scored and isinstance(budget, int) else None
+    malformed = bool(obj.get("certificate_errors"))
+    out["within_budget"] = (len(times) <= budget) if scored and not malformed and isinstance(budget, int) else None
     return out
 
 

@@ -37,7 +37,7 @@ class ParsedCertificate:
 
     ``eff_t`` and ``eff_a`` count the submitted atoms (distinct submitted times, submitted entries), well-formed or
     not: for a well-formed certificate they are |TS(C)| and |C|. ``within_budget`` says whether ``eff_t`` <= B_T
-    (None when parsed without a budget); it is a flag, never an error.
+    (None when parsed without a budget, or malformed); it is a flag, never an error.
     """
 
     atoms: Certificate
@@ -63,8 +63,7 @@ def parse_certificate(
     than B_T distinct timesteps is not an error. Atoms with errors are left out of ``atoms``.
     """
     if not isinstance(data, list):
-        return ParsedCertificate((), (f'a certificate is a JSON list of [t, "input", v] atoms, not {_kind(data)}',),
-                                 within_budget=None if budget_t is None else True)
+        return ParsedCertificate((), (f'a certificate is a JSON list of [t, "input", v] atoms, not {_kind(data)}',))
     index = {n: i for i, n in enumerate(inputs)}
     errors: list[str] = []
     atoms: list[Atom] = []
@@ -99,7 +98,8 @@ def parse_certificate(
     times = {_time_key(atom, k) for k, atom in enumerate(data)}
     names = tuple(inputs)
     well = tuple(sorted(set(atoms), key=lambda a: (a[0], names[a[1]], a[2])))
-    within = None if budget_t is None else len(times) <= budget_t
+    # A malformed certificate is not judged against the budget: its entries need not name times at all.
+    within = None if budget_t is None or errors else len(times) <= budget_t
     return ParsedCertificate(well, tuple(errors), tuple(data), len(times), len(data), within)
 
 
