@@ -303,6 +303,8 @@ def build_report(runs: Runs, *, manifest: Manifest | None = None, panel: str | N
                    "digest": runs.digest},
         "versions": {f: sorted({r[f] for r in records}) for f in ("benchmark_version", "harness_version",
                                                                   "checker_version")},
+        # Where the AP/TS best match of the scored runs was ranked: M (M(I), section 7.3) or MB (the option).
+        "gold_sets": dict(sorted(Counter(r["gold_set"] for r in records if r["status"] in SCORED).items())),
         "agents": _agents(records, labels),
         "groups": group_rows,
         "strata": strata,
