@@ -183,24 +183,29 @@ release_app = typer.Typer(name="release", help="Publication checks and packages.
                           add_completion=False, rich_markup_mode=None)
 PreviousOpt = Annotated[Path | None, typer.Option("--previous", metavar="PATH", help="The previous release (its "
                                                   "directory or split_manifest.json), for the rotation check.")]
+HolderOpt = Annotated[bool, typer.Option("--holder", help="The split-key holder's own release, private runs "
+                                          "included (never to be published; docs/release.md).")]
 
 
 @release_app.command("check", short_help="Check a release directory (split policy, rotation, coverage).")
 def release_check_cmd(
-    directory: Annotated[Path, typer.Argument(metavar="DIR", help="The release directory.", show_default=False)],
+    directory: Annotated[Path, typer.Argument(metavar="DIR", help="The release directory or package.",
+                                              show_default=False)],
     previous: PreviousOpt = None,
     panel: PanelOpt = "full",
+    holder: HolderOpt = False,
     json_out: JsonOpt = False,
 ) -> None:
     """Check the split policy (DEC-054), rotation against a previous release, that report.json is the report of the
-    runs and that it and report.md / report.html are byte for byte the report computed again from the runs, and that
-    the required panel covers every (split, mode) slice; exit 2 if a check fails."""
+    runs and that it and report.md / report.html are byte for byte the report computed again from the runs, that
+    the required panel covers every (split, mode) slice, and (unless --holder) that nothing in it regenerates or
+    answers a private_eval instance; exit 2 if a check fails. The core panel is refused (DEC-056)."""
     from gf01_formal.report.release import check, failed_names
 
-    result = check(directory, previous=previous, panel=panel)
+    result = check(directory, previous=previous, panel=panel, holder=holder)
 
     def human(r: dict[str, Any]) -> list[str]:
-        return [f"{c['name']}: {'ok' if c['ok'] else 'FAILED'}" + (" (skipped: no --previous)" if c.get("skipped")
+        return [f"{c['name']}: {'ok' if c['ok'] else 'FAILED'}" + (f" (skipped: {c['note']})" if c.get("skipped")
                                                                     else "") for c in r["checks"]]
 
     emit(result, json_out, human)
@@ -215,15 +220,18 @@ def release_package_cmd(
     output: Annotated[Path, typer.Option("-o", "--output", metavar="DIR", help="The package directory (new).")],
     previous: PreviousOpt = None,
     panel: PanelOpt = "full",
+    holder: HolderOpt = False,
     json_out: JsonOpt = False,
 ) -> None:
-    """Copy a release that passes its checks into a package with SHA256SUMS, package.json, RERUN.md and rerun.sh
-    (which reproduces every table and figure of the report from the package alone)."""
+    """Package a release that passes its checks with SHA256SUMS, package.json, RERUN.md and rerun.sh (which
+    reproduces every table and figure of its report from the package alone). Public by default: public instances
+    and runs in full, private_eval as aggregates and commitments only; --holder packages everything."""
     from gf01_formal.report.release import package
 
     check_output(output / "package.json")
-    result = package(directory, output, panel=panel, previous=previous)
-    emit(result, json_out, lambda r: [f"packaged {r['files']} files -> {r['dir']} (check: sh {r['dir']}/rerun.sh)"])
+    result = package(directory, output, panel=panel, previous=previous, holder=holder)
+    emit(result, json_out, lambda r: [f"packaged {r['files']} files ({r['kind']}) -> {r['dir']} (check: sh "
+                                      f"{r['dir']}/rerun.sh)"])
 
 
 def campaign_cmd(

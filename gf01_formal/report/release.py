@@ -47,6 +47,13 @@ PUBLIC = ("public_dev", "public_val")
 REQUIRED = ("split_manifest.json", "runs.jsonl", "report.json")
 OPTIONAL = ("report.md", "report.html", "public_dev.bundle.json", "public_val.bundle.json", "private_eval.hashes.json",
             "analysis.json", "caps.json", "campaign.json", "validation.json")
+#: The private_eval aggregates and commitments of a public package (docs/release.md).
+PRIVATE_RESULTS = "private_eval.results.json"
+PRIVATE_RESULTS_SCHEMA = "gf01-formal.private_results.v1"
+#: What a public package copies from the release as it is (analysis.json is left out: its per-instance knobs
+#: describe the private instances; the runs and the report are rewritten to the public runs).
+PUBLIC_COPIED = ("split_manifest.json", "public_dev.bundle.json", "public_val.bundle.json", "private_eval.hashes.json",
+                 "caps.json", "campaign.json", "validation.json")
 
 
 def _manifest_rows(path: Path) -> list[dict[str, Any]]:
@@ -80,14 +87,35 @@ def rotation(current: Path, previous: Path) -> dict[str, Any]:
             "public_novelty": round(novelty, 6), "min_public_novelty": MIN_NOVELTY}
 
 
+def refuse_core(panel: str | None, what: str) -> None:
+    """The one-line refusal of a panel other than full where official is claimed (DEC-056)."""
+    if panel is not None and panel != "full":
+        raise Gf01Error(f"{what} is official and DEC-056 requires the full panel (random, greedy, search, tool, "
+                        f"oracle); --panel {panel} is for smoke checks that do not claim to be official",
+                        field="panel")
+
+
+def release_root(directory: str | os.PathLike[str]) -> tuple[Path, Path]:
+    """(the directory holding the release's files, the directory to scan for leaks): a package's ``artifacts/`` and
+    the whole package, or a release directory twice."""
+    root = _release_dir(directory)
+    if (root / "package.json").is_file() and (root / "artifacts").is_dir():
+        return root / "artifacts", root
+    return root, root
+
+
 def check(directory: str | os.PathLike[str], *, previous: str | os.PathLike[str] | None = None,
-          panel: str = "full") -> dict[str, Any]:
-    """Every check of the module docstring on the release ``directory``; ``ok`` when all pass."""
+          panel: str = "full", holder: bool = False) -> dict[str, Any]:
+    """Every check of the module docstring on the release ``directory`` (a release directory or a package);
+    ``ok`` when all pass. ``holder``: the key holder's own release, whose private runs are expected (no sealing
+    check); otherwise the release is public and must not leak the private split (report/sealing.py)."""
     from gf01_formal.instances.splits import policy_check
     from gf01_formal.report.coverage import coverage, load_manifest
     from gf01_formal.report.load import load_runs
+    from gf01_formal.report.sealing import sealing
 
-    root = _release_dir(directory)
+    refuse_core(panel, "a release")
+    root, scan_root = release_root(directory)
     for name in REQUIRED:
         if not (root / name).is_file():
             raise Gf01Error(f"a release holds {', '.join(REQUIRED)}; {name} is missing", file=str(root))
@@ -119,17 +147,33 @@ def check(directory: str | os.PathLike[str], *, previous: str | os.PathLike[str]
     checks.append(reproduction(root, runs, manifest, report))
     cov = coverage(runs.records, manifest, panel)
     verdict = cov["panel"]
+    rows, incomplete = cov["slices"], verdict["incomplete"]
+    attested = root / PRIVATE_RESULTS
+    if not holder and attested.is_file():
+        # A public release holds no private runs: private_eval coverage is the holder's, attested with commitments.
+        res = read_json(attested)
+        rcov = res.get("coverage") if isinstance(res, dict) else None
+        if not isinstance(rcov, dict) or rcov.get("panel") != panel:
+            raise Gf01Error(f"{PRIVATE_RESULTS} holds no private_eval coverage of the {panel} panel", file=str(attested))
+        rows = [r for r in rows if r["split_id"] != "private_eval"] + list(rcov.get("slices") or [])
+        incomplete = [p for p in incomplete if p["split_id"] != "private_eval"] + list(rcov.get("incomplete") or [])
     tracks: dict[str, list[str]] = {}
-    for row in cov["slices"]:
+    for row in rows:
         if row["missing"] == 0 and row["expected"]:
             tracks.setdefault(f"{row['split_id']}/{row['mode']}", [])
             if row["eval_track"] not in tracks[f"{row['split_id']}/{row['mode']}"]:
                 tracks[f"{row['split_id']}/{row['mode']}"].append(row["eval_track"])
-    checks.append({"name": "coverage", "ok": verdict["complete"], "panel": panel, "required": verdict["required"],
-                   "incomplete": verdict["incomplete"], "covered_tracks": {k: sorted(v) for k, v in
-                                                                            sorted(tracks.items())}})
+    checks.append({"name": "coverage", "ok": not incomplete, "panel": panel, "required": verdict["required"],
+                   "incomplete": incomplete, "covered_tracks": {k: sorted(v) for k, v in sorted(tracks.items())},
+                   **({"private_eval": f"attested by {PRIVATE_RESULTS}"} if not holder and attested.is_file()
+                      else {})})
     checks.append(_layout(root, man_path))
-    return {"ok": all(c["ok"] for c in checks), "checks": checks}
+    if holder:
+        checks.append({"name": "sealing", "ok": True, "skipped": True,
+                       "note": "the key holder's release (--holder): its private runs are expected"})
+    else:
+        checks.append(sealing(scan_root, man_path))
+    return {"ok": all(c["ok"] for c in checks), "checks": checks, "holder": holder}
 
 
 #: The report's files in a release, in the order ``gf01 report -o`` writes them in the rerun script.
@@ -286,52 +330,68 @@ statsmodels and matplotlib, listed there and in the report itself):
    coverage) as SVG, so a byte-identical HTML file is a byte-identical set of figures; the figures' data are also
    in `report.json` (`figures`).
 
-What needs more than the package: `gf01 report --official` re-verifies every certificate against the instances,
-and `gf01 pilot-analyze` reads the complexity knobs of every instance; the private_eval instances are published as
-hashes only, so those two need the full bundle. Their outputs are packaged (`validation.json`, `analysis.json`)
-as produced. `gf01 release check artifacts` repeats the publication checks on the packaged files.
+`gf01 release check .` repeats the publication checks on the package.
+"""
+
+RERUN_PUBLIC = """
+This is a public package (docs/release.md): the runs and the report are those of the public splits
+(public_dev, public_val); the private_eval instances are published as content hashes only, and their results as
+aggregates in `artifacts/private_eval.results.json`, with commitments (sha256 of the split key, of the private
+instances, of the private runs and of the full report) that a later reveal by the key holder is checked against.
+`gf01 report --official` and `gf01 pilot-analyze` need the instances themselves; `validation.json` is packaged as
+produced.
+"""
+
+RERUN_HOLDER = """
+This is the key holder's package: it holds every run, the private_eval ones included, and must not be published.
 """
 
 
 def package(directory: str | os.PathLike[str], out: str | os.PathLike[str], *, panel: str = "full",
-            previous: str | os.PathLike[str] | None = None) -> dict[str, Any]:
-    """Copy a release that passes :func:`check` into ``out`` with SHA256SUMS, package.json, RERUN.md and rerun.sh.
+            previous: str | os.PathLike[str] | None = None, holder: bool = False) -> dict[str, Any]:
+    """Package the key holder's release ``directory`` (which must pass :func:`check` with ``holder=True``) into
+    ``out`` with SHA256SUMS, package.json, RERUN.md and rerun.sh.
 
+    By default the package is public (docs/release.md): public instances and their runs in full, the report of the
+    public runs, and for private_eval only ``private_eval.results.json`` (aggregates, coverage, commitments); it
+    must pass the public :func:`check` (sealing included) or nothing is written. ``holder``: everything, as is.
     ``out`` must not exist (or be an empty directory); the package is built beside it and renamed into place, so
     an interrupted packaging leaves nothing half-written.
     """
     from gf01_formal.report.build import software
 
-    root = Path(directory)
+    root = _release_dir(directory)
     target = Path(out)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise Gf01Error("exists and is not an empty directory; give a new directory", file=str(target))
-    result = check(root, previous=previous, panel=panel)
+    result = check(root, previous=previous, panel=panel, holder=True)
     if not result["ok"]:
         raise Gf01Error(f"the release fails its checks: {failed_names(result)}", file=str(root))
-    report = read_json(root / "report.json")
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     try:
         arts = tmp / "artifacts"
         arts.mkdir()
-        names = [n for n in (*REQUIRED, *OPTIONAL) if (root / n).is_file()]
-        for n in names:
-            shutil.copyfile(root / n, arts / n)
-        side = root / "runs.jsonl.d"
-        if side.is_dir():
-            shutil.copytree(side, arts / "runs.jsonl.d")
-        # Only the formats the release ships are recomputed and compared: cmp on a rendering the package does not
+        if holder:
+            _copy_all(root, arts)
+        else:
+            _public_artifacts(root, arts, panel)
+            result = check(arts, previous=previous, panel=panel)
+            if not result["ok"]:
+                raise Gf01Error(f"the public package fails its checks: {failed_names(result)}", file=str(root))
+        report = read_json(arts / "report.json")
+        # Only the formats the package ships are recomputed and compared: cmp on a rendering the package does not
         # hold would fail the script of a release that passed its checks.
-        shipped = tuple(n for n in REPORT_FILES if (root / n).is_file())
+        shipped = tuple(n for n in REPORT_FILES if (arts / n).is_file())
         (tmp / "rerun.sh").write_text(rerun_script(report_panel(report), shipped), encoding="utf-8")
-        (tmp / "RERUN.md").write_text(RERUN_MD, encoding="utf-8")
+        (tmp / "RERUN.md").write_text(RERUN_MD + (RERUN_HOLDER if holder else RERUN_PUBLIC), encoding="utf-8")
         files = sorted(p for p in tmp.rglob("*") if p.is_file())
         entries = [{"path": p.relative_to(tmp).as_posix(), "bytes": p.stat().st_size, "sha256": _sha256(p)}
                    for p in files]
         (tmp / "package.json").write_text(pretty_json({
-            "schema_version": PACKAGE_SCHEMA, "software": software(), "checks": result,
-            "report_digest": report.get("inputs", {}).get("digest"), "files": entries}), encoding="utf-8")
+            "schema_version": PACKAGE_SCHEMA, "kind": "holder" if holder else "public", "software": software(),
+            "checks": result, "report_digest": report.get("inputs", {}).get("digest"), "files": entries}),
+            encoding="utf-8")
         entries.append({"path": "package.json", "sha256": _sha256(tmp / "package.json")})
         (tmp / "SHA256SUMS").write_text("".join(f"{e['sha256']}  {e['path']}\n"
                                                 for e in sorted(entries, key=lambda e: e["path"])), encoding="utf-8")
@@ -341,8 +401,84 @@ def package(directory: str | os.PathLike[str], out: str | os.PathLike[str], *, p
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return {"dir": str(target), "files": len(entries) + 1,
+    return {"dir": str(target), "kind": "holder" if holder else "public", "files": len(entries) + 1,
             "sha256sums": hashlib.sha256((target / "SHA256SUMS").read_bytes()).hexdigest()}
+
+
+def _copy_all(root: Path, arts: Path) -> None:
+    for n in (*REQUIRED, *OPTIONAL):
+        if (root / n).is_file():
+            shutil.copyfile(root / n, arts / n)
+    side = root / "runs.jsonl.d"
+    if side.is_dir():
+        shutil.copytree(side, arts / "runs.jsonl.d")
+
+
+def _public_artifacts(root: Path, arts: Path, panel: str) -> None:
+    """The public package's artifacts: the release's public files, the public runs (with their tool logs) and their
+    report, and the private_eval aggregates with the commitments a later reveal is checked against."""
+    import json
+
+    from gf01_formal.report.build import build_report
+    from gf01_formal.report.coverage import load_manifest
+    from gf01_formal.report.load import load_runs
+    from gf01_formal.report.render import html_page, markdown
+
+    for n in PUBLIC_COPIED:
+        if (root / n).is_file():
+            shutil.copyfile(root / n, arts / n)
+    manifest = load_manifest(root / "split_manifest.json")
+    private_ids = {iid for iid, (split, _) in manifest.entries.items() if split == "private_eval"}
+    public_lines, private = [], hashlib.sha256()
+    logs: set[str] = set()
+    for line in (root / "runs.jsonl").read_bytes().splitlines(keepends=True):
+        if not line.strip():
+            continue
+        rec = json.loads(line)
+        if rec.get("instance_id") in private_ids or rec.get("split_id") == "private_eval":
+            private.update(line)
+            continue
+        public_lines.append(line)
+        if rec.get("tool_log_hash"):
+            logs.add(str(rec["tool_log_hash"]))
+    (arts / "runs.jsonl").write_bytes(b"".join(public_lines))
+    side = root / "runs.jsonl.d"
+    for p in sorted(side.rglob("*.jsonl")) if side.is_dir() else ():
+        if p.stem in logs:
+            dest = arts / "runs.jsonl.d" / p.relative_to(side)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(p, dest)
+    full = read_json(root / "report.json")
+    level = report_panel(full)
+    fresh = build_report(load_runs([arts / "runs.jsonl"]), manifest=manifest, panel=level)
+    render = {"report.json": pretty_json, "report.md": markdown, "report.html": html_page}
+    for n in REPORT_FILES:
+        if (root / n).is_file():
+            (arts / n).write_text(render[n](fresh), encoding="utf-8")
+    cov = full.get("coverage") or {}
+    verdict = cov.get("panel") or {}
+    man = read_json(root / "split_manifest.json")
+
+    def private_rows(rows: Any) -> list[Any]:
+        return [r for r in rows or [] if (r.get("key") or r).get("split_id") == "private_eval"]
+
+    (arts / PRIVATE_RESULTS).write_text(pretty_json({
+        "schema_version": PRIVATE_RESULTS_SCHEMA,
+        "note": "private_eval results of the key holder's full report; the runs and instances behind them are "
+                "withheld and committed to (docs/release.md)",
+        "commitments": {
+            "key_commitment": man.get("key_commitment"),
+            "private_bundle_sha256": man.get("private_bundle_sha256"),
+            "private_runs_sha256": private.hexdigest(),
+            "full_report_sha256": _sha256(root / "report.json"),
+            "full_runs_digest": (full.get("inputs") or {}).get("digest"),
+        },
+        "inputs": full.get("inputs"),
+        "coverage": {"panel": level if level else panel, "slices": private_rows(cov.get("slices")),
+                     "incomplete": private_rows(verdict.get("incomplete"))},
+        "groups": private_rows(full.get("groups")),
+        "strata": private_rows(full.get("strata")),
+    }), encoding="utf-8")
 
 
 def _release_dir(directory: str | os.PathLike[str]) -> Path:
