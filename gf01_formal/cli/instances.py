@@ -57,7 +57,6 @@ def generate_cmd(
     from gf01_formal.artifacts import read_json
     from gf01_formal.instances.generator import generate, load_config, summary
     from gf01_formal.instances.io import save_artifact
-
     from gf01_formal.instances.keys import read_key
 
     check_output(output)

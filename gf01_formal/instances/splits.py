@@ -32,7 +32,7 @@ from gf01_formal.instances.keys import PUBLIC_KEY, key_commitment, key_id, read_
 from gf01_formal.instances.model import SPLITS, Bundle, Instance, instances_hash, make_bundle, validate_model
 from hoa.errors import Gf01Error, quote
 
-__all__ = ["PUBLIC_KEY", "read_key", "key_id"]  # re-exported: the key's helpers live in instances/keys.py
+__all__ = ["PUBLIC_KEY", "key_id", "read_key"]  # re-exported: the key's helpers live in instances/keys.py
 
 POLICY = "gf01.split_policy.v1"
 MANIFEST_SCHEMA = "gf01-formal.split_manifest.v1"

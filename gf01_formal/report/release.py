@@ -154,7 +154,8 @@ def check(directory: str | os.PathLike[str], *, previous: str | os.PathLike[str]
         res = read_json(attested)
         rcov = res.get("coverage") if isinstance(res, dict) else None
         if not isinstance(rcov, dict) or rcov.get("panel") != panel:
-            raise Gf01Error(f"{PRIVATE_RESULTS} holds no private_eval coverage of the {panel} panel", file=str(attested))
+            raise Gf01Error(f"{PRIVATE_RESULTS} holds no private_eval coverage of the {panel} panel",
+                            file=str(attested))
         rows = [r for r in rows if r["split_id"] != "private_eval"] + list(rcov.get("slices") or [])
         incomplete = [p for p in incomplete if p["split_id"] != "private_eval"] + list(rcov.get("incomplete") or [])
     tracks: dict[str, list[str]] = {}

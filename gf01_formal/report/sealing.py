@@ -106,12 +106,13 @@ class _Scan:
             return
         if str(obj.get("instance_id")) in self.ids and any(k in obj for k in ANSWER_KEYS):
             self.leaks.append(f"private certificate or gold: {at}")
-        if isinstance(obj.get("instances"), list) and obj.get("provenance") == "generated" and obj.get("seed") is not None:
+        generated = isinstance(obj.get("instances"), list) and obj.get("provenance") == "generated"
+        if generated and obj.get("seed") is not None:
             keyed = obj.get("seed_key_id")
             if not keyed or keyed != self.seed_key_id:
                 self.leaks.append(f"generator inputs: {at} (seed {obj.get('seed')}, cfg_hash "
-                                  f"{str(obj.get('cfg_hash'))[:16]}, count {obj.get('count_requested')}) were not keyed "
-                                  "by this release's split key and regenerate its private_eval instances")
+                                  f"{str(obj.get('cfg_hash'))[:16]}, count {obj.get('count_requested')}) were not "
+                                  "keyed by this release's split key and regenerate its private_eval instances")
 
     def key_candidate(self, where: str, path: str, raw: bytes) -> None:
         cand = raw.strip()
