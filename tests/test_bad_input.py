@@ -246,6 +246,11 @@ CASES: list[Case] = [
                                                               "--manifest", str(ws.out / "m.json"), "--key-file",
                                                               ws.bad(k)], lambda ws, k=kind: ws.bad(k))
       for kind in ("missing", "directory", "empty")],
+    _option("split", "a size the split policy cannot meet", lambda ws: ["split", str(ws.root / "bundle-of-one.json"), "-o",
+            str(ws.out / "s.json"), "--manifest", str(ws.out / "m.json")], "cannot meet gf01.split_policy.v1"),
+    *[Case("generate", f"--key-file {kind}", lambda ws, k=kind: ["generate", "--count", "1", "--key-file", ws.bad(k),
+                                                                 "-o", str(ws.out / "b.json")],
+           lambda ws, k=kind: ws.bad(k)) for kind in ("missing", "directory", "empty")],
     _option("split", "--release under a regular file", lambda ws: ["split", ws.instance, "-o", str(ws.out / "s.json"),
             "--manifest", str(ws.out / "m.json"), "--release", str(ws.out / "file" / "r")], "file"),
     *_file_rows("split-policy-check", "MANIFEST", lambda ws, f: ["split-policy-check", f]),
@@ -307,6 +312,16 @@ CASES: list[Case] = [
                                 ("a regular file", lambda ws: str(ws.out / "file"), lambda ws, p: p(ws)),
                                 ("10 MB name", lambda ws: HUGE, lambda ws, p: HUGE_NAMED))],
     *_output_rows("release package", "-o", lambda ws, o: ["release", "package", str(ws.root), "-o", o]),
+    _option("release check", "--panel core (not official)", lambda ws: ["release", "check", str(ws.root), "--panel",
+                                                                         "core"], "full panel"),
+    _option("release package", "--panel core (not official)", lambda ws: ["release", "package", str(ws.root),
+                                                                           "--panel", "core", "-o",
+                                                                           str(ws.out / "pkg")], "full panel"),
+    *_file_rows("release reveal", "--bundle", lambda ws, f: ["release", "reveal", str(ws.root), "--bundle", f,
+                                                             "--key-file", ws.instance]),
+    *[Case("release reveal", f"--key-file {kind}", lambda ws, k=kind: ["release", "reveal", str(ws.root), "--bundle",
+                                                                       ws.instance, "--key-file", ws.bad(k)],
+           lambda ws, k=kind: ws.bad(k)) for kind in ("missing", "directory", "empty")],
     *_file_rows("campaign", "BUNDLE", lambda ws, f: ["campaign", f, "--agents", "random", "-o", str(ws.out / "c")]),
     *_output_rows("campaign", "-o", lambda ws, o: ["campaign", ws.instance, "--agents", "random", "-o", o]),
     _option("campaign", "--jobs 0", lambda ws: ["campaign", ws.instance, "--agents", "random", "--jobs", "0", "-o",
@@ -364,6 +379,11 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     evaluate(EXAMPLES / "arbiter_priority.json", [AgentSpec("random", "EVAL-CB")], root / "runs.jsonl")
     (root / "cfg-huge.json").write_text(json.dumps({"families": [{"kind": "random_mealy", "states": 10**30}]}))
     (root / "cfg-string.json").write_text(json.dumps({"families": [{"kind": "random_mealy", "states": "5"}]}))
+    from gf01_formal.instances.io import load_instance, save_artifact
+    from gf01_formal.instances.model import make_bundle
+
+    one = load_instance(EXAMPLES / "arbiter_priority.json")
+    save_artifact(root / "bundle-of-one.json", make_bundle([one], generator_version="test", provenance="test"))
     return root
 
 

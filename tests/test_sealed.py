@@ -194,3 +194,18 @@ def test_release_check_refuses_the_core_panel(workflow: Path, capsys: pytest.Cap
     assert err.count("\n") == 1 and "DEC-056 requires the full panel" in err
     with pytest.raises(Gf01Error, match="smoke checks"):
         check(workflow / "pkg", panel="core")
+
+
+def test_a_reveal_is_checked_against_the_commitments(workflow: Path, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["release", "reveal", str(workflow / "pkg"), "--bundle", str(workflow / "split.json")]
+    capsys.readouterr()
+    assert main([*args, "--key-file", str(workflow / "key"), "--runs", str(workflow / "rel" / "runs.jsonl")]) == 0
+    (tmp_path / "other").write_text("not the key that sealed this release\n")
+    assert main([*args, "--key-file", str(tmp_path / "other")]) == 2
+    assert "commitments: key, sealed_ids" in capsys.readouterr().err
+    runs = (workflow / "rel" / "runs.jsonl").read_text().splitlines()
+    (tmp_path / "runs.jsonl").write_text("\n".join(runs[:-1]) + "\n")  # a private run withheld from the reveal
+    dropped = json.loads(runs[-1])["split_id"] == "private_eval"
+    status = main([*args, "--key-file", str(workflow / "key"), "--runs", str(tmp_path / "runs.jsonl")])
+    assert status == (2 if dropped else 0)

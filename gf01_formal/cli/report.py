@@ -234,6 +234,27 @@ def release_package_cmd(
                                       f"{r['dir']}/rerun.sh)"])
 
 
+@release_app.command("reveal", short_help="Check a reveal (key, private bundle, runs) against a package's "
+                     "commitments.")
+def release_reveal_cmd(
+    directory: Annotated[Path, typer.Argument(metavar="DIR", help="The public package (or its artifacts).",
+                                              show_default=False)],
+    bundle: Annotated[Path, typer.Option("--bundle", metavar="FILE", help="The revealed split bundle.")],
+    key_file: Annotated[Path, typer.Option("--key-file", metavar="FILE", help="The revealed split key.")],
+    runs: Annotated[Path | None, typer.Option("--runs", metavar="FILE", help="The revealed full runs file.")] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Check revealed private artifacts against the commitments a public package published; exit 2 on a mismatch."""
+    from gf01_formal.report.release import reveal
+
+    result = reveal(directory, bundle, key_file, runs)
+    emit(result, json_out, lambda r: [f"{c['name']}: {'ok' if c['ok'] else 'MISMATCH'}" for c in r["checks"]])
+    if not result["ok"]:
+        bad = ", ".join(c["name"] for c in result["checks"] if not c["ok"])
+        print(f"gf01: error: the reveal does not match the package's commitments: {bad}", file=sys.stderr, flush=True)
+        raise typer.Exit(2)
+
+
 def campaign_cmd(
     bundle: Annotated[Path, typer.Argument(metavar="BUNDLE", help="The bundle to play.", show_default=False)],
     output: Annotated[Path, typer.Option("-o", "--output", metavar="DIR", help="The campaign directory.")],

@@ -493,3 +493,38 @@ def _release_dir(directory: str | os.PathLike[str]) -> Path:
         raise Gf01Error("not a directory (a release directory is expected)", file=quote(os.fspath(directory), 200,
                                                                                            bare=True))
     return root
+
+
+def reveal(directory: str | os.PathLike[str], bundle: str | os.PathLike[str], key_file: str | os.PathLike[str],
+           runs: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    """Check a reveal against a public package's commitments: the key (``key_commitment``), the private instances
+    of the split bundle (``private_bundle_sha256``, their content hashes and sealed ids against the manifest) and,
+    with ``runs`` (the holder's full runs file), the private runs (``private_runs_sha256``)."""
+    import json
+
+    from gf01_formal.instances.io import load_bundle
+    from gf01_formal.instances.keys import key_commitment, read_key, sealed_id
+    from gf01_formal.instances.model import instances_hash
+
+    key = read_key(key_file)
+    full = load_bundle(bundle)
+    root, _ = release_root(directory)
+    man = read_json(root / "split_manifest.json")
+    res_path = root / PRIVATE_RESULTS
+    commitments = (read_json(res_path).get("commitments") or {}) if res_path.is_file() else {}
+    private = [i for i in full.instances if i.split_id == "private_eval"]
+    rows = {r.get("instance_id"): r.get("content_hash") for r in man.get("instances") or []
+            if isinstance(r, dict) and r.get("split_id") == "private_eval"}
+    checks = [
+        {"name": "key", "ok": key_commitment(key) == man.get("key_commitment")},
+        {"name": "private_bundle", "ok": instances_hash(private) == man.get("private_bundle_sha256")
+         and {i.instance_id: i.content_hash for i in private} == rows},
+        {"name": "sealed_ids", "ok": all(i.instance_id == sealed_id(key, i.content_hash) for i in private)},
+    ]
+    if runs is not None:
+        digest = hashlib.sha256()
+        for line in Path(runs).read_bytes().splitlines(keepends=True):
+            if line.strip() and json.loads(line).get("instance_id") in rows:
+                digest.update(line)
+        checks.append({"name": "private_runs", "ok": digest.hexdigest() == commitments.get("private_runs_sha256")})
+    return {"ok": all(c["ok"] for c in checks), "checks": checks}
