@@ -246,8 +246,9 @@ CASES: list[Case] = [
                                                               "--manifest", str(ws.out / "m.json"), "--key-file",
                                                               ws.bad(k)], lambda ws, k=kind: ws.bad(k))
       for kind in ("missing", "directory", "empty")],
-    _option("split", "a size the split policy cannot meet", lambda ws: ["split", str(ws.root / "bundle-of-one.json"), "-o",
-            str(ws.out / "s.json"), "--manifest", str(ws.out / "m.json")], "cannot meet gf01.split_policy.v1"),
+    _option("split", "a size the split policy cannot meet",
+            lambda ws: ["split", str(ws.root / "bundle-of-one.json"), "-o", str(ws.out / "s.json"), "--manifest",
+                        str(ws.out / "m.json")], "cannot meet gf01.split_policy.v1"),
     *[Case("generate", f"--key-file {kind}", lambda ws, k=kind: ["generate", "--count", "1", "--key-file", ws.bad(k),
                                                                  "-o", str(ws.out / "b.json")],
            lambda ws, k=kind: ws.bad(k)) for kind in ("missing", "directory", "empty")],
