@@ -296,6 +296,15 @@ CASES: list[Case] = [
     _option("report", "--official without --manifest and --bundle", lambda ws: ["report", ws.runs, "--official",
                                                                                "-o", str(ws.out / "r.json")],
             "--official"),
+    _option("report", "--official --panel core", lambda ws: ["report", ws.runs, "--official", "--panel", "core",
+                                                              "-o", str(ws.out / "r.json")], "full panel"),
+    _option("report", "--official with provisional --caps", lambda ws: [
+        "report", ws.runs, "--official", "--caps", str(ws.root / "caps-provisional.json"), "-o",
+        str(ws.out / "r.json")], "--allow-provisional-caps"),
+    *_file_rows("report", "--caps", lambda ws, f: ["report", ws.runs, "--caps", f, "-o", str(ws.out / "r.json")]),
+    _option("campaign", "provisional --caps", lambda ws: ["campaign", ws.instance, "--agents", "random", "--caps",
+                                                          str(ws.root / "caps-provisional.json"), "-o",
+                                                          str(ws.out / "c")], "--allow-provisional-caps"),
     *_file_rows("pilot-analyze", "RUNS", lambda ws, f: ["pilot-analyze", f, "--bundle", ws.instance, "-o",
                                                         str(ws.out / "a.json")]),
     *_file_rows("pilot-analyze", "--bundle", lambda ws, f: ["pilot-analyze", ws.runs, "--bundle", f, "-o",
@@ -385,6 +394,12 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     one = load_instance(EXAMPLES / "arbiter_priority.json")
     save_artifact(root / "bundle-of-one.json", make_bundle([one], generator_version="test", provenance="test"))
+    cap = {"cap": 3, "unit": "conflicts"}
+    (root / "caps-provisional.json").write_text(json.dumps({
+        "schema_version": "gf01-formal.caps.v1", "backend": "sat", "provisional": True,
+        "platform": {"seconds": {"cap": 1.0}, "memory_kib": {"cap": None}},
+        "algorithmic": {"conflicts": cap, "nodes": {"cap": None}},
+        "sample": {"instances": 8, "checkpoint": {"target": 240, "reached": False}}}))
     return root
 
 

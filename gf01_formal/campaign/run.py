@@ -194,15 +194,17 @@ def run_campaign(
             count += 1
         if progress is not None:
             progress(count, total)
-    finish(out, bundle_path, man, panel, summary)
+    finish(out, bundle_path, man, panel, summary, caps)
     return summary
 
 
 def finish(out: Path, bundle_path: str | os.PathLike[str], manifest: Any, panel: str,
-           summary: CampaignSummary) -> None:
-    """The final artifacts, made from the whole runs file (the same bytes however the runs were played)."""
+           summary: CampaignSummary, caps: dict[str, Any] | None = None) -> None:
+    """The final artifacts, made from the whole runs file (the same bytes however the runs were played). The report
+    names the diagnostic caps when the runs ran under any (``caps``: CapSet.to_json)."""
     from gf01_formal.instances.io import load_bundle
     from gf01_formal.report.build import build_report
+    from gf01_formal.report.caps import CapSet
     from gf01_formal.report.load import load_runs
     from gf01_formal.report.pilot import analyze, knob_plots
     from gf01_formal.report.render import html_page, markdown
@@ -213,7 +215,9 @@ def finish(out: Path, bundle_path: str | os.PathLike[str], manifest: Any, panel:
     summary.violations = len(violations)
     write_json_atomic(out / "validation.json", {"ok": not violations, "violations": [str(v) for v in violations]})
     runs = load_runs([runs_path])
-    report = build_report(runs, manifest=manifest, panel=panel if manifest is not None else None)
+    capset = None if caps is None else CapSet(**caps)
+    report = build_report(runs, manifest=manifest, panel=panel if manifest is not None else None,
+                          caps=capset.report_section() if capset is not None and capset.capped() else None)
     write_text_atomic(out / "report.json", pretty_json(report))
     write_text_atomic(out / "report.md", markdown(report))
     write_text_atomic(out / "report.html", html_page(report))

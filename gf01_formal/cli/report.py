@@ -22,6 +22,9 @@ OutOpt = Annotated[Path | None, typer.Option("-o", "--output", metavar="FILE",
 PanelOpt = Annotated[PanelName, typer.Option("--panel", help="The required baseline panel of DEC-056: full "
                                              "(random, greedy, search, tool, oracle) or core (random, greedy, "
                                              "oracle).")]
+AllowProvisionalOpt = Annotated[bool, typer.Option("--allow-provisional-caps", help="Accept caps derived before "
+                                                   "the DEC-021 checkpoint (240 pilot instances); the report says "
+                                                   "they are provisional.")]
 ManifestOpt = Annotated[Path | None, typer.Option("--manifest", metavar="FILE", help="The split manifest: coverage "
                                                   "per (split, mode, track, agent).")]
 
@@ -52,6 +55,10 @@ def report_cmd(
     bundle: Annotated[Path | None, typer.Option("--bundle", metavar="BUNDLE", help="The bundle the runs were played "
                                                 "on (--official re-verifies every run against it).")] = None,
     panel: PanelOpt = "full",
+    caps: Annotated[Path | None, typer.Option("--caps", metavar="FILE", help="The caps the runs' diagnostics ran "
+                                              "under (caps.json, or the campaign's campaign.json): the report "
+                                              "names them, provisional or frozen.")] = None,
+    allow_provisional_caps: AllowProvisionalOpt = False,
     output: Annotated[list[Path] | None, typer.Option("-o", "--output", metavar="FILE", help="Where to write "
                                                       "(atomically); repeat for several formats, each from its "
                                                       "suffix; default: standard output.")] = None,
@@ -73,9 +80,21 @@ def report_cmd(
     for path in outputs:
         if path is not None:
             check_output(path)
+    if official:
+        from gf01_formal.report.release import refuse_core
+
+        refuse_core(panel, "--official")
+    capset = None
+    if caps is not None:
+        from gf01_formal.report.caps import load_caps
+
+        capset = load_caps(caps)
+        if official:
+            capset.refuse_provisional(allow_provisional_caps, "report --official")
     man = None if manifest is None else load_manifest(manifest)
     loaded = load_runs(runs)
-    report = build_report(loaded, manifest=man, panel=panel if man is not None else None)
+    report = build_report(loaded, manifest=man, panel=panel if man is not None else None,
+                          caps=None if capset is None else capset.report_section())
     if official:
         official_checks(report, runs, bundle=None if bundle is None else str(bundle), manifest=man, panel=panel)
     written = []
@@ -272,6 +291,7 @@ def campaign_cmd(
                                              "for 'gf01 caps derive').")] = False,
     caps: Annotated[Path | None, typer.Option("--caps", metavar="FILE", help="Run the diagnostic under these caps "
                                               "(caps.json).")] = None,
+    allow_provisional_caps: AllowProvisionalOpt = False,
     diagnostic_backend: Annotated[Literal["sat", "bdd"], typer.Option("--diagnostic-backend", help="With "
                                   "--subset-min: the backend whose work is metered (conflicts or BDD nodes).")]
     = "sat",
@@ -287,7 +307,9 @@ def campaign_cmd(
     names = [n.strip() for a in agents or [] for n in a.split(",") if n.strip()] or None
     cap_json = None
     if caps is not None:
-        cap_json = load_caps(caps).to_json()
+        capset = load_caps(caps)
+        capset.refuse_provisional(allow_provisional_caps, "campaign --caps")
+        cap_json = capset.to_json()
     elif subset_min:
         cap_json = CapSet(backend=diagnostic_backend).to_json()
     with progress_bar("runs") as bar:

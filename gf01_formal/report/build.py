@@ -273,8 +273,10 @@ def _hist(values: Any) -> list[list[int]]:
     return [[v, c[v]] for v in sorted(c)]
 
 
-def build_report(runs: Runs, *, manifest: Manifest | None = None, panel: str | None = None) -> dict[str, Any]:
-    """The report of ``runs`` (module docstring); with ``manifest``, its coverage (and ``panel``'s verdict)."""
+def build_report(runs: Runs, *, manifest: Manifest | None = None, panel: str | None = None,
+                 caps: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The report of ``runs`` (module docstring); with ``manifest``, its coverage (and ``panel``'s verdict); with
+    ``caps`` (CapSet.report_section), the diagnostic caps the runs ran under, provisional or frozen."""
     records = runs.records
     labels = agent_label(records)
     groups: dict[tuple[Any, ...], dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
@@ -308,6 +310,7 @@ def build_report(runs: Runs, *, manifest: Manifest | None = None, panel: str | N
         "strata": strata,
         "figures": _figures(records, labels),
         "coverage": None if manifest is None else coverage(records, manifest, panel),
+        **({} if caps is None else {"caps": caps}),
     }
 
 

@@ -189,6 +189,22 @@ def report_panel(report: Any) -> str | None:
     return level if level in PANELS else None
 
 
+def caps_file(root: Path, report: Any) -> str | None:
+    """The release file the report's diagnostic caps come from (campaign.json, else caps.json); None when the report
+    names no caps."""
+    if not (isinstance(report, dict) and report.get("caps")):
+        return None
+    return "campaign.json" if (root / "campaign.json").is_file() else "caps.json"
+
+
+def report_caps(root: Path, report: Any) -> dict[str, Any] | None:
+    """The caps section to compute the report again with (what the report names, read from the release)."""
+    from gf01_formal.report.caps import load_caps
+
+    name = caps_file(root, report)
+    return None if name is None else load_caps(root / name).report_section()
+
+
 def reproduction(root: Path, runs: Runs, manifest: Manifest, report: Any) -> dict[str, Any]:
     """report.json, report.md and report.html (those present) against the report computed again from the release's
     runs and manifest with the report's own panel, byte for byte (the claim rerun.sh makes of a package)."""
@@ -196,7 +212,7 @@ def reproduction(root: Path, runs: Runs, manifest: Manifest, report: Any) -> dic
     from gf01_formal.report.render import html_page, markdown
 
     panel = report_panel(report)
-    fresh = build_report(runs, manifest=manifest, panel=panel)
+    fresh = build_report(runs, manifest=manifest, panel=panel, caps=report_caps(root, report))
     render = {"report.json": pretty_json, "report.md": markdown, "report.html": html_page}
     files: dict[str, str] = {}
     for name in REPORT_FILES:
@@ -284,10 +300,12 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def rerun_script(panel: str | None, files: tuple[str, ...] = REPORT_FILES) -> str:
+def rerun_script(panel: str | None, files: tuple[str, ...] = REPORT_FILES, caps: str | None = None) -> str:
     """The POSIX shell script that checks the package's hashes and re-renders the report from its runs, in the
-    formats the package holds (``files``: report.json and those of report.md, report.html it ships)."""
+    formats the package holds (``files``: report.json and those of report.md, report.html it ships); ``caps``: the
+    artifact the report's diagnostic caps come from."""
     panel_opt = f" --panel {panel}" if panel else ""
+    panel_opt += f" --caps artifacts/{caps}" if caps else ""
     outs = " ".join(f"-o rerun/{f}" for f in files)
     report = (f'"$PY" -m gf01_formal report artifacts/runs.jsonl --manifest artifacts/split_manifest.json{panel_opt} '
               f"{outs}")
@@ -384,7 +402,8 @@ def package(directory: str | os.PathLike[str], out: str | os.PathLike[str], *, p
         # Only the formats the package ships are recomputed and compared: cmp on a rendering the package does not
         # hold would fail the script of a release that passed its checks.
         shipped = tuple(n for n in REPORT_FILES if (arts / n).is_file())
-        (tmp / "rerun.sh").write_text(rerun_script(report_panel(report), shipped), encoding="utf-8")
+        (tmp / "rerun.sh").write_text(rerun_script(report_panel(report), shipped, caps_file(arts, report)),
+                                      encoding="utf-8")
         (tmp / "RERUN.md").write_text(RERUN_MD + (RERUN_HOLDER if holder else RERUN_PUBLIC), encoding="utf-8")
         files = sorted(p for p in tmp.rglob("*") if p.is_file())
         entries = [{"path": p.relative_to(tmp).as_posix(), "bytes": p.stat().st_size, "sha256": _sha256(p)}
@@ -451,7 +470,8 @@ def _public_artifacts(root: Path, arts: Path, panel: str) -> None:
             shutil.copyfile(p, dest)
     full = read_json(root / "report.json")
     level = report_panel(full)
-    fresh = build_report(load_runs([arts / "runs.jsonl"]), manifest=manifest, panel=level)
+    fresh = build_report(load_runs([arts / "runs.jsonl"]), manifest=manifest, panel=level,
+                         caps=report_caps(root, full))
     render = {"report.json": pretty_json, "report.md": markdown, "report.html": html_page}
     for n in REPORT_FILES:
         if (root / n).is_file():

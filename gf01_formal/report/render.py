@@ -139,6 +139,14 @@ def _summary(report: dict[str, Any]) -> list[str]:
     st = ", ".join(f"{k} {v}" for k, v in inp["statuses"].items())
     lines = [f"{inp['runs']} runs ({st}); {inp['scored']} scored; {inp['instances']} instances; "
              f"records digest {inp['digest'][:16]}."]
+    caps = report.get("caps")
+    if caps:
+        shown = ", ".join(f"{k} {caps[k]}" for k in ("seconds", "memory_kib", "conflicts", "nodes")
+                          if caps[k] is not None)
+        lines.append(f"Diagnostic caps ({caps['backend']}): {shown or 'none'}"
+                     + (f"; PROVISIONAL: derived from {caps['sample_instances']} pilot instances, before the DEC-021 "
+                        f"checkpoint of {caps['checkpoint']} (used with --allow-provisional-caps)."
+                        if caps["provisional"] else "; frozen at the DEC-021 checkpoint."))
     return lines
 
 
