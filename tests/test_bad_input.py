@@ -348,6 +348,19 @@ CASES: list[Case] = [
                                                    str(ws.out / "r.jsonl"), "--port", "0"]),
     *_output_rows("serve", "--runs-out", lambda ws, o: ["serve", "--bundle", ws.instance, "--runs-out", o,
                                                         "--port", "0"]),
+    *[_option(name, f"--adaptation-condition {cond} {what}", lambda ws, c=cmd, a=args: [*c(ws), *a], named)
+      for name, cmd in (
+          ("evaluate", lambda ws: ["evaluate", ws.instance, "--agent", "random", "-o", str(ws.out / "r.jsonl")]),
+          ("campaign", lambda ws: ["campaign", ws.instance, "--agents", "random", "-o", str(ws.out / "c")]),
+          ("serve", lambda ws: ["serve", "--bundle", ws.instance, "--port", "0"]))
+      for cond, what, args, named in (
+          ("prompt_adaptation", "without a budget", ["--adaptation-condition", "prompt_adaptation"],
+           "--adaptation-budget-tokens"),
+          ("weight_finetune", "without a scope", ["--adaptation-condition", "weight_finetune",
+                                                  "--adaptation-budget-tokens", "5"], "--adaptation-data-scope"),
+          ("no_adaptation", "with a protocol", ["--adaptation-protocol-id", "p1"], "--adaptation-protocol-id"),
+          ("lora", "(unknown)", ["--adaptation-condition", "lora"], "lora"),
+          ("-", "budget -1", ["--adaptation-budget-tokens", "-1"], "--adaptation-budget-tokens"))],
     _option("serve", "--port 70000", lambda ws: ["serve", "--bundle", ws.instance, "--port", "70000"], "--port"),
 ]
 

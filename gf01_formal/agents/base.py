@@ -30,6 +30,7 @@ from gf01_formal.play.protocol import Action, End, Observation, Start
 
 if TYPE_CHECKING:
     from encoders.problem import Problem
+    from gf01_formal.agents.adaptation import Adaptation
     from gf01_formal.agents.planner import Planner
 
 Track = Literal["EVAL-CB", "EVAL-TA", "EVAL-OC"]
@@ -88,6 +89,8 @@ class AgentSpec:
     name: str
     track: Track
     params: dict[str, Any] = field(default_factory=dict)
+    #: DEC-055's declaration (agents/adaptation.py); None is no_adaptation, the default, kept out of the spec's JSON.
+    adaptation: Adaptation | None = None
 
     @property
     def access(self) -> str:
@@ -100,8 +103,32 @@ class AgentSpec:
         return ALLOWLIST_OF_TRACK[self.track]
 
     def to_json(self) -> dict[str, Any]:
-        """The spec as JSON (what the run record stores)."""
-        return {"name": self.name, "track": self.track, "params": dict(sorted(self.params.items()))}
+        """The spec as JSON (what the run record stores); a declared adaptation other than the default joins it."""
+        out: dict[str, Any] = {"name": self.name, "track": self.track, "params": dict(sorted(self.params.items()))}
+        if self.adaptation is not None and not self.adaptation.is_default:
+            out["adaptation"] = self.adaptation.to_json()
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> AgentSpec:
+        """The spec :meth:`to_json` wrote (how specs travel to worker processes)."""
+        from gf01_formal.agents.adaptation import from_json
+
+        ad = data.get("adaptation")
+        return cls(data["name"], data["track"], dict(data.get("params") or {}),
+                   None if ad is None else from_json(ad))
+
+    def adapted(self, adaptation: Adaptation | None) -> AgentSpec:
+        """This spec with ``adaptation`` declared (the default declaration leaves it as it is)."""
+        if adaptation is None or adaptation.is_default:
+            return self
+        return AgentSpec(self.name, self.track, self.params, adaptation)
+
+    def adaptation_fields(self) -> dict[str, Any]:
+        """The run record's DEC-055 fields for this spec."""
+        from gf01_formal.agents.adaptation import Adaptation
+
+        return (self.adaptation or Adaptation()).record_fields()
 
     @property
     def digest(self) -> str:

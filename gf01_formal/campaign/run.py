@@ -24,12 +24,15 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gf01_formal.agents.base import AgentSpec
 from gf01_formal.artifacts import pretty_json, read_json, write_json_atomic, write_text_atomic
 from gf01_formal.campaign import executors
 from gf01_formal.campaign.shards import Plan, tasks
+
+if TYPE_CHECKING:
+    from gf01_formal.agents.adaptation import Adaptation
 from gf01_formal.report.coverage import PANELS, TRACK_OF
 from gf01_formal.runs.record import RunRecord
 from gf01_formal.runs.runner import RunOutcome
@@ -137,6 +140,7 @@ def run_campaign(
     batch: int = DEFAULT_BATCH,
     manifest: str | os.PathLike[str] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    adaptation: Adaptation | None = None,
     on_pool: Callable[[list[int]], None] | None = None,
 ) -> CampaignSummary:
     """Play, validate, report and analyse (module docstring). ``caps`` (:meth:`CapSet.to_json`) turns the
@@ -153,6 +157,7 @@ def run_campaign(
     if out.exists() and not out.is_dir():
         raise Gf01Error("is not a directory", file=str(out))
     specs, missing = panel_specs(panel, agents)
+    specs = [s.adapted(adaptation) for s in specs]
     art = load_artifact(bundle_path, check_all=False)
     if not isinstance(art, Bundle):
         raise Gf01Error("a campaign plays a bundle (gf01 generate, gf01 import); this is one instance",

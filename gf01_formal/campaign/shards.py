@@ -92,7 +92,7 @@ def play_batch(task: dict[str, Any]) -> Result:
         scorer = Scorer(problem)
         inputs = list(problem.system.inputs)
         for spec in specs:
-            agent = AgentSpec(spec["name"], spec["track"], spec["params"])
+            agent = AgentSpec.from_json(spec)
             outcome = play_run(inst, problem, agent, seed=settings["seed"], scorer=scorer,
                                bundle_hash=settings["bundle_hash"])
             rec = outcome.record

@@ -100,6 +100,30 @@ SecondsOpt = Annotated[
                  "'unknown' (exit 3), never a guess."),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON (one object per line).")]
+
+# DEC-055: the declared adaptation of the agents a command plays (agents/adaptation.py; docs/runs.md).
+AdaptationCondition = Literal["no_adaptation", "prompt_adaptation", "weight_finetune"]
+AdaptConditionOpt = Annotated[AdaptationCondition | None, typer.Option(
+    "--adaptation-condition", help="DEC-055: how the model was adapted to GF-01 (default no_adaptation).")]
+AdaptBudgetOpt = Annotated[int | None, typer.Option(
+    "--adaptation-budget-tokens", metavar="N", min=0, max=10**15,
+    help="DEC-055: tokens spent adapting (0 for no_adaptation, > 0 otherwise).")]
+AdaptScopeOpt = Annotated[str | None, typer.Option(
+    "--adaptation-data-scope", metavar="SCOPE", help="DEC-055: what data the adaptation saw (none for "
+    "no_adaptation; e.g. public_dev).")]
+AdaptProtocolOpt = Annotated[str | None, typer.Option(
+    "--adaptation-protocol-id", metavar="ID", help="DEC-055: the adaptation protocol's id (none for "
+    "no_adaptation).")]
+
+
+def adaptation_of(condition: str | None, budget_tokens: int | None, data_scope: str | None,
+                  protocol_id: str | None) -> Any:
+    """The checked DEC-055 declaration of the four options (an Adaptation), None when none was given."""
+    if condition is None and budget_tokens is None and data_scope is None and protocol_id is None:
+        return None
+    from gf01_formal.agents.adaptation import declare
+
+    return declare(condition, budget_tokens, data_scope, protocol_id)
 BackendOpt = Annotated[
     BackendName | None,
     typer.Option("--backend", metavar="NAME", help="Solver backend: explicit, sat, bdd, bdd-autoref or forward "

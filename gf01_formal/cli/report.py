@@ -11,7 +11,19 @@ from typing import Annotated, Any, Literal
 
 import typer
 
-from gf01_formal.cli.common import MAX_COUNT, MAX_JOBS, JsonOpt, check_output, emit, progress_bar
+from gf01_formal.cli.common import (
+    MAX_COUNT,
+    MAX_JOBS,
+    AdaptBudgetOpt,
+    AdaptConditionOpt,
+    AdaptProtocolOpt,
+    AdaptScopeOpt,
+    JsonOpt,
+    adaptation_of,
+    check_output,
+    emit,
+    progress_bar,
+)
 
 PanelName = Literal["full", "core"]
 Format = Literal["json", "md", "html"]
@@ -297,6 +309,10 @@ def campaign_cmd(
     = "sat",
     batch: Annotated[int, typer.Option("--batch", metavar="N", min=1, max=MAX_COUNT, help="Instances per task.")] = 4,
     manifest: ManifestOpt = None,
+    adaptation_condition: AdaptConditionOpt = None,
+    adaptation_budget_tokens: AdaptBudgetOpt = None,
+    adaptation_data_scope: AdaptScopeOpt = None,
+    adaptation_protocol_id: AdaptProtocolOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Play a DEC-056 panel over every instance, then validate, report and analyse; resumable (run it again)."""
@@ -304,6 +320,8 @@ def campaign_cmd(
     from gf01_formal.report.caps import CapSet, load_caps
 
     check_output(output / "runs.jsonl")
+    adaptation = adaptation_of(adaptation_condition, adaptation_budget_tokens, adaptation_data_scope,
+                               adaptation_protocol_id)
     names = [n.strip() for a in agents or [] for n in a.split(",") if n.strip()] or None
     cap_json = None
     if caps is not None:
@@ -314,7 +332,8 @@ def campaign_cmd(
         cap_json = CapSet(backend=diagnostic_backend).to_json()
     with progress_bar("runs") as bar:
         summary = run_campaign(bundle, output, panel=panel, agents=names, executor=executor, jobs=jobs, seed=seed,
-                               caps=cap_json, batch=batch, manifest=manifest, progress=bar)
+                               caps=cap_json, batch=batch, manifest=manifest, progress=bar,
+                               adaptation=adaptation)
     record = summary.to_json()
 
     def human(r: dict[str, Any]) -> list[str]:

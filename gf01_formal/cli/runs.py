@@ -11,7 +11,20 @@ from typing import Annotated, Any, Literal
 
 import typer
 
-from gf01_formal.cli.common import MAX_JOBS, MAX_SECONDS, JsonOpt, OutputOpt, check_output, emit, progress_bar
+from gf01_formal.cli.common import (
+    MAX_JOBS,
+    MAX_SECONDS,
+    AdaptBudgetOpt,
+    AdaptConditionOpt,
+    AdaptProtocolOpt,
+    AdaptScopeOpt,
+    JsonOpt,
+    OutputOpt,
+    adaptation_of,
+    check_output,
+    emit,
+    progress_bar,
+)
 from gf01_formal.cli.llm import (
     ApiKeyEnvOpt,
     BaseUrlOpt,
@@ -69,6 +82,10 @@ def evaluate_cmd(
     temperature: TemperatureOpt = None,
     max_tokens: MaxTokensOpt = None,
     request_timeout: RequestTimeoutOpt = 60.0,
+    adaptation_condition: AdaptConditionOpt = None,
+    adaptation_budget_tokens: AdaptBudgetOpt = None,
+    adaptation_data_scope: AdaptScopeOpt = None,
+    adaptation_protocol_id: AdaptProtocolOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Play every instance with every agent, appending one run record per episode to the output as it finishes.
@@ -78,9 +95,12 @@ def evaluate_cmd(
     from gf01_formal.runs.evaluate import Settings, evaluate
 
     check_output(output)
+    adaptation = adaptation_of(adaptation_condition, adaptation_budget_tokens, adaptation_data_scope,
+                               adaptation_protocol_id)
     specs = with_llm_options(agent_specs(agent or [], agent_cmd, track, step_timeout), model=model,
                              base_url=base_url, api_key_env=api_key_env, temperature=temperature,
                              max_tokens=max_tokens, request_timeout=request_timeout)
+    specs = [s.adapted(adaptation) for s in specs]
     from gf01_formal.agents import check
 
     for spec in specs:  # before any episode: an agent that cannot be played is a user error, not 100 agent errors

@@ -7,6 +7,14 @@ from typing import Annotated
 
 import typer
 
+from gf01_formal.cli.common import (
+    AdaptBudgetOpt,
+    AdaptConditionOpt,
+    AdaptProtocolOpt,
+    AdaptScopeOpt,
+    adaptation_of,
+)
+
 
 def serve_cmd(
     bundle: Annotated[Path, typer.Option("--bundle", metavar="BUNDLE", help="The bundle (or one instance file) to "
@@ -19,11 +27,17 @@ def serve_cmd(
     = None,
     pilot: Annotated[Path | None, typer.Option("--pilot", metavar="FILE", help="A pilot file: consent text, "
                                                "instance order, completion code (needs --runs-out).")] = None,
+    adaptation_condition: AdaptConditionOpt = None,
+    adaptation_budget_tokens: AdaptBudgetOpt = None,
+    adaptation_data_scope: AdaptScopeOpt = None,
+    adaptation_protocol_id: AdaptProtocolOpt = None,
 ) -> None:
     """Serve the GF-01-R1 side-scroller in the browser until Ctrl-C: free play, or a pilot with --pilot."""
     from gf01_formal.web.server import serve
 
-    serve(bundle, host=host, port=port, runs_out=runs_out, pilot=pilot)
+    adaptation = adaptation_of(adaptation_condition, adaptation_budget_tokens, adaptation_data_scope,
+                               adaptation_protocol_id)
+    serve(bundle, host=host, port=port, runs_out=runs_out, pilot=pilot, adaptation=adaptation)
 
 
 def register(app: typer.Typer) -> None:

@@ -76,8 +76,16 @@ def import_inspect_log(path: str | os.PathLike[str], *, bundle: str | None = Non
     seed = int(args.get("seed", 0))
     prompt = str(args.get("prompt", TEMPLATE_ID))
     config = spec_of.model_generate_config.model_dump(exclude_none=True)
+    from gf01_formal.agents.adaptation import declare
+
+    try:
+        adaptation = declare(args.get("adaptation_condition"), _int_arg(args.get("adaptation_budget_tokens")),
+                             args.get("adaptation_data_scope"), args.get("adaptation_protocol_id"))
+    except Gf01Error as ex:
+        raise Gf01Error(f"the task's adaptation arguments: {ex}", file=shown) from None
     spec = AgentSpec("llm", "EVAL-CB", {"harness": "inspect_ai", "model": spec_of.model, "prompt": prompt,
-                                        "config": {k: config[k] for k in CONFIG_KEYS if k in config}})
+                                        "config": {k: config[k] for k in CONFIG_KEYS if k in config}}
+                     ).adapted(adaptation)
     out = InspectImport()
     scorers: dict[str, Scorer] = {}
     for sample in log.samples or []:
@@ -181,3 +189,13 @@ def _usage(played: dict[str, Any], calls: list[dict[str, Any]]) -> dict[str, Any
     reported = all(c.get("input_tokens") is not None for c in calls)
     return {**total, "total_tokens": total["input_tokens"] + total["output_tokens"],
             "reasks": sum(c.get("kind") == "reask" for c in calls), "usage_reported": reported, "steps": steps}
+
+
+def _int_arg(value: Any) -> int | None:
+    """A task argument that is an integer (inspect keeps -T values as given); None when absent."""
+    if value is None:
+        return None
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise Gf01Error(f"adaptation_budget_tokens {quote(value, 40)} is not an integer") from None

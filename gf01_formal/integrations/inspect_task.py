@@ -14,7 +14,9 @@ full exact result is the score's metadata.
 
 Task arguments (``-T``): ``bundle`` (a bundle or instance file), ``seed`` (the runs' seed, 0 by default: epoch e
 plays seed + e - 1, and each instance asks the model for the same seed our ``llm`` agent would), ``prompt`` (the
-template id). Transient provider errors are retried by inspect itself (``--max-retries``, ``--timeout``).
+template id), and DEC-055's ``adaptation_condition``, ``adaptation_budget_tokens``, ``adaptation_data_scope``,
+``adaptation_protocol_id`` (no_adaptation, 0, none, none by default; checked when the task is made). Transient
+provider errors are retried by inspect itself (``--max-retries``, ``--timeout``).
 
 Requires ``pip install -e '.[inspect]'``.
 """
@@ -57,8 +59,15 @@ SCORE_KEYS = ("score_c", "goal", "eff_t", "eff_a", "ap_f1", "ts_f1")
 
 
 @task
-def gf01(bundle: str, seed: int = 0, prompt: str = TEMPLATE_ID) -> Task:
+def gf01(bundle: str, seed: int = 0, prompt: str = TEMPLATE_ID, adaptation_condition: str = "no_adaptation",
+         adaptation_budget_tokens: int = 0, adaptation_data_scope: str = "none",
+         adaptation_protocol_id: str = "none") -> Task:
     """The GF-01 task over the instances of ``bundle`` (module docstring)."""
+    from gf01_formal.agents.adaptation import declare
+
+    # DEC-055, checked before any sample is played; the importer reads the declaration from the task's arguments.
+    adaptation = declare(adaptation_condition, int(adaptation_budget_tokens), adaptation_data_scope,
+                         adaptation_protocol_id)
     template = load_template(prompt)
     art, _ = _bundle(bundle)
     samples = []
@@ -71,7 +80,8 @@ def gf01(bundle: str, seed: int = 0, prompt: str = TEMPLATE_ID) -> Task:
     return Task(dataset=MemoryDataset(samples, name=str(bundle)), solver=gf01_player(bundle, seed, prompt),
                 scorer=gf01_scorer(bundle), version=template.id,
                 metadata={"benchmark": "GF-01", "prompt_template": template.id, "prompt_sha256": template.sha256,
-                          "bundle_hash": art.instances_hash if isinstance(art, Bundle) else None})
+                          "bundle_hash": art.instances_hash if isinstance(art, Bundle) else None,
+                          "adaptation": adaptation.to_json()})
 
 
 @solver

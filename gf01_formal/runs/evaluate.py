@@ -208,7 +208,7 @@ def play_instance(
 
 
 def _spec_json(spec: AgentSpec) -> dict[str, Any]:
-    return {"name": spec.name, "track": spec.track, "params": spec.params}
+    return spec.to_json()
 
 
 def _play_job(
@@ -216,6 +216,6 @@ def _play_job(
 ) -> list[tuple[dict[str, Any], dict[str, str]]]:
     """One instance in a worker process: its outcomes as JSON (records travel as plain data)."""
     inst = Instance.model_validate(inst_json)
-    agents = [AgentSpec(s["name"], s["track"], s["params"]) for s in specs]
+    agents = [AgentSpec.from_json(s) for s in specs]
     return [(o.record.model_dump(mode="json"), o.side_files)
             for o in play_instance(inst, agents, bundle_hash, settings, file)]

@@ -167,6 +167,7 @@ def record_base(
         "seed": seed,
         "eval_track": spec.track,
         "tool_allowlist_id": spec.tool_allowlist_id,
+        **spec.adaptation_fields(),
         "renderer_track": renderer_track,
         "renderer_profile_id": renderer_profile_id,
         "protocol": protocol,

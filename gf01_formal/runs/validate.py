@@ -195,7 +195,13 @@ def _tool_policy(rec: RunRecord, side: Path, official: bool) -> Iterator[tuple[s
 
 
 def _adaptation_policy(rec: RunRecord) -> Iterator[tuple[str, str]]:
-    """DEC-055 (gf01.adaptation_policy.v1)."""
+    """DEC-055 (gf01.adaptation_policy.v1); a declaration in the agent spec must be the record's."""
+    declared = rec.agent_spec.get("adaptation") if isinstance(rec.agent_spec, dict) else None
+    if isinstance(declared, dict):
+        got = {"condition": rec.adaptation_condition, "budget_tokens": rec.adaptation_budget_tokens,
+               "data_scope": rec.adaptation_data_scope, "protocol_id": rec.adaptation_protocol_id}
+        if declared != got:
+            yield "adaptation_condition", "the adaptation fields differ from the agent spec's declaration"
     if rec.adaptation_condition == "no_adaptation":
         if (rec.adaptation_budget_tokens, rec.adaptation_data_scope, rec.adaptation_protocol_id) != (0, "none", "none"):
             yield "adaptation_condition", "no_adaptation requires budget 0, data scope none and protocol id none"

@@ -37,6 +37,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from encoders.problem import Problem
+from gf01_formal.agents.adaptation import Adaptation
 from gf01_formal.agents.base import AgentSpec
 from gf01_formal.artifacts import canonical_json
 from gf01_formal.instances.io import check_instance, load_artifact
@@ -125,11 +126,12 @@ class Game:
     record: RunRecord | None = None
     next_token: str | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
+    adaptation: Adaptation | None = None  # DEC-055, as gf01 serve declares it
 
     @property
     def spec(self) -> AgentSpec:
         """The agent spec of a human player (its hash, with the instance, makes the run id)."""
-        return AgentSpec(HUMAN, "EVAL-CB", {"participant_id": self.participant_id})
+        return AgentSpec(HUMAN, "EVAL-CB", {"participant_id": self.participant_id}).adapted(self.adaptation)
 
     @property
     def meta(self) -> dict[str, Any]:
@@ -178,7 +180,9 @@ class Games:
         file: str | None = None,
         runs_out: str | os.PathLike[str] | None = None,
         pilot: Pilot | None = None,
+        adaptation: Adaptation | None = None,
     ) -> None:
+        self.adaptation = adaptation
         instances = [artifact] if isinstance(artifact, Instance) else list(artifact.instances)
         self.bundle_hash = artifact.instances_hash if isinstance(artifact, Bundle) else None
         self.served = {i.instance_id: Served(i, check_instance(i, file=file)) for i in instances}
@@ -193,12 +197,13 @@ class Games:
 
     @classmethod
     def open(cls, bundle: str | os.PathLike[str], *, runs_out: str | os.PathLike[str] | None = None,
-             pilot: str | os.PathLike[str] | None = None) -> Games:
+             pilot: str | os.PathLike[str] | None = None, adaptation: Adaptation | None = None) -> Games:
         """The games of a bundle (or one instance file), with a pilot file and a runs file when given."""
         name = quote(os.fspath(bundle), 200, bare=True)
         art = load_artifact(bundle, check_all=False)
         ids = [art.instance_id] if isinstance(art, Instance) else [i.instance_id for i in art.instances]
-        return cls(art, file=name, runs_out=runs_out, pilot=None if pilot is None else load_pilot(pilot, ids))
+        return cls(art, file=name, runs_out=runs_out, pilot=None if pilot is None else load_pilot(pilot, ids),
+                   adaptation=adaptation)
 
     # -- what a browser may see -------------------------------------------------------------------------------
 
@@ -374,7 +379,7 @@ class Games:
         """Refuse a second run of one participant on one instance (its run id would repeat; hold ``_lock``)."""
         for iid in instance_ids:
             served = self.served[iid]
-            spec = AgentSpec(HUMAN, "EVAL-CB", {"participant_id": pid})
+            spec = AgentSpec(HUMAN, "EVAL-CB", {"participant_id": pid}).adapted(self.adaptation)
             rid = run_id(iid, served.instance.content_hash, spec.digest, 0)
             if (self.runs is not None and self.runs.done(rid)) or any(g.run_id == rid for g in self.games.values()):
                 raise RequestError(409, f"participant {pid} has already played instance {iid}")
@@ -384,7 +389,8 @@ class Games:
         """A new episode (hold ``_lock``): journaled, then registered."""
         token = token or secrets.token_urlsafe(24)
         engine = Episode(served.problem, served.instance.instance_id)
-        game = Game(token, served, pid, pilot_id, index, consent_sha256, engine, engine.reset())
+        game = Game(token, served, pid, pilot_id, index, consent_sha256, engine, engine.reset(),
+                    adaptation=self.adaptation)
         if journal:
             self._write({"event": "episode", "token": token, "instance_id": served.instance.instance_id,
                          "instance_hash": served.instance.content_hash, "participant_id": pid, "pilot_id": pilot_id,
