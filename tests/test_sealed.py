@@ -65,7 +65,7 @@ def test_the_public_package_passes_and_holds_no_private_run(workflow: Path,
     # The holder's release directory itself is not publishable: its private runs are named.
     assert main(["release", "check", str(workflow / "rel")]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "private run record" in err and "private tool log" in err
+    assert err.count("\n") == 1 and "private run record" in err and "private side file" in err
     assert main(["release", "check", str(workflow / "rel"), "--holder"]) == 0
 
 
@@ -127,7 +127,7 @@ def plant(pkg: Path, tmp: Path, what: str, workflow: Path) -> Path:
         inst = next(i for i in split["instances"] if i["split_id"] == "private_eval")
         write_json_atomic(arts / "notes.json", {"instance_id": inst["instance_id"],
                                                 "certificate": inst["certification"]["oracle_certificate"]})
-    elif what == "private tool log":
+    elif what == "private side file":
         rec = next(json.loads(x) for x in (workflow / "rel" / "runs.jsonl").read_text().splitlines()
                    if json.loads(x)["split_id"] == "private_eval" and json.loads(x)["tool_log_hash"])
         src = next((workflow / "rel" / "runs.jsonl.d").rglob(f"{rec['tool_log_hash']}.jsonl"))
@@ -143,7 +143,7 @@ def plant(pkg: Path, tmp: Path, what: str, workflow: Path) -> Path:
 
 
 @pytest.mark.parametrize("what", ["private instance content", "private run record", "private certificate or gold",
-                                  "private tool log", "split key", "split key in JSON", "generator inputs"])
+                                  "private side file", "split key", "split key in JSON", "generator inputs"])
 def test_a_planted_leak_fails_the_check_naming_it(workflow: Path, tmp_path: Path, what: str,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     bad = plant(workflow / "pkg", tmp_path, what, workflow)

@@ -443,6 +443,7 @@ def _public_artifacts(root: Path, arts: Path, panel: str) -> None:
     from gf01_formal.report.coverage import load_manifest
     from gf01_formal.report.load import load_runs
     from gf01_formal.report.render import html_page, markdown
+    from gf01_formal.report.sealing import referenced_hashes
 
     for n in PUBLIC_COPIED:
         if (root / n).is_file():
@@ -459,12 +460,11 @@ def _public_artifacts(root: Path, arts: Path, panel: str) -> None:
             private.update(line)
             continue
         public_lines.append(line)
-        if rec.get("tool_log_hash"):
-            logs.add(str(rec["tool_log_hash"]))
+        logs |= referenced_hashes(rec)
     (arts / "runs.jsonl").write_bytes(b"".join(public_lines))
     side = root / "runs.jsonl.d"
-    for p in sorted(side.rglob("*.jsonl")) if side.is_dir() else ():
-        if p.stem in logs:
+    for p in sorted(x for x in side.rglob("*") if x.is_file()) if side.is_dir() else ():
+        if p.stem in logs:  # a public run's own side file (tool log, transcript); nothing else
             dest = arts / "runs.jsonl.d" / p.relative_to(side)
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(p, dest)

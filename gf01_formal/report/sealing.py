@@ -9,8 +9,8 @@ release (or package) directory is read and every JSON value walked; a leak is na
 - ``private run record``: a run record on a private_eval instance (its certificate and best_match_gold answer it);
 - ``private certificate or gold``: any object naming a private instance id beside a certificate, gold or
   certification;
-- ``private tool log``: a side file under ``runs.jsonl.d/`` that no public run record refers to (the oracle's tool
-  log holds its certificate);
+- ``private side file``: a file under ``runs.jsonl.d/`` that no public run record refers to by its hash (the
+  oracle's tool log holds its certificate, a transcript the model's view of the instance);
 - ``generator inputs``: a generated bundle whose seed and cfg were not keyed by the split key (``gf01 generate
   --key-file``): its public seed regenerates every slot, the private ones included;
 - ``split key``: the key itself, as a file, a line, a word or a JSON string (recognised by its published
@@ -101,8 +101,8 @@ class _Scan:
             if self._is_private(obj):
                 self.leaks.append(f"private run record (certificate, best_match_gold): {at} run "
                                   f"{obj.get('run_id')}")
-            elif obj.get("tool_log_hash"):
-                self.public_logs.add(str(obj["tool_log_hash"]))
+            else:
+                self.public_logs |= referenced_hashes(obj)
             return
         if str(obj.get("instance_id")) in self.ids and any(k in obj for k in ANSWER_KEYS):
             self.leaks.append(f"private certificate or gold: {at}")
@@ -136,6 +136,12 @@ class _Scan:
                 self.value(f"{rel}{f' {where}' if where else ''}", p, v)
 
 
+def referenced_hashes(record: dict[str, Any]) -> set[str]:
+    """The sha256 hex digests a run record names (its tool log, its transcript): the side files that are its own."""
+    return {v for _, v in _walk(record, "") if isinstance(v, str) and len(v) == 64
+            and all(c in "0123456789abcdef" for c in v)}
+
+
 def sealing(scan_root: Path, manifest_path: Path) -> dict[str, Any]:
     """The sealing check of every file under ``scan_root`` against the manifest's private_eval split."""
     manifest = read_json(manifest_path)
@@ -148,8 +154,9 @@ def sealing(scan_root: Path, manifest_path: Path) -> dict[str, Any]:
         scan.file(scan_root, p)
     for p in files:
         rel = p.relative_to(scan_root).as_posix()
-        if "runs.jsonl.d/" in rel and p.suffix == ".jsonl" and p.stem not in scan.public_logs:
-            scan.leaks.append(f"private tool log: {rel} (no public run record refers to it)")
+        if "runs.jsonl.d/" in rel and p.stem not in scan.public_logs:
+            scan.leaks.append(f"private side file: {rel} (no public run record refers to it: a private run's tool "
+                              "log or transcript?)")
     leaks = list(dict.fromkeys(scan.leaks))  # in the order found: file by file, line by line
     out: dict[str, Any] = {"name": "sealing", "ok": not leaks, "files": len(files),
                            "private_instances": len(scan.ids), "leaks": leaks}
