@@ -44,6 +44,12 @@ class BuiltIn:
     summary: str
     params: tuple[str, ...] = ()
     check: Callable[[dict[str, Any]], None] | None = None  # refuses bad params before any episode
+    #: Other tracks it may play on (its tools then come from the track: agents/tools.py); the baselines have none.
+    also: tuple[Track, ...] = ()
+
+    def plays(self, track: str) -> bool:
+        """Whether it may play on ``track``."""
+        return track == self.track or track in self.also
 
 
 def _random(spec: AgentSpec, access: Access) -> Agent:
@@ -99,8 +105,11 @@ def _check_cmd(params: dict[str, Any]) -> None:
 
 def _cmd(spec: AgentSpec, access: Access) -> Agent:
     from gf01_formal.agents.subprocess_agent import SubprocessAgent, check_command
+    from gf01_formal.agents.tools import for_access
 
-    return SubprocessAgent(check_command(spec.params.get("cmd")), _step_timeout(spec.params))
+    tools = for_access(access)
+    return SubprocessAgent(check_command(spec.params.get("cmd")), _step_timeout(spec.params),
+                           tools=tools if tools.allowed else None)
 
 
 BUILTIN: dict[str, BuiltIn] = {
@@ -113,7 +122,7 @@ BUILTIN: dict[str, BuiltIn] = {
                    params=("api_key_env", "base_url", "max_tokens", "model", "prompt", "request_timeout",
                            "temperature"), check=_check_llm),
     CMD: BuiltIn("EVAL-CB", _cmd, "an external program speaking gf01.agent.v1", params=("cmd", "step_timeout"),
-                 check=_check_cmd),
+                 check=_check_cmd, also=("EVAL-TA", "EVAL-OC")),
 }
 
 #: The baseline panel of DEC-056, each agent on the one track its factory reads from (``check`` refuses another):
@@ -130,7 +139,7 @@ def check(spec: AgentSpec) -> None:
     """Refuse, with a Gf01Error, a spec that cannot be played: an unknown agent, the wrong track, unknown or bad
     params, or (``cmd``) a command that cannot be started. Call it before the first episode."""
     builtin = _builtin(spec.name)
-    if builtin.track != spec.track:
+    if not builtin.plays(spec.track):
         raise Gf01Error(f"agent {spec.name} plays on {builtin.track}, not {spec.track}", field="track")
     unknown = sorted(set(spec.params) - set(builtin.params))
     if unknown:
@@ -144,7 +153,7 @@ def check(spec: AgentSpec) -> None:
 def build(spec: AgentSpec, access: Access) -> Agent:
     """The agent ``spec`` names, made from ``access`` (which holds only what ``spec.track`` grants)."""
     builtin = _builtin(spec.name)
-    if builtin.track != spec.track:
+    if not builtin.plays(spec.track):
         raise Gf01Error(f"agent {spec.name} plays on {builtin.track}, not {spec.track}", field="track")
     return builtin.make(spec, access)
 

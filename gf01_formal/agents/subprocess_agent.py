@@ -42,14 +42,26 @@ import signal
 import subprocess
 import time
 from collections import deque
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gf01_formal.agents.base import AgentFault
 from gf01_formal.play.episode import malformed_atom
-from gf01_formal.play.protocol import Action, End, Observation, Start, parse_action, text
+from gf01_formal.play.protocol import (
+    Action,
+    End,
+    Observation,
+    Start,
+    ToolRequest,
+    ToolResult,
+    parse_action,
+    text,
+)
 from gf01_formal.workers import hold_group, kills, release_group
 from hoa.errors import Gf01Error, quote
 from solvers.limits import die_with_parent
+
+if TYPE_CHECKING:
+    from gf01_formal.agents.tools import TrackTools
 
 #: Longest action line read (bytes, newline excluded); a longer line is a bad action and is skipped to its end.
 MAX_LINE = 64 * 1024
@@ -83,8 +95,10 @@ class SubprocessAgent:
     """An external agent process speaking gf01.agent.v1 (module docstring); one process per episode."""
 
     def __init__(
-        self, argv: list[str], step_timeout: float = DEFAULT_STEP_TIMEOUT, *, max_line: int = MAX_LINE
+        self, argv: list[str], step_timeout: float = DEFAULT_STEP_TIMEOUT, *, max_line: int = MAX_LINE,
+        tools: TrackTools | None = None,
     ) -> None:
+        self.tools = tools  # what the track allows during a turn (agents/tools.py); None: nothing (EVAL-CB)
         self.argv = list(argv)
         self.step_timeout = step_timeout
         self.max_line = max_line
@@ -143,8 +157,16 @@ class SubprocessAgent:
                 self._deadline = time.monotonic() + self.step_timeout
                 self._queue(text(observation))
             line = self._read_line()
-        except AgentFault as fault:  # timeout or crash: fatal, nothing more is sent to the program
+            while line is not None and _is_tool_line(line):
+                # A tool request before the action: answered by one result line, the step's clock restarted
+                # (the harness's answering time is not the agent's). Denied on a track without that tool.
+                self._queue(text(self._tool_result(line)))
+                self._deadline = time.monotonic() + self.step_timeout
+                line = self._read_line()
+        except AgentFault as fault:  # timeout, crash or a denied tool: fatal, nothing more is sent to the program
             self._dead = fault
+            if fault.kind == "tool_denied":
+                self._kill()
             raise
         if line is None:
             raise AgentFault("bad_action", f"an action line is longer than {self.max_line} bytes")
@@ -162,6 +184,25 @@ class SubprocessAgent:
             more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
             raise AgentFault("bad_action", f"{bad[0].message}{more}: {quote(_shown(line), 120)}")
         return action
+
+    def _tool_result(self, line: bytes) -> ToolResult:
+        """The answer to a tool line; AgentFault ``tool_denied`` (fatal) when the track allows no such tool or the
+        line is not a well-formed request."""
+        try:
+            request = ToolRequest.model_validate_json(line)
+        except ValueError as ex:
+            raise AgentFault("tool_denied", f"a malformed tool request ({quote(str(ex), 120, bare=True)}): "
+                             f"{quote(_shown(line), 120)}", fatal=True) from None
+        if self.tools is None:
+            raise AgentFault("tool_denied", f"asked for tool {request.tool!r}: EVAL-CB allows no tool", fatal=True)
+        return ToolResult(tool=request.tool, result=self.tools.call(request.tool, request.atoms))
+
+    @property
+    def tool_log(self) -> list[dict[str, Any]]:
+        """The oracle search's log entries, header first (the runner takes EVAL-TA's from the planner itself)."""
+        if self.tools is None or self.tools.oracle is None:
+            return []
+        return [json.loads(x) for x in self.tools.oracle.log_text().splitlines()]
 
     def observe(self, observation: Observation) -> None:
         """Send the episode's last observation (``done`` is true: no action is expected)."""
@@ -338,6 +379,15 @@ class SubprocessAgent:
     def _kill(self) -> None:
         if self._proc is not None:
             _signal_group(self._proc.pid, signal.SIGKILL)
+
+
+def _is_tool_line(line: bytes) -> bool:
+    """Whether a line is a tool request (an object whose ``type`` is ``tool``), not an action."""
+    try:
+        obj = json.loads(line)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(obj, dict) and obj.get("type") == "tool"
 
 
 def _registered(selector: selectors.BaseSelector) -> set[int]:

@@ -8,7 +8,7 @@ input or Ctrl-C at the prompt leaves with exit status 130.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
 
@@ -60,6 +60,9 @@ def play_cmd(
                             "for each action.")
     ] = 30.0,
     seed: Annotated[int, typer.Option("--seed", metavar="N", min=0, help="The agent's seed.")] = 0,
+    track: Annotated[Literal["EVAL-CB", "EVAL-TA", "EVAL-OC"] | None, typer.Option(
+        "--track", help="The track of --agent-cmd (EVAL-TA: it may call local-planner-v1, EVAL-OC: "
+        "oracle-exact-search-v1; docs/agent-protocol.md); a built-in agent plays on its own.")] = None,
     json_out: JsonOpt = False,
     instance_id: IdOpt = None,
     trace: TraceOpt = None,
@@ -85,8 +88,13 @@ def play_cmd(
         spec = AgentSpec(agent, agents.default_track(agent))
         if agent == agents.CMD:
             raise Gf01Error("an external agent is given with --agent-cmd CMD", field="--agent")
+        if track is not None and track != spec.track:
+            raise Gf01Error(f"agent {agent} plays on {spec.track}, not {track}", field="--track")
     elif agent_cmd is not None:
-        spec = AgentSpec(agents.CMD, "EVAL-CB", {"cmd": agent_cmd, "step_timeout": step_timeout})
+        spec = AgentSpec(agents.CMD, track or "EVAL-CB", {"cmd": agent_cmd, "step_timeout": step_timeout})
+    elif track not in (None, "EVAL-CB"):
+        raise Gf01Error("a person plays at the prompt on EVAL-CB (no tool prompt); --track is for --agent-cmd",
+                        field="--track")
     if spec is not None:
         agents.check(spec)
     options = instance_options(trace, trace_file, effect, t_star, mode, window, budget_t, budget_a, outputs)

@@ -94,7 +94,8 @@ def play_run(
     stopping = False
     try:
         agent = build(spec, access)
-        status, error = _play(agent, episode, steps, latencies)
+        status, error = _play(agent, episode, steps, latencies,
+                              tools=None if spec.track == "EVAL-CB" else [spec.tool_allowlist_id])
         result = scorer.score(episode.certificate, subset_min=subset_min, diagnostic_limits=diagnostic_limits)
         agent.end(End(result={k: v for k, v in result.items() if k != "timing"}))
     except ProviderError as ex:  # the model provider failed past its retries: not the agent's fault
@@ -234,14 +235,16 @@ def _side_files(agent: Agent | None) -> dict[str, str]:
 
 
 def _play(
-    agent: Agent, episode: Episode, steps: list[dict[str, Any]], latencies: list[float]
+    agent: Agent, episode: Episode, steps: list[dict[str, Any]], latencies: list[float], *,
+    tools: list[str] | None = None,
 ) -> tuple[str, str | None]:
-    """Play the episode to its end; returns the run's status and error (agent errors are not exceptions here)."""
+    """Play the episode to its end; returns the run's status and error (agent errors are not exceptions here).
+    ``tools``: what the start message says the track allows (None on EVAL-CB: the message has no ``tools``)."""
     inputs = episode.problem.system.inputs
     dead: AgentFault | None = None
     start_fault: AgentFault | None = None
     try:
-        agent.start(Start(instance_id=episode.instance_id, goal=episode.reset()))
+        agent.start(Start(instance_id=episode.instance_id, goal=episode.reset(), tools=tools))
     except AgentFault as ex:  # the agent failed before its first action: the whole episode has no edits
         dead = start_fault = AgentFault(ex.kind, ex.message, fatal=True)
     observation: Observation | None = None

@@ -187,7 +187,7 @@ def _tool_policy(rec: RunRecord, side: Path, official: bool) -> Iterator[tuple[s
     log = side / "tool-logs" / f"{rec.tool_log_hash}.jsonl"
     if not log.exists():
         # The planner's log is what shows an EVAL-TA agent used only its budgeted black box: publication audits it.
-        if official and rec.eval_track == "EVAL-TA":
+        if official and rec.eval_track in ("EVAL-TA", "EVAL-OC"):
             yield "tool_log_hash", f"the planner's log tool-logs/{log.name} is not in {quote(str(side), 200)}"
         return
     if hashlib.sha256(log.read_bytes()).hexdigest() != rec.tool_log_hash:
