@@ -186,9 +186,9 @@ def _tool_policy(rec: RunRecord, side: Path, official: bool) -> Iterator[tuple[s
         return
     log = side / "tool-logs" / f"{rec.tool_log_hash}.jsonl"
     if not log.exists():
-        # The planner's log is what shows an EVAL-TA agent used only its budgeted black box: publication audits it.
+        # The tool log is what shows an agent used only its track's budgeted tool: publication audits it.
         if official and rec.eval_track in ("EVAL-TA", "EVAL-OC"):
-            yield "tool_log_hash", f"the planner's log tool-logs/{log.name} is not in {quote(str(side), 200)}"
+            yield "tool_log_hash", f"the tool log tool-logs/{log.name} is not in {quote(str(side), 200)}"
         return
     if hashlib.sha256(log.read_bytes()).hexdigest() != rec.tool_log_hash:
         yield "tool_log_hash", f"the side file {log.name} does not hash to it"
