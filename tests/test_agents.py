@@ -123,10 +123,11 @@ def test_the_tool_agent_stays_within_its_query_budget(cases):
 def test_specs_are_checked_before_any_episode():
     agents.check(AgentSpec("greedy", "EVAL-CB"))
     agents.check(AgentSpec("cmd", "EVAL-CB", {"cmd": "python3 -c pass", "step_timeout": 2}))
+    agents.check(AgentSpec("cmd", "EVAL-TA", {"cmd": "python3 -c pass"}))  # every track is open to a program
     bad = [
         (AgentSpec("nobody", "EVAL-CB"), "unknown agent"),
         (AgentSpec("tool", "EVAL-CB"), "plays on EVAL-TA"),
-        (AgentSpec("cmd", "EVAL-TA", {"cmd": "python3"}), "plays on EVAL-CB"),
+        (AgentSpec("random", "EVAL-OC"), "plays on EVAL-CB"),
         (AgentSpec("greedy", "EVAL-CB", {"depth": 3}), "takes no param 'depth'"),
         (AgentSpec("cmd", "EVAL-CB", {}), "command is empty"),
         (AgentSpec("cmd", "EVAL-CB", {"cmd": "   "}), "command is empty"),

@@ -86,8 +86,10 @@ def _oracle(spec: AgentSpec, access: Access) -> Agent:
 
 def _llm(spec: AgentSpec, access: Access) -> Agent:
     from gf01_formal.agents.llm import LLMAgent, LLMConfig
+    from gf01_formal.agents.tools import for_access
 
-    return LLMAgent(LLMConfig.from_params(spec.params), access.seed)
+    tools = for_access(access)
+    return LLMAgent(LLMConfig.from_params(spec.params), access.seed, tools=tools if tools.allowed else None)
 
 
 def _check_llm(params: dict[str, Any]) -> None:
@@ -120,7 +122,7 @@ BUILTIN: dict[str, BuiltIn] = {
     "oracle": BuiltIn("EVAL-OC", _oracle, "plays the exact oracle's optimal certificate"),
     "llm": BuiltIn("EVAL-CB", _llm, "a language model behind an OpenAI-compatible endpoint (--model)",
                    params=("api_key_env", "base_url", "max_tokens", "model", "prompt", "request_timeout",
-                           "temperature"), check=_check_llm),
+                           "temperature"), check=_check_llm, also=("EVAL-TA", "EVAL-OC")),
     CMD: BuiltIn("EVAL-CB", _cmd, "an external program speaking gf01.agent.v1", params=("cmd", "step_timeout"),
                  check=_check_cmd, also=("EVAL-TA", "EVAL-OC")),
 }

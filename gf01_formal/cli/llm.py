@@ -52,6 +52,7 @@ def with_llm_options(
 ) -> list[Any]:
     """``specs`` with the ``llm`` spec (from ``--agent llm``) given its options; the options without ``--agent llm``,
     or ``--agent llm`` without a model, a key or a usable base URL, are a Gf01Error (exit 2)."""
+    from gf01_formal.agents.base import AgentSpec
     from gf01_formal.agents.llm import DEFAULT_KEY_ENV, DEFAULT_TIMEOUT, llm_spec
     from hoa.errors import Gf01Error
 
@@ -67,7 +68,7 @@ def with_llm_options(
         raise Gf01Error("--agent llm needs a model name (--model M)", field="--model")
     llm = llm_spec(model, base_url=base_url, api_key_env=api_key_env, temperature=temperature,
                    max_tokens=max_tokens, request_timeout=request_timeout)
-    return [llm if s.name == "llm" else s for s in specs]
+    return [AgentSpec(llm.name, s.track, llm.params) if s.name == "llm" else s for s in specs]
 
 
 class TokenProgress:

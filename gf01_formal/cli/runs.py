@@ -154,7 +154,7 @@ def unscored_note(statuses: Mapping[str, int]) -> str | None:
 
 def agent_specs(names: list[str], cmd: str | None, track: str | None, step_timeout: float) -> list[Any]:
     """The agent specs of ``--agent`` (built-ins, repeatable) and ``--agent-cmd``."""
-    from gf01_formal.agents import default_track
+    from gf01_formal.agents import BUILTIN, default_track
     from gf01_formal.agents.base import AgentSpec
     from hoa.errors import Gf01Error
 
@@ -165,9 +165,9 @@ def agent_specs(names: list[str], cmd: str | None, track: str | None, step_timeo
         if name == "cmd":
             raise Gf01Error("an external agent is given by its command: --agent-cmd CMD", field="--agent")
         own = default_track(name)
-        if track is not None and track != own:
+        if track is not None and not BUILTIN[name].plays(track):
             raise Gf01Error(f"agent {name} plays on {own}, not {track}", field="--track")
-        specs.append(AgentSpec(name, own))
+        specs.append(AgentSpec(name, own if track is None or track == own else track))
     if cmd is not None:
         if not cmd.strip():
             raise Gf01Error("the agent command is empty", field="--agent-cmd")
