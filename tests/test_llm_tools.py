@@ -81,3 +81,32 @@ def test_a_tool_call_on_eval_cb_is_an_agent_error(tmp_path: Path, monkeypatch: p
         assert all("tools" not in r["body"] for r in server.requests)  # nothing offered on EVAL-CB
     assert rec["status"] == "agent_error" and rec["error"].startswith("tool_denied")
     assert rec["tool_log_hash"] == "" and rec["tool_allowlist_id"] == "none"
+
+
+def test_the_inspect_task_runs_on_eval_ta(tmp_path: Path) -> None:
+    pytest.importorskip("inspect_ai")
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "LOCAL_"))}
+    with ScriptedServer(planner_script) as server:
+        env |= {"PYTHONPATH": str(ROOT), "LOCAL_BASE_URL": server.url, "LOCAL_API_KEY": "sk-test-inspect",
+                "INSPECT_LOG_LEVEL": "warning"}
+        proc = subprocess.run([sys.executable, "-m", "inspect_ai", "eval", "gf01_formal/integrations/inspect_task.py",
+                               "-T", f"bundle={INSTANCE}", "-T", "track=EVAL-TA", "--model", "openai-api/local/m",
+                               "--log-dir", str(tmp_path / "logs"), "--display", "none"],
+                              capture_output=True, text=True, env=env, cwd=ROOT, timeout=300, check=False)
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
+        bodies = [r["body"] for r in server.requests]
+    assert bodies and all(b["tools"][0]["function"]["name"] == "local-planner-v1" for b in bodies)
+    (log,) = sorted((tmp_path / "logs").glob("*.eval"))
+    runs = tmp_path / "inspect.jsonl"
+    assert main(["import", "inspect", str(log), "-o", str(runs)]) == 0
+    (line,) = runs.read_text().splitlines()
+    rec = json.loads(line)
+    assert rec["status"] == "completed" and rec["eval_track"] == "EVAL-TA"
+    assert rec["tool_allowlist_id"] == "local-planner-v1" and rec["agent_spec"]["track"] == "EVAL-TA"
+    calls = (Path(f"{runs}.d") / "tool-logs" / f"{rec['tool_log_hash']}.jsonl").read_text().splitlines()[1:]
+    assert len(calls) == len(rec["steps"])  # one planner call per step
+    assert main(["validate", str(runs), "--bundle", INSTANCE, "--official"]) == 0

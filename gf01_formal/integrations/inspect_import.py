@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from gf01_formal.agents.base import AgentSpec
+from gf01_formal.agents.base import TRACKS, AgentSpec
 from gf01_formal.agents.llm import TRANSCRIPT_SCHEMA
 from gf01_formal.agents.llm_prompt import TEMPLATE_ID
 from gf01_formal.artifacts import canonical_json
@@ -83,8 +83,11 @@ def import_inspect_log(path: str | os.PathLike[str], *, bundle: str | None = Non
                              args.get("adaptation_data_scope"), args.get("adaptation_protocol_id"))
     except Gf01Error as ex:
         raise Gf01Error(f"the task's adaptation arguments: {ex}", file=shown) from None
-    spec = AgentSpec("llm", "EVAL-CB", {"harness": "inspect_ai", "model": spec_of.model, "prompt": prompt,
-                                        "config": {k: config[k] for k in CONFIG_KEYS if k in config}}
+    track = str(args.get("track", "EVAL-CB"))
+    if track not in TRACKS:
+        raise Gf01Error(f"the task's track {track!r} is not one of {', '.join(TRACKS)}", file=shown)
+    spec = AgentSpec("llm", track, {"harness": "inspect_ai", "model": spec_of.model, "prompt": prompt,  # type: ignore
+                                    "config": {k: config[k] for k in CONFIG_KEYS if k in config}}
                      ).adapted(adaptation)
     out = InspectImport()
     scorers: dict[str, Scorer] = {}
@@ -109,6 +112,10 @@ def import_inspect_log(path: str | os.PathLike[str], *, bundle: str | None = Non
         }) + "\n"
         digest = hashlib.sha256(transcript.encode("utf-8")).hexdigest()
         side = {f"transcripts/{digest}.json": transcript}
+        tool_log = played.get("tool_log") or _empty_tool_log(track)
+        tool_hash = hashlib.sha256(tool_log.encode("utf-8")).hexdigest() if tool_log else ""
+        if tool_log:
+            side[f"tool-logs/{tool_hash}.jsonl"] = tool_log
         steps = [dict(s) for s in played.get("steps", [])]
         meta = {"harness": "inspect_ai", "inspect_version": (spec_of.packages or {}).get("inspect_ai"),
                 "inspect_eval_id": spec_of.eval_id, "inspect_sample_uuid": sample.uuid, "model": spec_of.model,
@@ -147,7 +154,7 @@ def import_inspect_log(path: str | os.PathLike[str], *, bundle: str | None = Non
         if logged is None or any((logged.metadata or {}).get(k) != result[k] for k in RESCORED):
             out.disagreements += 1
         record = finished_record(base, episode, result, steps=steps, status=status, error=error, agent_meta=meta,
-                                 usage=usage, timing=timing)
+                                 usage=usage, timing=timing, tool_log_hash=tool_hash)
         out.outcomes.append(RunOutcome(record, side))
     return out
 
@@ -199,3 +206,16 @@ def _int_arg(value: Any) -> int | None:
         return int(value)
     except (TypeError, ValueError):
         raise Gf01Error(f"adaptation_budget_tokens {quote(value, 40)} is not an integer") from None
+
+
+def _empty_tool_log(track: str) -> str:
+    """The tool log of an episode that called no tool on a track with one (its header only); "" on EVAL-CB."""
+    from gf01_formal.agents.planner import DEFAULT_MAX_QUERIES
+    from gf01_formal.agents.tools import DEFAULT_ORACLE_QUERIES, ORACLE_ID
+    from gf01_formal.artifacts import canonical_json
+
+    if track == "EVAL-TA":
+        return canonical_json({"max_queries": DEFAULT_MAX_QUERIES, "tool": "local-planner-v1"}) + "\n"
+    if track == "EVAL-OC":
+        return canonical_json({"max_queries": DEFAULT_ORACLE_QUERIES, "tool": ORACLE_ID}) + "\n"
+    return ""
