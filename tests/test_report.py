@@ -204,16 +204,20 @@ def test_coverage_names_what_is_missing_and_official_refuses(played: dict[str, P
     assert {s["agent"] for s in missing} == {"oracle", "greedy"}  # greedy: required by core, not played
     assert sum(s["expected"] for s in cov["slices"] if s["agent"] == "random") == len(man.entries)
     assert main(["report", str(partial), "--manifest", str(played["manifest"]), "--bundle", str(played["bundle"]),
-                 "--official", "--panel", "core", "-o", str(tmp_path / "r.json")]) == 2
+                 "--official", "--panel", "full", "-o", str(tmp_path / "r.json")]) == 2
     assert not (tmp_path / "r.json").exists()
-    # With the core panel narrowed to the agents these runs played, the gate passes the complete runs.
-    monkeypatch.setitem(coverage_mod.PANELS, "core", ("random", "oracle"))
+    # Official means the full panel: the core panel is refused before anything else (DEC-056).
+    assert main(["report", str(played["runs"]), "--manifest", str(played["manifest"]), "--bundle",
+                 str(played["bundle"]), "--official", "--panel", "core", "-o", str(tmp_path / "r.json")]) == 2
+    assert not (tmp_path / "r.json").exists()
+    # With the full panel narrowed to the agents these runs played, the gate passes the complete runs.
+    monkeypatch.setitem(coverage_mod.PANELS, "full", ("random", "oracle"))
     args = ["report", "--manifest", str(played["manifest"]), "--bundle", str(played["bundle"]), "--official",
-            "--panel", "core"]
+            "--panel", "full"]
     assert main([*args, str(partial), "-o", str(tmp_path / "r.json")]) == 2
     assert main([*args, str(played["runs"]), "-o", str(tmp_path / "r.json")]) == 0
     plain = tmp_path / "plain.json"
-    assert main(["report", str(played["runs"]), "--manifest", str(played["manifest"]), "--panel", "core", "-o",
+    assert main(["report", str(played["runs"]), "--manifest", str(played["manifest"]), "--panel", "full", "-o",
                  str(plain)]) == 0
     assert plain.read_bytes() == (tmp_path / "r.json").read_bytes()  # --official is a gate, not content
     tampered = [dict(r) for r in recs]

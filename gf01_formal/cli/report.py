@@ -95,7 +95,7 @@ def report_cmd(
     if official:
         from gf01_formal.report.release import refuse_core
 
-        refuse_core(panel, "--official")
+        refuse_core(panel, "report --official")
     capset = None
     if caps is not None:
         from gf01_formal.report.caps import load_caps

@@ -90,9 +90,8 @@ def rotation(current: Path, previous: Path) -> dict[str, Any]:
 def refuse_core(panel: str | None, what: str) -> None:
     """The one-line refusal of a panel other than full where official is claimed (DEC-056)."""
     if panel is not None and panel != "full":
-        raise Gf01Error(f"{what} is official and DEC-056 requires the full panel (random, greedy, search, tool, "
-                        f"oracle); --panel {panel} is for smoke checks that do not claim to be official",
-                        field="panel")
+        raise Gf01Error(f"{what} claims to be official, and DEC-056 requires the full panel (random, greedy, search, "
+                        f"tool, oracle): --panel {panel} is for smoke checks that do not", field="--panel")
 
 
 def release_root(directory: str | os.PathLike[str]) -> tuple[Path, Path]:
@@ -114,7 +113,7 @@ def check(directory: str | os.PathLike[str], *, previous: str | os.PathLike[str]
     from gf01_formal.report.load import load_runs
     from gf01_formal.report.sealing import sealing
 
-    refuse_core(panel, "a release")
+    refuse_core(panel, "a release check")
     root, scan_root = release_root(directory)
     for name in REQUIRED:
         if not (root / name).is_file():
