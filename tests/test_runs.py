@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -110,6 +111,8 @@ def test_validate_names_each_violated_policy(bundle: Path, tmp_path: Path) -> No
         rows2 = [dict(r) for r in rows]
         rows2[k].update(change)
         bad.write_text("".join(json.dumps(r) + "\n" for r in rows2))
+        # The tool logs beside it: --official needs every EVAL-TA and EVAL-OC run's log.
+        shutil.copytree(f"{out}.d", f"{bad}.d", dirs_exist_ok=True)
         got = validate([bad], bundle=str(bundle), official=True)
         assert got, change
         if field is not None:
