@@ -112,3 +112,18 @@ def test_the_inspect_task_checks_its_adaptation_arguments() -> None:
     task = gf01(bundle=INSTANCE, adaptation_condition="prompt_adaptation", adaptation_budget_tokens=5,
                 adaptation_data_scope="public_dev", adaptation_protocol_id="p1")
     assert task.metadata["adaptation"]["protocol_id"] == "p1"
+
+
+def test_serve_records_the_declaration(tmp_path: Path) -> None:
+    from gf01_formal.web.games import Games
+
+    adaptation = declare("prompt_adaptation", 1200, "public_dev", "practice-v1")
+    games = Games.open(INSTANCE, runs_out=tmp_path / "human.jsonl", adaptation=adaptation)
+    game = games.start_free(next(iter(games.served)))
+    while not game.engine.done:
+        games.step(game.token, {"action": {"t": game.engine.t, "set": {}, "commit": True}, "response_ms": 5})
+    (line,) = (tmp_path / "human.jsonl").read_text().splitlines()
+    rec = json.loads(line)
+    assert (rec["adaptation_condition"], rec["adaptation_protocol_id"]) == ("prompt_adaptation", "practice-v1")
+    assert rec["agent_spec"]["adaptation"] == adaptation.to_json()
+    assert main(["validate", str(tmp_path / "human.jsonl")]) == 0

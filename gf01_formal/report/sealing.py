@@ -14,7 +14,8 @@ release (or package) directory is read and every JSON value walked; a leak is na
 - ``generator inputs``: a generated bundle whose seed and cfg were not keyed by the split key (``gf01 generate
   --key-file``): its public seed regenerates every slot, the private ones included;
 - ``split key``: the key itself, as a file, a line, a word or a JSON string (recognised by its published
-  ``key_id``), and a manifest made with the public default key (which anyone holds).
+  ``key_id``), and a manifest made with the public default key (which anyone holds);
+- ``unchecked file``: a file larger than 256 MiB, which is not read (the check fails closed).
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ from gf01_formal.instances.model import CONTENT_FIELDS
 ANSWER_KEYS = ("certificate", "best_match_gold", "gold", "gold_certificate", "oracle_certificate", "certification")
 #: Candidate key strings longer than this are not looked at (a key is short; a report line is not a key).
 MAX_KEY_BYTES = 4096
+#: The largest file the check reads (memory stays bounded); a larger one fails the check as unchecked.
+MAX_SCAN_BYTES = 256 << 20
 #: Leaks of one kind named in the one-line error (the check's JSON lists all of them).
 SHOWN_PER_KIND = 3
 
@@ -121,6 +124,9 @@ class _Scan:
 
     def file(self, root: Path, path: Path) -> None:
         rel = path.relative_to(root).as_posix()
+        if path.stat().st_size > MAX_SCAN_BYTES:  # fail closed: what cannot be read cannot be vouched for
+            self.leaks.append(f"unchecked file: {rel} (larger than {MAX_SCAN_BYTES >> 20} MiB, not scanned)")
+            return
         data = path.read_bytes()
         before = len(self.leaks)
         self.key_candidate(rel, "", data)
