@@ -95,3 +95,24 @@ def test_the_tool_messages_are_exported(tmp_path: Path) -> None:
     assert tool["properties"]["type"]["const"] == "tool"
     assert "tools" in json.loads((tmp_path / "agent_start.v1.json").read_text())["properties"]
     assert (tmp_path / "agent_tool_result.v1.json").is_file()
+
+
+def test_budgets_are_answered_then_enforced() -> None:
+    from gf01_formal.agents.base import AgentFault
+    from gf01_formal.agents.planner import Planner
+    from gf01_formal.agents.tools import OVER_BUDGET, OracleSearch, TrackTools
+    from gf01_formal.instances.sources import open_instance
+
+    _, problem = open_instance(INSTANCE, None, None)
+    tools = TrackTools(planner=Planner(problem, max_queries=1))
+    assert "outputs" in tools.call("local-planner-v1", [])
+    assert tools.call("local-planner-v1", [])["error"].startswith("query budget of 1 calls spent")
+    for _ in range(OVER_BUDGET - 1):
+        tools.call("local-planner-v1", [])
+    with pytest.raises(AgentFault, match="more than 17 tool calls"):
+        tools.call("local-planner-v1", [])
+    oracle = TrackTools(oracle=OracleSearch(problem))
+    assert oracle.call("oracle-exact-search-v1", [[0, "nope", 1]])["error"]  # malformed: an answer, logged
+    assert oracle.call("oracle-exact-search-v1", []) == {"suff": False, "min1": True, "valid": False,
+                                                         "queries_left": 62}
+    assert len(oracle.oracle.log) == 2  # type: ignore[union-attr]
