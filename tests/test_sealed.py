@@ -209,3 +209,17 @@ def test_a_reveal_is_checked_against_the_commitments(workflow: Path, tmp_path: P
     (tmp_path / "runs.jsonl").write_text("\n".join(runs[:drop] + runs[drop + 1:]) + "\n")  # one withheld
     assert main([*args, "--key-file", str(workflow / "key"), "--runs", str(tmp_path / "runs.jsonl")]) == 2
     assert "commitments: private_runs" in capsys.readouterr().err
+
+
+def test_the_public_report_is_against_the_public_rows(workflow: Path, tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    arts = workflow / "pkg" / "artifacts"
+    assert "Required full panel (random, greedy, search, tool, oracle): complete." in (arts / "report.md").read_text()
+    bad = tmp_path / "pkg"
+    shutil.copytree(workflow / "pkg", bad)
+    pub = read_json(bad / "artifacts" / "public_split_manifest.json")
+    write_json_atomic(bad / "artifacts" / "public_split_manifest.json", {**pub, "instances": pub["instances"][1:]})
+    capsys.readouterr()
+    assert main(["release", "check", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "does not hold exactly the public rows of split_manifest.json" in err

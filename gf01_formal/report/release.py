@@ -46,9 +46,12 @@ MIN_NOVELTY = 0.10
 PUBLIC = ("public_dev", "public_val")
 REQUIRED = ("split_manifest.json", "runs.jsonl", "report.json")
 OPTIONAL = ("report.md", "report.html", "public_dev.bundle.json", "public_val.bundle.json", "private_eval.hashes.json",
-            "analysis.json", "caps.json", "campaign.json", "validation.json")
+            "analysis.json", "caps.json", "campaign.json", "validation.json", "private_eval.results.json",
+            "public_split_manifest.json")
 #: The private_eval aggregates and commitments of a public package (docs/release.md).
 PRIVATE_RESULTS = "private_eval.results.json"
+#: The public rows of the split manifest: what a public package's report is against.
+PUBLIC_MANIFEST = "public_split_manifest.json"
 PRIVATE_RESULTS_SCHEMA = "gf01-formal.private_results.v1"
 #: What a public package copies from the release as it is (analysis.json is left out: its per-instance knobs
 #: describe the private instances; the runs and the report are rewritten to the public runs).
@@ -133,17 +136,20 @@ def check(directory: str | os.PathLike[str], *, previous: str | os.PathLike[str]
         checks.append({"name": "rotation", "ok": True, "skipped": True,
                        "note": "no previous release given (--previous): nothing to rotate against"})
     manifest = load_manifest(man_path)
+    # A public package's report is against its public manifest (the public rows of split_manifest.json).
+    rep_name = PUBLIC_MANIFEST if not holder and (root / PUBLIC_MANIFEST).is_file() else "split_manifest.json"
+    rep_manifest = manifest if rep_name == "split_manifest.json" else public_manifest(root, manifest)
     runs = load_runs([root / "runs.jsonl"])
     report = read_json(root / "report.json")
     rep_cov = report.get("coverage") if isinstance(report, dict) else None
     rep_ok = (isinstance(report, dict) and report.get("inputs", {}).get("digest") == runs.digest
-              and isinstance(rep_cov, dict) and rep_cov.get("manifest_digest") == manifest.digest)
+              and isinstance(rep_cov, dict) and rep_cov.get("manifest_digest") == rep_manifest.digest)
     checks.append({"name": "report", "ok": bool(rep_ok), "runs_digest": runs.digest,
-                   "manifest_digest": manifest.digest,
+                   "manifest_digest": rep_manifest.digest,
                    **({} if rep_ok else {"error": "report.json is not the report of these runs against this manifest "
                                                   "(make it with: gf01 report runs.jsonl --manifest "
-                                                  "split_manifest.json)"})})
-    checks.append(reproduction(root, runs, manifest, report))
+                                                  f"{rep_name})"})})
+    checks.append(reproduction(root, runs, rep_manifest, report, rep_name))
     cov = coverage(runs.records, manifest, panel)
     verdict = cov["panel"]
     rows, incomplete = cov["slices"], verdict["incomplete"]
@@ -204,7 +210,19 @@ def report_caps(root: Path, report: Any) -> dict[str, Any] | None:
     return None if name is None else load_caps(root / name).report_section()
 
 
-def reproduction(root: Path, runs: Runs, manifest: Manifest, report: Any) -> dict[str, Any]:
+def public_manifest(root: Path, manifest: Manifest) -> Manifest:
+    """The public manifest of a public package, which must hold exactly the public rows of the split manifest."""
+    from gf01_formal.report.coverage import load_manifest
+
+    pub = load_manifest(root / PUBLIC_MANIFEST)
+    if pub.entries != {i: e for i, e in manifest.entries.items() if e[0] != "private_eval"}:
+        raise Gf01Error("does not hold exactly the public rows of split_manifest.json", file=str(root /
+                                                                                              PUBLIC_MANIFEST))
+    return pub
+
+
+def reproduction(root: Path, runs: Runs, manifest: Manifest, report: Any,
+                 manifest_name: str = "split_manifest.json") -> dict[str, Any]:
     """report.json, report.md and report.html (those present) against the report computed again from the release's
     runs and manifest with the report's own panel, byte for byte (the claim rerun.sh makes of a package)."""
     from gf01_formal.report.build import build_report, software
@@ -230,9 +248,9 @@ def reproduction(root: Path, runs: Runs, manifest: Manifest, report: Any) -> dic
                                            f"these ({_versions(now)}), and byte-identity holds on the same versions")
         again = " ".join(f"-o {n}" for n in REPORT_FILES if files[n] != "absent")
         out["error"] = (f"{', '.join(differ)} {'differs' if len(differ) == 1 else 'differ'} from the report computed "
-                        "again from runs.jsonl and split_manifest.json (make "
+                        f"again from runs.jsonl and {manifest_name} (make "
                         f"{'it' if len(differ) == 1 else 'them'} again with: gf01 report runs.jsonl --manifest "
-                        f"split_manifest.json{f' --panel {panel}' if panel else ''} {again}){versions}")
+                        f"{manifest_name}{f' --panel {panel}' if panel else ''} {again}){versions}")
     return out
 
 
@@ -299,14 +317,15 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def rerun_script(panel: str | None, files: tuple[str, ...] = REPORT_FILES, caps: str | None = None) -> str:
+def rerun_script(panel: str | None, files: tuple[str, ...] = REPORT_FILES, caps: str | None = None,
+                 manifest: str = "split_manifest.json") -> str:
     """The POSIX shell script that checks the package's hashes and re-renders the report from its runs, in the
     formats the package holds (``files``: report.json and those of report.md, report.html it ships); ``caps``: the
-    artifact the report's diagnostic caps come from."""
+    artifact the report's diagnostic caps come from; ``manifest``: the one the report's coverage is against."""
     panel_opt = f" --panel {panel}" if panel else ""
     panel_opt += f" --caps artifacts/{caps}" if caps else ""
     outs = " ".join(f"-o rerun/{f}" for f in files)
-    report = (f'"$PY" -m gf01_formal report artifacts/runs.jsonl --manifest artifacts/split_manifest.json{panel_opt} '
+    report = (f'"$PY" -m gf01_formal report artifacts/runs.jsonl --manifest artifacts/{manifest}{panel_opt} '
               f"{outs}")
     return f"""#!/bin/sh
 # Reproduce every table and figure of the report from this package alone (RERUN.md says what each step does).
@@ -353,7 +372,8 @@ statsmodels and matplotlib, listed there and in the report itself):
 
 RERUN_PUBLIC = """
 This is a public package (docs/release.md): the runs and the report are those of the public splits
-(public_dev, public_val); the private_eval instances are published as content hashes only, and their results as
+(public_dev, public_val), the report against `artifacts/public_split_manifest.json` (the public rows of
+`artifacts/split_manifest.json`); the private_eval instances are published as content hashes only, and their results as
 aggregates in `artifacts/private_eval.results.json`, with commitments (sha256 of the split key, of the private
 instances, of the private runs and of the full report) that a later reveal by the key holder is checked against.
 `gf01 report --official` and `gf01 pilot-analyze` need the instances themselves; `validation.json` is packaged as
@@ -401,8 +421,9 @@ def package(directory: str | os.PathLike[str], out: str | os.PathLike[str], *, p
         # Only the formats the package ships are recomputed and compared: cmp on a rendering the package does not
         # hold would fail the script of a release that passed its checks.
         shipped = tuple(n for n in REPORT_FILES if (arts / n).is_file())
-        (tmp / "rerun.sh").write_text(rerun_script(report_panel(report), shipped, caps_file(arts, report)),
-                                      encoding="utf-8")
+        manifest_name = "split_manifest.json" if holder else PUBLIC_MANIFEST
+        (tmp / "rerun.sh").write_text(rerun_script(report_panel(report), shipped, caps_file(arts, report),
+                                                   manifest_name), encoding="utf-8")
         (tmp / "RERUN.md").write_text(RERUN_MD + (RERUN_HOLDER if holder else RERUN_PUBLIC), encoding="utf-8")
         files = sorted(p for p in tmp.rglob("*") if p.is_file())
         entries = [{"path": p.relative_to(tmp).as_posix(), "bytes": p.stat().st_size, "sha256": _sha256(p)}
@@ -449,6 +470,11 @@ def _public_artifacts(root: Path, arts: Path, panel: str) -> None:
             shutil.copyfile(root / n, arts / n)
     manifest = load_manifest(root / "split_manifest.json")
     private_ids = {iid for iid, (split, _) in manifest.entries.items() if split == "private_eval"}
+    # The public report's coverage is against the public rows: its private slices are in PRIVATE_RESULTS.
+    man_data = read_json(root / "split_manifest.json")
+    (arts / PUBLIC_MANIFEST).write_text(pretty_json({**man_data, "instances": [
+        r for r in man_data["instances"] if r.get("split_id") != "private_eval"]}), encoding="utf-8")
+    public = load_manifest(arts / PUBLIC_MANIFEST)
     public_lines, private = [], hashlib.sha256()
     logs: set[str] = set()
     for line in (root / "runs.jsonl").read_bytes().splitlines(keepends=True):
@@ -469,7 +495,7 @@ def _public_artifacts(root: Path, arts: Path, panel: str) -> None:
             shutil.copyfile(p, dest)
     full = read_json(root / "report.json")
     level = report_panel(full)
-    fresh = build_report(load_runs([arts / "runs.jsonl"]), manifest=manifest, panel=level,
+    fresh = build_report(load_runs([arts / "runs.jsonl"]), manifest=public, panel=level,
                          caps=report_caps(root, full))
     render = {"report.json": pretty_json, "report.md": markdown, "report.html": html_page}
     for n in REPORT_FILES:
