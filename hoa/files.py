@@ -17,12 +17,12 @@ from hoa.errors import Gf01Error, quote
 MAX_INPUT_BYTES = 64 << 20
 
 
-def read_text(path: str | os.PathLike[str], *, limit: int = MAX_INPUT_BYTES) -> str:
-    """The UTF-8 text of the file at ``path``; Gf01Error naming the file when it cannot be read as such."""
-    name = quote(os.fspath(path), 200, bare=True)
-    p = Path(path)
+def read_bytes(path: str | os.PathLike[str], *, limit: int = MAX_INPUT_BYTES) -> bytes:
+    """The bytes of the file at ``path`` (for binary formats such as AIGER's ``.aig``); Gf01Error naming the file
+    when it cannot be read or is larger than ``limit``."""
+    name = file_name(path)
     try:
-        with p.open("rb") as fh:
+        with Path(path).open("rb") as fh:
             data = fh.read(limit + 1)
     except IsADirectoryError:
         raise Gf01Error("is a directory, not a file", file=name) from None
@@ -30,6 +30,18 @@ def read_text(path: str | os.PathLike[str], *, limit: int = MAX_INPUT_BYTES) -> 
         raise Gf01Error(f"cannot read: {ex.strerror or ex}", file=name) from None
     if len(data) > limit:
         raise Gf01Error(f"larger than the {limit >> 20} MiB an input file may have", file=name)
+    return data
+
+
+def file_name(path: str | os.PathLike[str]) -> str:
+    """``path`` as error messages name it (cut to 200 characters)."""
+    return quote(os.fspath(path), 200, bare=True)
+
+
+def read_text(path: str | os.PathLike[str], *, limit: int = MAX_INPUT_BYTES) -> str:
+    """The UTF-8 text of the file at ``path``; Gf01Error naming the file when it cannot be read as such."""
+    name = file_name(path)
+    data = read_bytes(path, limit=limit)
     nul = data.find(b"\0")
     if nul >= 0:
         raise Gf01Error(f"binary data (a NUL byte at offset {nul}), not text", file=name)

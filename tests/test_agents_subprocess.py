@@ -86,29 +86,29 @@ def test_garbage_unknown_keys_and_wrong_types_are_faults(case, tmp_path):
         answers = ["hello world\\n", {"set": {}, "foo": 1}, {"set": [1]}, {"set": {}}]
         play(lambda t: answers[min(t, 3)])
     """)
-    errors = [s["agent_error"] and s["agent_error"]["kind"] for s in record.steps]
+    errors = [s.agent_error and s.agent_error.kind for s in record.steps]
     assert errors == ["not_json", "bad_action", "bad_action", None, None, None]
-    assert "hello world" in record.steps[0]["agent_error"]["message"]
-    assert "foo" in record.steps[1]["agent_error"]["message"]
+    assert "hello world" in record.steps[0].agent_error.message
+    assert "foo" in record.steps[1].agent_error.message
     assert record.status == "completed" and record.certificate == [] and record.refusals == 0
 
 
 def test_an_unknown_input_or_a_value_not_0_or_1_voids_the_whole_action(case, tmp_path):
-    """Such an action is the agent's error, counted as a protocol violation: none of its atoms is committed, not
-    even the well-formed ones, and no refusal is reported (the engine was given no edit)."""
+    """The episode voids such an action, the agent's error counted as a protocol violation: none of its atoms is
+    committed, not even the well-formed ones, nor its commit, and no refusal is reported; the step log keeps what
+    was submitted."""
     record, received = run(case, tmp_path, """
         answers = [{"set": {"r0": 1, "bogus": 1}}, {"set": {"r1": 2}}, {"set": {"r1": 1.0}},
                    {"set": {"r0": True, "r1": 1}, "commit": True}, {"set": {"r1": 1}}, {"set": {}}]
         play(lambda t: answers[t])
     """)
-    errors = [s["agent_error"] and s["agent_error"]["kind"] for s in record.steps]
+    errors = [s.agent_error and s.agent_error.kind for s in record.steps]
     assert errors == ["bad_action"] * 4 + [None, None]
-    messages = [s["agent_error"]["message"] for s in record.steps[:4]]
-    assert messages[0].startswith("'bogus' is not an input (r0, r1): ")
-    assert messages[1].startswith("r1: value 2 must be 0 or 1: ")
-    assert messages[2].startswith("r1: value 1.0 must be 0 or 1: ")
-    assert messages[3].startswith("r0: value True must be 0 or 1: ")
-    assert all(s["committed"] == [] and s["refused"] == [] and not s["commit"] for s in record.steps[:4])
+    messages = [s.agent_error.message for s in record.steps[:4]]
+    assert messages == ["'bogus' is not an input (r0, r1)", "r1: value 2 must be 0 or 1",
+                        "r1: value 1.0 must be 0 or 1", "r0: value True must be 0 or 1"]
+    assert all(s.committed == [] and s.refused == [] and not s.commit for s in record.steps[:4])
+    assert record.steps[0].submitted == {"r0": 1, "bogus": 1} and record.steps[3].submitted == {"r0": True, "r1": 1}
     assert all(o["refused"] == [] for o in received[1:5])
     assert record.certificate == [[4, "r1", 1]] and record.refusals == 0 and len(record.steps) == 6
     assert record.status == "agent_error" and record.error == "4 protocol violations (more than 3)"
@@ -118,8 +118,8 @@ def test_every_bad_atom_is_counted_in_the_message(case, tmp_path):
     record, _ = run(case, tmp_path, """
         play(lambda t: {"set": {"zz": 1, "r0": 2, "r1": 1, "yy": 0}} if t == 0 else {"set": {}})
     """)
-    message = record.steps[0]["agent_error"]["message"]
-    assert message.startswith("'zz' is not an input (r0, r1) (and 2 more): ")
+    message = record.steps[0].agent_error.message
+    assert message == "r0: value 2 must be 0 or 1 (and 2 more)"  # the first in AP_in order, unknown names last
     assert record.agent_errors == 1 and record.status == "completed" and record.certificate == []
 
 
@@ -131,7 +131,7 @@ def test_budget_and_wrong_step_refusals_are_not_errors_of_the_agent(tmp_path):
         play(lambda t: answers[min(t, 3)])
     """)
     assert record.agent_errors == 0 and record.status == "completed" and record.certificate == [[0, "r0", 1]]
-    reasons = [[r["reason"] for r in s["refused"]] for s in record.steps[:3]]
+    reasons = [[r.reason for r in s.refused] for s in record.steps[:3]]
     assert reasons == [["budget_a"], ["budget_t"], ["wrong_step"]]
     assert [r["reason"] for r in received[3]["refused"]] == ["wrong_step"]  # the agent is told what was refused
     assert record.refusals == 3
@@ -142,7 +142,7 @@ def test_more_protocol_violations_than_allowed_make_an_agent_error(case, tmp_pat
         play(lambda t: "not json\\n")
     """)
     assert record.status == "agent_error" and "protocol violations" in record.error
-    assert record.agent_errors == 6 and all(not s["committed"] for s in record.steps)
+    assert record.agent_errors == 6 and all(not s.committed for s in record.steps)
 
 
 def test_a_crash_is_fatal_with_its_status_and_stderr_tail(case, tmp_path):
@@ -157,12 +157,12 @@ def test_a_crash_is_fatal_with_its_status_and_stderr_tail(case, tmp_path):
     assert record.status == "agent_error" and record.error.startswith("crash: ")
     assert "status 3" in record.error and "the agent broke" in record.error
     assert record.certificate == [[0, "r0", 1], [1, "r0", 1]]  # the rest of the episode has no edits
-    assert [s["agent_error"] is not None for s in record.steps] == [False, False, True, False, False, False]
+    assert [s.agent_error is not None for s in record.steps] == [False, False, True, False, False, False]
 
 
 def test_an_agent_that_exits_at_once_crashes_on_step_0(case, tmp_path):
     record, _ = run(case, tmp_path, "sys.exit(0)\n")
-    assert record.status == "agent_error" and record.error.startswith("crash: ") and record.steps[0]["agent_error"]
+    assert record.status == "agent_error" and record.error.startswith("crash: ") and record.steps[0].agent_error
 
 
 def test_silence_past_the_step_timeout_is_fatal_and_the_agent_is_killed(case, tmp_path):
@@ -179,7 +179,7 @@ def test_silence_past_the_step_timeout_is_fatal_and_the_agent_is_killed(case, tm
     """, timeout=0.5)
     assert time.monotonic() - begin < 4
     assert record.status == "agent_error" and record.error == "timeout: no action within 0.5 s"
-    assert record.steps[1]["agent_error"]["kind"] == "timeout"
+    assert record.steps[1].agent_error.kind == "timeout"
     assert all(gone(int(p)) for p in pids.read_text().split())  # the agent and its child: the whole group
 
 
@@ -187,9 +187,9 @@ def test_a_huge_line_is_a_bad_action_and_reading_goes_on(case, tmp_path):
     record, _ = run(case, tmp_path, """
         play(lambda t: "x" * 300000 + "\\n" if t == 0 else {"set": {"r1": 1}} if t == 1 else {"set": {}})
     """)
-    assert record.steps[0]["agent_error"]["kind"] == "bad_action"
-    assert "longer than" in record.steps[0]["agent_error"]["message"]
-    assert len(record.steps[0]["agent_error"]["message"]) < 200
+    assert record.steps[0].agent_error.kind == "bad_action"
+    assert "longer than" in record.steps[0].agent_error.message
+    assert len(record.steps[0].agent_error.message) < 200
     assert record.status == "completed" and record.certificate == [[1, "r1", 1]]
 
 
@@ -199,8 +199,8 @@ def test_a_line_that_never_ends_times_out_without_unbounded_memory(case, tmp_pat
             while True:
                 sys.stdout.write("y" * 65536)
     """, timeout=0.5)
-    assert record.status == "agent_error" and record.steps[0]["agent_error"]["kind"] == "bad_action"
-    assert record.steps[1]["agent_error"]["kind"] == "timeout"
+    assert record.status == "agent_error" and record.steps[0].agent_error.kind == "bad_action"
+    assert record.steps[1].agent_error.kind == "timeout"
 
 
 def test_stderr_noise_is_drained(case, tmp_path):

@@ -53,6 +53,11 @@ class Workspace:
         return str(EXAMPLES / "arbiter.hoa")
 
     @property
+    def aiger(self) -> str:
+        """A good AIGER circuit (a 2-entry FIFO: inputs push, pop, d0; outputs empty, full, q0, overflow)."""
+        return str(self.root / "fifo.aag")
+
+    @property
     def runs(self) -> str:
         """A good runs file (the random agent on the example instance)."""
         return str(self.root / "runs.jsonl")
@@ -157,6 +162,10 @@ def _hoa_flags(*extra: str) -> list[str]:
     return ["--trace", TRACE, "--effect", "g0", *extra]
 
 
+def _aiger_flags(*extra: str) -> list[str]:
+    return ["--trace", "push&!pop&!d0;push&!pop&!d0;!push&!pop&!d0", "--effect", "overflow", *extra]
+
+
 # A check's verdict on a file it could read is exit 1 (on stdout); a certificate that is not one is scored (exit 0).
 _check_status = lambda kind: 2 if kind in UNREADABLE else 1  # noqa: E731
 _cert_status = lambda kind: 2 if kind in (*UNREADABLE, "empty", "invalid-json", "5000-digit-int", "deep-json") else 0  # noqa: E731
@@ -235,6 +244,22 @@ CASES: list[Case] = [
         "--mode", "normal", "--window", "0"), "-o", str(ws.out / "i.json")], "--window"),
     _option("import hoa", "--seconds -1", lambda ws: ["import", "hoa", ws.hoa, *_hoa_flags("--seconds", "-1"),
                                                       "-o", str(ws.out / "i.json")], "--seconds"),
+    *_file_rows("import aiger", "CIRCUIT", lambda ws, f: ["import", "aiger", f, *_aiger_flags(), "-o",
+                                                          str(ws.out / "i.json")]),
+    *_output_rows("import aiger", "-o", lambda ws, o: ["import", "aiger", ws.aiger, *_aiger_flags(), "-o", o]),
+    _is_a_directory("import aiger", "-o", lambda ws, o: ["import", "aiger", ws.aiger, *_aiger_flags(), "-o", o]),
+    _option("import aiger", "malformed AIGER", lambda ws: ["import", "aiger", str(ws.root / "bad.aag"),
+                                                           *_aiger_flags(), "-o", str(ws.out / "i.json")],
+            "bad.aag:2: latch 0: reset 3 is neither 0, 1 nor the latch's literal 2"),
+    _option("import aiger", "--observe an unknown latch", lambda ws: ["import", "aiger", ws.aiger, *_aiger_flags(
+        "--observe", "nope"), "-o", str(ws.out / "i.json")], "--observe 'nope'"),
+    _option("import aiger", "--outputs", lambda ws: ["import", "aiger", ws.aiger, *_aiger_flags(
+        "--outputs", "full"), "-o", str(ws.out / "i.json")], "--outputs is for HOA files"),
+    _option("import aiger", "--effect on an unknown output", lambda ws: ["import", "aiger", ws.aiger, "--trace",
+                                                                         "push&pop&d0", "--effect", "g0", "-o",
+                                                                         str(ws.out / "i.json")], "g0"),
+    _option("import aiger", "--trace of another circuit", lambda ws: ["import", "aiger", ws.aiger, *_hoa_flags(),
+                                                                      "-o", str(ws.out / "i.json")], "trace"),
     *_file_rows("split", "BUNDLE", lambda ws, f: ["split", f, "-o", str(ws.out / "s.json"), "--manifest",
                                                   str(ws.out / "m.json")]),
     *_output_rows("split", "-o", lambda ws, o: ["split", ws.instance, "-o", o, "--manifest", str(ws.out / "m.json")]),
@@ -409,6 +434,11 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from gf01_formal.runs.evaluate import evaluate
 
     evaluate(EXAMPLES / "arbiter_priority.json", [AgentSpec("random", "EVAL-CB")], root / "runs.jsonl")
+    from aig.build import fifo
+    from aig.writer import canonical
+
+    (root / "fifo.aag").write_text(canonical(fifo(2)))
+    (root / "bad.aag").write_text("aag 1 0 1 0 0\n2 2 3\n")
     (root / "cfg-huge.json").write_text(json.dumps({"families": [{"kind": "random_mealy", "states": 10**30}]}))
     (root / "cfg-string.json").write_text(json.dumps({"families": [{"kind": "random_mealy", "states": "5"}]}))
     from gf01_formal.instances.io import load_instance, save_artifact

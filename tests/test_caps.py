@@ -145,16 +145,16 @@ def test_platform_caps_are_enforced(bundle: Path) -> None:
     problem = check_instance(inst)
     atoms = [(int(t), list(problem.system.inputs).index(a), int(v))
              for t, a, v in inst.certification.oracle_certificate]
-    fields, timing = run_diagnostic(problem, atoms, CapSet(seconds=1e-9))
-    assert fields["diagnostic_status"] == "infeasible" and fields["subset_min"] is None
-    assert fields["diagnostic_note"].startswith("time limit 1e-09 s") and timing["diagnostic_ms"] > 0
-    fields, _ = run_diagnostic(problem, atoms, CapSet())
-    assert fields == {"subset_min": True, "diagnostic_status": "exact", "diagnostic_note": None}
+    diag, timing = run_diagnostic(problem, atoms, CapSet(seconds=1e-9))
+    assert diag.diagnostic_status == "infeasible" and diag.subset_min is None
+    assert diag.diagnostic_note.startswith("time limit 1e-09 s") and timing["diagnostic_ms"] > 0
+    diag, _ = run_diagnostic(problem, atoms, CapSet())
+    assert diag.to_json() == {"subset_min": True, "diagnostic_status": "exact", "diagnostic_note": None}
     # On the BDD backend the algorithmic resource is nodes.
-    fields, timing = run_diagnostic(problem, atoms, CapSet(backend="bdd"))
-    assert fields["diagnostic_status"] == "exact" and timing["diagnostic_spent"]["nodes"] > 1
-    fields, _ = run_diagnostic(problem, atoms, CapSet(backend="bdd", nodes=1))
-    assert fields["diagnostic_status"] == "infeasible" and fields["diagnostic_note"].startswith("node limit 1")
+    diag, timing = run_diagnostic(problem, atoms, CapSet(backend="bdd"))
+    assert diag.diagnostic_status == "exact" and timing["diagnostic_spent"]["nodes"] > 1
+    diag, _ = run_diagnostic(problem, atoms, CapSet(backend="bdd", nodes=1))
+    assert diag.diagnostic_status == "infeasible" and diag.diagnostic_note.startswith("node limit 1")
 
 
 def test_caps_derive_then_campaign_under_the_caps(bundle: Path, pilot: Path, tmp_path: Path,

@@ -5,10 +5,10 @@ The same action sequence, per instance, is played by each: the external agent re
 OpenAI-compatible server (tests/llm_server.py) answers each step of a conversation with it, in varied reply
 styles. The actions include an exact oracle certificate, an early commit, an unknown input, an action for the wrong
 step and a no-op edit, so the three paths agree on refusals and scoring, not only on easy runs. The certificates,
-scores and step logs must be identical; only the agent's metadata (spec, run id, usage, timing) may differ. The one
-difference by design: an action naming an unknown input is the external program's error for the cmd adapter (none
-of its edits committed), while the model paths leave it to the engine, which refuses that edit alone. The model
-must also have seen the very same conversation through our client and through inspect's.
+scores and step logs must be identical; only the agent's metadata (spec, run id, usage, timing) may differ. An
+action naming an unknown input is judged by the episode alike on every path: void, the agent's bad_action, none of
+its edits committed (docs/agent-protocol.md). The model must also have seen the very same conversation through our
+client and through inspect's.
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ def make_plans(bundle: Path) -> dict[str, list[dict[str, Any]]]:
         plan: list[dict[str, Any]] = [{"set": dict(edits.get(t, {}))} for t in range(problem.horizon)]
         if k % 4 == 1:  # commit right after the last edit: the rest of the episode has no edits
             plan[max(edits, default=0)]["commit"] = True
-        elif k % 4 == 2:  # an unknown input, and an action for another step: both refused
+        elif k % 4 == 2:  # an unknown input (the action is void), and an action for another step (refused)
             plan[0]["set"]["zz"] = 1
             plan[-1] = {"set": {inputs[0]: 1}, "t": 99}
         elif k % 4 == 3:  # an extra edit at step 0 (a no-op when the base trace has that value: not minimal)
@@ -196,23 +196,21 @@ def test_every_path_gives_the_same_certificates_and_scores(played: dict[str, Any
     for iid in cmd:
         a, b, c = ({k: v for k, v in r[iid].items() if k not in AGENT_FIELDS} for r in (cmd, llm, insp))
         assert b == c, iid
-        if any("zz" in action["set"] for action in played["plans"][iid]):  # the difference by design (docstring)
+        assert a == b, iid
+        if any("zz" in action["set"] for action in played["plans"][iid]):  # one rule: the episode voids it
             assert a["steps"][0]["agent_error"]["kind"] == "bad_action" and a["steps"][0]["committed"] == []
-            assert b["steps"][0]["agent_error"] is None
-            assert [r["reason"] for r in b["steps"][0]["refused"]] == ["unknown_input"]
-            assert [s["committed"] for s in a["steps"][1:]] == [s["committed"] for s in b["steps"][1:]]
-        else:
-            assert a == b, iid
+            assert a["steps"][0]["refused"] == [] and "zz" in a["steps"][0]["submitted"]
         assert a["status"] == "completed" and a["steps"]
     assert {r["agent_name"] for r in cmd.values()} == {"cmd"}
     assert {r["agent_name"] for r in insp.values()} == {"llm"}
     assert {r["agent_spec"]["params"]["harness"] for r in insp.values()} == {"inspect_ai"}
-    # The plans exercise the engine: a certified run, an early commit, refusals of both kinds.
+    # The plans exercise the engine: a certified run, an early commit, a void action and a wrong-step refusal.
     rows = list(cmd.values())
     assert any(r["score_c"] == 1 for r in rows)
     assert any(r["steps"][-1]["commit"] for r in rows)
     reasons = {x["reason"] for r in llm.values() for s in r["steps"] for x in s["refused"]}
-    assert {"unknown_input", "wrong_step"} <= reasons
+    assert "wrong_step" in reasons and not {"unknown_input", "bad_value"} & reasons
+    assert any(s["agent_error"] and s["agent_error"]["kind"] == "bad_action" for r in llm.values() for s in r["steps"])
     for name in ("cmd", "llm", "inspect"):
         assert validate([played["tmp"] / f"{name}.jsonl"], bundle=str(played["bundle"]), official=True) == []
     assert "(0 where the log's scores differ from the exact ones)" in played["import_stdout"]

@@ -212,7 +212,7 @@ def test_an_agent_that_fails_at_start_is_an_agent_error_not_ours(bundle: Path) -
                    build=lambda spec, access: _FailsAtStart())
     rec = out.record
     assert rec.status == "agent_error" and rec.error.startswith("crash:") and rec.certificate == []
-    assert rec.steps[0]["agent_error"]["kind"] == "crash" and rec.agent_errors == 1 and rec.score_c is not None
+    assert rec.steps[0].agent_error.kind == "crash" and rec.agent_errors == 1 and rec.score_c is not None
 
 
 class _BugAtStep2:

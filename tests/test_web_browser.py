@@ -366,3 +366,47 @@ def test_the_replay_page_steps_through_runs_of_either_renderer(browser: Any, fre
                 ys = ", ".join(f"{n} = {o['y'][n]}" for n in visual["goal"]["outputs"])
                 assert page.inner_text("#replay .replay-detail").startswith(f"Step 1: {ys}")
     context.close()
+
+
+# -- a circuit -------------------------------------------------------------------------------------------------------
+
+
+def test_a_circuit_instance_plays_in_the_browser(browser: Any, tmp_path: Path, output_path: str) -> None:
+    """An AIGER circuit (a 3-entry FIFO, three pushes then idle) is played like any instance: push at t* = 5 makes
+    the overflow, the end screen scores it valid, and no response before the end holds the circuit or a latch."""
+    from aig.build import fifo
+    from aig.writer import binary
+    from gf01_formal.instances.io import save_artifact
+    from gf01_formal.instances.model import make_bundle
+    from gf01_formal.instances.sources import InstanceOptions, instance_from_aiger
+
+    trace = "push&!pop&d0;push&!pop&!d0;push&!pop&!d0;!push&!pop&!d0;!push&!pop&!d0;!push&!pop&!d0"
+    inst = instance_from_aiger(binary(fifo(3)), InstanceOptions(trace=trace, effect="overflow"))
+    path = tmp_path / "circuit.json"
+    save_artifact(path, make_bundle([inst], generator_version="test", provenance="test"))
+    text = inst.system.aiger or ""
+    hidden = {"circuit": [text, text.splitlines()[0], "m0_0", "\"v0\"", "\"v2\""],
+              "trace": [canonical_json(inst.base_trace), *(canonical_json(x) for x in inst.base_trace)],
+              "fields": ["base_trace", "certification", "aiger", "oracle"]}
+    with Server(["--bundle", str(path), "--runs-out", str(tmp_path / "runs.jsonl")]) as server:
+        context = browser.new_context(viewport=WIDE)
+        page = context.new_page()
+        responses = Responses(context)
+        with artifacts_on_failure(context, page, output_path):
+            page.goto(server.url)
+            page.click(f"button[aria-label='Play instance {inst.instance_id}']")
+            page.wait_for_selector("td.current input:checked")
+            for t in range(5):
+                page.click("#commit")
+                page.wait_for_selector(f'thead th.current[data-t="{t + 1}"]')
+            page.check("#choice-0-1", force=True)  # push (input 0) := 1 at t* = 5
+            page.wait_for_selector("#plan >> text=1 edit")
+            page.click("#finish")
+            page.click("#confirm-yes")
+            page.wait_for_selector("#end:not([hidden])")
+            assert page.text_content("#score-valid") == "yes" and page.text_content("#score-eff-a") == "1"
+            received = responses.since(0)
+            ended = next(i for i, r in enumerate(received) if r.url.endswith("/steps") and json.loads(r.body)["done"])
+            assert leaks(received[:ended], hidden) == []
+            assert len(step_answers(received)) == 6  # one answered step per t, the last one done
+        context.close()

@@ -4,10 +4,11 @@ The harness writes one canonical JSON message per line to the program's stdin (s
 then end) and reads one action per line from its stdout. The program is never trusted:
 
 - a line that is not JSON is fault ``not_json``; JSON that is not an action (not an object, unknown keys, wrong
-  types), an action whose ``"set"`` names something that is not an input or a value other than the integers 0 and 1
-  (``1.0`` and ``true`` are not), or a line longer than ``max_line`` bytes is fault ``bad_action``: both non-fatal,
-  the step has no edit (none of the action's atoms is committed). What the episode engine refuses of a well-formed
-  action (budgets, another step's ``"t"``) is its refusal, not a fault;
+  types) or a line longer than ``max_line`` bytes is fault ``bad_action``: both non-fatal, the step has no edit.
+  A well-formed action goes to the episode engine, the only judge of what it asks for (as for every transport):
+  one whose ``"set"`` names something that is not an input or gives a value other than the integers 0 and 1
+  (``1.0`` and ``true`` are not) is void there, a ``bad_action`` too (none of its atoms is committed); what it
+  refuses of a valid action (budgets, another step's ``"t"``) is its refusal, not a fault;
 - no line within ``step_timeout`` seconds is fault ``timeout``, and stdout closing (the program exited or crashed)
   is fault ``crash``; both are fatal: the process group is killed and the rest of the episode has no edits;
 - stderr is drained all along (a chatty program never blocks on it) and its last ``STDERR_TAIL`` bytes go into the
@@ -45,7 +46,6 @@ from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from gf01_formal.agents.base import AgentFault
-from gf01_formal.play.episode import malformed_atom
 from gf01_formal.play.protocol import (
     Action,
     End,
@@ -112,7 +112,6 @@ class SubprocessAgent:
         self._stderr = bytearray()
         self._pending = b""  # bytes still to write to stdin
         self._dead: AgentFault | None = None  # a fatal fault met outside act(), raised at the next act()
-        self._inputs: dict[str, None] = {}  # AP_in of the episode (from start), in order: what "set" may name
 
     # -- the Agent interface ---------------------------------------------------------------------------------------
 
@@ -121,7 +120,6 @@ class SubprocessAgent:
         self.close()
         self._out, self._lines, self._skipping, self._stderr = bytearray(), deque(), False, bytearray()
         self._dead = None
-        self._inputs = dict.fromkeys(message.goal.inputs)
         since = kills()
         try:
             # preexec_fn runs Python between fork and exec, which the subprocess docs call unsafe with threads:
@@ -179,11 +177,7 @@ class SubprocessAgent:
             action = parse_action(line)
         except Gf01Error as ex:
             raise AgentFault("bad_action", f"{ex.message}: {quote(_shown(line), 120)}") from None
-        bad = [r for r in (malformed_atom(k, v, self._inputs) for k, v in action.set.items()) if r is not None]
-        if bad:  # the whole action is void: committing its good atoms would play a move the agent did not make
-            more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
-            raise AgentFault("bad_action", f"{bad[0].message}{more}: {quote(_shown(line), 120)}")
-        return action
+        return action  # what it asks for is the episode's to judge (an unknown input voids it: docs/agent-protocol.md)
 
     def _tool_result(self, line: bytes) -> ToolResult:
         """The answer to a tool line; AgentFault ``tool_denied`` (fatal) when the track allows no such tool or the

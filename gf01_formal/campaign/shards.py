@@ -68,7 +68,7 @@ def tasks(plan: Plan, done: set[str], batch: int) -> Iterator[dict[str, Any]]:
 
 
 def _versions() -> dict[str, str]:
-    from gf01_formal.runs.runner import benchmark_version
+    from gf01_formal.runs.record import benchmark_version
 
     return {"harness": HARNESS_VERSION, "checker": CHECKER_VERSION, "benchmark": benchmark_version()}
 
@@ -98,7 +98,7 @@ def play_batch(task: dict[str, Any]) -> Result:
             rec = outcome.record
             if caps is not None and rec.status in FINAL_STATUSES and rec.certificate is not None:
                 atoms = [(int(t), inputs.index(a), int(v)) for t, a, v in rec.certificate]
-                fields, timing = run_diagnostic(problem, atoms, caps)
-                rec = rec.model_copy(update={**fields, "timing": {**rec.timing, **timing}})
-            out.append((rec.model_dump(mode="json"), outcome.side_files))
+                diagnostic, timing = run_diagnostic(problem, atoms, caps)
+                rec = rec.model_copy(update={**diagnostic.model_dump(), "timing": {**rec.timing, **timing}})
+            out.append((rec.to_json(), outcome.side_files))
     return out

@@ -40,7 +40,8 @@ InstanceArg = Annotated[
     str,
     typer.Argument(
         metavar="INSTANCE",
-        help="An instance file, a bundle (pick one instance with --id), or an HOA file (a Mealy controller) with the "
+        help="An instance file, a bundle (pick one instance with --id), or an HOA file (a Mealy controller) or an "
+        "AIGER circuit with the "
         "instance options --trace/--trace-file and --effect.",
         show_default=False,
     ),
@@ -48,36 +49,36 @@ InstanceArg = Annotated[
 IdOpt = Annotated[str | None, typer.Option("--id", metavar="ID", help="The instance to use from a bundle.")]
 TraceOpt = Annotated[
     str | None,
-    typer.Option("--trace", metavar="TRACE", help="HOA files: the base trace, a word like 'r0&!r1;!r0&r1' (one letter "
+    typer.Option("--trace", metavar="TRACE", help="HOA/AIGER: the base trace, a word like 'r0&!r1;!r0&r1' (one letter "
                  "per step, every input named) or a JSON list of {input: 0|1} objects."),
 ]
 TraceFileOpt = Annotated[
-    Path | None, typer.Option("--trace-file", metavar="FILE", help="HOA files: read the base trace from FILE.")
+    Path | None, typer.Option("--trace-file", metavar="FILE", help="HOA/AIGER: read the base trace from FILE.")
 ]
 EffectOpt = Annotated[
-    str | None, typer.Option("--effect", metavar="EXPR", help="HOA files: the effect, e.g. 'g0 & !busy'.")
+    str | None, typer.Option("--effect", metavar="EXPR", help="HOA/AIGER: the effect, e.g. 'g0 & !busy'.")
 ]
 TStarOpt = Annotated[
-    int | None, typer.Option("--t-star", metavar="N", min=0, help="HOA files: the target step t* (default: T-1).")
+    int | None, typer.Option("--t-star", metavar="N", min=0, help="HOA/AIGER: the target step t* (default: T-1).")
 ]
 ModeOpt = Annotated[
     Literal["hard", "normal"] | None,
-    typer.Option("--mode", help="HOA files: hard (the effect at t*) or normal (somewhere in [t*-w, t*]); "
+    typer.Option("--mode", help="HOA/AIGER: hard (the effect at t*) or normal (somewhere in [t*-w, t*]); "
                  "default: hard."),
 ]
 WindowOpt = Annotated[
     int | None,
-    typer.Option("--window", metavar="W", min=1, help="HOA files, normal mode: the window w (default: w(I) of "
+    typer.Option("--window", metavar="W", min=1, help="HOA/AIGER, normal mode: the window w (default: w(I) of "
                  "DEC-014b, measured from the instance)."),
 ]
 BudgetTOpt = Annotated[
     int | None,
-    typer.Option("--budget-t", metavar="N", help="HOA files: B_T, the most distinct timesteps a certificate "
+    typer.Option("--budget-t", metavar="N", help="HOA/AIGER: B_T, the most distinct timesteps a certificate "
                  "may touch (default: T)."),
 ]
 BudgetAOpt = Annotated[
     int | None,
-    typer.Option("--budget-a", metavar="N", min=1, help="HOA files: B_A, the atom budget of the play protocol "
+    typer.Option("--budget-a", metavar="N", min=1, help="HOA/AIGER: B_A, the atom budget of the play protocol "
                  "(default: T x |AP_in|)."),
 ]
 OutputsOpt = Annotated[

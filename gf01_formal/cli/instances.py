@@ -131,6 +131,44 @@ def import_hoa_cmd(
     inst = instance_from_hoa(read_text(system), options or InstanceOptions(), source=str(system), measure=measure,
                              count_limits=Deadline(seconds).limits())
     save_artifact(output, inst)
+    _imported(inst, output, json_out)
+
+
+@with_instance_options
+def import_aiger_cmd(
+    system: Annotated[
+        Path, typer.Argument(metavar="CIRCUIT", help="An AIGER 1.9 circuit (.aag or .aig).", show_default=False)
+    ],
+    output: OutputOpt,
+    options: Any = None,
+    observe: Annotated[
+        str | None,
+        typer.Option("--observe", metavar="LATCH,...", help="Latches (by name) added to the outputs, after the "
+                     "circuit's outputs and bad-state properties."),
+    ] = None,
+    measure: MeasureOpt = True,
+    seconds: MeasureSecondsOpt = 60.0,
+    json_out: JsonOpt = False,
+) -> None:
+    """Make an instance from an AIGER circuit (a SYNTCOMP controller, an HWMCC design), a trace and an effect."""
+    import dataclasses
+
+    from gf01_formal.instances.io import save_artifact
+    from gf01_formal.instances.sources import InstanceOptions, instance_from_aiger
+    from hoa.files import read_bytes
+
+    check_output(output)
+    opts = options or InstanceOptions()
+    if observe is not None:
+        opts = dataclasses.replace(opts, observe=tuple(n.strip() for n in observe.split(",") if n.strip()))
+    inst = instance_from_aiger(read_bytes(system), opts, source=str(system), measure=measure,
+                               count_limits=Deadline(seconds).limits())
+    save_artifact(output, inst)
+    _imported(inst, output, json_out)
+
+
+def _imported(inst: Any, output: Path, json_out: bool) -> None:
+    """Print what an import wrote: the instance id, and what the measurement found."""
     cert = inst.certification
     record = {"file": str(output), "instance_id": inst.instance_id, "window": inst.window,
               "oracle_eff_t": None if cert is None else cert.oracle_eff_t,
@@ -231,4 +269,5 @@ def register(app: typer.Typer) -> None:
     app.command("export-schemas", short_help="Write the JSON Schemas of every artifact.")(export_schemas_cmd)
     import_app.command("peer", short_help="Import the peer implementation's instance bundle.")(import_peer_cmd)
     import_app.command("hoa", short_help="Make an instance from a Mealy HOA file.")(import_hoa_cmd)
+    import_app.command("aiger", short_help="Make an instance from an AIGER circuit.")(import_aiger_cmd)
     app.add_typer(import_app, name="import")

@@ -8,7 +8,7 @@ input or Ctrl-C at the prompt leaves with exit status 130.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
@@ -34,6 +34,9 @@ from gf01_formal.cli.common import (
 )
 from gf01_formal.play.protocol import Action, End, GoalPanel, Observation, Start
 from hoa.errors import Gf01Error
+
+if TYPE_CHECKING:
+    from gf01_formal.runs.record import RunRecord
 
 HELP = """At each step, type the edits for this step and press Enter:
   r0=1 r2=0     set input r0 to 1 and r2 to 0 (inputs you do not name keep their hidden value)
@@ -113,7 +116,7 @@ def play_cmd(
     record = outcome.record
     if record.status == "harness_error":
         raise RuntimeError(record.error)
-    emit(record.model_dump(mode="json"), json_out, _result_lines)
+    emit(record.to_json(), json_out, lambda _: _result_lines(record))
 
 
 def _say(line: str) -> None:
@@ -256,24 +259,24 @@ class Watched:
         self._agent.close()
 
 
-def _result_lines(r: dict[str, Any]) -> list[str]:
+def _result_lines(r: RunRecord) -> list[str]:
     def cert(atoms: list[list[Any]] | None) -> str:
         return "{" + ", ".join(f"({t}, {a}, {v})" for t, a, v in atoms or []) + "}"
 
     def prf(level: str) -> str:
-        return " / ".join(f"{r[f'{level}_{m}']:.3f}" for m in ("precision", "recall", "f1"))
+        return " / ".join(f"{getattr(r, f'{level}_{m}'):.3f}" for m in ("precision", "recall", "f1"))
 
     pairs: list[tuple[str, Any]] = [
-        ("agent", f"{r['agent_name']} ({r['eval_track']})"),
-        ("status", r["status"] if r["error"] is None else f"{r['status']}: {r['error']}"),
-        ("certificate", cert(r["certificate"])),
-        *((k, r[k]) for k in ("suff", "min1", "valid", "goal", "eff_t", "eff_a", "score_c", "kappa")),
+        ("agent", f"{r.agent_name} ({r.eval_track})"),
+        ("status", r.status if r.error is None else f"{r.status}: {r.error}"),
+        ("certificate", cert(r.certificate)),
+        *((k, getattr(r, k)) for k in ("suff", "min1", "valid", "goal", "eff_t", "eff_a", "score_c", "kappa")),
         ("AP P / R / F1", prf("ap")),
         ("TS P / R / F1", prf("ts")),
-        ("best-match gold", cert(r["best_match_gold"])),
+        ("best-match gold", cert(r.best_match_gold)),
     ]
-    if r["refusals"] or r["agent_errors"]:
-        pairs += [("refusals", r["refusals"]), ("agent errors", r["agent_errors"])]
+    if r.refusals or r.agent_errors:
+        pairs += [("refusals", r.refusals), ("agent errors", r.agent_errors)]
     return ["", "Result", *("  " + line for line in rows(pairs))]
 
 

@@ -13,6 +13,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from aig.parser import parse as parse_aiger
+from aig.view import CircuitView
+from aig.writer import canonical as canonical_aiger
 from encoders.problem import Problem
 from gf01_formal.artifacts import canonical_json, read_json, write_text_atomic
 from gf01_formal.instances.model import (
@@ -32,19 +35,24 @@ from hoa.errors import Gf01Error, quote
 from hoa.mealy import MAX_TABLE_CELLS, MAX_TABLE_INPUTS, MealyView, mealy_from_text
 
 
-def system_view(system: System) -> MealyView:
-    """The Mealy view of an instance's system (HOA parsed, or the explicit table), checked input-complete."""
+def system_view(system: System) -> MealyView | CircuitView:
+    """The Mealy view of an instance's system (HOA parsed, the explicit table, or the circuit), checked
+    (input-complete tables; canonical circuit text)."""
     return _view_cached(canonical_json(system.model_dump(mode="json")))
 
 
 @lru_cache(maxsize=256)
-def _view_cached(system_json: str) -> MealyView:
+def _view_cached(system_json: str) -> MealyView | CircuitView:
     # Keyed by the canonical JSON so that equal systems share one parsed view (and its compiled tables).
     system = System.model_validate_json(system_json)
     names = [*system.inputs, *system.outputs]
     if len(set(names)) != len(names):
         dup = next(n for n in names if names.count(n) > 1)
         raise Gf01Error(f"{quote(dup, 60)} is named twice among the inputs and outputs", field="system")
+    if system.kind == "aiger":
+        view = circuit_view(system)
+        _check_names(view, system)
+        return view
     if system.kind == "hoa":
         if not system.hoa:
             raise Gf01Error("a system of kind 'hoa' needs its HOA text", field="system.hoa")
@@ -78,12 +86,7 @@ def _view_cached(system_json: str) -> MealyView:
             view = MealyView.from_table(system.inputs, system.outputs, tab.next, tab.out, tab.initial, tab.states)
         except Gf01Error as ex:
             raise Gf01Error(ex.message, field="system.table") from ex
-    if list(view.inputs) != list(system.inputs) or list(view.outputs) != list(system.outputs):
-        raise Gf01Error(
-            f"the system's APs are inputs {list(view.inputs)}, outputs {list(view.outputs)}; the instance says "
-            f"inputs {list(system.inputs)}, outputs {list(system.outputs)}",
-            field="system",
-        )
+    _check_names(view, system)
     if not view.has_tables:
         raise Gf01Error(
             f"{view.num_states} states x 2^{view.num_inputs} input valuations = {view.table_cells:,} table cells, "
@@ -97,6 +100,34 @@ def _view_cached(system_json: str) -> MealyView:
     except Gf01Error as ex:
         raise Gf01Error(ex.message, field="system") from ex
     return view
+
+
+def _check_names(view: MealyView | CircuitView, system: System) -> None:
+    if list(view.inputs) != list(system.inputs) or list(view.outputs) != list(system.outputs):
+        raise Gf01Error(
+            f"the system's APs are inputs {list(view.inputs)}, outputs {list(view.outputs)}; the instance says "
+            f"inputs {list(system.inputs)}, outputs {list(system.outputs)}",
+            field="system",
+        )
+
+
+def circuit_view(system: System) -> CircuitView:
+    """The view of a circuit system: its canonical AIGER text parsed; the outputs past the circuit's outputs and
+    bad-state properties are the latches it observes."""
+    if not system.aiger:
+        raise Gf01Error("a system of kind 'aiger' needs its AIGER text", field="system.aiger")
+    try:
+        circuit = parse_aiger(system.aiger)
+    except Gf01Error as ex:  # the line is the AIGER text's, not the instance file's
+        raise Gf01Error(f"{ex.line}: {ex.message}" if ex.line else ex.message, field="system.aiger") from None
+    if canonical_aiger(circuit) != system.aiger:
+        raise Gf01Error("the AIGER text is not in canonical form (what aig.writer.canonical writes): an instance "
+                        "carries, and hashes, the canonical text", field="system.aiger")
+    fixed = len(circuit.outputs) + len(circuit.bad)
+    try:
+        return CircuitView.from_aig(circuit, observe=system.outputs[fixed:])
+    except Gf01Error as ex:
+        raise Gf01Error(ex.message, field="system") from None
 
 
 def instance_problem(inst: Instance) -> Problem:

@@ -1,8 +1,9 @@
 """``gf01 import inspect``: an inspect_ai eval log of the GF-01 task (:mod:`.inspect_task`) as our run records, so
 ``gf01 validate`` and the reports apply to runs played through inspect.
 
-Each sample becomes one record. Its episode is replayed from the actions in the sample's store on a fresh episode
-engine (the replayed step log must equal the logged one) and re-scored by the exact checks; where the log's scores
+Each sample becomes one record. Its logged step log is replayed on a fresh episode by the one replay
+(:func:`gf01_formal.runs.replay.replay_steps`, which ``gf01 validate`` and the browser use too: a log they would
+refuse is refused here) and re-scored by the exact checks; where the log's scores
 differ from the exact ones the sample counts as a disagreement (the record keeps the exact scores). The agent spec
 is ``llm`` with ``harness: inspect_ai``, the inspect model name, the prompt template and the sampling settings of
 the log, so its run ids differ from those of ``gf01 evaluate --agent llm``; the run's seed is the task's ``seed``
@@ -24,16 +25,20 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from pydantic import ValidationError
+
 from gf01_formal.agents.base import TRACKS, AgentSpec
 from gf01_formal.agents.llm import TRANSCRIPT_SCHEMA
 from gf01_formal.agents.llm_prompt import TEMPLATE_ID
 from gf01_formal.artifacts import canonical_json
 from gf01_formal.instances.io import check_instance, load_artifact
 from gf01_formal.instances.model import Bundle, Instance
-from gf01_formal.play.episode import Episode
-from gf01_formal.runs.runner import RunOutcome, failed_record, finished_record, record_base, step_timing
-from gf01_formal.runs.validate import RESCORED
+from gf01_formal.play.protocol import Action
+from gf01_formal.runs.record import RunOutcome, Step, failed_record, record_base, step_timing
+from gf01_formal.runs.recorder import EpisodeRecorder
+from gf01_formal.runs.replay import replay_steps
 from gf01_formal.scoring.scores import Scorer
+from gf01_formal.scoring.values import SCORE_FIELDS
 from hoa.errors import Gf01Error, quote
 
 #: The sampling settings of a log that enter the agent spec (a whitelist: headers and bodies may carry secrets).
@@ -116,7 +121,7 @@ def import_inspect_log(path: str | os.PathLike[str], *, bundle: str | None = Non
         tool_hash = hashlib.sha256(tool_log.encode("utf-8")).hexdigest() if tool_log else ""
         if tool_log:
             side[f"tool-logs/{tool_hash}.jsonl"] = tool_log
-        steps = [dict(s) for s in played.get("steps", [])]
+        steps = _steps(played.get("steps", []), iid, shown)
         meta = {"harness": "inspect_ai", "inspect_version": (spec_of.packages or {}).get("inspect_ai"),
                 "inspect_eval_id": spec_of.eval_id, "inspect_sample_uuid": sample.uuid, "model": spec_of.model,
                 "model_reported": played.get("model_reported"), "base_url_host": host, "api": "chat.completions",
@@ -134,29 +139,40 @@ def import_inspect_log(path: str | os.PathLike[str], *, bundle: str | None = Non
                                                          timing=timing), side))
             continue
         problem = check_instance(inst, file=bundle_path)
-        episode = Episode(problem, iid)
-        episode.reset()
-        for action in played.get("actions", []):
-            episode.step(action.get("set") or {}, commit=bool(action.get("commit")), at=action.get("t"))
-        replayed = [s.to_json(problem.system.inputs) for s in episode.log]
-        if [{k: v for k, v in s.items() if k != "agent_error"} for s in steps] != replayed:
-            raise Gf01Error(f"sample {iid!r}: the logged steps do not replay on the instance", file=shown)
+        recorder = EpisodeRecorder(problem, iid)
+        recorder.start()
         status, error = played.get("status", "completed"), played.get("error")
+        faults = replay_steps(steps, recorder, [], final=sample.limit is None)
+        if faults:
+            raise Gf01Error(f"sample {iid!r}: the logged steps do not replay on the instance ({faults[0]})",
+                            file=shown)
         if sample.limit is not None:  # inspect ended the episode early: the rest has no edits, like a dead agent
             status, error = "agent_error", f"inspect's {sample.limit.type} limit ended the episode at step " \
-                                           f"{episode.t}"
-            while not episode.done:
-                episode.step({})
-                steps.append({**episode.log[-1].to_json(problem.system.inputs), "agent_error": None})
+                                           f"{recorder.episode.t}"
+            while not recorder.done:
+                recorder.step(Action())
         scorer = scorers.setdefault(iid, Scorer(problem))
-        result = scorer.score(episode.certificate)
+        result = scorer.score(recorder.certificate)
         logged = next(iter((sample.scores or {}).values()), None)
-        if logged is None or any((logged.metadata or {}).get(k) != result[k] for k in RESCORED):
+        if logged is None or any((logged.metadata or {}).get(k) != getattr(result, k) for k in SCORE_FIELDS):
             out.disagreements += 1
-        record = finished_record(base, episode, result, steps=steps, status=status, error=error, agent_meta=meta,
-                                 usage=usage, timing=timing, tool_log_hash=tool_hash)
+        record = recorder.finish(base, result, status=status, error=error, agent_meta=meta, usage=usage,
+                                 timing=timing, tool_log_hash=tool_hash)
         out.outcomes.append(RunOutcome(record, side))
     return out
+
+
+def _steps(logged: Any, iid: str, shown: str) -> list[Step]:
+    """The sample's logged step log, typed; a log whose steps are not step entries is refused."""
+    if not isinstance(logged, list):
+        raise Gf01Error(f"sample {iid!r}: the logged steps are not a list", file=shown)
+    try:
+        return [Step.model_validate(s) for s in logged]
+    except ValidationError as ex:
+        err = ex.errors()[0]
+        where = ".".join(str(p) for p in err["loc"]) or "step"
+        raise Gf01Error(f"sample {iid!r}: a logged step is not a step entry ({where}: {err['msg']})",
+                        file=shown) from None
 
 
 def _last_line(error: Any) -> str:

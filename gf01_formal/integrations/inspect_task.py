@@ -6,11 +6,11 @@ API by a solver that drives our episode engine, and scored by our exact checks.
 
 The model sees exactly what our ``llm`` agent's model sees: the same prompt template (:mod:`gf01_formal.agents.
 llm_prompt`), rendered from canonical-json-v1 messages only, one conversation per episode, one action per step, one
-re-ask after a reply with no usable action, the same agent-error rules as :mod:`gf01_formal.runs.runner`. The
-episode's step log, actions, per-call token counts and the certificate are kept in the sample's store (key
-``gf01``), so the converter (:mod:`.inspect_import`) can rebuild our run records from the log. The scorer reports
-Score_C, goal, Eff_t, Eff_a and the AP/TS F1 against the DEC-025 best match (each with its mean over samples); the
-full exact result is the score's metadata.
+re-ask after a reply with no usable action, the same agent-error rules as :mod:`gf01_formal.runs.runner` (both drive
+the one :class:`~gf01_formal.runs.recorder.EpisodeRecorder`). The episode's step log, actions, per-call token counts
+and the certificate are kept in the sample's store (key ``gf01``), so the converter (:mod:`.inspect_import`) can
+rebuild our run records from the log. The scorer reports Score_C, goal, Eff_t, Eff_a and the AP/TS F1 against the
+DEC-025 best match (each with its mean over samples); the full exact result is the score's metadata.
 
 Task arguments (``-T``): ``bundle`` (a bundle or instance file), ``seed`` (the runs' seed, 0 by default: epoch e
 plays seed + e - 1, and each instance asks the model for the same seed our ``llm`` agent would), ``prompt`` (the
@@ -50,9 +50,12 @@ from gf01_formal.instances.io import check_instance, load_artifact
 from gf01_formal.instances.model import Bundle, Instance
 from gf01_formal.play.episode import Episode
 from gf01_formal.play.protocol import Action, Observation, Start
-from gf01_formal.runs.runner import MAX_VIOLATIONS, episode_seed
+from gf01_formal.runs.record import AgentError
+from gf01_formal.runs.recorder import EpisodeRecorder
+from gf01_formal.runs.runner import episode_seed
 from gf01_formal.scoring.certificates import parse_certificate
 from gf01_formal.scoring.scores import Scorer
+from gf01_formal.scoring.values import NOT_RUN, Result
 from hoa.errors import Gf01Error
 
 #: The sample store key holding the played episode.
@@ -97,14 +100,14 @@ def gf01_player(bundle: str, seed: int = 0, prompt: str = TEMPLATE_ID, track: st
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         iid = state.metadata["instance_id"]
-        episode = Episode(_problem(bundle, iid), iid)
+        recorder = EpisodeRecorder(_problem(bundle, iid), iid)
         tools = _track_tools(track, _problem(bundle, iid))
         offered = [] if tools is None else [_tool_info(tools)]
-        dialogue = Dialogue(template, Start(instance_id=iid, goal=episode.reset()))
+        episode = recorder.episode
+        dialogue = Dialogue(template, Start(instance_id=iid, goal=recorder.start()))
         run_seed = seed + state.epoch - 1
         model = get_model()
         config = GenerateConfig(seed=episode_seed(iid, run_seed) % (1 << 31))  # as our llm agent asks
-        inputs = episode.problem.system.inputs
         played: dict[str, Any] = {"prompt_template": template.id, "prompt_sha256": template.sha256,
                                   "run_seed": run_seed, "model_seed": config.seed, "steps": [], "actions": [],
                                   "calls": [], "usage": [], "step_ms": [], "model_reported": None,
@@ -112,17 +115,16 @@ def gf01_player(bundle: str, seed: int = 0, prompt: str = TEMPLATE_ID, track: st
                                   "base_url_host": _host(getattr(model.api, "base_url", None))}
         state.store.set(STORE_KEY, played)
         observation: Observation | None = None
-        violations = 0
-        dead: AgentFault | None = None  # a fatal fault (a denied tool): the rest of the episode has no edits
-        while not episode.done:
+        dead: AgentError | None = None  # a fatal fault (a denied tool): the rest of the episode has no edits
+        while not recorder.done:
             if dead is not None:
-                observation = episode.step({})
-                played["steps"].append({**episode.log[-1].to_json(inputs), "agent_error": None})
+                observation = recorder.step(Action())
+                played["steps"].append(recorder.steps[-1].model_dump(mode="json"))
                 played["actions"].append(Action().model_dump(mode="json"))
                 continue
             usage = {"t": episode.t, "calls": 0, "retries": 0, "input_tokens": 0, "output_tokens": 0}
             played["usage"].append(usage)
-            fault: AgentFault | None = None
+            fault: AgentError | None = None
             action = Action()
             start = time.perf_counter()
             turn = dialogue.turn(observation)
@@ -157,29 +159,19 @@ def gf01_player(bundle: str, seed: int = 0, prompt: str = TEMPLATE_ID, track: st
             except StopIteration as stop:
                 action = stop.value
             except AgentFault as ex:
-                fault = ex
-                violations += not ex.fatal
-                dead = ex if ex.fatal else None
+                fault = AgentError(kind=ex.kind, message=ex.message)
+                dead = fault if ex.fatal else None
             finally:
                 state.messages = _chat(dialogue.messages)  # the conversation so far, for the viewer and the log
                 # Also when the model's error ends the sample here: the imported record then has this step's time.
                 played["step_ms"].append(round((time.perf_counter() - start) * 1000, 3))
                 state.store.set(STORE_KEY, played)
-            observation = episode.step(action.set, commit=action.commit, at=action.t)
-            entry = episode.log[-1].to_json(inputs)
-            entry["agent_error"] = None if fault is None else {"kind": fault.kind, "message": fault.message}
-            played["steps"].append(entry)
+            observation = recorder.step(action, fault, fatal=dead is not None)
+            played["steps"].append(recorder.steps[-1].model_dump(mode="json"))
             played["actions"].append(action.model_dump(mode="json"))
             played["certificate"] = observation.certificate
             state.store.set(STORE_KEY, played)
-        if dead is not None:  # a denied tool ends the agent's part, as for our own agents
-            played["status"] = "agent_error"
-            played["error"] = f"{dead.kind}: {dead.message}"
-        elif violations > MAX_VIOLATIONS:
-            played["status"] = "agent_error"
-            played["error"] = f"{violations} protocol violations (more than {MAX_VIOLATIONS})"
-        else:
-            played["status"] = "completed"
+        played["status"], played["error"] = recorder.status(dead)
         state.store.set(STORE_KEY, played)
         return state
 
@@ -200,11 +192,10 @@ def gf01_scorer(bundle: str) -> Any:
                                  budget_t=problem.budget_t)
         # The exact checks are CPU work: off the event loop, so other samples keep talking to the model.
         result = await anyio.to_thread.run_sync(_scorer(bundle, iid).score_submitted, cert)
-        value = {key: float(result[key]) for key in SCORE_KEYS}
-        metadata = {"certificate": played.get("certificate", []),
-                    **{k: v for k, v in result.items() if k != "timing"}}
+        value = {key: float(getattr(result, key)) for key in SCORE_KEYS}
+        metadata = {"certificate": played.get("certificate", []), **Result.of(result, NOT_RUN).to_json()}
         return Score(value=value, answer=str(played.get("certificate", [])),
-                     explanation=f"suff={result['suff']} min1={result['min1']} valid={result['valid']}",
+                     explanation=f"suff={result.suff} min1={result.min1} valid={result.valid}",
                      metadata=metadata)
 
     return score

@@ -40,6 +40,7 @@ from gf01_formal.instances.model import Instance
 from gf01_formal.play.episode import Episode
 from gf01_formal.play.protocol import Observation, text
 from gf01_formal.scoring.scores import Scorer
+from gf01_formal.scoring.values import NOT_RUN, Result
 
 ENV_ID = "gf01/GF01-v0"
 #: Action values per input.
@@ -106,9 +107,8 @@ class GF01Env(gymnasium.Env[dict[str, Any], np.ndarray]):
         reward = 0.0
         if obs.done:
             result = self._scorer.score(self._episode.certificate)
-            result.pop("timing")
-            info["result"] = result
-            reward = float(result["score_c"])
+            info["result"] = Result.of(result, NOT_RUN).to_json()
+            reward = float(result.score_c)
         return self._observation(), reward, obs.done, False, info
 
     def render(self) -> str | None:

@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from gf01_formal.scoring.values import Result
 from hoa.errors import Gf01Error, quote
 
 PROTOCOL = "gf01.agent.v1"
@@ -122,7 +123,7 @@ class End(BaseModel):
 
     model_config = _MESSAGE
     type: Literal["end"] = "end"
-    result: dict[str, Any]
+    result: Result
 
 
 class Action(BaseModel):

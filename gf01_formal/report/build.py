@@ -33,14 +33,15 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from fractions import Fraction
-from typing import Any
+from typing import Any, get_args
 from urllib.parse import urlsplit
 
 from gf01_formal.artifacts import canonical_json
 from gf01_formal.report import stats
 from gf01_formal.report.coverage import Manifest, agent_label, coverage, describe_missing
 from gf01_formal.report.load import SCORED, Runs
-from gf01_formal.runs.record import RUN_SCHEMA
+from gf01_formal.runs.record import RUN_SCHEMA, RunRecord, Status
+from gf01_formal.scoring.values import PRF_FIELDS
 from hoa.errors import Gf01Error
 
 REPORT_SCHEMA = "gf01-formal.report.v1"
@@ -53,12 +54,12 @@ EXTRA = ("mode",)
 KEY_FIELDS = DIMENSIONS + EXTRA
 #: A figure fixes these; its panels are (split, mode), its x axis the complexity quartile that replaces the slice.
 FIGURE_KEY = tuple(f for f in DIMENSIONS if f not in ("difficulty_slice", "split_id"))
-STATUSES = ("completed", "agent_error", "harness_error", "provider_error")
-PRF = ("ap_precision", "ap_recall", "ap_f1", "ts_precision", "ts_recall", "ts_f1")
+STATUSES: tuple[str, ...] = get_args(Status)
+PRF = PRF_FIELDS
 
 
-def _key(rec: dict[str, Any], fields: Sequence[str]) -> tuple[Any, ...]:
-    return tuple(rec[f] for f in fields)
+def _key(rec: RunRecord, fields: Sequence[str]) -> tuple[Any, ...]:
+    return tuple(getattr(rec, f) for f in fields)
 
 
 def _order(key: tuple[Any, ...]) -> str:
@@ -100,41 +101,41 @@ def software() -> dict[str, str]:
     return out
 
 
-def _group_stats(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    scored = [r for r in runs if r["status"] in SCORED]
-    inst = [r["instance_id"] for r in scored]
-    statuses = Counter(r["status"] for r in runs)
-    goal = [r for r in scored if r["goal"]]
-    cert = [r for r in scored if r["valid"]]
+def _group_stats(runs: list[RunRecord]) -> dict[str, Any]:
+    scored = [r for r in runs if r.status in SCORED]
+    inst = [r.instance_id for r in scored]
+    statuses = Counter(r.status for r in runs)
+    goal = [r for r in scored if r.goal]
+    cert = [r for r in scored if r.valid]
     n = len(scored)
     out: dict[str, Any] = {
         "runs": {"total": len(runs), **{s: statuses[s] for s in STATUSES}},
         "n": n,
         "instances": len(set(inst)),
-        "score_c": stats.wilson(sum(int(r["score_c"]) for r in scored), n),
+        "score_c": stats.wilson(sum(int(r.score_c) for r in scored), n),
         "goal": stats.wilson(len(goal), n),
-        "eff_t_given_goal": stats.clustered_median([r["eff_t"] for r in goal], [r["instance_id"] for r in goal]),
-        "eff_t_given_certified": stats.clustered_median([r["eff_t"] for r in cert],
-                                                        [r["instance_id"] for r in cert]),
-        **{m: stats.clustered_mean([r[m] for r in scored], inst) for m in PRF},
+        "eff_t_given_goal": stats.clustered_median([r.eff_t for r in goal], [r.instance_id for r in goal]),
+        "eff_t_given_certified": stats.clustered_median([r.eff_t for r in cert],
+                                                        [r.instance_id for r in cert]),
+        **{m: stats.clustered_mean([getattr(r, m) for r in scored], inst) for m in PRF},
         "kappa_mean": None,
-        "diagnostic": dict(sorted(Counter(r["diagnostic_status"] for r in scored).items())),
-        "subset_min_true": sum(1 for r in scored if r["subset_min"] is True),
+        "diagnostic": dict(sorted(Counter(r.diagnostic_status for r in scored).items())),
+        "subset_min_true": sum(1 for r in scored if r.subset_min is True),
     }
     if n:
         out["kappa_mean"] = [stats.rnd(float(c)) for c in _kappa_mean(scored)]
     return out
 
 
-def _kappa_mean(scored: list[dict[str, Any]]) -> tuple[Fraction, ...]:
+def _kappa_mean(scored: list[RunRecord]) -> tuple[Fraction, ...]:
     """The mean kappa vector (M, G, -Eff_t, -Eff_a), exactly."""
     n = len(scored)
-    return tuple(Fraction(sum(r["kappa"][k] for r in scored), n) for k in range(4))
+    return tuple(Fraction(sum(r.kappa[k] for r in scored), n) for k in range(4))
 
 
-def _stratum(key: tuple[Any, ...], members: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+def _stratum(key: tuple[Any, ...], members: dict[str, list[RunRecord]]) -> dict[str, Any]:
     """Ranking and paired comparisons of the agents of one stratum (label -> their runs)."""
-    scored = {a: [r for r in rs if r["status"] in SCORED] for a, rs in members.items()}
+    scored = {a: [r for r in rs if r.status in SCORED] for a, rs in members.items()}
     vectors = {a: _kappa_mean(rs) for a, rs in scored.items() if rs}
     order = sorted(vectors, key=lambda a: (tuple(-c for c in vectors[a]), a))
     ranking = []
@@ -152,45 +153,45 @@ def _stratum(key: tuple[Any, ...], members: dict[str, list[dict[str, Any]]]) -> 
             "paired": paired}
 
 
-def _by_instance(runs: list[dict[str, Any]], field: str) -> dict[str, list[float]]:
+def _by_instance(runs: list[RunRecord], field: str) -> dict[str, list[float]]:
     out: dict[str, list[float]] = defaultdict(list)
     for r in runs:
-        out[r["instance_id"]].append(float(r[field]))
+        out[r.instance_id].append(float(getattr(r, field)))
     return out
 
 
-def _figures(records: list[dict[str, Any]], labels: dict[tuple[str, str], str]) -> list[dict[str, Any]]:
+def _figures(records: list[RunRecord], labels: dict[tuple[str, str], str]) -> list[dict[str, Any]]:
     """Per figure key, per (split, mode) panel: Score_C by z(I) quartile per agent, and Eff_t distributions."""
-    scored = [r for r in records if r["status"] in SCORED]
-    figs: dict[tuple[Any, ...], dict[tuple[Any, Any], list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
+    scored = [r for r in records if r.status in SCORED]
+    figs: dict[tuple[Any, ...], dict[tuple[Any, Any], list[RunRecord]]] = defaultdict(lambda: defaultdict(list))
     for r in scored:
-        figs[_key(r, FIGURE_KEY)][(r["split_id"], r["mode"])].append(r)
+        figs[_key(r, FIGURE_KEY)][(r.split_id, r.mode)].append(r)
     out = []
     for fkey in sorted(figs, key=_order):
         panels = []
         for split, mode in sorted(figs[fkey], key=_order):
             runs = figs[fkey][(split, mode)]
-            zs = {r["instance_id"]: r["complexity_z"] for r in runs if r["complexity_z"] is not None}
+            zs = {r.instance_id: r.complexity_z for r in runs if r.complexity_z is not None}
             quart = stats.quartiles([(z, i) for i, z in zs.items()]) if zs else {}
             ranges = {q: [stats.rnd(min(zs[i] for i in quart if quart[i] == q)),
                           stats.rnd(max(zs[i] for i in quart if quart[i] == q))]
                       for q in sorted(set(quart.values()))}
-            by_agent: dict[str, list[dict[str, Any]]] = defaultdict(list)
+            by_agent: dict[str, list[RunRecord]] = defaultdict(list)
             for r in runs:
-                by_agent[labels[(r["agent_name"], r["agent_hash"])]].append(r)
+                by_agent[labels[(r.agent_name, r.agent_hash)]].append(r)
             agents = []
             for a in sorted(by_agent):
                 rs = by_agent[a]
                 quarts = []
                 for q in sorted(ranges):
-                    inq = [r for r in rs if quart.get(r["instance_id"]) == q]
+                    inq = [r for r in rs if quart.get(r.instance_id) == q]
                     quarts.append({"quartile": q, "z_range": ranges[q],
-                                   "score_c": stats.wilson(sum(int(r["score_c"]) for r in inq), len(inq))})
-                agents.append({"agent": a, "eval_track": rs[0]["eval_track"], "quartiles": quarts,
-                               "no_z": sum(1 for r in rs if r["complexity_z"] is None),
-                               "eff_t_given_certified": _hist(r["eff_t"] for r in rs if r["valid"]),
-                               "eff_t_given_goal": _hist(r["eff_t"] for r in rs if r["goal"])})
-            panels.append({"split_id": split, "mode": mode, "instances": len({r["instance_id"] for r in runs}),
+                                   "score_c": stats.wilson(sum(int(r.score_c) for r in inq), len(inq))})
+                agents.append({"agent": a, "eval_track": rs[0].eval_track, "quartiles": quarts,
+                               "no_z": sum(1 for r in rs if r.complexity_z is None),
+                               "eff_t_given_certified": _hist(r.eff_t for r in rs if r.valid),
+                               "eff_t_given_goal": _hist(r.eff_t for r in rs if r.goal)})
+            panels.append({"split_id": split, "mode": mode, "instances": len({r.instance_id for r in runs}),
                            "agents": agents})
         out.append({"key": dict(zip(FIGURE_KEY, fkey, strict=True)), "panels": panels})
     return out
@@ -245,12 +246,12 @@ def _public(key: str, value: Any) -> tuple[str, Any]:
     return key, value
 
 
-def _agents(records: list[dict[str, Any]], labels: dict[tuple[str, str], str]) -> list[dict[str, Any]]:
+def _agents(records: list[RunRecord], labels: dict[tuple[str, str], str]) -> list[dict[str, Any]]:
     """The agents legend: per label (sorted), the agent's name, hash, tracks, runs, its spec's parameters as
     :func:`_public` shows them, and the :data:`LEGEND_META` values its runs reported (each a sorted list)."""
-    runs: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    runs: dict[str, list[RunRecord]] = defaultdict(list)
     for r in records:
-        runs[labels[(r["agent_name"], r["agent_hash"])]].append(r)
+        runs[labels[(r.agent_name, r.agent_hash)]].append(r)
     out = []
     for label in sorted(runs):
         rs = runs[label]  # one (name, spec hash) per label, hence one spec; records come sorted by run id
@@ -258,12 +259,12 @@ def _agents(records: list[dict[str, Any]], labels: dict[tuple[str, str], str]) -
         for field in LEGEND_META:
             # Distinct values in canonical-JSON order: the same list whatever order the runs were played in.
             values = {canonical_json(_public(field, meta_of[field])[1]) for r in rs
-                      if (meta_of := r.get("agent_meta") or {}).get(field) is not None}
+                      if (meta_of := r.agent_meta or {}).get(field) is not None}
             if values:
                 meta[field] = [json.loads(v) for v in sorted(values)]
-        out.append({"agent": label, "agent_name": rs[0]["agent_name"], "agent_hash": rs[0]["agent_hash"],
-                    "eval_tracks": sorted({r["eval_track"] for r in rs}), "runs": len(rs),
-                    "params": _public("params", rs[0]["agent_spec"].get("params", {}))[1],
+        out.append({"agent": label, "agent_name": rs[0].agent_name, "agent_hash": rs[0].agent_hash,
+                    "eval_tracks": sorted({r.eval_track for r in rs}), "runs": len(rs),
+                    "params": _public("params", rs[0].agent_spec.get("params", {}))[1],
                     "reported": meta})
     return out
 
@@ -279,19 +280,19 @@ def build_report(runs: Runs, *, manifest: Manifest | None = None, panel: str | N
     ``caps`` (CapSet.report_section), the diagnostic caps the runs ran under, provisional or frozen."""
     records = runs.records
     labels = agent_label(records)
-    groups: dict[tuple[Any, ...], dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
+    groups: dict[tuple[Any, ...], dict[str, list[RunRecord]]] = defaultdict(lambda: defaultdict(list))
     for r in records:
-        groups[_key(r, KEY_FIELDS)][labels[(r["agent_name"], r["agent_hash"])]].append(r)
+        groups[_key(r, KEY_FIELDS)][labels[(r.agent_name, r.agent_hash)]].append(r)
     group_rows, strata = [], []
     for key in sorted(groups, key=_order):
         members = groups[key]
         for a in sorted(members):
             rs = members[a]
             group_rows.append({"key": dict(zip(KEY_FIELDS, key, strict=True)), "agent": a,
-                               "agent_name": rs[0]["agent_name"], "agent_hash": rs[0]["agent_hash"],
+                               "agent_name": rs[0].agent_name, "agent_hash": rs[0].agent_hash,
                                **_group_stats(rs)})
         strata.append(_stratum(key, members))
-    statuses = Counter(r["status"] for r in records)
+    statuses = Counter(r.status for r in records)
     return {
         "schema_version": REPORT_SCHEMA,
         "run_schema_version": RUN_SCHEMA,
@@ -300,10 +301,10 @@ def build_report(runs: Runs, *, manifest: Manifest | None = None, panel: str | N
         "dimensions": list(DIMENSIONS),
         "grouped_on": [*KEY_FIELDS, "agent"],
         "inputs": {"runs": len(records), "scored": sum(statuses[s] for s in SCORED),
-                   "statuses": {s: statuses[s] for s in STATUSES}, "instances": len({r["instance_id"]
+                   "statuses": {s: statuses[s] for s in STATUSES}, "instances": len({r.instance_id
                                                                                       for r in records}),
                    "digest": runs.digest},
-        "versions": {f: sorted({r[f] for r in records}) for f in ("benchmark_version", "harness_version",
+        "versions": {f: sorted({getattr(r, f) for r in records}) for f in ("benchmark_version", "harness_version",
                                                                   "checker_version")},
         "agents": _agents(records, labels),
         "groups": group_rows,

@@ -45,6 +45,7 @@ from typing import Any
 
 from encoders.problem import Atom, Problem
 from gf01_formal.report.load import Runs
+from gf01_formal.scoring.values import Diagnostic
 from hoa.errors import Gf01Error
 from solvers.limits import Clock, Limits, Unknown
 
@@ -180,18 +181,14 @@ class CapSet:
                             "--allow-provisional-caps", field="--caps")
 
 
-def run_diagnostic(problem: Problem, atoms: list[Atom], caps: CapSet) -> tuple[dict[str, Any], dict[str, Any]]:
-    """SubsetMin of ``atoms`` metered under ``caps``: (record fields, timing fields) as the module docstring says."""
-    from solvers import api
+def run_diagnostic(problem: Problem, atoms: list[Atom], caps: CapSet) -> tuple[Diagnostic, dict[str, Any]]:
+    """SubsetMin of ``atoms`` metered under ``caps`` (:func:`gf01_formal.scoring.scores.diagnose`): the diagnostic
+    and its timing fields, as the module docstring says."""
+    from gf01_formal.scoring.scores import diagnose
 
     limits = caps.limits()
     start = time.perf_counter()
-    fields: dict[str, Any] = {"subset_min": None, "diagnostic_status": "exact", "diagnostic_note": None}
-    try:
-        fields["subset_min"] = api.subset_min(problem, atoms, caps.backend, limits=limits)
-    except Unknown as ex:
-        fields["diagnostic_status"] = "infeasible"
-        fields["diagnostic_note"] = ex.reason
+    diagnostic, _ = diagnose(problem, atoms, backend=caps.backend, limits=limits)
     elapsed = time.perf_counter() - start
     clock = limits.clocks[-1] if limits.clocks else None
     child_peak = getattr(clock, "child_peak_kib", None)
@@ -202,7 +199,7 @@ def run_diagnostic(problem: Problem, atoms: list[Atom], caps: CapSet) -> tuple[d
     zero = {"conflicts": 0, "sat_calls": 0} if caps.backend == "sat" else {"nodes": 0}
     spent = {"backend": caps.backend, **zero, **(dict(sorted(clock.spent.items())) if clock else {})}
     timing = {"diagnostic_ms": round(elapsed * 1000, 3), "diagnostic_peak_kib": grew, "diagnostic_spent": spent}
-    if fields["diagnostic_status"] == "exact":
+    if diagnostic.diagnostic_status == "exact":
         # A solver checks its budget between steps, so it may finish a little past a cap: exact means within.
         over = None
         if caps.conflicts is not None and spent.get("conflicts", 0) > caps.conflicts:
@@ -214,8 +211,8 @@ def run_diagnostic(problem: Problem, atoms: list[Atom], caps: CapSet) -> tuple[d
         elif caps.memory_kib is not None and grew is not None and grew > caps.memory_kib:
             over = f"memory limit {caps.memory_kib} KiB (peak growth {grew} KiB)"
         if over is not None:
-            fields = {"subset_min": None, "diagnostic_status": "infeasible", "diagnostic_note": over}
-    return fields, timing
+            diagnostic = Diagnostic(subset_min=None, diagnostic_status="infeasible", diagnostic_note=over)
+    return diagnostic, timing
 
 
 # -- caps files ---------------------------------------------------------------------------------------------------
@@ -243,22 +240,22 @@ def cap_of(values: list[float], censored: int, *, floor: float, integer: bool = 
 
 def derive(runs: Runs) -> dict[str, Any]:
     """caps.json from the metered pilot runs in ``runs`` (module docstring)."""
-    sample = [r for r in runs.scored() if r["diagnostic_status"] in ("exact", "infeasible")
-              and isinstance(r["timing"].get("diagnostic_spent"), dict)]
+    sample = [r for r in runs.scored() if r.diagnostic_status in ("exact", "infeasible")
+              and isinstance(r.timing.get("diagnostic_spent"), dict)]
     if not sample:
         raise Gf01Error("no run records a metered diagnostic: play the pilot with 'gf01 campaign --subset-min'")
-    backends = sorted({r["timing"]["diagnostic_spent"].get("backend") for r in sample})
+    backends = sorted({r.timing["diagnostic_spent"].get("backend") for r in sample})
     if len(backends) != 1 or backends[0] not in BACKENDS:
         raise Gf01Error(f"the pilot's diagnostics ran on {', '.join(map(str, backends))}: derive caps from runs of "
                         "one backend (sat or bdd)")
     backend = backends[0]
-    exact = [r for r in sample if r["diagnostic_status"] == "exact"]
+    exact = [r for r in sample if r.diagnostic_status == "exact"]
     censored = len(sample) - len(exact)
 
     def values(res: str) -> list[float]:
         out: list[float] = []
         for r in exact:
-            t = r["timing"]
+            t = r.timing
             v = {"seconds": None if t.get("diagnostic_ms") is None else t["diagnostic_ms"] / 1000,
                  "memory_kib": t.get("diagnostic_peak_kib"),
                  "conflicts": t["diagnostic_spent"].get("conflicts"),
@@ -281,7 +278,7 @@ def derive(runs: Runs) -> dict[str, Any]:
         caps[res]["unit"] = UNITS[res]
     from gf01_formal.artifacts import sha256_hex
 
-    instances = len({r["instance_id"] for r in sample})
+    instances = len({r.instance_id for r in sample})
     return {
         "schema_version": CAPS_SCHEMA,
         "decisions": ["DEC-019", "DEC-020", "DEC-021", "DEC-022", "DEC-023"],
@@ -294,7 +291,7 @@ def derive(runs: Runs) -> dict[str, Any]:
         "sample": {"runs": len(sample), "exact": len(exact), "infeasible": censored, "instances": instances,
                    "checkpoint": {"target": SAMPLE_TARGET, "reached": instances >= SAMPLE_TARGET}},
         "provisional": instances < SAMPLE_TARGET,
-        "inputs_digest": sha256_hex(sorted([r["run_id"], r["diagnostic_status"], r["timing"]] for r in sample)),
+        "inputs_digest": sha256_hex(sorted([r.run_id, r.diagnostic_status, r.timing] for r in sample)),
     }
 
 

@@ -32,6 +32,7 @@ from gf01_formal.instances.model import Bundle, Instance
 from gf01_formal.report import stats
 from gf01_formal.report.coverage import agent_label
 from gf01_formal.report.load import Runs
+from gf01_formal.runs.record import RunRecord
 from hoa.errors import Gf01Error
 
 ANALYSIS_SCHEMA = "gf01-formal.pilot_analysis.v1"
@@ -49,26 +50,26 @@ def _instances(runs: Runs, bundle: Bundle) -> dict[str, Instance]:
     """The bundle's instances by id; every scored run must name one of them with the same content hash."""
     by_id = {i.instance_id: i for i in bundle.instances}
     for r in runs.scored():
-        inst = by_id.get(r["instance_id"])
+        inst = by_id.get(r.instance_id)
         if inst is None:
-            raise Gf01Error(f"run {r['run_id']}: instance {r['instance_id']} is not in the bundle", field="--bundle")
-        if inst.content_hash != r["instance_hash"]:
-            raise Gf01Error(f"run {r['run_id']}: instance {r['instance_id']} differs from the bundle's (content "
+            raise Gf01Error(f"run {r.run_id}: instance {r.instance_id} is not in the bundle", field="--bundle")
+        if inst.content_hash != r.instance_hash:
+            raise Gf01Error(f"run {r.run_id}: instance {r.instance_id} differs from the bundle's (content "
                             "hash)", field="--bundle")
     return by_id
 
 
-def _rate(rs: list[dict[str, Any]], field: str) -> dict[str, Any]:
-    return stats.wilson(sum(1 for r in rs if r[field]), len(rs))
+def _rate(rs: list[RunRecord], field: str) -> dict[str, Any]:
+    return stats.wilson(sum(1 for r in rs if getattr(r, field)), len(rs))
 
 
-def _quartile_rows(rs: list[dict[str, Any]], value: dict[str, float]) -> list[dict[str, Any]]:
+def _quartile_rows(rs: list[RunRecord], value: dict[str, float]) -> list[dict[str, Any]]:
     """Rank quartiles of the instances of ``rs`` by ``value`` (instance id -> number), with rates per quartile."""
     quart = stats.quartiles([(v, i) for i, v in value.items()])
     rows = []
     for q in range(1, 5):
         ids = sorted(i for i, k in quart.items() if k == q)
-        inq = [r for r in rs if quart.get(r["instance_id"]) == q]
+        inq = [r for r in rs if quart.get(r.instance_id) == q]
         vals = [value[i] for i in ids]
         rows.append({"quartile": q, "instances": len(ids), "runs": len(inq),
                      "range": [stats.rnd(min(vals)), stats.rnd(max(vals))] if vals else None,
@@ -88,9 +89,9 @@ def _knob_value(inst: Instance, knob: str) -> float | None:
     return getattr(inst.complexity, knob).norm
 
 
-def _knob_stats(rs: list[dict[str, Any]], insts: dict[str, Instance], knob: str) -> dict[str, Any]:
-    value = {r["instance_id"]: v for r in rs if (v := _knob_value(insts[r["instance_id"]], knob)) is not None}
-    known = [r for r in rs if r["instance_id"] in value]
+def _knob_stats(rs: list[RunRecord], insts: dict[str, Instance], knob: str) -> dict[str, Any]:
+    value = {r.instance_id: v for r in rs if (v := _knob_value(insts[r.instance_id], knob)) is not None}
+    known = [r for r in rs if r.instance_id in value]
     constant = len(set(value.values())) <= 1
     out: dict[str, Any] = {"knob": knob, "runs": len(rs), "known_runs": len(known),
                            "unknown_runs": len(rs) - len(known), "instances": len(value),
@@ -104,8 +105,8 @@ def _knob_stats(rs: list[dict[str, Any]], insts: dict[str, Instance], knob: str)
         out["spearman_score_c"]["note"] = "constant knob: no quartiles and no rank correlation"
         return out
     out["quartiles"] = _quartile_rows(known, value)
-    out["spearman_score_c"] = stats.spearman([value[r["instance_id"]] for r in known],
-                                             [float(r["score_c"]) for r in known])
+    out["spearman_score_c"] = stats.spearman([value[r.instance_id] for r in known],
+                                             [float(r.score_c) for r in known])
     return out
 
 
@@ -114,15 +115,15 @@ def analyze(runs: Runs, bundle: Bundle, *, agent: str = "greedy", track: str = "
     """The pilot analysis of ``runs`` played on ``bundle`` (module docstring)."""
     insts = _instances(runs, bundle)
     scored = runs.scored()
-    ref = [r for r in scored if r["agent_name"] == agent and r["eval_track"] == track and r["mode"] == mode]
-    held = [r for r in ref if r["split_id"] not in PUBLIC and r["split_id"] is not None]
+    ref = [r for r in scored if r.agent_name == agent and r.eval_track == track and r.mode == mode]
+    held = [r for r in ref if r.split_id not in PUBLIC and r.split_id is not None]
     scope = held or ref
-    z = {r["instance_id"]: insts[r["instance_id"]].complexity.z for r in scope  # type: ignore[union-attr]
-         if insts[r["instance_id"]].complexity is not None}
-    no_z = sorted({r["instance_id"] for r in scope} - set(z))
-    in_z = [r for r in scope if r["instance_id"] in z]
+    z = {r.instance_id: insts[r.instance_id].complexity.z for r in scope  # type: ignore[union-attr]
+         if insts[r.instance_id].complexity is not None}
+    no_z = sorted({r.instance_id for r in scope} - set(z))
+    in_z = [r for r in scope if r.instance_id in z]
     quarts = _quartile_rows(in_z, z) if z else []
-    n_inst = len({r["instance_id"] for r in scope})
+    n_inst = len({r.instance_id for r in scope})
     where = f"{agent} on {track}, {mode} mode"
 
     discrimination: dict[str, Any] = {"evaluable": bool(quarts) and all(q["runs"] for q in quarts),
@@ -145,9 +146,9 @@ def analyze(runs: Runs, bundle: Bundle, *, agent: str = "greedy", track: str = "
     recommendation = _recommend(discrimination, shortcut, sample, where)
 
     labels = agent_label(runs.records)
-    slices: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
+    slices: dict[tuple[str, str, str], list[RunRecord]] = defaultdict(list)
     for r in scored:
-        slices[(labels[(r["agent_name"], r["agent_hash"])], r["eval_track"], r["mode"])].append(r)
+        slices[(labels[(r.agent_name, r.agent_hash)], r.eval_track, r.mode)].append(r)
     audit = []
     for (label, tr, md), rs in sorted(slices.items()):
         audit.append({"agent": label, "eval_track": tr, "mode": md, "runs": len(rs),

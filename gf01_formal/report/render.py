@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from gf01_formal.artifacts import canonical_json
-from gf01_formal.report.build import KEY_FIELDS
+from gf01_formal.report.build import KEY_FIELDS, PRF
 
 #: Key fields always shown as columns; the others are shown when they vary, else listed once as fixed.
 SHOWN_KEYS = ("eval_track", "split_id", "mode", "difficulty_slice")
@@ -97,8 +97,7 @@ def tables(report: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]
                            "n scored", "instances", "Score_C", "goal", "median Eff_t given goal",
                            "median Eff_t given certified"], rows, fixed_note))
     prf = [[g["agent"], *(_cell(g["key"][c]) for c in cols),
-            *(est_text(g[m], "mean") for m in ("ap_precision", "ap_recall", "ap_f1", "ts_precision", "ts_recall",
-                                               "ts_f1"))] for g in report["groups"]]
+            *(est_text(g[m], "mean") for m in PRF)] for g in report["groups"]]
     out.append(("AP/TS precision, recall and F1 (mean, 95 % bootstrap over instances)",
                 ["agent", *keyhead, "AP P", "AP R", "AP F1", "TS P", "TS R", "TS F1"], prf, ""))
     rank_rows, pair_rows = [], []

@@ -20,8 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from gf01_formal.artifacts import canonical_json, write_text_atomic
-from gf01_formal.runs.record import FINAL_STATUSES, RUN_SCHEMA
-from gf01_formal.runs.runner import RunOutcome
+from gf01_formal.runs.record import FINAL_STATUSES, RUN_SCHEMA, RunOutcome
 from hoa.errors import Gf01Error, quote
 
 
@@ -58,7 +57,7 @@ class RunsFile:
             target = self.side_dir / rel
             if not target.exists():
                 write_text_atomic(target, text)
-        line = canonical_json(outcome.record.model_dump(mode="json")) + "\n"
+        line = canonical_json(outcome.record.to_json()) + "\n"
         try:
             with self.path.open("a", encoding="utf-8") as fh:
                 fh.write(line)

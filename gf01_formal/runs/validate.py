@@ -11,10 +11,11 @@ is null unless ``diagnostic_status`` is ``exact``, and then a boolean; ``diagnos
 ``infeasible`` one hit, and only then); and for a finished run its step log: the certificate is exactly the atoms
 its steps committed, ``refusals`` and ``agent_errors`` are the steps' counts, and only an imported peer row (protocol
 ``peer``) has no step log. With a bundle: the instance is there with the same content hash and task fields, the
-recorded certificate re-verifies to every recorded score, and an exact SubsetMin diagnostic is decided again (under
-``recheck_limits``: one that runs out of them is a note, not a violation). With ``official``: also no run may have
-failed (harness or provider error), an EVAL-TA run's planner log must be in the side directory, and the bundle is
-required.
+step log replays on it as recorded (:func:`gf01_formal.runs.replay.replay`, the browser's and the inspect
+importer's replay too), the recorded certificate re-verifies to every recorded score, and an exact SubsetMin
+diagnostic is decided again (under ``recheck_limits``: one that runs out of them is a note, not a violation). With
+``official``: also no run may have failed (harness or provider error), an EVAL-TA run's planner log must be in the
+side directory, and the bundle is required.
 
 >>> [str(v) for v in validate(["runs.jsonl"], bundle="bundle.json")]   # doctest: +SKIP
 []
@@ -27,7 +28,7 @@ import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -36,14 +37,20 @@ from gf01_formal.agents.base import ACCESS_OF_TRACK, ALLOWLIST_OF_TRACK
 from gf01_formal.instances.io import check_instance, load_artifact
 from gf01_formal.instances.model import Instance
 from gf01_formal.runs.record import FINAL_STATUSES, RunRecord, run_id
+from gf01_formal.runs.replay import log_faults
 from gf01_formal.runs.store import read_records
+from gf01_formal.scoring.values import SCORE_FIELDS
 from hoa.errors import Gf01Error, quote
-from solvers.limits import Limits, Unknown
+from solvers.limits import Limits
+
+if TYPE_CHECKING:
+    from encoders.problem import Atom, Problem
+    from gf01_formal.scoring.scores import Scorer
+    from gf01_formal.scoring.values import Diagnostic
 
 RENDERERS = {"json": "canonical-json-v1", "visual": "GF-01-R1"}
 #: The recorded fields a re-verification recomputes (floats compared exactly: both sides come from exact rationals).
-RESCORED = ("suff", "min1", "valid", "goal", "eff_t", "eff_a", "score_c", "kappa", "ap_precision", "ap_recall",
-            "ap_f1", "ts_precision", "ts_recall", "ts_f1", "best_match_gold")
+RESCORED = SCORE_FIELDS
 #: The protocol of imported peer rows, the only records without a step log (the peer kept none).
 PEER_PROTOCOL = "peer"
 #: Default cap (wall seconds) of re-deciding one recorded exact SubsetMin diagnostic: validation runs inside every
@@ -81,8 +88,8 @@ class _Context:
     official: bool
     rescore: bool
     recheck_limits: Limits
-    problems: dict[str, Any] = field(default_factory=dict)  # instance id -> (Problem, Scorer)
-    diagnostics: dict[tuple[str, tuple[Any, ...]], bool | Unknown] = field(default_factory=dict)
+    problems: dict[str, tuple[Problem, Scorer]] = field(default_factory=dict)
+    diagnostics: dict[tuple[str, tuple[Atom, ...]], Diagnostic] = field(default_factory=dict)
 
 
 def validate(paths: Sequence[str | os.PathLike[str]], *, bundle: str | None = None, official: bool = False,
@@ -152,9 +159,12 @@ def _check(obj: dict[str, Any], side: Path, ctx: _Context,
     if ctx.official and rec.status not in FINAL_STATUSES:
         yield "status", f"{rec.status}: the run did not finish ({quote(rec.error or '', 120, bare=True)})"
     if rec.status in FINAL_STATUSES:
-        yield from _step_log(rec)
-        if ctx.rescore:
+        if not rec.steps and rec.protocol != PEER_PROTOCOL:
+            yield "steps", f"a finished {rec.protocol} episode has a step log (only imported peer rows have none)"
+        elif ctx.rescore:
             yield from _rescore(rec, ctx, notes)
+        else:
+            yield from ((f.field, f.message) for f in log_faults(rec))
 
 
 def _spec_hash(spec: dict[str, Any]) -> str:
@@ -229,62 +239,21 @@ def _diagnostic_fields(rec: RunRecord) -> Iterator[tuple[str, str]]:
                                  f"{rec.diagnostic_status!r})"
 
 
-def _step_log(rec: RunRecord) -> Iterator[tuple[str, str]]:
-    """A finished run's certificate is the atoms its steps committed, and its counts are its steps' (an episode's
-    certificate is every committed atom: the record cannot carry another run's certificate with its own steps)."""
-    if not rec.steps:
-        if rec.protocol != PEER_PROTOCOL:
-            yield "steps", f"a finished {rec.protocol} episode has a step log (only imported peer rows have none)"
-        return
-    committed: list[tuple[int, str, int]] = []
-    refusals = 0
-    for i, step in enumerate(rec.steps):
-        if step.get("t") != i:
-            yield f"steps.{i}.t", f"{quote(step.get('t'), 40)} at position {i} of the step log"
-            return
-        atoms = step.get("committed")
-        if not isinstance(atoms, list) or not all(_is_atom(a, i) for a in atoms):
-            yield f"steps.{i}.committed", f"not a list of [{i}, input, 0 or 1] atoms"
-            return
-        refused = step.get("refused")
-        if not isinstance(refused, list):
-            yield f"steps.{i}.refused", "not a list of refusals"
-            return
-        committed += [(a[0], a[1], a[2]) for a in atoms]
-        refusals += len(refused)
-    played = [list(a) for a in sorted(committed)]
-    if rec.certificate != played:
-        yield "certificate", f"is not the atoms its step log committed ({_shown_atoms(played)})"
-    if rec.refusals != refusals:
-        yield "refusals", f"recorded {rec.refusals}, the step log refuses {refusals}"
-    errors = sum(1 for s in rec.steps if s.get("agent_error") is not None)
-    if rec.agent_errors != errors:
-        yield "agent_errors", f"recorded {rec.agent_errors}, the step log has {errors}"
-
-
-def _is_atom(atom: Any, t: int) -> bool:
-    """``[t, input, 0|1]`` at step ``t`` (a bool is not an int here: JSON true is not 1)."""
-    return (isinstance(atom, list) and len(atom) == 3 and type(atom[0]) is int and atom[0] == t
-            and isinstance(atom[1], str) and type(atom[2]) is int and atom[2] in (0, 1))
-
-
-def _shown_atoms(atoms: list[list[Any]]) -> str:
-    text = ", ".join(f"({t}, {a}, {v})" for t, a, v in atoms)
-    return quote("{" + text + "}", 160, bare=True)
-
-
 def _rescore(rec: RunRecord, ctx: _Context, notes: list[tuple[str, str]]) -> Iterator[tuple[str, str]]:
     """The recorded certificate, re-verified against the bundle, must give every recorded score, and an exact
     SubsetMin diagnostic its recorded answer."""
+    from gf01_formal.runs.replay import replay, score_faults
     from gf01_formal.scoring.certificates import parse_certificate
     from gf01_formal.scoring.scores import Scorer
 
     inst = ctx.instances.get(rec.instance_id)
     if inst is None:
         yield "instance_id", "not in the bundle"
+        yield from ((f.field, f.message) for f in log_faults(rec))
         return
     if inst.content_hash != rec.instance_hash:
         yield "instance_hash", "differs from the bundle's instance"
+        yield from ((f.field, f.message) for f in log_faults(rec))
         return
     for fld, want in (("mode", inst.mode), ("t_star", inst.t_star), ("window_size", inst.window),
                       ("budget_timestep", inst.budget_t), ("budget_atoms", inst.budget_a)):
@@ -294,35 +263,31 @@ def _rescore(rec: RunRecord, ctx: _Context, notes: list[tuple[str, str]]) -> Ite
         problem = check_instance(inst)
         ctx.problems[rec.instance_id] = (problem, Scorer(problem))
     problem, scorer = ctx.problems[rec.instance_id]
+    if rec.steps:
+        yield from ((f.field, f.message) for f in replay(rec, problem).faults)
     parsed = parse_certificate(rec.certificate, problem.system.inputs, horizon=problem.horizon,
                                budget_t=problem.budget_t)
     if list(parsed.errors) != rec.certificate_errors:
         yield "certificate_errors", f"recorded {rec.certificate_errors!r}, re-verified {list(parsed.errors)!r}"
-    got = scorer.score_submitted(parsed)
-    for fld in RESCORED:
-        if getattr(rec, fld) != got[fld]:
-            yield fld, f"recorded {getattr(rec, fld)!r}, re-verified {got[fld]!r}"
+    yield from ((f.field, f.message) for f in score_faults(rec, scorer.score_submitted(parsed)))
     if rec.diagnostic_status != "exact" or rec.subset_min is None:
         return  # nothing to re-decide (_diagnostic_fields has judged the fields themselves)
     if not parsed.well_formed:
         yield "diagnostic_status", "exact, but SubsetMin is not defined on a malformed certificate"
         return
     answer = _subset_min(problem, rec.instance_id, parsed.atoms, ctx)
-    if isinstance(answer, Unknown):
-        notes.append(("subset_min", f"could not re-check within limits ({answer.reason})"))
-    elif answer != rec.subset_min:
-        yield "subset_min", f"recorded {rec.subset_min}, re-checked {answer}"
+    if answer.diagnostic_status != "exact":
+        notes.append(("subset_min", f"could not re-check within limits ({answer.diagnostic_note})"))
+    elif answer.subset_min != rec.subset_min:
+        yield "subset_min", f"recorded {rec.subset_min}, re-checked {answer.subset_min}"
 
 
-def _subset_min(problem: Any, instance_id: str, atoms: tuple[Any, ...], ctx: _Context) -> bool | Unknown:
-    """SubsetMin decided as the scorer decides it (:func:`solvers.api.subset_min`), once per instance and
-    certificate (the panel's agents often commit the same one), or the Unknown that ``recheck_limits`` gave."""
-    from solvers import api
+def _subset_min(problem: Problem, instance_id: str, atoms: tuple[Atom, ...], ctx: _Context) -> Diagnostic:
+    """SubsetMin decided as the scorer decides it (:func:`gf01_formal.scoring.scores.diagnose`), once per instance
+    and certificate (the panel's agents often commit the same one), under ``recheck_limits``."""
+    from gf01_formal.scoring.scores import diagnose
 
     key = (instance_id, tuple(atoms))
     if key not in ctx.diagnostics:
-        try:
-            ctx.diagnostics[key] = api.subset_min(problem, atoms, limits=ctx.recheck_limits)
-        except Unknown as ex:
-            ctx.diagnostics[key] = ex
+        ctx.diagnostics[key] = diagnose(problem, atoms, limits=ctx.recheck_limits)[0]
     return ctx.diagnostics[key]

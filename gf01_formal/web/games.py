@@ -44,12 +44,13 @@ from gf01_formal.instances.io import check_instance, load_artifact
 from gf01_formal.instances.model import Bundle, Instance
 from gf01_formal.play.episode import Episode
 from gf01_formal.play.protocol import Action, GoalPanel, Observation
-from gf01_formal.runs.record import FINAL_STATUSES, RunRecord, run_id
-from gf01_formal.runs.runner import RunOutcome, failed_record, finished_record, record_base
+from gf01_formal.runs.record import FINAL_STATUSES, RunOutcome, RunRecord, record_base, run_id
+from gf01_formal.runs.recorder import EpisodeRecorder
+from gf01_formal.runs.replay import replay, score_faults
 from gf01_formal.runs.store import RunsFile, cut_torn_tail, latest, read_lines
-from gf01_formal.runs.validate import RESCORED
 from gf01_formal.scoring.certificates import certificate_to_json
 from gf01_formal.scoring.scores import Scorer
+from gf01_formal.scoring.values import SCORE_FIELDS, Scores
 from gf01_formal.web.pilot import ID_PATTERN, Pilot, load_pilot
 from hoa.errors import Gf01Error, quote
 
@@ -61,9 +62,8 @@ TOKEN = re.compile(r"[A-Za-z0-9_-]{32}")
 PARTICIPANT = re.compile(ID_PATTERN)
 #: A response time above a day is not one.
 MAX_RESPONSE_MS = 86_400_000.0
-RECORD_FIELDS = ("status", "error", "run_id", "certificate", "suff", "min1", "valid", "goal", "eff_t", "eff_a",
-                 "score_c", "kappa", "ap_precision", "ap_recall", "ap_f1", "ts_precision", "ts_recall", "ts_f1",
-                 "best_match_gold", "refusals")
+#: What the page shows of a record.
+RECORD_FIELDS = ("status", "error", "run_id", "certificate", *SCORE_FIELDS, "refusals")
 
 
 class RequestError(Exception):
@@ -108,7 +108,8 @@ class Served:
 
 @dataclass
 class Game:
-    """One human episode: its engine, what it has sent (observations), and how long each step took."""
+    """One human episode: its recorder (engine and step log), what it has sent (observations), and how long each
+    step took."""
 
     token: str
     served: Served
@@ -116,10 +117,9 @@ class Game:
     pilot_id: str | None
     index: int
     consent_sha256: str | None
-    engine: Episode
+    recorder: EpisodeRecorder
     goal: GoalPanel
     observations: list[Observation] = field(default_factory=list)
-    steps: list[dict[str, Any]] = field(default_factory=list)
     response_ms: list[float | None] = field(default_factory=list)
     server_ms: list[float | None] = field(default_factory=list)
     shown_at: float | None = None
@@ -127,6 +127,11 @@ class Game:
     next_token: str | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
     adaptation: Adaptation | None = None  # DEC-055, as gf01 serve declares it
+
+    @property
+    def engine(self) -> Episode:
+        """The episode engine."""
+        return self.recorder.episode
 
     @property
     def spec(self) -> AgentSpec:
@@ -286,11 +291,14 @@ class Games:
         """Commit one step: ``body`` is ``{"action": {"t", "set", "commit"}, "response_ms"}``. Returns the step's
         observation; the episode's last step also scores and records the run."""
         game = self._game(token)
-        action, response_ms = parse_step(body, game.goal.inputs)
+        action, response_ms = parse_step(body)
         with game.lock:
             engine = game.engine
             if engine.done:
                 raise RequestError(409, "the episode has ended: no step can be committed")
+            void = engine.judge(action.set)
+            if void is not None:  # the episode would void it; a person gets to send the step again instead
+                raise RequestError(422, f"action.set: {void}")
             if action.t != engine.t:
                 when = "is already committed" if action.t < engine.t else "is not reached"  # type: ignore[operator]
                 raise RequestError(409, f"step {action.t} {when}: the current step is {engine.t}")
@@ -325,41 +333,22 @@ class Games:
         if served.instance.content_hash != rec.instance_hash:
             raise RequestError(422, f"the record was played on another version of {rec.instance_id} (its "
                                     "instance_hash differs from the bundle's)")
-        engine = Episode(served.problem, rec.instance_id)
-        goal = engine.reset()
-        inputs = served.problem.system.inputs
-        observations, reconstructed = [], not rec.steps
-        if reconstructed:  # an imported record has no step log: its certificate, step by step, is its play
-            if rec.certificate is None or rec.certificate_errors:
-                raise RequestError(422, "the record has neither a step log nor a well-formed certificate to replay")
-            actions = [(_atoms_at(rec.certificate, t), False, None) for t in range(served.problem.horizon)]
-        else:
-            actions = [_recorded_action(s, i) for i, s in enumerate(rec.steps)]
-        for i, (assignment, commit, at) in enumerate(actions):
-            if engine.done:
-                raise RequestError(422, f"step {i}: the record goes on after its episode ended")
-            observations.append(engine.step(assignment, commit=commit, at=at))
-            if not reconstructed and certificate_to_json(engine.log[-1].committed, inputs) != rec.steps[i].get(
-                    "committed"):
-                raise RequestError(422, f"step {i}: replaying commits other atoms than the record says")
-        if rec.certificate is not None and not rec.certificate_errors and \
-                certificate_to_json(engine.certificate, inputs) != rec.certificate:
-            raise RequestError(422, "replaying the record's steps does not give its certificate")
+        replayed = replay(rec, served.problem)
+        if replayed.faults:
+            raise RequestError(422, f"the record does not replay as recorded: {replayed.faults[0]}")
+        reconstructed = replayed.reconstructed
         if rec.status in FINAL_STATUSES and rec.certificate is not None and not rec.certificate_errors:
             # The page shows the record's scores: they must be the exact ones of its certificate.
             with served.lock:
-                exact = served.scorer().score(engine.certificate)
-            wrong = [k for k in RESCORED if exact[k] != getattr(rec, k)]
+                wrong = score_faults(rec, served.scorer().score(replayed.certificate))
             if wrong:
-                k = wrong[0]
-                raise RequestError(422, f"the record's scores are not those of its certificate ({k}: recorded "
-                                        f"{getattr(rec, k)!r}, exact {exact[k]!r})")
+                raise RequestError(422, f"the record's scores are not those of its certificate ({wrong[0]})")
         summary = {k: getattr(rec, k) for k in RECORD_FIELDS}
         summary.update(agent_name=rec.agent_name, eval_track=rec.eval_track, renderer_track=rec.renderer_track,
                        renderer_profile_id=rec.renderer_profile_id, participant_id=rec.agent_meta.get("participant_id"),
                        reconstructed=reconstructed)
-        return {"instance_id": rec.instance_id, "goal": goal.model_dump(mode="json"),
-                "observations": [o.model_dump(mode="json") for o in observations], "record": summary}
+        return {"instance_id": rec.instance_id, "goal": replayed.goal.model_dump(mode="json"),
+                "observations": [o.model_dump(mode="json") for o in replayed.observations], "record": summary}
 
     def check_replay(self) -> None:
         """Refuse replays (403) while a pilot runs (:meth:`replay` says why)."""
@@ -388,8 +377,8 @@ class Games:
                token: str | None = None, journal: bool = True) -> Game:
         """A new episode (hold ``_lock``): journaled, then registered."""
         token = token or secrets.token_urlsafe(24)
-        engine = Episode(served.problem, served.instance.instance_id)
-        game = Game(token, served, pid, pilot_id, index, consent_sha256, engine, engine.reset(),
+        recorder = EpisodeRecorder(served.problem, served.instance.instance_id)
+        game = Game(token, served, pid, pilot_id, index, consent_sha256, recorder, recorder.start(),
                     adaptation=self.adaptation)
         if journal:
             self._write({"event": "episode", "token": token, "instance_id": served.instance.instance_id,
@@ -411,11 +400,7 @@ class Games:
 
     @staticmethod
     def _apply(game: Game, action: Action, response_ms: float | None, server_ms: float | None) -> Observation:
-        engine = game.engine
-        obs = engine.step(action.set, commit=action.commit, at=action.t)
-        entry = engine.log[-1].to_json(engine.problem.system.inputs)
-        entry["agent_error"] = None  # a human's step is never an agent fault (the page sends only valid actions)
-        game.steps.append(entry)
+        obs = game.recorder.step(action)
         game.observations.append(obs)
         game.response_ms.append(response_ms)
         game.server_ms.append(server_ms)
@@ -423,26 +408,23 @@ class Games:
 
     def _finish(self, game: Game) -> None:
         """Score the ended episode and record it (hold ``game.lock``); in a pilot, open the next episode."""
-        inst = game.served.instance
-        base = record_base(inst, game.spec, 0, bundle_hash=self.bundle_hash, renderer_track=RENDERER_TRACK,
-                           renderer_profile_id=RENDERER_PROFILE)
-        result: dict[str, Any] | None = None
+        scores: Scores | None = None
         error = ""
         with game.served.lock:
             try:
-                result = game.served.scorer().score(game.engine.certificate)
+                scores = game.served.scorer().score(game.recorder.certificate)
                 game.served.oracle()
             except Exception as ex:  # our failure: keep the participant's steps in a record that says so
                 error = f"scoring failed: {type(ex).__name__}: {ex}"
         known = [ms for ms in game.response_ms if ms is not None]
         timing = {"step_ms": game.response_ms, "server_step_ms": game.server_ms,
                   "total_ms": round(sum(known), 3)}
-        if result is None:
-            record = failed_record(base, error, game.steps)
-            record = record.model_copy(update={"agent_meta": game.meta, "timing": timing})
+        base = record_base(game.served.instance, game.spec, 0, bundle_hash=self.bundle_hash,
+                           renderer_track=RENDERER_TRACK, renderer_profile_id=RENDERER_PROFILE)
+        if scores is None:
+            record = game.recorder.fail(base, error, agent_meta=game.meta, timing=timing)
         else:
-            record = finished_record(base, game.engine, result, steps=game.steps, agent_meta=game.meta,
-                                     timing=timing)
+            record = game.recorder.finish(base, scores, agent_meta=game.meta, timing=timing)
         with self._lock:
             if self.runs is not None:
                 if not self.runs.done(record.run_id):
@@ -538,8 +520,9 @@ class Games:
             raise ValueError(f"unknown event {kind!r}")
 
 
-def parse_step(body: Any, inputs: list[str]) -> tuple[Action, float | None]:
-    """The action and response time of a step request; a RequestError (422) says what is wrong with it."""
+def parse_step(body: Any) -> tuple[Action, float | None]:
+    """The action and response time of a step request; a RequestError (422) says what is wrong with its form (what
+    it asks for is the episode's to judge: :meth:`Games.step`)."""
     if not isinstance(body, dict):
         raise RequestError(422, 'a step is a JSON object {"action": {"t": ..., "set": {...}}}')
     extra = sorted(set(body) - {"action", "response_ms"})
@@ -557,11 +540,6 @@ def parse_step(body: Any, inputs: list[str]) -> tuple[Action, float | None]:
     assignment = action.get("set", {})
     if not isinstance(assignment, dict):
         raise RequestError(422, "action.set: an object {input: 0 or 1}")
-    for name, value in assignment.items():
-        if name not in inputs:
-            raise RequestError(422, f"action.set: {quote(name, 60)} is not an input ({', '.join(inputs)})")
-        if type(value) is not int or value not in (0, 1):  # 1.0 == 1 and True == 1, but neither is a value
-            raise RequestError(422, f"action.set.{name}: {quote(value, 40)} must be 0 or 1")
     commit = action.get("commit", False)
     if not isinstance(commit, bool):
         raise RequestError(422, "action.commit: true or false")
@@ -577,17 +555,3 @@ def _participant(value: Any) -> str:
         raise RequestError(422, "participant_id: 1 to 64 letters, digits, '.', '_' or '-', starting with a letter "
                                 "or digit")
     return value
-
-
-def _atoms_at(certificate: list[list[Any]], t: int) -> dict[str, Any]:
-    return {a: v for (s, a, v) in certificate if s == t}
-
-
-def _recorded_action(step: dict[str, Any], i: int) -> tuple[dict[str, Any], bool, int | None]:
-    """The action a record's step log says was taken (a refused wrong-step action is replayed as one)."""
-    submitted = step.get("submitted")
-    if not isinstance(submitted, dict):
-        raise RequestError(422, f"step {i}: no submitted assignment in the record")
-    wrong = [r.get("value") for r in step.get("refused", []) if isinstance(r, dict) and r.get("reason") == "wrong_step"]
-    at = wrong[0] if wrong and isinstance(wrong[0], int) else None
-    return submitted, bool(step.get("commit")), at
