@@ -31,13 +31,16 @@ def case():
     return inst, problem, Scorer(problem)
 
 
-def run(case, tmp_path: Path, body: str, *, timeout: float = 5.0, build=None):
-    """Play the scripted agent ``body`` (after the prelude); returns the record and the messages it received."""
+def run(case, tmp_path: Path, body: str, *, timeout: float = 5.0, build=None, sandbox: str | None = None):
+    """Play the scripted agent ``body`` (after the prelude); returns the record and the messages it received. The
+    agent runs in the bubblewrap sandbox unless ``sandbox`` says otherwise ("none": the tests that watch its
+    process ids from outside, which a PID namespace hides; the sandboxed kill is tested in test_sandbox.py)."""
     script = tmp_path / "agent.py"
     script.write_text(PRELUDE + textwrap.dedent(body))
     log = tmp_path / "received.jsonl"
     log.write_text("")
-    spec = AgentSpec("cmd", "EVAL-CB", {"cmd": f"{sys.executable} {script} {log}", "step_timeout": timeout})
+    params = {"cmd": f"{sys.executable} {script} {log}", "step_timeout": timeout}
+    spec = AgentSpec("cmd", "EVAL-CB", params if sandbox is None else {**params, "sandbox": sandbox})
     agents.check(spec)
     inst, problem, scorer = case
     record = play_run(inst, problem, spec, seed=0, scorer=scorer, build=build).record
@@ -176,7 +179,7 @@ def test_silence_past_the_step_timeout_is_fatal_and_the_agent_is_killed(case, tm
                 time.sleep(300)
             return {{"set": {{}}}}
         play(answer)
-    """, timeout=0.5)
+    """, timeout=0.5, sandbox="none")
     assert time.monotonic() - begin < 4
     assert record.status == "agent_error" and record.error == "timeout: no action within 0.5 s"
     assert record.steps[1].agent_error.kind == "timeout"
@@ -224,7 +227,7 @@ def test_an_agent_that_ignores_the_end_and_sigterm_is_killed(case, tmp_path, mon
         play(lambda t: {{"set": {{}}}})
         while True:
             time.sleep(1)
-    """)
+    """, sandbox="none")
     assert record.status == "completed" and received[-1]["type"] == "end"
     assert gone(int(pids.read_text()))
 
@@ -255,7 +258,7 @@ def test_ctrl_c_in_the_harness_still_reaps_the_agent(case, tmp_path):
             child = subprocess.Popen(["sleep", "300"])
             open({str(pids)!r}, "w").write(f"{{os.getpid()}} {{child.pid}}")
             play(lambda t: {{"set": {{}}}})
-        """, build=lambda spec, access: Hooked(agents.build(spec, access), interrupt))
+        """, sandbox="none", build=lambda spec, access: Hooked(agents.build(spec, access), interrupt))
     assert all(gone(int(p)) for p in pids.read_text().split())
 
 
@@ -290,7 +293,7 @@ def test_ctrl_c_ends_an_agent_that_ignores_sigterm_without_grace(case, tmp_path)
             play(lambda t: {{"set": {{}}}})
             while True:
                 time.sleep(1)
-        """, build=lambda spec, access: Hooked(agents.build(spec, access), interrupt))
+        """, sandbox="none", build=lambda spec, access: Hooked(agents.build(spec, access), interrupt))
     assert time.monotonic() - raised[0] < subprocess_agent.GRACE / 2
     assert gone(int(pids.read_text()), wait=0.5)
 
@@ -301,8 +304,8 @@ def test_close_is_idempotent_and_a_fresh_process_starts_per_episode(case, tmp_pa
         open({str(pids)!r}, "a").write(str(os.getpid()) + "\\n")
         play(lambda t: {{"set": {{}}}})
     """
-    run(case, tmp_path, body)
-    run(case, tmp_path, body)
+    run(case, tmp_path, body, sandbox="none")
+    run(case, tmp_path, body, sandbox="none")
     first, second = pids.read_text().split()
     assert first != second and gone(int(first)) and gone(int(second))
     agent = subprocess_agent.SubprocessAgent([sys.executable, "-c", "pass"])
@@ -316,4 +319,5 @@ def test_the_example_agent_plays_by_the_protocol(case):
     record = play_run(inst, problem, spec, seed=0, scorer=scorer).record
     assert record.status == "completed" and record.agent_errors == 0
     assert record.certificate == [[4, "r0", 1]] and len(record.steps) == 5  # it commits at t* = 4
+    assert record.sandbox == "bwrap"  # played in the sandbox, and the record says so
     assert os.access(ROOT / "examples" / "agent_example.py", os.X_OK)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -64,7 +65,22 @@ class Workspace:
 
     @property
     def peer_runs(self) -> str:
-        return str(ROOT.parent / "shared" / "corpus" / "peer" / "runs_v1_valid.jsonl")
+        """A good peer runs file (one row in the peer's format on the example instance; no corpus needed)."""
+        return str(self.root / "peer_runs.jsonl")
+
+    @property
+    def pilot(self) -> str:
+        """A pilot file over the example instance, with its key."""
+        return str(self.root / "pilot" / "pilot.json")
+
+    @property
+    def pilot_without_key(self) -> str:
+        return str(self.root / "pilot" / "keyless.json")
+
+    def copy(self, name: str) -> str:
+        """A copy of an input (``instance.json``, ``arbiter.hoa``, ``runs.jsonl``) that a row may name as an output
+        too: a command that wrote it anyway would destroy a copy, not the example itself."""
+        return str(self.root / "copies" / name)
 
     def bad(self, kind: str) -> str:
         """The path of bad input ``kind`` (one of :data:`BAD_FILES`)."""
@@ -79,10 +95,11 @@ def _instance_with(**fields: object) -> str:
     return json.dumps({**data, "content_hash": digest, "instance_id": content_id(digest)})
 
 
-#: Bad input files: name -> contents (None: no such file; "dir": a directory).
+#: Bad input files: name -> contents (None: no such file; "dir": a directory; "fifo": a FIFO nobody writes).
 BAD_FILES: dict[str, bytes | str | None] = {
     "missing": None,
     "directory": "dir",
+    "fifo": "fifo",
     "empty": b"",
     "binary": b"\x00\x01\x02\xff binary",
     "non-utf8": '{"effect": "caf\xe9"}'.encode("latin-1"),
@@ -99,6 +116,7 @@ BAD_FILES: dict[str, bytes | str | None] = {
 SAYS = {
     "missing": "cannot read",
     "directory": "is a directory",
+    "fifo": "FIFO",
     "empty": "",
     "binary": "binary data",
     "non-utf8": "not UTF-8",
@@ -111,7 +129,7 @@ SAYS = {
     "deep-effect": "",
     "deep-parens": "",
 }
-UNREADABLE = ("missing", "directory", "binary", "non-utf8")
+UNREADABLE = ("missing", "directory", "fifo", "binary", "non-utf8")
 
 
 @dataclass(frozen=True)
@@ -152,6 +170,11 @@ def _output_rows(command: str, slot: str, argv: Callable[[Workspace, str], list[
 def _is_a_directory(command: str, slot: str, argv: Callable[[Workspace, str], list[str]]) -> Case:
     return Case(command, f"{slot} is a directory", lambda ws: argv(ws, str(ws.out / "dir")),
                 lambda ws: str(ws.out / "dir"))
+
+
+def _is_an_input(command: str, argv: Callable[[Workspace], list[str]]) -> Case:
+    """A row whose output is one of the command's inputs: refused before anything is written."""
+    return Case(command, "output is an input", argv, lambda ws: "is also an input")
 
 
 def _option(command: str, bad: str, argv: Callable[[Workspace], list[str]], names: str) -> Case:
@@ -330,6 +353,9 @@ CASES: list[Case] = [
     _option("campaign", "provisional --caps", lambda ws: ["campaign", ws.instance, "--agents", "random", "--caps",
                                                           str(ws.root / "caps-provisional.json"), "-o",
                                                           str(ws.out / "c")], "--allow-provisional-caps"),
+    *(_option("report", f"--price-per-mtok {bad}", lambda ws, b=bad: ["report", ws.runs, "--price-per-mtok", b, "-o",
+                                                                      str(ws.out / "r.json")], "--price-per-mtok")
+      for bad in ("cheap", "1", "1,2,3", "-1,2", "nan,1", "1,inf")),
     *_file_rows("pilot-analyze", "RUNS", lambda ws, f: ["pilot-analyze", f, "--bundle", ws.instance, "-o",
                                                         str(ws.out / "a.json")]),
     *_file_rows("pilot-analyze", "--bundle", lambda ws, f: ["pilot-analyze", ws.runs, "--bundle", f, "-o",
@@ -395,6 +421,67 @@ CASES: list[Case] = [
           ("no_adaptation", "with a protocol", ["--adaptation-protocol-id", "p1"], "--adaptation-protocol-id"),
           ("lora", "(unknown)", ["--adaptation-condition", "lora"], "lora"),
           ("-", "budget -1", ["--adaptation-budget-tokens", "-1"], "--adaptation-budget-tokens"))],
+    # Output = input: refused before anything is written, for every command that writes (issue 19).
+    _is_an_input("cnf", lambda ws: ["cnf", ws.copy("instance.json"), ws.copy("instance.json")]),
+    _is_an_input("generate", lambda ws: ["generate", "--count", "1", "--cfg", ws.copy("cfg.json"), "-o",
+                                         ws.copy("cfg.json")]),
+    _is_an_input("import peer", lambda ws: ["import", "peer", ws.copy("instance.json"), "-o",
+                                            ws.copy("instance.json")]),
+    _is_an_input("import aiger", lambda ws: ["import", "aiger", ws.copy("circuit.aag"), *_aiger_flags(), "-o",
+                                             ws.copy("circuit.aag")]),
+    _is_an_input("import hoa", lambda ws: ["import", "hoa", ws.copy("arbiter.hoa"), *_hoa_flags(), "-o",
+                                           ws.copy("arbiter.hoa")]),
+    _is_an_input("split", lambda ws: ["split", ws.copy("instance.json"), "-o", ws.copy("instance.json"),
+                                      "--manifest", str(ws.out / "m.json")]),
+    _is_an_input("split", lambda ws: ["split", ws.copy("instance.json"), "-o", str(ws.out / "s.json"),
+                                      "--manifest", ws.copy("instance.json")]),
+    _is_an_input("evaluate", lambda ws: ["evaluate", ws.copy("instance.json"), "--agent", "random", "-o",
+                                         ws.copy("instance.json")]),
+    _is_an_input("import runs", lambda ws: ["import", "runs", ws.copy("runs.jsonl"), "--bundle",
+                                            ws.copy("instance.json"), "-o", ws.copy("runs.jsonl")]),
+    _is_an_input("import inspect", lambda ws: ["import", "inspect", ws.copy("runs.jsonl"), "-o",
+                                               ws.copy("runs.jsonl")]),
+    _is_an_input("report", lambda ws: ["report", ws.copy("runs.jsonl"), "-o", ws.copy("runs.jsonl")]),
+    _is_an_input("pilot-analyze", lambda ws: ["pilot-analyze", ws.copy("runs.jsonl"), "--bundle",
+                                              ws.copy("instance.json"), "-o", ws.copy("instance.json")]),
+    _is_an_input("caps derive", lambda ws: ["caps", "derive", ws.copy("runs.jsonl"), "-o", ws.copy("runs.jsonl")]),
+    _is_an_input("campaign", lambda ws: ["campaign", ws.copy("campaign.json"), "--agents", "random", "-o",
+                                         str(Path(ws.copy("campaign.json")).parent)]),
+    _is_an_input("serve", lambda ws: ["serve", "--bundle", ws.copy("instance.json"), "--runs-out",
+                                      ws.copy("instance.json"), "--port", "0"]),
+    # Agents in a sandbox, pilots (issue 19).
+    _option("evaluate", "--sandbox nowhere", lambda ws: ["evaluate", ws.instance, "--agent-cmd", "python3",
+                                                         "--sandbox", "nowhere", "-o", str(ws.out / "r.jsonl")],
+            "--sandbox"),
+    _option("play", "--sandbox nowhere", lambda ws: ["play", ws.instance, "--agent-cmd", "python3", "--sandbox",
+                                                     "nowhere"], "--sandbox"),
+    _option("play", "--agent-network=1", lambda ws: ["play", ws.instance, "--agent-cmd", "python3",
+                                                     "--agent-network=1"], "--agent-network"),
+    *_file_rows("validate", "--pilot", lambda ws, f: ["validate", ws.runs, "--official", "--bundle", ws.instance,
+                                                      "--pilot", f]),
+    _option("validate", "--pilot without its key", lambda ws: ["validate", ws.runs, "--official", "--bundle",
+                                                               ws.instance, "--pilot", ws.pilot_without_key],
+            "no key"),
+    *_file_rows("pilot issue", "--pilot", lambda ws, f: ["pilot", "issue", "--pilot", f, "--count", "2", "-o",
+                                                         str(ws.out / "links.txt")]),
+    *_output_rows("pilot issue", "-o", lambda ws, o: ["pilot", "issue", "--pilot", ws.pilot, "--count", "2",
+                                                      "-o", o]),
+    _is_a_directory("pilot issue", "-o", lambda ws, o: ["pilot", "issue", "--pilot", ws.pilot, "--count", "2",
+                                                        "-o", o]),
+    _is_an_input("pilot issue", lambda ws: ["pilot", "issue", "--pilot", ws.pilot, "--count", "2", "-o", ws.pilot]),
+    _option("pilot issue", "--count 0", lambda ws: ["pilot", "issue", "--pilot", ws.pilot, "--count", "0", "-o",
+                                                    str(ws.out / "links.txt")], "--count"),
+    _option("pilot issue", "--base-url ftp", lambda ws: ["pilot", "issue", "--pilot", ws.pilot, "--count", "1",
+                                                         "--base-url", "ftp://x", "-o", str(ws.out / "links.txt")],
+            "--base-url"),
+    *_file_rows("pilot check-code", "--pilot", lambda ws, f: ["pilot", "check-code", "X-P00001-ABC", "--pilot", f]),
+    _option("pilot check-code", "--pilot without its key", lambda ws: ["pilot", "check-code", "X-P00001-ABC",
+                                                                       "--pilot", ws.pilot_without_key], "no key"),
+    _option("serve", "--pilot without its key", lambda ws: ["serve", "--bundle", ws.instance, "--pilot",
+                                                            ws.pilot_without_key, "--runs-out",
+                                                            str(ws.out / "r.jsonl"), "--port", "0"], "no key"),
+    _option("serve", "--body-timeout 0", lambda ws: ["serve", "--bundle", ws.instance, "--body-timeout", "0",
+                                                     "--port", "0"], "--body-timeout"),
     _option("serve", "--port 70000", lambda ws: ["serve", "--bundle", ws.instance, "--port", "70000"], "--port"),
 ]
 
@@ -428,6 +515,8 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for name, content in BAD_FILES.items():
         if content == "dir":
             (bad / name).mkdir()
+        elif content == "fifo":
+            os.mkfifo(bad / name)
         elif isinstance(content, bytes):
             (bad / name).write_bytes(content)
     from gf01_formal.agents.base import AgentSpec
@@ -439,7 +528,28 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     (root / "fifo.aag").write_text(canonical(fifo(2)))
     (root / "bad.aag").write_text("aag 1 0 1 0 0\n2 2 3\n")
+    example = json.loads((EXAMPLES / "arbiter_priority.json").read_text())
+    cert = json.loads((EXAMPLES / "arbiter_priority_cert.json").read_text())
+    (root / "peer_runs.jsonl").write_text(json.dumps({"instance_id": example["instance_id"], "certificate": cert,
+                                                      "agent_name": "BL-00-Peer", "valid": True}) + "\n")
     (root / "cfg-huge.json").write_text(json.dumps({"families": [{"kind": "random_mealy", "states": 10**30}]}))
+    (root / "pilot").mkdir()
+    pilot = {"schema_version": "gf01-formal.pilot.v1", "pilot_id": "p", "consent": "Agree?",
+             "instances": [json.loads((EXAMPLES / "arbiter_priority.json").read_text())["instance_id"]],
+             "completion_code": "DONE"}
+    for name in ("pilot.json", "keyless.json"):
+        (root / "pilot" / name).write_text(json.dumps(pilot))
+    from gf01_formal.web.pilot import load_key
+
+    load_key(root / "pilot" / "pilot.json", create=True)
+    copies = root / "copies"
+    copies.mkdir()
+    shutil.copyfile(EXAMPLES / "arbiter_priority.json", copies / "instance.json")
+    shutil.copyfile(EXAMPLES / "arbiter_priority.json", copies / "campaign.json")
+    shutil.copyfile(EXAMPLES / "arbiter.hoa", copies / "arbiter.hoa")
+    shutil.copyfile(root / "runs.jsonl", copies / "runs.jsonl")
+    shutil.copyfile(root / "fifo.aag", copies / "circuit.aag")
+    (copies / "cfg.json").write_text(json.dumps({"families": [{"kind": "random_mealy"}]}))
     (root / "cfg-string.json").write_text(json.dumps({"families": [{"kind": "random_mealy", "states": "5"}]}))
     from gf01_formal.instances.io import load_instance, save_artifact
     from gf01_formal.instances.model import make_bundle
@@ -506,6 +616,10 @@ def test_bad_input(case: Case, ws: Workspace, capsys: pytest.CaptureFixture[str]
         if out:
             assert "valid        false" in out and "error" in out
     assert _left_behind(ws) == []
+    if case.bad == "output is an input":  # refused, and the input is whole
+        copies = ws.root / "copies"
+        assert (copies / "instance.json").read_bytes() == (EXAMPLES / "arbiter_priority.json").read_bytes()
+        assert (copies / "runs.jsonl").read_bytes() == (ws.root / "runs.jsonl").read_bytes()
 
 
 def test_bad_input_in_a_real_process(ws: Workspace) -> None:

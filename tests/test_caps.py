@@ -211,3 +211,24 @@ def test_bad_caps_inputs(pilot: Path, tmp_path: Path, capsys: pytest.CaptureFixt
                      str(tmp_path / "c")]) == 2
         err = capsys.readouterr().err
         assert err.startswith("gf01: error: ") and err.count("\n") == 1 and "caps.json" in err
+
+
+@pytest.mark.parametrize("field, value", [
+    ("diagnostic_ms", "10"), ("diagnostic_ms", [1]), ("diagnostic_ms", -1.0), ("diagnostic_peak_kib", "big"),
+    ("diagnostic_peak_kib", True), ("diagnostic_spent", "sat"), ("backend", ["sat"]), ("backend", None),
+    ("conflicts", "many"), ("conflicts", {"n": 1}), ("nodes", 1e400),
+])
+def test_caps_derive_on_wrong_typed_timing_is_a_user_error(pilot: Path, tmp_path: Path, field: str, value: object,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """A hand-edited or foreign record with a wrong-typed timing field: one line naming the run and field (exit 2),
+    not an internal error (exit 70)."""
+    rows = with_spent([json.loads(line) for line in pilot.read_text().splitlines()], [1, 2, 3])
+    target = rows[1]["timing"] if field.startswith("diagnostic_") else rows[1]["timing"]["diagnostic_spent"]
+    target[field] = value
+    path = tmp_path / "runs.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    status = main(["caps", "derive", str(path), "-o", str(tmp_path / "caps.json")])
+    err = capsys.readouterr().err
+    assert status == 2, err
+    assert err.startswith("gf01: error: ") and err.count("\n") == 1 and field in err and rows[1]["run_id"] in err
+    assert not (tmp_path / "caps.json").exists()

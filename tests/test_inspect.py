@@ -45,7 +45,7 @@ KEY_CLI = "sk-gf01-cli-91d2e7c04b8a"
 KEY_INSPECT = "sk-gf01-inspect-3c5f0a9e17d6"
 SMALL = {"families": [{"kind": "random_mealy", "states": [4, 6], "inputs": [2, 3]}], "horizon": [6, 9]}
 #: What may differ between the paths: who the agent was and what it spent.
-AGENT_FIELDS = {"run_id", "agent_name", "agent_spec", "agent_hash", "agent_meta", "usage", "timing"}
+AGENT_FIELDS = {"run_id", "agent_name", "agent_spec", "agent_hash", "agent_meta", "usage", "timing", "sandbox"}
 
 AGENT_SCRIPT = '''\
 """A scripted external agent: plays the action list of each instance from a JSON file (gf01.agent.v1)."""
@@ -169,12 +169,14 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         finally:
             del os.environ["OPENAI_API_KEY"]
         out["llm1"] = records(tmp / "llm-1.jsonl")
-        # 3. The inspect task, through inspect's CLI and its openai-api provider, then our converter.
+        # 3. The inspect task, through inspect's CLI and its openai-api provider, then our converter; as the docs
+        # write it, from the repository root with a bundle path relative to it (inspect runs the task elsewhere).
         logs = tmp / "logs"
         proc = run([sys.executable, "-m", "inspect_ai", "eval", "gf01_formal/integrations/inspect_task.py",
-                    "-T", f"bundle={bundle}", "--model", "openai-api/local/m", "--log-dir", str(logs),
-                    "--display", "none", "--max-connections", "4"],
-                   {"LOCAL_BASE_URL": server.url, "LOCAL_API_KEY": KEY_INSPECT, "INSPECT_LOG_LEVEL": "warning"})
+                    "-T", f"bundle={os.path.relpath(bundle, ROOT)}", "--model", "openai-api/local/m",
+                    "--log-dir", str(logs), "--display", "none", "--max-connections", "4"],
+                   {"LOCAL_BASE_URL": server.url, "LOCAL_API_KEY": KEY_INSPECT, "INSPECT_LOG_LEVEL": "warning",
+                    "PWD": str(ROOT)})
         out["outputs"] += proc.stdout + proc.stderr
         requests = list(server.requests)
     (log,) = sorted(logs.glob("*.eval"))
@@ -202,6 +204,7 @@ def test_every_path_gives_the_same_certificates_and_scores(played: dict[str, Any
             assert a["steps"][0]["refused"] == [] and "zz" in a["steps"][0]["submitted"]
         assert a["status"] == "completed" and a["steps"]
     assert {r["agent_name"] for r in cmd.values()} == {"cmd"}
+    assert {r["sandbox"] for r in cmd.values()} == {"bwrap"} and all("sandbox" not in r for r in insp.values())
     assert {r["agent_name"] for r in insp.values()} == {"llm"}
     assert {r["agent_spec"]["params"]["harness"] for r in insp.values()} == {"inspect_ai"}
     # The plans exercise the engine: a certified run, an early commit, a void action and a wrong-step refusal.
@@ -285,7 +288,8 @@ def test_no_key_in_any_file_written(played: dict[str, Any]) -> None:
 
 
 def test_import_inspect_refuses_what_is_not_a_gf01_log(played: dict[str, Any], tmp_path: Path, capsys) -> None:
-    for target, needle in ((played["bundle"], "not an inspect eval log"), (tmp_path / "none.eval", "no such file")):
+    for target, needle in ((played["bundle"], "not an inspect eval log"),
+                           (tmp_path / "none.eval", "No such file")):
         assert main(["import", "inspect", str(target), "-o", str(tmp_path / "x.jsonl")]) == 2
         err = capsys.readouterr().err
         assert len(err.strip().splitlines()) == 1 and needle in err, err

@@ -149,7 +149,8 @@ SMALL = {"families": [{"kind": "random_mealy", "states": [4, 6], "inputs": [2, 3
 
 
 def _argv_under(prefix: str) -> list[int]:
-    """The live processes with an argv word that starts with ``prefix`` (zombies, which have exited, excepted)."""
+    """The live processes with an argv word that starts with ``prefix`` (zombies, which have exited, excepted; and
+    bubblewrap's own processes, whose argv names the files they bind: the agent inside is counted)."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -158,6 +159,8 @@ def _argv_under(prefix: str) -> list[int]:
             argv = (entry / "cmdline").read_bytes().split(b"\0")
             stat = (entry / "stat").read_text()
         except OSError:
+            continue
+        if os.path.basename(argv[0]) == b"bwrap":
             continue
         if stat[stat.rindex(")") + 2 :].split()[0] != "Z" and any(a.startswith(prefix.encode()) for a in argv):
             found.append(int(entry.name))
@@ -181,6 +184,8 @@ def agent(tmp_path: Path):
     (home / "wrap.sh").write_text(f'"{sys.executable}" "{home / "agent.py"}"\necho unreachable\n')
 
     def command(via: str) -> str:
+        # A wrapper script names a file of its own that the sandbox does not bind (only the files named on the
+        # agent's command line are): it runs unsandboxed, stated; the direct agent runs in the sandbox.
         return f"{sys.executable} {home / 'agent.py'}" if via == "direct" else f"sh {home / 'wrap.sh'}"
 
     def alive(program: str = "") -> list[int]:
@@ -214,8 +219,9 @@ def harness(tmp_path: Path):
 
 
 def _evaluate(harness, bundle: Path, cmd: str, jobs: int, tmp_path: Path) -> subprocess.Popen[str]:
+    sandbox = ["--sandbox", "none"] if cmd.startswith("sh ") else []  # see the agent fixture
     return harness("-m", "gf01_formal", "evaluate", str(bundle), "--agent-cmd", cmd, "--jobs", str(jobs),
-                   "--step-timeout", "120", "-o", str(tmp_path / "runs.jsonl"))
+                   "--step-timeout", "120", *sandbox, "-o", str(tmp_path / "runs.jsonl"))
 
 
 @pytest.mark.parametrize(("jobs", "via"), [(1, "direct"), (2, "direct"), (1, "shell"), (2, "shell")])
@@ -263,7 +269,7 @@ def test_ctrl_c_of_a_threaded_evaluation_ends_every_agent(harness, agent, bundle
     script = ("import sys\n"
               "from gf01_formal.agents.base import AgentSpec\n"
               "from gf01_formal.runs.evaluate import evaluate\n"
-              "spec = AgentSpec('cmd', 'EVAL-CB', {'cmd': sys.argv[2], 'step_timeout': 120.0})\n"
+              "spec = AgentSpec('cmd', 'EVAL-CB', {'cmd': sys.argv[2], 'step_timeout': 120.0, 'sandbox': 'none'})\n"
               "evaluate(sys.argv[1], [spec], sys.argv[3], jobs=2, threads=True)\n")
     p = harness("-c", script, str(bundle), command("shell"), str(tmp_path / "runs.jsonl"))
     _wait_for(lambda: len(alive("agent.py")) == 2, 60, "2 agents to start")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -220,3 +221,34 @@ def test_a_release_without_renderings_packages_and_reruns(release: Path, tmp_pat
     assert done.returncode == 0, done.stderr
     assert "reproduced: report.json (tables) are byte-identical" in done.stdout
     assert sorted(p.name for p in (tmp_path / "pkg" / "rerun").iterdir()) == ["report.json"]
+    # RERUN.md names only what the package holds: every artifacts/ file it mentions is there.
+    rerun = (tmp_path / "pkg" / "RERUN.md").read_text()
+    assert "report.md" not in rerun and "report.html" not in rerun and "Markdown" not in rerun
+    for name in re.findall(r"artifacts/[\w./-]+\w", rerun):
+        assert (tmp_path / "pkg" / name).exists(), name
+
+
+def test_package_on_a_full_disk_is_a_user_error(release: Path, tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """A file system that fills up half-way (a 64 KiB tmpfs): one line, exit 2 (not 70), nothing left behind."""
+    mnt = tmp_path / "tiny"
+    mnt.mkdir()
+    if shutil.which("mount") is None or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)],
+                                                       capture_output=True, check=False).returncode != 0:
+        pytest.skip("cannot mount a tmpfs here (not root, or no mount namespace rights)")
+    try:
+        status = main(["release", "package", str(release), "--panel", "core", "-o", str(mnt / "pkg")])
+        err = capsys.readouterr().err
+        assert status == 2, err
+        assert err.count("\n") == 1 and err.startswith("gf01: error: ") and "No space left" in err, err
+        assert list(mnt.iterdir()) == []
+    finally:
+        subprocess.run(["umount", str(mnt)], check=False)
+
+
+def test_package_into_a_symlink_follows_it(release: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """-o a dangling symlink: the package is made where it points, and the link stays a link (not exit 70)."""
+    link = tmp_path / "pkg"
+    link.symlink_to(tmp_path / "made" / "pkg")
+    assert main(["release", "package", str(release), "--panel", "core", "-o", str(link)]) == 0, capsys.readouterr()
+    assert link.is_symlink() and (tmp_path / "made" / "pkg" / "SHA256SUMS").is_file()

@@ -335,7 +335,8 @@ def test_the_agents_legend_names_models_and_parameters_but_no_secret(played: dic
         assert labels["model-alpha-7b"] in text
         assert secret not in text and password not in text and "bob" not in text and url not in text
         assert "https://" not in text
-    row = next(line for line in md.splitlines() if line.startswith(f"| {labels['model-beta-70b']} |"))
+    legend = md.split("## Agents")[1]  # the headline, above it, names the agents too
+    row = next(line for line in legend.splitlines() if line.startswith(f"| {labels['model-beta-70b']} |"))
     assert "model=model-beta-70b" in row and "temperature=0.7" in row and f"prompt={TEMPLATE_ID}" in row
     assert f"prompt_sha256={sha}" in row and "| EVAL-CB |" in row
     assert ">Agents</h2>" in page and f"<td>{labels['model-alpha-7b']}</td>" in page

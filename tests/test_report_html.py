@@ -53,17 +53,20 @@ def test_html_report_renders_tables_and_figures_offline(tmp_path: Path) -> None:
             page.on("request", lambda r: requests.append(r.url))
             page.goto(page_path.as_uri(), wait_until="load")
             tables = page.locator("table")
-            # Agents, groups, PRF, ranking and coverage; the paired table has no row (one agent per track), only its
-            # note.
-            assert tables.count() == 5
+            # The headline first, one table per (track, split), above the Methods; then agents, groups, PRF,
+            # ranking and coverage; the paired table has no row (one agent per track), only its note.
+            headlines = page.locator("h2", has_text="Headline: ")
+            heads = headlines.count()
+            assert heads >= 2 and page.locator("h2").nth(heads).inner_text() == "Methods"
+            assert tables.count() == heads + 5
             assert page.get_by_text("No stratum holds two agents").count() == 1
-            legend = tables.first.locator("tbody tr")
+            legend = tables.nth(heads).locator("tbody tr")
             assert legend.count() == 2 and legend.first.locator("td").first.inner_text() == "oracle"
-            assert tables.nth(1).locator("tbody tr").count() >= 4
+            assert tables.nth(heads + 1).locator("tbody tr").count() >= 4
             assert page.get_by_role("cell", name="EVAL-OC").count() >= 1
             images = page.locator("figure img")
-            # Two figures per track (Score_C by quartile, Eff_t) and the coverage figure.
-            assert images.count() == 5
+            # The headline figure, two figures per track (Score_C by quartile, Eff_t) and the coverage figure.
+            assert images.count() == 6
             sizes = page.evaluate("Array.from(document.images).map(i => [i.complete, i.naturalWidth, "
                                   "i.naturalHeight])")
             assert all(ok and w > 200 and h > 100 for ok, w, h in sizes), sizes

@@ -157,3 +157,15 @@ def test_cli_writes_the_analysis_and_one_plot_per_knob(pilot: dict[str, Path], t
     assert (plots / "score_c-by-states.svg").read_text() == svg
     assert main(["pilot-analyze", str(pilot["runs"]), "--bundle", str(pilot["runs"])]) == 2
     assert capsys.readouterr().err.startswith("gf01: error: ")
+
+
+def test_cli_prints_a_short_summary_unless_json_or_output(pilot: dict[str, Path],
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["pilot-analyze", str(pilot["runs"]), "--bundle", str(pilot["bundle"])]
+    assert main(args) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert 4 <= len(lines) <= 8 and lines[0].startswith("keep_coefficients")
+    assert any(line.startswith("discrimination trigger: ") for line in lines) and "--json" in lines[-1]
+    assert main([*args, "--json"]) == 0
+    analysis = json.loads(capsys.readouterr().out)  # the whole analysis
+    assert analysis["recommendation"]["decision"] == "keep_coefficients" and "quartiles" in analysis

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from corpus import corpus_path, needs_corpus
 
 from gf01_formal.agents.base import AgentSpec
 from gf01_formal.cli import main
@@ -25,7 +26,7 @@ from gf01_formal.runs.store import RunsFile, latest
 from gf01_formal.runs.validate import validate
 
 ROOT = Path(__file__).resolve().parent.parent
-PEER = ROOT.parent / "shared" / "corpus" / "peer"
+PEER = corpus_path("peer")
 PANEL = [AgentSpec("random", "EVAL-CB"), AgentSpec("oracle", "EVAL-OC")]
 SMALL = {"families": [{"kind": "random_mealy", "states": [4, 6], "inputs": [2, 3]}], "horizon": [6, 10]}
 
@@ -139,6 +140,7 @@ def test_validate_cli_prints_one_line_per_violation(bundle: Path, tmp_path: Path
     assert "--bundle" in capsys.readouterr().err
 
 
+@needs_corpus
 def test_peer_runs_are_imported_and_rescored(tmp_path: Path, capsys) -> None:
     ours = tmp_path / "peer_bundle.json"
     assert main(["import", "peer", str(PEER / "instance_bundle_v1.json"), "-o", str(ours), "--no-measure"]) == 0

@@ -12,7 +12,8 @@ search    EVAL-CB   probes single edits before the effect steps, then exploits t
 tool      EVAL-TA   plans a valid certificate with local-planner-v1, then plays it
 oracle    EVAL-OC   plays the exact oracle's optimal certificate (ceiling)
 llm       EVAL-CB   a language model behind an OpenAI-compatible endpoint (params: model, base_url, ...)
-cmd       EVAL-CB   an external program speaking gf01.agent.v1 (params: cmd, step_timeout)
+cmd       EVAL-CB   an external program speaking gf01.agent.v1, sandboxed (params: cmd, step_timeout,
+                    sandbox, network)
 ========  ========  ============================================================================
 
 Every factory reads from :class:`Access` only what its track grants: the CB factories the seed, ``tool`` the seed and
@@ -99,19 +100,33 @@ def _check_llm(params: dict[str, Any]) -> None:
 
 
 def _check_cmd(params: dict[str, Any]) -> None:
+    from gf01_formal.agents.sandbox import resolve
     from gf01_formal.agents.subprocess_agent import check_command
 
     check_command(params.get("cmd"))
     _step_timeout(params)
+    resolve(_sandbox(params))
+    if not isinstance(params.get("network", False), bool):
+        raise Gf01Error("network must be true or false", field="network")
 
 
 def _cmd(spec: AgentSpec, access: Access) -> Agent:
+    from gf01_formal.agents.sandbox import resolve
     from gf01_formal.agents.subprocess_agent import SubprocessAgent, check_command
     from gf01_formal.agents.tools import for_access
 
     tools = for_access(access)
     return SubprocessAgent(check_command(spec.params.get("cmd")), _step_timeout(spec.params),
+                           sandbox=resolve(_sandbox(spec.params)), network=spec.params.get("network") is True,
                            tools=tools if tools.allowed else None)
+
+
+def _sandbox(params: dict[str, Any]) -> str:
+    """The sandbox a cmd spec asks for: absent is ``auto`` (bubblewrap, or a refusal); ``none`` is stated."""
+    value = params.get("sandbox", "auto")
+    if not isinstance(value, str):
+        raise Gf01Error("sandbox must be auto, bwrap or none", field="--sandbox")
+    return value
 
 
 BUILTIN: dict[str, BuiltIn] = {
@@ -123,7 +138,8 @@ BUILTIN: dict[str, BuiltIn] = {
     "llm": BuiltIn("EVAL-CB", _llm, "a language model behind an OpenAI-compatible endpoint (--model)",
                    params=("api_key_env", "base_url", "max_tokens", "model", "prompt", "request_timeout",
                            "temperature"), check=_check_llm, also=("EVAL-TA", "EVAL-OC")),
-    CMD: BuiltIn("EVAL-CB", _cmd, "an external program speaking gf01.agent.v1", params=("cmd", "step_timeout"),
+    CMD: BuiltIn("EVAL-CB", _cmd, "an external program speaking gf01.agent.v1", params=("cmd", "network", "sandbox",
+                                                                                         "step_timeout"),
                  check=_check_cmd, also=("EVAL-TA", "EVAL-OC")),
 }
 

@@ -180,6 +180,49 @@ def llm_spec(
     return AgentSpec("llm", "EVAL-CB", config.params())
 
 
+#: The longest the preflight request may take: it only has to show that the endpoint answers.
+PREFLIGHT_TIMEOUT = 5.0
+
+
+def preflight(config: LLMConfig) -> None:
+    """One request before the first run (``GET {base_url}/models``, no retry): a Gf01Error naming the URL when the
+    endpoint cannot be reached, does not answer within :data:`PREFLIGHT_TIMEOUT` seconds, refuses the key, fails
+    (HTTP 429 or 5xx) or answers with a web page. Without it a wrong ``--base-url`` cost every run its full retries
+    (about 20 s each) before the evaluation gave up. A 404 or 405 passes: some servers serve chat completions without
+    a model list, and a wrong path is then refused by the first run's request, which is not retried either. The
+    standard library's client is used: the request needs nothing the openai client adds."""
+    import urllib.error
+    import urllib.request
+
+    key = api_key(config.api_key_env)
+    url = config.base_url
+    timeout = min(PREFLIGHT_TIMEOUT, config.request_timeout)
+    where = "preflight request before the first run"
+    request = urllib.request.Request(f"{url}/models", headers={"Authorization": f"Bearer {key}",
+                                                                "Accept": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            status, head = response.status, response.read(512)
+    except urllib.error.HTTPError as ex:
+        status, head = ex.code, b""
+    except TimeoutError:
+        raise Gf01Error(f"{url} did not answer within {timeout:g} s ({where})", field="--base-url") from None
+    except (urllib.error.URLError, OSError) as ex:
+        reason = getattr(ex, "reason", ex)
+        if isinstance(reason, TimeoutError):
+            raise Gf01Error(f"{url} did not answer within {timeout:g} s ({where})", field="--base-url") from None
+        text = quote(str(reason).replace(key, "***") or type(reason).__name__, 120, bare=True)
+        raise Gf01Error(f"cannot reach {url}: {text} ({where})", field="--base-url") from None
+    if status in (401, 403):
+        raise Gf01Error(f"{url} refused the key in ${config.api_key_env} (HTTP {status}, {where})",
+                        field="--api-key-env")
+    if status == 429 or status >= 500:
+        raise Gf01Error(f"{url} answered HTTP {status} ({where}; try again later)", field="--base-url")
+    if status == 200 and head.lstrip().startswith(b"<"):
+        raise Gf01Error(f"{url} answered with a web page, not an API ({where}; an OpenAI-compatible base URL usually "
+                        "ends in /v1)", field="--base-url")
+
+
 class LLMAgent:
     """Plays one episode at a time through a chat-completions endpoint (module docstring)."""
 
@@ -228,12 +271,10 @@ class LLMAgent:
 
     @property
     def usage(self) -> dict[str, Any]:
-        """Tokens, calls and retries, per step and in total (tokens as the endpoint reported them)."""
-        reported = all(c["input_tokens"] is not None for c in self._calls if c["reply"] is not None)
-        total = {k: sum(s[k] for s in self._steps) for k in ("input_tokens", "output_tokens", "calls", "retries")}
-        return {**total, "total_tokens": total["input_tokens"] + total["output_tokens"],
-                "reasks": sum(c["kind"] == "reask" for c in self._calls), "usage_reported": reported,
-                "steps": [dict(s) for s in self._steps]}
+        """Tokens, calls and retries, per step and in total (tokens as the endpoint reported them; null where a
+        reply came without its usage, see :func:`usage_summary`)."""
+        unreported = {c["t"] for c in self._calls if c.get("usage") == "missing"}
+        return usage_summary(self._steps, unreported, reasks=sum(c["kind"] == "reask" for c in self._calls))
 
     @property
     def meta(self) -> dict[str, Any]:
@@ -367,6 +408,8 @@ class LLMAgent:
         if message is None or not (content is None or isinstance(content, str)):
             raise MalformedResponse("a chat completion whose first choice has no text message")
         self._model_reported = response.model if isinstance(response.model, str) and response.model else None
+        if tokens is None:  # a real reply, so billed, but not said how much: the step's tokens are unknown, not 0
+            call["usage"] = "missing"
         finish = getattr(choice, "finish_reason", None)
         call["finish_reason"] = finish if isinstance(finish, str) else None
         call["reply"] = index  # the index the reply will have in the conversation
@@ -448,6 +491,26 @@ class MalformedResponse(Exception):
         if error is not None and text.startswith(("{", "[")):
             return cls(f"cut or invalid JSON ({error.msg} at character {error.pos} of {len(error.doc)})")
         return cls(f"a body that is not JSON: {excerpt}")
+
+
+def usage_summary(steps: list[dict[str, Any]], unreported: set[int], *, reasks: int) -> dict[str, Any]:
+    """The ``usage`` of a run record: per step and in total, tokens, calls and retries. The tokens of a step some
+    reply of which came without usage are unknown (null), and so are the run's totals: counting them as 0 would
+    report a run as cheaper than it was."""
+    out_steps = []
+    for s in steps:
+        step = dict(s)
+        if step["t"] in unreported:
+            step["input_tokens"] = step["output_tokens"] = None
+        out_steps.append(step)
+    total: dict[str, Any] = {k: sum(s[k] for s in out_steps) for k in ("calls", "retries")}
+    known = not unreported
+    for k in ("input_tokens", "output_tokens"):
+        total[k] = sum(s[k] for s in out_steps) if known else None
+    return {"input_tokens": total["input_tokens"], "output_tokens": total["output_tokens"], "calls": total["calls"],
+            "retries": total["retries"],
+            "total_tokens": total["input_tokens"] + total["output_tokens"] if known else None,
+            "reasks": reasks, "usage_reported": known, "steps": out_steps}
 
 
 def _token_counts(usage: Any) -> tuple[int, int] | None:

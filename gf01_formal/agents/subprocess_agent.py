@@ -27,6 +27,10 @@ end of input, not the signal. A wrapper script should ``exec`` the agent.) The a
 through a shell.
 :func:`check_command` refuses, before any episode is played, a command that cannot be started at all.
 
+Built from a spec (``gf01 evaluate --agent-cmd``, ``gf01 play --agent-cmd``), the program runs in a bubblewrap
+sandbox (:mod:`gf01_formal.agents.sandbox`): its own PID, mount and network namespaces, so it can see neither the
+harness's processes nor the bundle, and everything it started dies with the sandbox's init when the episode ends.
+
 >>> agent = SubprocessAgent(check_command("python3 examples/agent_example.py"), step_timeout=5.0)  # doctest: +SKIP
 """
 
@@ -46,6 +50,7 @@ from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from gf01_formal.agents.base import AgentFault
+from gf01_formal.agents.sandbox import Kind, wrap
 from gf01_formal.play.protocol import (
     Action,
     End,
@@ -96,10 +101,14 @@ class SubprocessAgent:
 
     def __init__(
         self, argv: list[str], step_timeout: float = DEFAULT_STEP_TIMEOUT, *, max_line: int = MAX_LINE,
+        sandbox: Kind = "none", network: bool = False,
         tools: TrackTools | None = None,
     ) -> None:
         self.tools = tools  # what the track allows during a turn (agents/tools.py); None: nothing (EVAL-CB)
         self.argv = list(argv)
+        #: How the program is isolated (:mod:`gf01_formal.agents.sandbox`); the run record carries it.
+        self.sandbox: Kind = sandbox
+        self.network = network
         self.step_timeout = step_timeout
         self.max_line = max_line
         self.meta: dict[str, Any] = {"cmd": shlex.join(self.argv)}
@@ -125,7 +134,8 @@ class SubprocessAgent:
             # preexec_fn runs Python between fork and exec, which the subprocess docs call unsafe with threads:
             # die_with_parent only calls a function loaded at import and os.getppid, taking no lock another thread
             # could hold. The parent-death signal is the one thing that ends the program after a kill -9 of ours.
-            self._proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            argv = wrap(self.argv, network=self.network) if self.sandbox == "bwrap" else self.argv
+            self._proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                           stderr=subprocess.PIPE, start_new_session=True, bufsize=0,
                                           preexec_fn=functools.partial(die_with_parent, os.getpid()))
         except OSError as ex:  # e.g. not executable after all: the agent's failure, seen at its first action

@@ -154,6 +154,8 @@ def run_campaign(
     if batch < 1:
         raise Gf01Error("a task holds at least one instance", field="--batch")
     out = Path(directory)
+    if out.is_symlink():  # followed, never replaced: a dangling link names the directory to make
+        out = Path(os.path.realpath(out))
     if out.exists() and not out.is_dir():
         raise Gf01Error("is not a directory", file=str(out))
     specs, missing = panel_specs(panel, agents)
@@ -173,9 +175,21 @@ def run_campaign(
     spec = _campaign_json(plan, bundle_hash, panel)
     _check_same(out, spec)
     out.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(out / "campaign.json", spec)
+    store = RunsFile(out / "runs.jsonl")  # the lock before anything is written: one campaign per directory
+    try:
+        write_json_atomic(out / "campaign.json", spec)
+        return _play(store, out, bundle_path, plan, man, panel, specs, missing, kind, address, caps, jobs, batch,
+                     on_pool, progress)
+    finally:  # the lock is held through the reports: they are made from the whole file
+        store.close()
 
-    store = RunsFile(out / "runs.jsonl")
+
+def _play(store: RunsFile, out: Path, bundle_path: str | os.PathLike[str], plan: Plan, man: Any, panel: str,
+          specs: list[AgentSpec], missing: list[str], kind: str, address: str | None, caps: dict[str, Any] | None,
+          jobs: int | None, batch: int, on_pool: Callable[..., Any] | None,
+          progress: Callable[[int, int], None] | None) -> CampaignSummary:
+    """The runs not yet in ``store`` played, appended, then :func:`finish`."""
+    instances = plan.instances
     summary = CampaignSummary(str(out), panel, [s.name for s in specs], missing, repaired_bytes=store.repaired)
     done = store.final_ids()
     total = len(instances) * len(specs)

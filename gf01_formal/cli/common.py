@@ -69,7 +69,9 @@ ModeOpt = Annotated[
 WindowOpt = Annotated[
     int | None,
     typer.Option("--window", metavar="W", min=1, help="HOA/AIGER, normal mode: the window w (default: w(I) of "
-                 "DEC-014b, measured from the instance)."),
+                 "DEC-014b, measured from the instance; for an HOA file first, from the hard-mode oracle and count "
+                 "only, as fast as the count allows: --seconds bounds the count, and stderr says when it starts and "
+                 "what it found)."),
 ]
 BudgetTOpt = Annotated[
     int | None,
@@ -136,6 +138,28 @@ UnboundedOpt = Annotated[
 OutputOpt = Annotated[Path, typer.Option("-o", "--output", metavar="FILE", help="Where to write (atomically).")]
 
 
+SandboxOpt = Annotated[
+    Literal["auto", "bwrap", "none"],
+    typer.Option("--sandbox", help="Where an --agent-cmd program runs: auto (bubblewrap; refused when none can be "
+                 "made), bwrap, or none (unisolated: it can read the hidden instance; never official)."),
+]
+AgentNetworkOpt = Annotated[
+    bool, typer.Option("--agent-network", help="Give the sandboxed --agent-cmd program the network (and the "
+                       "environment), for an agent that calls a model; off by default.")
+]
+
+
+def cmd_params(cmd: str, step_timeout: float, sandbox: str, network: bool) -> dict[str, Any]:
+    """The params of an external agent's spec: only what is stated joins (the default sandbox and no network keep
+    the run ids of earlier runs; ``--sandbox none`` is another run, never taken for a sandboxed one)."""
+    params: dict[str, Any] = {"cmd": cmd, "step_timeout": step_timeout}
+    if sandbox != "auto":
+        params["sandbox"] = sandbox
+    if network:
+        params["network"] = True
+    return params
+
+
 def instance_options(
     trace: str | None,
     trace_file: Path | None,
@@ -198,7 +222,10 @@ def open_instance(path: str, instance_id: str | None, options: Any, deadline: De
     """The INSTANCE argument's instance and Problem (:func:`gf01_formal.instances.sources.open_instance`)."""
     from gf01_formal.instances.sources import open_instance as open_
 
-    return open_(path, instance_id, options, count_limits=deadline.limits())
+    def progress(line: str) -> None:
+        print(f"gf01: {line}", file=sys.stderr, flush=True)
+
+    return open_(path, instance_id, options, count_limits=deadline.limits(), progress=progress)
 
 
 class Deadline:
@@ -216,11 +243,12 @@ class Deadline:
         return Limits(seconds=max(0.0, self.deadline - time.monotonic()))
 
 
-def check_output(path: Path | str) -> Path:
-    """Refuse an unwritable output before any work is done (:func:`gf01_formal.artifacts.check_output`)."""
+def check_output(path: Path | str, *, inputs: Iterable[Path | str | None] = (), reread: bool = False) -> Path:
+    """Refuse an unwritable output, or one that is one of the command's ``inputs``, before any work is done
+    (:func:`gf01_formal.artifacts.check_output`)."""
     from gf01_formal.artifacts import check_output as check
 
-    return check(path)
+    return check(path, inputs=inputs, reread=reread)
 
 
 # -- output ------------------------------------------------------------------------------------------------------

@@ -59,7 +59,7 @@ def generate_cmd(
     from gf01_formal.instances.io import save_artifact
     from gf01_formal.instances.keys import read_key
 
-    check_output(output)
+    check_output(output, inputs=[cfg])
     config = load_config(read_json(cfg) if cfg else None, file=str(cfg) if cfg else None)
     key = read_key(key_file) if key_file is not None else None
     with progress_bar("generate", count) as advance:
@@ -103,7 +103,7 @@ def import_peer_cmd(
     from gf01_formal.instances.peer import import_peer_bundle
     from solvers.limits import Limits
 
-    check_output(output)
+    check_output(output, inputs=[bundle])
     ours = import_peer_bundle(bundle, measure=measure, count_limits=Limits(seconds=seconds))
     save_artifact(output, ours)
     record = {"file": str(output), "instances": len(ours.instances),
@@ -127,7 +127,7 @@ def import_hoa_cmd(
     from gf01_formal.instances.sources import InstanceOptions, instance_from_hoa
     from hoa.files import read_text
 
-    check_output(output)
+    check_output(output, inputs=[system])
     inst = instance_from_hoa(read_text(system), options or InstanceOptions(), source=str(system), measure=measure,
                              count_limits=Deadline(seconds).limits())
     save_artifact(output, inst)
@@ -157,7 +157,7 @@ def import_aiger_cmd(
     from gf01_formal.instances.sources import InstanceOptions, instance_from_aiger
     from hoa.files import read_bytes
 
-    check_output(output)
+    check_output(output, inputs=[system])
     opts = options or InstanceOptions()
     if observe is not None:
         opts = dataclasses.replace(opts, observe=tuple(n.strip() for n in observe.split(",") if n.strip()))
@@ -203,10 +203,10 @@ def split_cmd(
     from gf01_formal.instances.io import load_bundle, save_artifact
     from gf01_formal.instances.splits import policy_check, read_key, split_bundle, write_release
 
-    check_output(output)
-    check_output(manifest)
+    check_output(output, inputs=[bundle, key_file, manifest])
+    check_output(manifest, inputs=[bundle, key_file, output])
     if release is not None:
-        check_output(release / "split_manifest.json")
+        check_output(release / "split_manifest.json", inputs=[bundle, key_file])
     key = read_key(key_file)
     # The assignment and its policy check come first: a split that cannot meet the policy writes nothing.
     new, man = split_bundle(load_bundle(bundle), key)

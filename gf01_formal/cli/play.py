@@ -14,6 +14,7 @@ import typer
 
 from gf01_formal.cli.common import (
     MAX_SECONDS,
+    AgentNetworkOpt,
     BudgetAOpt,
     BudgetTOpt,
     Deadline,
@@ -23,10 +24,12 @@ from gf01_formal.cli.common import (
     JsonOpt,
     ModeOpt,
     OutputsOpt,
+    SandboxOpt,
     TraceFileOpt,
     TraceOpt,
     TStarOpt,
     WindowOpt,
+    cmd_params,
     emit,
     instance_options,
     open_instance,
@@ -63,6 +66,8 @@ def play_cmd(
                             "for each action.")
     ] = 30.0,
     seed: Annotated[int, typer.Option("--seed", metavar="N", min=0, help="The agent's seed.")] = 0,
+    sandbox: SandboxOpt = "auto",
+    agent_network: AgentNetworkOpt = False,
     track: Annotated[Literal["EVAL-CB", "EVAL-TA", "EVAL-OC"] | None, typer.Option(
         "--track", help="The track of --agent-cmd (EVAL-TA: it may call local-planner-v1, EVAL-OC: "
         "oracle-exact-search-v1; docs/agent-protocol.md); a built-in agent plays on its own.")] = None,
@@ -94,7 +99,7 @@ def play_cmd(
         if track is not None and track != spec.track:
             raise Gf01Error(f"agent {agent} plays on {spec.track}, not {track}", field="--track")
     elif agent_cmd is not None:
-        spec = AgentSpec(agents.CMD, track or "EVAL-CB", {"cmd": agent_cmd, "step_timeout": step_timeout})
+        spec = AgentSpec(agents.CMD, track or "EVAL-CB", cmd_params(agent_cmd, step_timeout, sandbox, agent_network))
     elif track not in (None, "EVAL-CB"):
         raise Gf01Error("a person plays at the prompt on EVAL-CB (no tool prompt); --track is for --agent-cmd",
                         field="--track")

@@ -234,7 +234,7 @@ def cnf_cmd(
     from encoders.cnf import encode
     from gf01_formal.artifacts import write_text_atomic
 
-    check_output(out)
+    check_output(out, inputs=[instance])
     _, problem = open_instance(instance, instance_id, options, Deadline(None))
     enc = encode(problem, with_valid=query == "valid")
     fp = io.StringIO()

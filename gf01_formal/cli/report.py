@@ -59,6 +59,23 @@ def _format(fmt: Format | None, output: Path | None) -> str:
     return {".md": "md", ".html": "html", ".htm": "html"}.get(suffix, "json")
 
 
+def parse_price(text: str) -> tuple[float, float]:
+    """``IN,OUT`` (prices per million input and output tokens) as two finite non-negative numbers."""
+    import math
+
+    from hoa.errors import Gf01Error, quote
+
+    parts = text.split(",")
+    try:
+        values = tuple(float(p) for p in parts)
+    except ValueError:
+        values = ()
+    if len(values) != 2 or not all(math.isfinite(v) and v >= 0 for v in values):
+        raise Gf01Error(f"{quote(text, 40)} is not IN,OUT (two non-negative prices per million tokens, e.g. "
+                        "0.15,0.60)", field="--price-per-mtok")
+    return values[0], values[1]
+
+
 def report_cmd(
     runs: RunsArg,
     manifest: ManifestOpt = None,
@@ -76,9 +93,15 @@ def report_cmd(
                                                       "suffix; default: standard output.")] = None,
     fmt: Annotated[Format | None, typer.Option("--format", help="json, md or html (default: from the output's "
                                                "suffix, else json).")] = None,
+    price: Annotated[str | None, typer.Option("--price-per-mtok", metavar="IN,OUT", help="Price per million input "
+                                              "and output tokens: the headline adds each language model's cost.")]
+    = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Report runs grouped by every spec §7.4 dimension, mode and agent, with 95 % intervals and their methods."""
+    from gf01_formal.extras import require
+
+    require("report", "gf01 report")
     from gf01_formal.artifacts import pretty_json
     from gf01_formal.report.build import build_report, official_checks
     from gf01_formal.report.coverage import load_manifest
@@ -91,7 +114,7 @@ def report_cmd(
                         field="--format")
     for path in outputs:
         if path is not None:
-            check_output(path)
+            check_output(path, inputs=[*runs, manifest, bundle, caps])
     if official:
         from gf01_formal.report.release import refuse_core
 
@@ -103,9 +126,10 @@ def report_cmd(
         capset = load_caps(caps)
         if official:
             capset.refuse_provisional(allow_provisional_caps, "report --official")
+    prices = None if price is None else parse_price(price)
     man = None if manifest is None else load_manifest(manifest)
     loaded = load_runs(runs)
-    report = build_report(loaded, manifest=man, panel=panel if man is not None else None,
+    report = build_report(loaded, manifest=man, panel=panel if man is not None else None, price=prices,
                           caps=None if capset is None else capset.report_section())
     if official:
         official_checks(report, runs, bundle=None if bundle is None else str(bundle), manifest=man, panel=panel)
@@ -150,20 +174,23 @@ def pilot_cmd(
 ) -> None:
     """The DEC-014c/d calibration audit: z(I) quartiles, the discrimination and shortcut triggers, the sample target,
     per-knob diagnostics (DEC-058) and the recommendation."""
+    from gf01_formal.extras import require
+
+    require("report", "gf01 pilot-analyze")
     from gf01_formal.artifacts import pretty_json, write_text_atomic
     from gf01_formal.instances.io import load_bundle
     from gf01_formal.report.load import load_runs
     from gf01_formal.report.pilot import analyze, knob_plots
 
     if output is not None:
-        check_output(output)
+        check_output(output, inputs=[*runs, bundle])
     if plots is not None:
-        check_output(plots / "score_c-by-z.svg")
+        check_output(plots / "score_c-by-z.svg", inputs=[*runs, bundle])
     analysis = analyze(load_runs(runs), load_bundle(bundle), agent=agent)
     if plots is not None:
         for name, svg in sorted(knob_plots(analysis).items()):
             write_text_atomic(plots / name, svg)
-    if output is None and not json_out:
+    if output is None and json_out:  # the whole analysis, for a program
         _write(None, pretty_json(analysis))
         return
     if output is not None:
@@ -173,12 +200,31 @@ def pilot_cmd(
               "reason": rec["reason"], "provisional": rec["provisional"],
               "discrimination_fired": analysis["discrimination"]["fired"],
               "shortcut_fired": analysis["shortcut"]["fired"], "sample": analysis["sample"]}
+    emit(record, json_out, lambda r: pilot_summary(analysis, r["file"]))
 
-    def human(r: dict[str, Any]) -> list[str]:
-        return [f"{r['recommendation']}{' (provisional)' if r['provisional'] else ''}: {r['reason']}",
-                f"-> {r['file']}"]
 
-    emit(record, json_out, human)
+def pilot_summary(analysis: dict[str, Any], file: str | None) -> list[str]:
+    """A few lines a person reads at the terminal: the recommendation and why, the triggers, the sample, and the
+    reference agent's Score_C per z(I) quartile; the whole analysis is in ``file`` (-o) or under --json."""
+    rec, sample, scope = analysis["recommendation"], analysis["sample"], analysis.get("scope", {})
+
+    def fired(name: str) -> str:
+        trig = analysis[name]
+        return "not evaluable" if not trig.get("evaluable", True) else "fired" if trig["fired"] else "quiet"
+
+    lines = [f"{rec['decision']}{' (provisional)' if rec['provisional'] else ''}: {rec['reason']}"]
+    if scope:
+        lines.append(f"reference: {scope.get('agent')} on {scope.get('eval_track')}, {scope.get('mode')} mode, "
+                     f"{scope.get('instances')} instances, {scope.get('runs')} runs")
+    lines.append(f"discrimination trigger: {fired('discrimination')}; shortcut trigger: {fired('shortcut')}")
+    lines.append(f"sample: {sample['instances']} of {sample['target']} instances"
+                 + ("" if sample["reached"] else f" ({sample['remaining']} to go)"))
+    quarts = [q for q in analysis.get("quartiles", []) if q.get("score_c", {}).get("n")]
+    if quarts:
+        lines.append("Score_C by z(I) quartile: " + ", ".join(
+            f"Q{q['quartile']} {q['score_c']['k']}/{q['score_c']['n']}" for q in quarts))
+    lines.append(f"-> {file}" if file is not None else "the whole analysis: -o FILE or --json")
+    return lines
 
 
 caps_app = typer.Typer(name="caps", help="Optional-diagnostic caps (DEC-019..023).", no_args_is_help=True,
@@ -196,7 +242,7 @@ def caps_derive_cmd(
     from gf01_formal.report.caps import derive
     from gf01_formal.report.load import load_runs
 
-    check_output(output)
+    check_output(output, inputs=runs)
     caps = derive(load_runs(runs))
     write_json_atomic(output, caps)
     record = {"file": str(output), "backend": caps["backend"], "sample": caps["sample"],
@@ -231,6 +277,9 @@ def release_check_cmd(
     runs and that it and report.md / report.html are byte for byte the report computed again from the runs, that
     the required panel covers every (split, mode) slice, and (unless --holder) that nothing in it regenerates or
     answers a private_eval instance; exit 2 if a check fails. The core panel is refused (DEC-056)."""
+    from gf01_formal.extras import require
+
+    require("report", "gf01 release check")  # it computes the report again
     from gf01_formal.report.release import check, failed_names
 
     result = check(directory, previous=previous, panel=panel, holder=holder)
@@ -257,6 +306,9 @@ def release_package_cmd(
     """Package a release that passes its checks with SHA256SUMS, package.json, RERUN.md and rerun.sh (which
     reproduces every table and figure of its report from the package alone). Public by default: public instances
     and runs in full, private_eval as aggregates and commitments only; --holder packages everything."""
+    from gf01_formal.extras import require
+
+    require("report", "gf01 release package")  # it checks the release first
     from gf01_formal.report.release import package
 
     check_output(output / "package.json")
@@ -316,10 +368,17 @@ def campaign_cmd(
     json_out: JsonOpt = False,
 ) -> None:
     """Play a DEC-056 panel over every instance, then validate, report and analyse; resumable (run it again)."""
-    from gf01_formal.campaign.run import run_campaign
+    from gf01_formal.artifacts import check_output_dir
+    from gf01_formal.extras import require
+
+    require("report", "gf01 campaign")  # it ends with the report and the pilot analysis
+    if executor != "local":
+        require("cluster", f"gf01 campaign --executor {executor}")
+    from gf01_formal.campaign.run import ARTIFACTS, run_campaign
     from gf01_formal.report.caps import CapSet, load_caps
 
-    check_output(output / "runs.jsonl")
+    check_output_dir(output, inputs=[bundle, caps, manifest], names=ARTIFACTS)
+    check_output(output / "runs.jsonl", reread=True)
     adaptation = adaptation_of(adaptation_condition, adaptation_budget_tokens, adaptation_data_scope,
                                adaptation_protocol_id)
     names = [n.strip() for a in agents or [] for n in a.split(",") if n.strip()] or None

@@ -18,10 +18,13 @@ from gf01_formal.cli.common import (
     AdaptConditionOpt,
     AdaptProtocolOpt,
     AdaptScopeOpt,
+    AgentNetworkOpt,
     JsonOpt,
     OutputOpt,
+    SandboxOpt,
     adaptation_of,
     check_output,
+    cmd_params,
     emit,
     progress_bar,
 )
@@ -82,6 +85,8 @@ def evaluate_cmd(
     temperature: TemperatureOpt = None,
     max_tokens: MaxTokensOpt = None,
     request_timeout: RequestTimeoutOpt = 60.0,
+    sandbox: SandboxOpt = "auto",
+    agent_network: AgentNetworkOpt = False,
     adaptation_condition: AdaptConditionOpt = None,
     adaptation_budget_tokens: AdaptBudgetOpt = None,
     adaptation_data_scope: AdaptScopeOpt = None,
@@ -94,10 +99,11 @@ def evaluate_cmd(
     """
     from gf01_formal.runs.evaluate import Settings, evaluate
 
-    check_output(output)
+    check_output(output, inputs=[source], reread=True)
     adaptation = adaptation_of(adaptation_condition, adaptation_budget_tokens, adaptation_data_scope,
                                adaptation_protocol_id)
-    specs = with_llm_options(agent_specs(agent or [], agent_cmd, track, step_timeout), model=model,
+    specs = with_llm_options(agent_specs(agent or [], agent_cmd, track, step_timeout, sandbox, agent_network),
+                             model=model,
                              base_url=base_url, api_key_env=api_key_env, temperature=temperature,
                              max_tokens=max_tokens, request_timeout=request_timeout)
     specs = [s.adapted(adaptation) for s in specs]
@@ -105,6 +111,12 @@ def evaluate_cmd(
 
     for spec in specs:  # before any episode: an agent that cannot be played is a user error, not 100 agent errors
         check(spec)
+    if any(s.name == "llm" for s in specs):
+        from gf01_formal.agents.llm import LLMConfig, preflight
+
+        # One request now: a wrong or dead endpoint is one line in seconds, not every run's retries.
+        for config in sorted({LLMConfig.from_params(s.params) for s in specs if s.name == "llm"}, key=repr):
+            preflight(config)
     settings = Settings(seed=seed, subset_min=subset_min, diagnostic_seconds=diagnostic_seconds)
     if any(s.name == "llm" for s in specs):  # I/O bound: threads, and the tokens spent on the bar
         with TokenProgress() as tok:
@@ -124,11 +136,15 @@ def evaluate_cmd(
         lines += [f"status {s}: {n}" for s, n in r["statuses"].items() if s != "completed"]
         if "tokens" in r:
             t = r["tokens"]
-            lines.append(f"tokens: {t.get('input_tokens', 0)} in, {t.get('output_tokens', 0)} out "
+            unknown = f", unknown for {t['unknown_runs']} runs" if t.get("unknown_runs") else ""
+            lines.append(f"tokens: {t.get('input_tokens', 0)} in, {t.get('output_tokens', 0)} out{unknown} "
                          f"({t.get('calls', 0)} requests, {t.get('retries', 0)} retried)")
         return lines
 
     emit(record, json_out, human)
+    if record.get("tokens", {}).get("unknown_runs"):  # once per run set, not once per reply
+        print(f"gf01: warning: the endpoint sent replies without token usage: {record['tokens']['unknown_runs']} "
+              "run(s) record their tokens as unknown (null), not 0", file=sys.stderr)
     note = unscored_note(summary.statuses)
     if note is not None:  # the runs file is not complete: a script chaining `evaluate && report` must not go on
         print(f"gf01: {note}", file=sys.stderr)
@@ -152,8 +168,9 @@ def unscored_note(statuses: Mapping[str, int]) -> str | None:
     return f"{counts}, not scored: the same command run again plays {them} again (finished runs are skipped)"
 
 
-def agent_specs(names: list[str], cmd: str | None, track: str | None, step_timeout: float) -> list[Any]:
-    """The agent specs of ``--agent`` (built-ins, repeatable) and ``--agent-cmd``."""
+def agent_specs(names: list[str], cmd: str | None, track: str | None, step_timeout: float, sandbox: str = "auto",
+                network: bool = False) -> list[Any]:
+    """The agent specs of ``--agent`` (built-ins, repeatable) and ``--agent-cmd`` (with its sandbox)."""
     from gf01_formal.agents import BUILTIN, default_track
     from gf01_formal.agents.base import AgentSpec
     from hoa.errors import Gf01Error
@@ -171,7 +188,7 @@ def agent_specs(names: list[str], cmd: str | None, track: str | None, step_timeo
     if cmd is not None:
         if not cmd.strip():
             raise Gf01Error("the agent command is empty", field="--agent-cmd")
-        specs.append(AgentSpec("cmd", track or "EVAL-CB", {"cmd": cmd, "step_timeout": step_timeout}))
+        specs.append(AgentSpec("cmd", track or "EVAL-CB", cmd_params(cmd, step_timeout, sandbox, network)))
     if len({s.digest for s in specs}) != len(specs):
         raise Gf01Error("the same agent is named twice", field="--agent")
     return specs
@@ -189,6 +206,11 @@ def validate_cmd(
                                    help="Cap of re-deciding each exact SubsetMin diagnostic (with --bundle; default "
                                         "10); past it, a note says it was not re-checked.")
     ] = None,
+    pilot: Annotated[
+        list[Path] | None, typer.Option("--pilot", metavar="FILE", help="With --official: a pilot file (its key "
+                                        "FILE.key beside it) whose participants' runs are checked as issued; "
+                                        "repeat for several pilots.")
+    ] = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Check run records against the policies (track, tools, access, adaptation, renderer, protocol, diagnostic,
@@ -197,7 +219,8 @@ def validate_cmd(
     from solvers.limits import Limits
 
     found = check_runs(runs, bundle=None if bundle is None else str(bundle), official=official,
-                       recheck_limits=None if diagnostic_seconds is None else Limits(seconds=diagnostic_seconds))
+                       recheck_limits=None if diagnostic_seconds is None else Limits(seconds=diagnostic_seconds),
+                       issued=_issued_checker(pilot or []))
     violations = found.violations
     record = {"ok": not violations, "violations": [str(v) for v in violations], "notes": [str(n) for n in found.notes]}
 
@@ -212,6 +235,21 @@ def validate_cmd(
         print(f"gf01: error: {len(violations)} violation{'s' if len(violations) != 1 else ''} in "
               f"{', '.join(files)}{against}", file=sys.stderr)
         raise typer.Exit(2)
+
+
+def _issued_checker(pilots: list[Path]) -> Any:
+    """(pilot id, participant id, signature) -> issued? (None: not one of ``pilots``), from the pilots' keys."""
+    from gf01_formal.artifacts import read_json
+    from gf01_formal.instances.model import validate_model
+    from gf01_formal.web.pilot import Pilot, is_issued, load_key
+
+    keys = {validate_model(Pilot, read_json(p), file=str(p)).pilot_id: load_key(p) for p in pilots}
+
+    def issued(pilot_id: str, participant_id: str, sig: Any) -> bool | None:
+        key = keys.get(pilot_id)
+        return None if key is None else is_issued(key, pilot_id, participant_id, sig)
+
+    return issued
 
 
 def import_runs_cmd(
@@ -230,7 +268,7 @@ def import_runs_cmd(
     from gf01_formal.runs.peer import import_peer_runs
     from hoa.errors import Gf01Error, quote
 
-    check_output(output)
+    check_output(output, inputs=[peer_runs, bundle])
     got = import_peer_runs(peer_runs, bundle)
     if not got.outcomes:
         # An empty runs file is not a runs file (validate and report refuse it): write none, say why.

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +24,7 @@ from aig.writer import canonical as canonical_aiger
 from encoders.problem import MODES, Problem
 from gf01_formal.artifacts import parse_json
 from gf01_formal.instances.io import check_instance, pick_instance
-from gf01_formal.instances.model import Instance, Meta, System, make_instance
+from gf01_formal.instances.model import Complexity, Instance, Meta, System, make_instance
 from gf01_formal.instances.traces import effect_text, parse_effect, parse_trace, trace_to_json
 from hoa.errors import Gf01Error, quote
 from hoa.files import read_bytes
@@ -194,19 +196,46 @@ def is_hoa_text(text: str) -> bool:
     return _HOA_START.match(text[:1 << 16]) is not None
 
 
+def measured_window(hoa_text: str, options: InstanceOptions, *, source: str | None = None,
+                    count_limits: Limits | None = None,
+                    progress: Callable[[str], None] | None = None) -> tuple[int, Complexity]:
+    """w(I) of DEC-014b for the normal-mode instance of ``hoa_text`` and ``options``, measuring only what it needs:
+    the hard-mode knobs (the hard-mode oracle and |M_B(I)|, the count bounded by ``count_limits``; past them the
+    count is left out of z(I), as in the generator), not the instance's certification. ``progress`` is told before
+    the measurement starts (once the instance is known to be well formed) and when it ends."""
+    from gf01_formal.instances.measure import measure_complexity
+
+    draft = instance_from_hoa(hoa_text, replace(options, window=1), source=source, measure=False)
+    problem = check_instance(draft, file=source)
+    # Announced only now: a user error in the options must stay the command's one line of output.
+    if progress is not None:
+        progress("normal mode without --window: measuring w(I) (hard-mode oracle and |M_B(I)|; --window W "
+                 "skips this, --seconds bounds it)")
+    started = time.monotonic()
+    complexity = measure_complexity(problem, count_limits=count_limits)
+    if progress is not None:
+        gold = complexity.gold_count
+        count = f"|M_B(I)| = {gold.raw}" if gold.raw is not None else f"|M_B(I)| left out: {gold.note}"
+        progress(f"w(I) = {complexity.window} (z = {complexity.z:.3f}; hard mode, {count}), measured in "
+                 f"{time.monotonic() - started:.1f} s")
+    return complexity.window, complexity
+
+
 def open_instance(
     path: str | os.PathLike[str],
     instance_id: str | None = None,
     options: InstanceOptions | None = None,
     *,
     count_limits: Limits | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> tuple[Instance, Problem]:
     """The instance named by an INSTANCE argument, with its checked Problem.
 
     ``path`` is an instance file, a bundle (``instance_id`` picks one; optional when it holds one), or an HOA file or
     an AIGER circuit, which need ``options`` (at least the trace and the effect). Options are refused for instance
-    files: their task is fixed by their hash. ``count_limits`` bounds the measurement an HOA instance in normal mode
-    without a window needs for w(I).
+    files: their task is fixed by their hash. ``count_limits`` bounds the measurement an instance in normal mode
+    without a window needs for w(I). An HOA instance so gets w(I) only (:func:`measured_window`; ``progress`` is told
+    before and after) and is then the instance that window given explicitly makes: nothing else is measured.
     """
     name = os.fspath(path)
     data = read_bytes(path)
@@ -224,8 +253,10 @@ def open_instance(
             raise Gf01Error("an HOA file needs the instance options: at least a trace and an effect", file=name)
         if instance_id is not None:
             raise Gf01Error("--id picks an instance of a bundle; this is an HOA file", file=name)
-        inst = instance_from_hoa(text, options, source=name, measure=options.needs_measurement,
-                                 count_limits=count_limits)
+        if options.needs_measurement:
+            window, _ = measured_window(text, options, source=name, count_limits=count_limits, progress=progress)
+            options = replace(options, window=window)
+        inst = instance_from_hoa(text, options, source=name, measure=False)
         return inst, check_instance(inst, file=name)
     if options is not None:
         raise Gf01Error("the instance options (trace, effect, t*, mode, window, budgets, outputs) apply to HOA files "

@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 from pydantic import ValidationError
 
 from gf01_formal.agents.base import TRACKS, AgentSpec
-from gf01_formal.agents.llm import TRANSCRIPT_SCHEMA
+from gf01_formal.agents.llm import TRANSCRIPT_SCHEMA, usage_summary
 from gf01_formal.agents.llm_prompt import TEMPLATE_ID
 from gf01_formal.artifacts import canonical_json
 from gf01_formal.instances.io import check_instance, load_artifact
@@ -54,15 +54,48 @@ class InspectImport:
     disagreements: int = 0
 
 
+#: Largest member of an .eval log (a zip) and largest log in all, uncompressed (bytes): inspect reads a log whole,
+#: several times its size in objects, so a small zip that inflates to gigabytes is refused before it is opened.
+MAX_LOG_MEMBER = 64 << 20
+MAX_LOG_TOTAL = 512 << 20
+
+
+def check_log_size(path: str | os.PathLike[str]) -> None:
+    """Refuse (Gf01Error) a log that would not be read in bounded memory: a zip member or a whole log past the
+    limits above, by the sizes the zip's directory declares (zipfile reads a member no further than that)."""
+    import zipfile
+
+    shown = quote(os.fspath(path), 200, bare=True)
+    if not zipfile.is_zipfile(path):
+        if os.path.getsize(path) > MAX_LOG_TOTAL:
+            raise Gf01Error(f"larger than the {MAX_LOG_TOTAL >> 20} MiB a log may have", file=shown)
+        return
+    try:
+        with zipfile.ZipFile(path) as zf:
+            members = zf.infolist()
+    except (zipfile.BadZipFile, OSError) as ex:
+        raise Gf01Error(f"not an inspect eval log: {quote(str(ex), 160, bare=True)}", file=shown) from None
+    for info in members:
+        if info.file_size > MAX_LOG_MEMBER:
+            raise Gf01Error(f"its member {quote(info.filename, 80)} holds {info.file_size >> 20} MiB uncompressed, "
+                            f"past the {MAX_LOG_MEMBER >> 20} MiB a member may have", file=shown)
+    total = sum(info.file_size for info in members)
+    if total > MAX_LOG_TOTAL:
+        raise Gf01Error(f"its members hold {total >> 20} MiB uncompressed, past the {MAX_LOG_TOTAL >> 20} MiB a log "
+                        "may have", file=shown)
+
+
 def import_inspect_log(path: str | os.PathLike[str], *, bundle: str | None = None) -> InspectImport:
     """The run records of the eval log ``path`` (module docstring); ``bundle`` defaults to the task's argument."""
+    from hoa.files import open_regular
+
+    shown = quote(os.fspath(path), 200, bare=True)
+    open_regular(path).close()  # missing, a directory, a FIFO (which would block), a device: one line naming it
+    check_log_size(path)
     try:
         from inspect_ai.log import read_eval_log
     except ImportError:
         raise Gf01Error("reading inspect logs needs inspect-ai: pip install -e '.[inspect]'", field="LOG") from None
-    shown = quote(os.fspath(path), 200, bare=True)
-    if not os.path.isfile(path):
-        raise Gf01Error("no such file", file=shown)
     try:
         log = read_eval_log(os.fspath(path))
     except Exception as ex:  # inspect raises various types for a file that is not a log
@@ -71,7 +104,9 @@ def import_inspect_log(path: str | os.PathLike[str], *, bundle: str | None = Non
     if not (spec_of.task == "gf01" or spec_of.task.endswith("/gf01")):
         raise Gf01Error(f"the log is of task {spec_of.task!r}, not GF-01's task gf01", file=shown)
     args = spec_of.task_args or {}
-    bundle_path = bundle or args.get("bundle")
+    # The task records the bundle it read, made absolute (a relative argument is relative to where inspect ran).
+    recorded = (spec_of.metadata or {}).get("bundle_path")
+    bundle_path = bundle or (recorded if isinstance(recorded, str) and os.path.exists(recorded) else args.get("bundle"))
     if not isinstance(bundle_path, str) or not os.path.exists(bundle_path):
         raise Gf01Error(f"the bundle {quote(bundle_path, 200)} (the task's argument) is not here: give it with "
                         "--bundle", field="--bundle")
@@ -208,10 +243,9 @@ def _usage(played: dict[str, Any], calls: list[dict[str, Any]]) -> dict[str, Any
         by_step[c["t"]] = by_step.get(c["t"], 0) + int(c.get("retries", 0))
     for s in steps:
         s["retries"] = by_step.get(s["t"], 0)
-    total = {k: sum(int(s[k]) for s in steps) for k in ("input_tokens", "output_tokens", "calls", "retries")}
-    reported = all(c.get("input_tokens") is not None for c in calls)
-    return {**total, "total_tokens": total["input_tokens"] + total["output_tokens"],
-            "reasks": sum(c.get("kind") == "reask" for c in calls), "usage_reported": reported, "steps": steps}
+    # Every call kept in the store got an answer: one without token counts leaves its step's tokens unknown.
+    unreported = {c["t"] for c in calls if c.get("input_tokens") is None}
+    return usage_summary(steps, unreported, reasks=sum(c.get("kind") == "reask" for c in calls))
 
 
 def _int_arg(value: Any) -> int | None:

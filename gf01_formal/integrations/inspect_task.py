@@ -17,14 +17,16 @@ plays seed + e - 1, and each instance asks the model for the same seed our ``llm
 template id), ``track`` (EVAL-CB by default; EVAL-TA offers local-planner-v1 and EVAL-OC oracle-exact-search-v1 as
 an inspect tool the model may call during its turn, every call in the run's tool log), and DEC-055's
 ``adaptation_condition``, ``adaptation_budget_tokens``, ``adaptation_data_scope``, ``adaptation_protocol_id``
-(no_adaptation, 0, none, none by default; checked when the task is made). Transient provider errors are retried by
-inspect itself (``--max-retries``, ``--timeout``).
+(no_adaptation, 0, none, none by default; checked when the task is made). A relative ``bundle`` is read from the
+directory the command was started in (:func:`invocation_path`). Transient provider errors are retried by inspect
+itself (``--max-retries``, ``--timeout``).
 
 Requires ``pip install -e '.[inspect]'``.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from functools import lru_cache
 from typing import Any
@@ -76,6 +78,7 @@ def gf01(bundle: str, seed: int = 0, prompt: str = TEMPLATE_ID, adaptation_condi
     # DEC-055, checked before any sample is played; the importer reads the declaration from the task's arguments.
     adaptation = declare(adaptation_condition, int(adaptation_budget_tokens), adaptation_data_scope,
                          adaptation_protocol_id)
+    bundle = invocation_path(bundle)
     template = load_template(prompt)
     art, _ = _bundle(bundle)
     samples = []
@@ -88,6 +91,7 @@ def gf01(bundle: str, seed: int = 0, prompt: str = TEMPLATE_ID, adaptation_condi
     return Task(dataset=MemoryDataset(samples, name=str(bundle)), solver=gf01_player(bundle, seed, prompt, track),
                 scorer=gf01_scorer(bundle), version=template.id,
                 metadata={"benchmark": "GF-01", "prompt_template": template.id, "prompt_sha256": template.sha256,
+                          "bundle_path": bundle,
                           "bundle_hash": art.instances_hash if isinstance(art, Bundle) else None,
                           "adaptation": adaptation.to_json(), "track": track})
 
@@ -268,6 +272,21 @@ def _answer_tools(tools: Any, output: Any, messages: list[Message]) -> None:
         result = tools.call(c.function, args.get("atoms"))
         messages.append({"role": "tool", "tool_call_id": c.id, "function": c.function,
                          "content": canonical_json(result)})
+
+
+def invocation_path(path: str) -> str:
+    """``path`` made absolute against the directory ``inspect eval`` was started in.
+
+    inspect_ai loads and runs a task file with that file's directory as the working directory, so a relative
+    ``-T bundle=b.json`` would otherwise be looked for next to this module. The shell's ``PWD`` still names the
+    directory the command was typed in (``os.chdir`` leaves it alone); without it the working directory is used.
+    """
+    if os.path.isabs(path):
+        return path
+    start = os.environ.get("PWD") or ""
+    if not os.path.isdir(start):
+        start = os.getcwd()
+    return os.path.normpath(os.path.join(start, path))
 
 
 @lru_cache(maxsize=4)

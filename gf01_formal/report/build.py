@@ -6,11 +6,17 @@ protocol, scored commit, the four adaptation fields, difficulty slice, split), t
 different objectives) and the agent (name and spec hash). A *stratum* is a group without the agent: agents are
 ranked and compared only inside one, so only agents of the same track ever meet.
 
+The headline comes first (``headline``): per track (every key field but the difficulty slice), each agent's runs,
+Score_C and goal rates, mean Eff_t and Eff_a of its certified runs, and for language models the tokens their
+records report (unknown where the endpoint did not say) and their cost when a price is given.
+
 Per group: runs by status (all of them, scored or not), n scored runs (completed and agent_error), distinct
 instances, Score_C rate and goal rate (Wilson), median Eff_t given goal and given certified, mean AP/TS precision,
-recall and F1 (bootstrap over instances), the mean kappa vector, and the diagnostic statuses. Per stratum: the
-lexicographic kappa ranking (exact: means compared as fractions) and, for every pair of agents, the difference of
-Score_C and goal rates on the instances both played, with its interval and McNemar's exact test.
+recall and F1 (bootstrap over instances), the mean kappa vector, and the diagnostic statuses; a group of fewer than
+:data:`FEW_INSTANCES` instances is flagged (``few_instances``). Per stratum: the
+lexicographic kappa ranking (exact: means compared as fractions; ``tied`` where a rank is shared, ``all_tied`` when
+every agent shares one) and, for every pair of agents, the difference of Score_C and goal rates on the instances
+both played, with its interval, McNemar's exact test and the number of discordant instances.
 
 The agents legend (``agents``) says who each label is: per agent, its name, spec hash, tracks and the parameters of
 its spec (the model, the endpoint's host, the temperature, the prompt template...), with what its runs reported
@@ -56,6 +62,11 @@ KEY_FIELDS = DIMENSIONS + EXTRA
 FIGURE_KEY = tuple(f for f in DIMENSIONS if f not in ("difficulty_slice", "split_id"))
 STATUSES: tuple[str, ...] = get_args(Status)
 PRF = PRF_FIELDS
+#: The headline fixes every key field but the difficulty slice: one row per agent and track (never pooled across
+#: tracks, modes, splits, renderers or adaptation conditions), its slices together.
+HEADLINE_KEY = tuple(f for f in KEY_FIELDS if f != "difficulty_slice")
+#: A group with fewer distinct instances than this is flagged: its interval spans most of [0, 1] and says little.
+FEW_INSTANCES = 5
 
 
 def _key(rec: RunRecord, fields: Sequence[str]) -> tuple[Any, ...]:
@@ -124,6 +135,54 @@ def _group_stats(runs: list[RunRecord]) -> dict[str, Any]:
     }
     if n:
         out["kappa_mean"] = [stats.rnd(float(c)) for c in _kappa_mean(scored)]
+    out["few_instances"] = out["instances"] < FEW_INSTANCES
+    return out
+
+
+def _tokens(runs: list[RunRecord], price: tuple[float, float] | None) -> dict[str, Any] | None:
+    """Tokens the runs' records report (every run, scored or not: a failed run spent tokens too), None when no run
+    reports usage (not a language model). A run whose endpoint did not say is counted as unknown, never as 0; the
+    cost (``price``: per million input and output tokens) is of the known tokens."""
+    with_usage = [r.usage for r in runs if isinstance(r.usage, dict) and "input_tokens" in r.usage]
+    if not with_usage:
+        return None
+    known = [u for u in with_usage if isinstance(u.get("input_tokens"), int)
+             and isinstance(u.get("output_tokens"), int)]
+    tin, tout = sum(u["input_tokens"] for u in known), sum(u["output_tokens"] for u in known)
+    out: dict[str, Any] = {"runs": len(with_usage), "unknown_runs": len(with_usage) - len(known), "input": tin,
+                           "output": tout, "per_run": stats.rnd((tin + tout) / len(known)) if known else None,
+                           "cost": None}
+    if price is not None:
+        out["cost"] = stats.rnd((tin * price[0] + tout * price[1]) / 1e6)
+    return out
+
+
+def _headline(records: list[RunRecord], labels: dict[tuple[str, str], str],
+              price: tuple[float, float] | None) -> list[dict[str, Any]]:
+    """Per :data:`HEADLINE_KEY`: each agent's runs, Score_C and goal rates (Wilson), mean Eff_t and Eff_a of its
+    certified runs (bootstrap over instances), and the tokens of language models (with their cost given a price)."""
+    rows: dict[tuple[Any, ...], dict[str, list[RunRecord]]] = defaultdict(lambda: defaultdict(list))
+    for r in records:
+        rows[_key(r, HEADLINE_KEY)][labels[(r.agent_name, r.agent_hash)]].append(r)
+    out = []
+    for key in sorted(rows, key=_order):
+        agents = []
+        for a in sorted(rows[key]):
+            rs = rows[key][a]
+            scored = [r for r in rs if r.status in SCORED]
+            cert = [r for r in scored if r.valid]
+            n = len(scored)
+            agents.append({
+                "agent": a, "runs": len(rs), "n": n, "instances": len({r.instance_id for r in scored}),
+                "score_c": stats.wilson(sum(int(r.score_c) for r in scored), n),
+                "goal": stats.wilson(sum(1 for r in scored if r.goal), n),
+                "eff_t_given_certified": stats.clustered_mean([r.eff_t for r in cert], [r.instance_id for r in cert]),
+                "eff_a_given_certified": stats.clustered_mean([r.eff_a for r in cert], [r.instance_id for r in cert]),
+                "tokens": _tokens(rs, price),
+            })
+        out.append({"key": dict(zip(HEADLINE_KEY, key, strict=True)),
+                    "slices": sorted({r.difficulty_slice for rs in rows[key].values() for r in rs}, key=str),
+                    "agents": agents})
     return out
 
 
@@ -143,14 +202,20 @@ def _stratum(key: tuple[Any, ...], members: dict[str, list[RunRecord]]) -> dict[
         rank = pos + 1 if pos == 0 or vectors[order[pos - 1]] != vectors[a] else ranking[-1]["rank"]
         ranking.append({"rank": rank, "agent": a, "n": len(scored[a]),
                         "kappa_mean": [stats.rnd(float(c)) for c in vectors[a]]})
+    ranks = Counter(r["rank"] for r in ranking)
+    for r in ranking:
+        r["tied"] = ranks[r["rank"]] > 1
     paired = []
     for a, b in itertools.combinations(sorted(scored), 2):
         sa, sb = _by_instance(scored[a], "score_c"), _by_instance(scored[b], "score_c")
         ga, gb = _by_instance(scored[a], "goal"), _by_instance(scored[b], "goal")
+        # Instances where the two agents' Score_C differ: without one, no test can tell them apart.
+        discordant = sum(1 for i in set(sa) & set(sb) if sum(sa[i]) / len(sa[i]) != sum(sb[i]) / len(sb[i]))
         paired.append({"a": a, "b": b, "score_c": stats.paired_difference(sa, sb),
-                       "goal": stats.paired_difference(ga, gb), "score_c_test": stats.mcnemar_exact(sa, sb)})
+                       "goal": stats.paired_difference(ga, gb), "score_c_test": stats.mcnemar_exact(sa, sb),
+                       "discordant": discordant})
     return {"key": dict(zip(KEY_FIELDS, key, strict=True)), "agents": sorted(members), "ranking": ranking,
-            "paired": paired}
+            "all_tied": len(ranking) > 1 and len(ranks) == 1, "paired": paired}
 
 
 def _by_instance(runs: list[RunRecord], field: str) -> dict[str, list[float]]:
@@ -275,9 +340,10 @@ def _hist(values: Any) -> list[list[int]]:
 
 
 def build_report(runs: Runs, *, manifest: Manifest | None = None, panel: str | None = None,
-                 caps: dict[str, Any] | None = None) -> dict[str, Any]:
+                 price: tuple[float, float] | None = None, caps: dict[str, Any] | None = None) -> dict[str, Any]:
     """The report of ``runs`` (module docstring); with ``manifest``, its coverage (and ``panel``'s verdict); with
-    ``caps`` (CapSet.report_section), the diagnostic caps the runs ran under, provisional or frozen."""
+    ``price`` (per million input and output tokens), the headline's cost of language models' tokens; with ``caps``
+    (CapSet.report_section), the diagnostic caps the runs ran under, provisional or frozen."""
     records = runs.records
     labels = agent_label(records)
     groups: dict[tuple[Any, ...], dict[str, list[RunRecord]]] = defaultdict(lambda: defaultdict(list))
@@ -307,6 +373,8 @@ def build_report(runs: Runs, *, manifest: Manifest | None = None, panel: str | N
         "versions": {f: sorted({getattr(r, f) for r in records}) for f in ("benchmark_version", "harness_version",
                                                                   "checker_version")},
         "agents": _agents(records, labels),
+        "price_per_mtok": None if price is None else [stats.rnd(price[0]), stats.rnd(price[1])],
+        "headline": _headline(records, labels, price),
         "groups": group_rows,
         "strata": strata,
         "figures": _figures(records, labels),

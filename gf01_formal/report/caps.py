@@ -45,6 +45,7 @@ from typing import Any
 
 from encoders.problem import Atom, Problem
 from gf01_formal.report.load import Runs
+from gf01_formal.runs.record import RunRecord
 from gf01_formal.scoring.values import Diagnostic
 from hoa.errors import Gf01Error
 from solvers.limits import Clock, Limits, Unknown
@@ -238,10 +239,36 @@ def cap_of(values: list[float], censored: int, *, floor: float, integer: bool = 
     return out
 
 
+def _check_metering(r: RunRecord) -> None:
+    """Refuse (Gf01Error naming the run and field) a metered record whose timing fields have the wrong types: the
+    timing is the record's unchecked part (machine-dependent), so a hand-edited or foreign file shows here first."""
+    from hoa.errors import quote
+
+    t = r.timing
+
+    def bad(name: str, value: Any, what: str) -> Gf01Error:
+        return Gf01Error(f"run {r.run_id}: timing {name} is {quote(value, 60)}, not {what}", field=name)
+
+    spent = t.get("diagnostic_spent")
+    if not isinstance(spent, dict):
+        raise bad("diagnostic_spent", spent, "an object")
+    if not isinstance(spent.get("backend"), str):
+        raise bad("backend", spent.get("backend"), "a backend name")
+    for name, value in (("diagnostic_ms", t.get("diagnostic_ms")),
+                        ("diagnostic_peak_kib", t.get("diagnostic_peak_kib")),
+                        ("conflicts", spent.get("conflicts")), ("nodes", spent.get("nodes"))):
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+            raise bad(name, value, "a number >= 0")
+
+
 def derive(runs: Runs) -> dict[str, Any]:
     """caps.json from the metered pilot runs in ``runs`` (module docstring)."""
     sample = [r for r in runs.scored() if r.diagnostic_status in ("exact", "infeasible")
-              and isinstance(r.timing.get("diagnostic_spent"), dict)]
+              and r.timing.get("diagnostic_spent") is not None]
+    for r in sample:
+        _check_metering(r)
     if not sample:
         raise Gf01Error("no run records a metered diagnostic: play the pilot with 'gf01 campaign --subset-min'")
     backends = sorted({r.timing["diagnostic_spent"].get("backend") for r in sample})

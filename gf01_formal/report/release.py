@@ -353,22 +353,40 @@ echo "reproduced: {" ".join(files)} (tables{" and figures" if "report.html" in f
 """
 
 
-RERUN_MD = """# Reproducing this release
+FORMAT_NAMES = {"report.json": "JSON", "report.md": "Markdown", "report.html": "HTML"}
 
-Everything here is checked by `sh rerun.sh` (set `PYTHON` to the interpreter that has gf01-formal installed, the
-version in `package.json`; the report is byte-reproducible on the same versions of gf01-formal, numpy, scipy,
-statsmodels and matplotlib, listed there and in the report itself):
 
-1. Every file is checked against `SHA256SUMS` (sha256, the format of `sha256sum -c`).
-2. The report is computed again from `artifacts/runs.jsonl` and `artifacts/split_manifest.json` alone, as JSON,
-   Markdown and HTML (one `gf01 report ... -o report.json -o report.md -o report.html`, for the formats the package
-   holds), and compared byte for byte with the packaged `artifacts/report.*`. The HTML embeds every figure of the
-   report (Score_C by complexity quartile per agent with 95 % Wilson intervals, the Eff_t distributions, manifest
-   coverage) as SVG, so a byte-identical HTML file is a byte-identical set of figures; the figures' data are also
-   in `report.json` (`figures`).
-
-`gf01 release check .` repeats the publication checks on the package.
-"""
+def rerun_md(report_files: tuple[str, ...], packaged: tuple[str, ...]) -> str:
+    """RERUN.md of a package: what ``rerun.sh`` does, naming only files the package holds (``report_files``: the
+    renderings it recomputes; ``packaged``: the release files copied into ``artifacts/``)."""
+    formats = [FORMAT_NAMES[f] for f in report_files]
+    said = ", ".join(formats[:-1]) + (" and " if len(formats) > 1 else "") + formats[-1]
+    outs = " ".join(f"-o {f}" for f in report_files)
+    compared = ", ".join(f"`artifacts/{f}`" for f in report_files)
+    lines = [
+        "# Reproducing this release",
+        "",
+        "Everything here is checked by `sh rerun.sh` (set `PYTHON` to the interpreter that has gf01-formal installed, "
+        "the version in `package.json`; the report is byte-reproducible on the same versions of gf01-formal, numpy, "
+        "scipy, statsmodels and matplotlib, listed there and in the report itself):",
+        "",
+        "1. Every file is checked against `SHA256SUMS` (sha256, the format of `sha256sum -c`).",
+        "2. The report is computed again from `artifacts/runs.jsonl` and `artifacts/split_manifest.json` alone, as "
+        f"{said} (one `gf01 report ... {outs}`), and compared byte for byte with {compared}.",
+    ]
+    if "report.html" in report_files:
+        lines.append("   The HTML embeds every figure of the report (the headline's Score_C and goal rates per agent, "
+                     "Score_C by complexity quartile per agent with 95 % Wilson intervals, the Eff_t distributions, "
+                     "manifest coverage) as SVG, so a byte-identical HTML file is a byte-identical set of figures.")
+    lines.append("   The figures' data are also in `report.json` (`headline`, `figures`).")
+    lines += ["", "What needs more than the package: `gf01 report --official` re-verifies every certificate against "
+              "the instances, and `gf01 pilot-analyze` reads the complexity knobs of every instance; the private_eval "
+              "instances are published as hashes only, so those two need the full bundle."]
+    produced = [f"`artifacts/{n}`" for n in ("validation.json", "analysis.json") if n in packaged]
+    if produced:
+        lines.append(f"Their outputs are packaged as produced ({', '.join(produced)}).")
+    lines.append("`gf01 release check artifacts` repeats the publication checks on the packaged files.")
+    return "\n".join(_wrap(line) for line in lines) + "\n"
 
 RERUN_PUBLIC = """
 This is a public package (docs/release.md): the runs and the report are those of the public splits
@@ -385,6 +403,16 @@ This is the key holder's package: it holds every run, the private_eval ones incl
 """
 
 
+def _wrap(line: str, width: int = 118) -> str:
+    """One paragraph line wrapped at ``width`` (list items keep their indentation)."""
+    import textwrap
+
+    if len(line) <= width:
+        return line
+    indent = "   " if line[:2].rstrip(".").isdigit() or line.startswith("   ") else ""
+    return textwrap.fill(line, width, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False)
+
+
 def package(directory: str | os.PathLike[str], out: str | os.PathLike[str], *, panel: str = "full",
             previous: str | os.PathLike[str] | None = None, holder: bool = False) -> dict[str, Any]:
     """Package the key holder's release ``directory`` (which must pass :func:`check` with ``holder=True``) into
@@ -399,14 +427,18 @@ def package(directory: str | os.PathLike[str], out: str | os.PathLike[str], *, p
     from gf01_formal.report.build import software
 
     root = _release_dir(directory)
-    target = Path(out)
+    # A symlink (dangling or not) is followed, never replaced: os.replace onto the link would swap the link itself.
+    target = Path(os.path.realpath(out)) if Path(out).is_symlink() else Path(out)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise Gf01Error("exists and is not an empty directory; give a new directory", file=str(target))
     result = check(root, previous=previous, panel=panel, holder=True)
     if not result["ok"]:
         raise Gf01Error(f"the release fails its checks: {failed_names(result)}", file=str(root))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    except OSError as ex:
+        raise Gf01Error(f"cannot write: {ex.strerror or ex}", file=str(out)) from None
     try:
         arts = tmp / "artifacts"
         arts.mkdir()
@@ -424,7 +456,9 @@ def package(directory: str | os.PathLike[str], out: str | os.PathLike[str], *, p
         manifest_name = "split_manifest.json" if holder else PUBLIC_MANIFEST
         (tmp / "rerun.sh").write_text(rerun_script(report_panel(report), shipped, caps_file(arts, report),
                                                    manifest_name), encoding="utf-8")
-        (tmp / "RERUN.md").write_text(RERUN_MD + (RERUN_HOLDER if holder else RERUN_PUBLIC), encoding="utf-8")
+        names = sorted(p.name for p in arts.iterdir() if p.is_file())
+        (tmp / "RERUN.md").write_text(rerun_md(shipped, tuple(names)) + (RERUN_HOLDER if holder else RERUN_PUBLIC),
+                                      encoding="utf-8")
         files = sorted(p for p in tmp.rglob("*") if p.is_file())
         entries = [{"path": p.relative_to(tmp).as_posix(), "bytes": p.stat().st_size, "sha256": _sha256(p)}
                    for p in files]
@@ -438,6 +472,9 @@ def package(directory: str | os.PathLike[str], out: str | os.PathLike[str], *, p
         if target.exists():
             target.rmdir()
         os.replace(tmp, target)
+    except OSError as ex:  # a full disk, a quota, a read-only mount met half-way: nothing is left behind
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise Gf01Error(f"cannot write: {ex.strerror or ex}", file=str(out)) from None
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -78,7 +78,19 @@ def evaluate(
     art = load_artifact(source, check_all=False)
     instances = [art] if isinstance(art, Instance) else list(art.instances)
     bundle_hash = art.instances_hash if isinstance(art, Bundle) else None
-    store = RunsFile(out)
+    # Every instance is checked before the first run: a bad one found after runs were written would leave a runs
+    # file that a fixed bundle cannot resume (its hash changes). The problems are kept for the runs played here.
+    problems = {inst.instance_id: check_instance(inst, file=str(source)) for inst in instances}
+    with RunsFile(out) as store:
+        return _evaluate(store, instances, problems, bundle_hash, specs, settings, jobs, str(source), threads,
+                         progress, on_record)
+
+
+def _evaluate(
+    store: RunsFile, instances: list[Instance], problems: dict[str, Any], bundle_hash: str | None,
+    specs: Sequence[AgentSpec], settings: Settings, jobs: int, file: str, threads: bool,
+    progress: Callable[[int, int], None] | None, on_record: Callable[[RunRecord], None] | None,
+) -> Summary:
     summary = Summary(repaired_bytes=store.repaired)
     todo: list[tuple[Instance, list[AgentSpec]]] = []
     for inst in instances:
@@ -91,7 +103,7 @@ def evaluate(
     done = summary.skipped
     if progress is not None:
         progress(done, total)
-    for outcome in _outcomes(todo, bundle_hash, settings, jobs, str(source), threads):
+    for outcome in _outcomes(todo, bundle_hash, settings, jobs, file, threads, problems):
         store.append(outcome)
         rec = outcome.record
         if on_record is not None:
@@ -108,11 +120,12 @@ def evaluate(
 
 def _outcomes(
     todo: list[tuple[Instance, list[AgentSpec]]], bundle_hash: str | None, settings: Settings, jobs: int, file: str,
-    threads: bool = False,
+    threads: bool = False, problems: dict[str, Any] | None = None,
 ) -> Iterator[RunOutcome]:
     if jobs <= 1 or len(todo) <= 1:
         for inst, specs in todo:
-            yield from play_instance(inst, specs, bundle_hash, settings, file)
+            problem = None if problems is None else problems.get(inst.instance_id)
+            yield from play_instance(inst, specs, bundle_hash, settings, file, problem)
         return
     if threads:
         yield from _threaded(todo, bundle_hash, settings, jobs, file)
@@ -196,10 +209,13 @@ def _threaded(
 
 
 def play_instance(
-    inst: Instance, specs: Sequence[AgentSpec], bundle_hash: str | None, settings: Settings, file: str | None = None
+    inst: Instance, specs: Sequence[AgentSpec], bundle_hash: str | None, settings: Settings, file: str | None = None,
+    problem: Any = None,
 ) -> Iterator[RunOutcome]:
-    """Every agent of ``specs`` plays ``inst``, sharing one checked problem and one scorer."""
-    problem = check_instance(inst, file=file)
+    """Every agent of ``specs`` plays ``inst``, sharing one checked problem (checked here unless given) and one
+    scorer."""
+    if problem is None:
+        problem = check_instance(inst, file=file)
     scorer = Scorer(problem)
     limits = Limits(seconds=settings.diagnostic_seconds) if settings.diagnostic_seconds is not None else None
     for spec in specs:

@@ -137,6 +137,10 @@ class RunRecord(RunBase, _ScoreColumns, Diagnostic):  # type: ignore[misc,valid-
     family_id: Literal["GF-01"] = FAMILY_ID
     agent_meta: dict[str, Any] = Field(default_factory=dict, description="what the agent reports about itself "
                                        "(model, endpoint host, prompt template, participant, ...)")
+    sandbox: Literal["bwrap", "none"] | None = Field(
+        default=None, exclude_if=lambda v: v is None,
+        description="how an external agent was isolated from the harness: bwrap (own PID, mount and network "
+        "namespaces), none (stated with --sandbox none: never official); absent for agents without a program")
     tool_log_hash: str = Field(description="sha256 of the tool log (side file tool-logs/<hash>.jsonl); '' for none")
 
     # protocol and renderer (DEC-046, DEC-057)
@@ -288,14 +292,14 @@ def finished_record(
 def failed_record(
     base: RunBase, error: str, steps: list[Step], *, status: Status = "harness_error",
     usage: dict[str, Any] | None = None, agent_meta: dict[str, Any] | None = None,
-    timing: dict[str, Any] | None = None,
+    timing: dict[str, Any] | None = None, sandbox: str | None = None,
 ) -> RunRecord:
     """The record of a run that could not finish for a reason not the agent's (no scores: never held against it).
     ``timing``: the latencies measured before it stopped (:func:`step_timing`), since a failed run took time too
     (a provider's retries and waits above all)."""
     return RunRecord(**base.model_dump(), status=status, error=error, tool_log_hash="", certificate=None,
                      **dict.fromkeys(SCORE_FIELDS), **NOT_RUN.model_dump(), steps=steps, refusals=0,
-                     agent_errors=0, usage=usage, agent_meta=agent_meta or {}, timing=timing or {})
+                     agent_errors=0, usage=usage, agent_meta=agent_meta or {}, sandbox=sandbox, timing=timing or {})
 
 
 def schema_documents() -> dict[str, dict[str, Any]]:

@@ -87,16 +87,17 @@ class EpisodeRecorder:
     def finish(self, base: RunBase, scores: Scores, *, diagnostic: Diagnostic = NOT_RUN,
                status: Status = "completed", error: str | None = None, tool_log_hash: str = "",
                agent_meta: dict[str, Any] | None = None, usage: dict[str, Any] | None = None,
-               timing: dict[str, Any] | None = None) -> RunRecord:
-        """The record of the ended episode, scored as ``scores``."""
+               timing: dict[str, Any] | None = None, sandbox: str | None = None) -> RunRecord:
+        """The record of the ended episode, scored as ``scores`` (``sandbox``: an external agent's)."""
         inputs = self.episode.problem.system.inputs
         return finished_record(base, certificate_to_json(self.episode.certificate, inputs), scores,
                                steps=self.steps, diagnostic=diagnostic, status=status, error=error,
-                               tool_log_hash=tool_log_hash, agent_meta=agent_meta, usage=usage, timing=timing)
+                               tool_log_hash=tool_log_hash, agent_meta=agent_meta, usage=usage, timing=timing,
+                               sandbox=sandbox)
 
     def fail(self, base: RunBase, error: str, *, status: Status = "harness_error",
              usage: dict[str, Any] | None = None, agent_meta: dict[str, Any] | None = None,
-             timing: dict[str, Any] | None = None) -> RunRecord:
+             timing: dict[str, Any] | None = None, sandbox: str | None = None) -> RunRecord:
         """The record of a run that could not finish for a reason not the agent's (no scores)."""
         return failed_record(base, error, self.steps, status=status, usage=usage, agent_meta=agent_meta,
-                             timing=timing)
+                             timing=timing, sandbox=sandbox)

@@ -83,6 +83,7 @@ def play_run(
     except ProviderError as ex:  # the model provider failed past its retries: not the agent's fault
         return RunOutcome(recorder.fail(base, str(ex), status="provider_error", usage=_usage(agent),
                                         agent_meta=dict(getattr(agent, "meta", {}) or {}),
+                                        sandbox=getattr(agent, "sandbox", None),
                                         timing=step_timing(latencies)), _side_files(agent))
     except Unknown as ex:
         return RunOutcome(recorder.fail(base, f"scoring ran out of its limits: {ex}", timing=step_timing(latencies)))
@@ -106,7 +107,8 @@ def play_run(
         side[f"tool-logs/{_sha256(tool_log)}.jsonl"] = tool_log
     record = recorder.finish(base, scores, diagnostic=diagnostic, status=status, error=error,
                              tool_log_hash=_sha256(tool_log) if tool_log else "",
-                             agent_meta=dict(getattr(agent, "meta", {}) or {}), usage=_usage(agent), timing=timing)
+                             agent_meta=dict(getattr(agent, "meta", {}) or {}), usage=_usage(agent), timing=timing,
+                             sandbox=getattr(agent, "sandbox", None))
     return RunOutcome(record, side)
 
 

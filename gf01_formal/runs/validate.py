@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -88,6 +88,8 @@ class _Context:
     official: bool
     rescore: bool
     recheck_limits: Limits
+    #: (pilot id, participant id, signature) -> whether the participant was issued (None: the pilot is not known)
+    issued: Callable[[str, str, Any], bool | None] | None = None
     problems: dict[str, tuple[Problem, Scorer]] = field(default_factory=dict)
     diagnostics: dict[tuple[str, tuple[Atom, ...]], Diagnostic] = field(default_factory=dict)
 
@@ -99,7 +101,8 @@ def validate(paths: Sequence[str | os.PathLike[str]], *, bundle: str | None = No
 
 
 def check_runs(paths: Sequence[str | os.PathLike[str]], *, bundle: str | None = None, official: bool = False,
-               recheck_limits: Limits | None = None) -> Validation:
+               recheck_limits: Limits | None = None,
+               issued: Callable[[str, str, Any], bool | None] | None = None) -> Validation:
     """The violations in the runs files ``paths`` (module docstring) and the notes on what could not be re-checked
     within ``recheck_limits`` (default: :data:`RECHECK_SECONDS` per SubsetMin diagnostic), in file and line order."""
     if official and bundle is None:
@@ -109,7 +112,7 @@ def check_runs(paths: Sequence[str | os.PathLike[str]], *, bundle: str | None = 
         art = load_artifact(bundle, check_all=False)
         instances = {i.instance_id: i for i in ([art] if isinstance(art, Instance) else art.instances)}
     ctx = _Context(instances, official, bundle is not None,
-                   Limits(seconds=RECHECK_SECONDS) if recheck_limits is None else recheck_limits)
+                   Limits(seconds=RECHECK_SECONDS) if recheck_limits is None else recheck_limits, issued)
     out = Validation()
     for path in paths:
         name = quote(os.fspath(path), 200, bare=True)
@@ -156,6 +159,13 @@ def _check(obj: dict[str, Any], side: Path, ctx: _Context,
     if rec.play_protocol != "commit_only" or rec.scored_commit_episode is not True:
         yield "play_protocol", "official runs are commit_only with a scored commit episode (DEC-046)"
     yield from _diagnostic_fields(rec)
+    if ctx.official and rec.agent_name == "human" and rec.agent_meta.get("session") == "pilot":
+        yield from _pilot_participant(rec, ctx)
+    if ctx.official and rec.agent_name == "cmd" and rec.sandbox != "bwrap":
+        # An unsandboxed program can read the bundle its harness names: its scores say nothing of closed book.
+        yield "sandbox", (f"the external agent ran with sandbox {rec.sandbox}" if rec.sandbox else
+                          "the external agent's sandbox is not recorded") + ": official runs of --agent-cmd " \
+            "programs are sandboxed (bwrap)"
     if ctx.official and rec.status not in FINAL_STATUSES:
         yield "status", f"{rec.status}: the run did not finish ({quote(rec.error or '', 120, bare=True)})"
     if rec.status in FINAL_STATUSES:
@@ -165,6 +175,19 @@ def _check(obj: dict[str, Any], side: Path, ctx: _Context,
             yield from _rescore(rec, ctx, notes)
         else:
             yield from ((f.field, f.message) for f in log_faults(rec))
+
+
+def _pilot_participant(rec: RunRecord, ctx: _Context) -> Iterator[tuple[str, str]]:
+    """A pilot's run is official only from a participant the experimenter issued (a link signed with the pilot's
+    key, which the record carries): a throwaway id is not a participant."""
+    meta = rec.agent_meta
+    pilot_id, pid = str(meta.get("pilot_id")), str(meta.get("participant_id"))
+    known = None if ctx.issued is None else ctx.issued(pilot_id, pid, meta.get("issued"))
+    if known is None:
+        yield "agent_meta", f"a run of pilot {quote(pilot_id, 64)}: give its pilot file (--pilot FILE) so that " \
+                            "its participant can be checked"
+    elif not known:
+        yield "agent_meta", f"participant {quote(pid, 64)} was never issued a link of pilot {quote(pilot_id, 64)}"
 
 
 def _spec_hash(spec: dict[str, Any]) -> str:

@@ -51,7 +51,7 @@ from gf01_formal.runs.store import RunsFile, cut_torn_tail, latest, read_lines
 from gf01_formal.scoring.certificates import certificate_to_json
 from gf01_formal.scoring.scores import Scorer
 from gf01_formal.scoring.values import SCORE_FIELDS, Scores
-from gf01_formal.web.pilot import ID_PATTERN, Pilot, load_pilot
+from gf01_formal.web.pilot import ID_PATTERN, Pilot, completion_code, is_issued, load_key, load_pilot
 from hoa.errors import Gf01Error, quote
 
 RENDERER_TRACK = "visual"
@@ -62,6 +62,8 @@ TOKEN = re.compile(r"[A-Za-z0-9_-]{32}")
 PARTICIPANT = re.compile(ID_PATTERN)
 #: A response time above a day is not one.
 MAX_RESPONSE_MS = 86_400_000.0
+#: Free-play episodes one client address may begin (docs/browser.md: what free play reveals).
+FREE_EPISODES_PER_CLIENT = 200
 #: What the page shows of a record.
 RECORD_FIELDS = ("status", "error", "run_id", "certificate", *SCORE_FIELDS, "refusals")
 
@@ -119,6 +121,8 @@ class Game:
     consent_sha256: str | None
     recorder: EpisodeRecorder
     goal: GoalPanel
+    issued: str | None = None  # a pilot participant's signature (web/pilot.py): the record carries it
+    platform_id: str | None = None  # the recruiting platform's id of the participant, when the link bound one
     observations: list[Observation] = field(default_factory=list)
     response_ms: list[float | None] = field(default_factory=list)
     server_ms: list[float | None] = field(default_factory=list)
@@ -141,8 +145,13 @@ class Game:
     @property
     def meta(self) -> dict[str, Any]:
         """What the record says about the player (``agent_meta``)."""
-        return {"participant_id": self.participant_id, "pilot_id": self.pilot_id,
+        meta = {"participant_id": self.participant_id, "pilot_id": self.pilot_id,
                 "consent_sha256": self.consent_sha256, "session": "free" if self.pilot_id is None else "pilot"}
+        if self.issued is not None:
+            meta["issued"] = self.issued
+        if self.platform_id is not None:
+            meta["platform_id"] = self.platform_id
+        return meta
 
     @property
     def run_id(self) -> str:
@@ -185,6 +194,7 @@ class Games:
         file: str | None = None,
         runs_out: str | os.PathLike[str] | None = None,
         pilot: Pilot | None = None,
+        pilot_key: bytes | None = None,
         adaptation: Adaptation | None = None,
     ) -> None:
         self.adaptation = adaptation
@@ -192,6 +202,10 @@ class Games:
         self.bundle_hash = artifact.instances_hash if isinstance(artifact, Bundle) else None
         self.served = {i.instance_id: Served(i, check_instance(i, file=file)) for i in instances}
         self.pilot = pilot
+        self.pilot_key = pilot_key
+        if pilot is not None and pilot_key is None:
+            raise Gf01Error("a pilot needs its key (gf01 pilot issue makes it with the participants' links)")
+        self.free_started: dict[str, int] = {}  # free play: episodes begun, per client address
         self.games: dict[str, Game] = {}
         self.sessions: dict[tuple[str, str], list[Game]] = {}  # (pilot, participant) -> episodes, in order
         self._lock = threading.Lock()
@@ -207,7 +221,9 @@ class Games:
         name = quote(os.fspath(bundle), 200, bare=True)
         art = load_artifact(bundle, check_all=False)
         ids = [art.instance_id] if isinstance(art, Instance) else [i.instance_id for i in art.instances]
-        return cls(art, file=name, runs_out=runs_out, pilot=None if pilot is None else load_pilot(pilot, ids),
+        if pilot is None:
+            return cls(art, file=name, runs_out=runs_out, adaptation=adaptation)
+        return cls(art, file=name, runs_out=runs_out, pilot=load_pilot(pilot, ids), pilot_key=load_key(pilot),
                    adaptation=adaptation)
 
     # -- what a browser may see -------------------------------------------------------------------------------
@@ -256,8 +272,10 @@ class Games:
 
     # -- what a browser may do --------------------------------------------------------------------------------
 
-    def start_free(self, instance_id: Any, participant_id: Any = None) -> Game:
-        """Free play: a new episode of one instance (participant optional: an anonymous id is drawn)."""
+    def start_free(self, instance_id: Any, participant_id: Any = None, client: str | None = None) -> Game:
+        """Free play: a new episode of one instance (participant optional: an anonymous id is drawn). A client
+        (by address) begins at most ``FREE_EPISODES_PER_CLIENT`` episodes, whatever ids it names: each holds an
+        engine and, ended, shows a gold, so they are not handed out without bound."""
         if self.pilot is not None:
             raise RequestError(403, "this server runs a pilot: participants start at /pilot")
         served = self.served.get(instance_id) if isinstance(instance_id, str) else None
@@ -267,16 +285,27 @@ class Games:
             participant_id = f"anon-{secrets.token_hex(6)}"
         pid = _participant(participant_id)
         with self._lock:
+            if client is not None:
+                if self.free_started.get(client, 0) >= FREE_EPISODES_PER_CLIENT:
+                    raise RequestError(429, f"this address has begun {FREE_EPISODES_PER_CLIENT} episodes, the most "
+                                            "a server gives one client; restart the server for more")
+                self.free_started[client] = self.free_started.get(client, 0) + 1
             self._check_unplayed(pid, [served.instance.instance_id])
             return self._begin(served, pid, index=0, pilot_id=None, consent_sha256=None)
 
-    def start_pilot(self, participant_id: Any, consent: Any) -> Game:
-        """A pilot participant's first episode, once they accepted the consent text."""
+    def start_pilot(self, participant_id: Any, consent: Any, sig: Any = None, platform_id: Any = None) -> Game:
+        """A pilot participant's first episode, once they accepted the consent text: only an issued participant
+        (``sig``, from the link the experimenter sent: web/pilot.py), optionally bound to a platform's id."""
         if self.pilot is None:
             raise RequestError(404, "this server runs no pilot")
         if consent is not True:
             raise RequestError(422, "consent: taking part needs your consent (tick the box)")
         pid = _participant(participant_id)
+        assert self.pilot_key is not None
+        if not is_issued(self.pilot_key, self.pilot.pilot_id, pid, sig):
+            raise RequestError(403, f"participant {pid} has no invitation to this study: open the link the "
+                                    "experimenter sent you (it carries your id and its signature)")
+        platform = None if platform_id in (None, "") else _participant(platform_id, "platform_id")
         with self._lock:
             if (self.pilot.pilot_id, pid) in self.sessions:
                 raise RequestError(409, f"participant {pid} has already started: continue in the browser where you "
@@ -284,7 +313,7 @@ class Games:
                                         "progress is saved), or ask the experimenter")
             self._check_unplayed(pid, self.pilot.instances)
             game = self._begin(self.served[self.pilot.instances[0]], pid, index=0, pilot_id=self.pilot.pilot_id,
-                               consent_sha256=self.pilot.consent_sha256)
+                               consent_sha256=self.pilot.consent_sha256, issued=sig, platform_id=platform)
             return game
 
     def step(self, token: str, body: Any) -> dict[str, Any]:
@@ -374,16 +403,20 @@ class Games:
                 raise RequestError(409, f"participant {pid} has already played instance {iid}")
 
     def _begin(self, served: Served, pid: str, *, index: int, pilot_id: str | None, consent_sha256: str | None,
-               token: str | None = None, journal: bool = True) -> Game:
+               token: str | None = None, journal: bool = True, issued: str | None = None,
+               platform_id: str | None = None) -> Game:
         """A new episode (hold ``_lock``): journaled, then registered."""
         token = token or secrets.token_urlsafe(24)
         recorder = EpisodeRecorder(served.problem, served.instance.instance_id)
-        game = Game(token, served, pid, pilot_id, index, consent_sha256, recorder, recorder.start(),
-                    adaptation=self.adaptation)
+        game = Game(token, served, pid, pilot_id, index, consent_sha256, recorder, recorder.start(), issued=issued,
+                    platform_id=platform_id, adaptation=self.adaptation)
         if journal:
-            self._write({"event": "episode", "token": token, "instance_id": served.instance.instance_id,
-                         "instance_hash": served.instance.content_hash, "participant_id": pid, "pilot_id": pilot_id,
-                         "index": index, "consent_sha256": consent_sha256})
+            event = {"event": "episode", "token": token, "instance_id": served.instance.instance_id,
+                     "instance_hash": served.instance.content_hash, "participant_id": pid, "pilot_id": pilot_id,
+                     "index": index, "consent_sha256": consent_sha256}
+            if issued is not None:
+                event.update(issued=issued, platform_id=platform_id)
+            self._write(event)
         self.games[token] = game
         if pilot_id is not None:
             self.sessions.setdefault((pilot_id, pid), []).append(game)
@@ -448,26 +481,42 @@ class Games:
             game.next_token = session[game.index + 1].token
         elif game.index + 1 < len(pilot.instances):
             nxt = self._begin(self.served[pilot.instances[game.index + 1]], game.participant_id,
-                              index=game.index + 1, pilot_id=pilot.pilot_id, consent_sha256=game.consent_sha256)
+                              index=game.index + 1, pilot_id=pilot.pilot_id, consent_sha256=game.consent_sha256,
+                              issued=game.issued, platform_id=game.platform_id)
             game.next_token = nxt.token
 
     def _pilot_state(self, game: Game) -> dict[str, Any] | None:
         pilot = self.pilot
         if game.pilot_id is None or pilot is None or game.pilot_id != pilot.pilot_id:
             return None
-        session = self.sessions.get((pilot.pilot_id, game.participant_id), [])
-        complete = len(session) == len(pilot.instances) and all(g.record is not None for g in session)
+        complete = self._pilot_complete(game)
+        assert self.pilot_key is not None
         return {"pilot_id": pilot.pilot_id, "title": pilot.title, "participant_id": game.participant_id,
                 "index": game.index, "total": len(pilot.instances),
                 "next": None if game.next_token is None else f"/play/{game.next_token}",
-                "completion_code": pilot.completion_code if complete else None}
+                "completion_code": completion_code(self.pilot_key, pilot, game.participant_id) if complete else None}
+
+    def _pilot_complete(self, game: Game) -> bool:
+        """Whether the pilot participant of ``game`` has finished every instance."""
+        pilot = self.pilot
+        assert pilot is not None
+        session = self.sessions.get((pilot.pilot_id, game.participant_id), [])
+        return len(session) == len(pilot.instances) and all(g.record is not None for g in session)
 
     def _result(self, game: Game) -> dict[str, Any] | None:
+        """The end screen's content. Under a pilot, the best-match gold and the oracle's optimum (members of M(I))
+        wait until the participant has finished every instance: shown earlier, an id that commits at once would
+        learn each instance's answer before playing it under another id."""
         rec = game.record
         if rec is None:
             return None
         out = {k: getattr(rec, k) for k in RECORD_FIELDS}
         out["recorded"] = self.runs is not None
+        if game.pilot_id is not None and not self._pilot_complete(game):
+            out["best_match_gold"] = None
+            out["oracle"] = None
+            out["withheld"] = "the answers are shown when you have finished every episode of the study"
+            return out
         with game.served.lock:
             out["oracle"] = game.served.oracle()
         return out
@@ -505,7 +554,8 @@ class Games:
                     raise ValueError(f"episode {ev['index']} of participant {ev['participant_id']} does not follow "
                                      "the pilot's order of instances")
             self._begin(served, ev["participant_id"], index=ev["index"], pilot_id=pilot_id,
-                        consent_sha256=ev["consent_sha256"], token=ev["token"], journal=False)
+                        consent_sha256=ev["consent_sha256"], token=ev["token"], journal=False,
+                        issued=ev.get("issued"), platform_id=ev.get("platform_id"))
         elif kind == "step":
             game = self.games[ev["token"]]
             action = Action(set=ev["set"], commit=ev["commit"], t=ev["t"])
@@ -550,8 +600,8 @@ def parse_step(body: Any) -> tuple[Action, float | None]:
     return Action(set=dict(assignment), commit=commit, t=t), None if ms is None else round(float(ms), 3)
 
 
-def _participant(value: Any) -> str:
+def _participant(value: Any, name: str = "participant_id") -> str:
     if not isinstance(value, str) or not PARTICIPANT.fullmatch(value):
-        raise RequestError(422, "participant_id: 1 to 64 letters, digits, '.', '_' or '-', starting with a letter "
+        raise RequestError(422, f"{name}: 1 to 64 letters, digits, '.', '_' or '-', starting with a letter "
                                 "or digit")
     return value
