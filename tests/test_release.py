@@ -237,7 +237,7 @@ def test_package_on_a_full_disk_is_a_user_error(release: Path, tmp_path: Path,
                                                        capture_output=True, check=False).returncode != 0:
         pytest.skip("cannot mount a tmpfs here (not root, or no mount namespace rights)")
     try:
-        status = main(["release", "package", str(release), "--panel", "core", "-o", str(mnt / "pkg")])
+        status = main(["release", "package", str(release), "-o", str(mnt / "pkg")])
         err = capsys.readouterr().err
         assert status == 2, err
         assert err.count("\n") == 1 and err.startswith("gf01: error: ") and "No space left" in err, err
@@ -250,5 +250,5 @@ def test_package_into_a_symlink_follows_it(release: Path, tmp_path: Path, capsys
     """-o a dangling symlink: the package is made where it points, and the link stays a link (not exit 70)."""
     link = tmp_path / "pkg"
     link.symlink_to(tmp_path / "made" / "pkg")
-    assert main(["release", "package", str(release), "--panel", "core", "-o", str(link)]) == 0, capsys.readouterr()
+    assert main(["release", "package", str(release), "-o", str(link)]) == 0, capsys.readouterr()
     assert link.is_symlink() and (tmp_path / "made" / "pkg" / "SHA256SUMS").is_file()
