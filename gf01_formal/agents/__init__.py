@@ -132,9 +132,15 @@ BUILTIN: dict[str, BuiltIn] = {
                  check=_check_cmd),
 }
 
-#: The baseline panel of DEC-056, each agent on the one track its factory reads from (``check`` refuses another):
-#: a record of one of them on another track was not played by it.
-PANEL_TRACK: dict[str, Track] = {name: BUILTIN[name].track for name in ("random", "greedy", "search", "tool", "oracle")}
+#: The baseline panels of DEC-056, defined here once: the full panel of official publication campaigns and the core
+#: panel of smoke checks.
+PANELS: dict[str, tuple[str, ...]] = {
+    "full": ("random", "greedy", "search", "tool", "oracle"),
+    "core": ("random", "greedy", "oracle"),
+}
+#: The full panel's agents, each on the one track its factory reads from (``check`` refuses another): a record of one
+#: of them on another track was not played by it.
+PANEL_TRACK: dict[str, Track] = {name: BUILTIN[name].track for name in PANELS["full"]}
 
 
 def default_track(name: str) -> Track:
@@ -181,5 +187,5 @@ def _step_timeout(params: dict[str, Any]) -> float:
     return float(value)
 
 
-__all__ = ["BUILTIN", "CMD", "PANEL_TRACK", "Access", "Agent", "AgentSpec", "BuiltIn", "build", "check",
+__all__ = ["BUILTIN", "CMD", "PANELS", "PANEL_TRACK", "Access", "Agent", "AgentSpec", "BuiltIn", "build", "check",
            "default_track"]

@@ -26,11 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gf01_formal.agents import PANELS
 from gf01_formal.agents.base import AgentSpec
 from gf01_formal.artifacts import pretty_json, read_json, write_json_atomic, write_text_atomic
 from gf01_formal.campaign import executors
 from gf01_formal.campaign.shards import Plan, tasks
-from gf01_formal.report.coverage import PANELS, TRACK_OF
 from gf01_formal.runs.record import RunRecord
 from gf01_formal.runs.runner import RunOutcome
 from gf01_formal.runs.store import RunsFile
@@ -97,12 +97,8 @@ def panel_specs(panel: str, agents: Sequence[str] | None) -> tuple[list[AgentSpe
                         f"{', '.join(playable)}){hint}", field="--agents")
     if len(set(names)) != len(names):
         raise Gf01Error("an agent is named twice", field="--agents")
-    specs = []
-    for n in names:
-        track = BUILTIN[n].track
-        if n in TRACK_OF and track != TRACK_OF[n]:
-            raise Gf01Error(f"agent {n} plays on {track}, but DEC-056 puts it on {TRACK_OF[n]}", field="--agents")
-        specs.append(AgentSpec(n, track))
+    # Each on its factory's track, which for the panel's agents is their DEC-056 track (agents.PANEL_TRACK).
+    specs = [AgentSpec(n, BUILTIN[n].track) for n in names]
     return specs, [n for n in PANELS[panel] if n not in names]
 
 
