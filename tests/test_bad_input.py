@@ -473,7 +473,7 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
         elif isinstance(content, bytes):
             (bad / name).write_bytes(content)
     from gf01_formal.agents.base import AgentSpec
-    from gf01_formal.runs.evaluate import evaluate
+    from gf01_formal.campaign.evaluate import evaluate
 
     evaluate(EXAMPLES / "arbiter_priority.json", [AgentSpec("random", "EVAL-CB")], root / "runs.jsonl")
     from aig.build import fifo

@@ -29,11 +29,11 @@ from llm_server import Call, Reply, ScriptedServer, reply_for, step_of
 
 from gf01_formal.agents import BUILTIN
 from gf01_formal.agents.base import AgentSpec
+from gf01_formal.campaign.evaluate import evaluate
 from gf01_formal.cli import main
 from gf01_formal.instances.generator import GenConfig, generate
 from gf01_formal.instances.io import check_instance, load_artifact, save_artifact
 from gf01_formal.play.protocol import Action, End, Observation, Start
-from gf01_formal.runs.evaluate import evaluate
 from gf01_formal.runs.runner import play_run
 from gf01_formal.runs.store import RunsFile
 from gf01_formal.runs.validate import validate

@@ -268,7 +268,7 @@ def test_ctrl_c_of_a_threaded_evaluation_ends_every_agent(harness, agent, bundle
     command, alive = agent
     script = ("import sys\n"
               "from gf01_formal.agents.base import AgentSpec\n"
-              "from gf01_formal.runs.evaluate import evaluate\n"
+              "from gf01_formal.campaign.evaluate import evaluate\n"
               "spec = AgentSpec('cmd', 'EVAL-CB', {'cmd': sys.argv[2], 'step_timeout': 120.0, 'sandbox': 'none'})\n"
               "evaluate(sys.argv[1], [spec], sys.argv[3], jobs=2, threads=True)\n")
     p = harness("-c", script, str(bundle), command("shell"), str(tmp_path / "runs.jsonl"))

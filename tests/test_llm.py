@@ -20,12 +20,12 @@ from llm_server import STYLES, Call, Reply, ScriptedServer, reply_for, step_of
 
 from gf01_formal.agents.llm import Backoff, check_base_url, llm_spec
 from gf01_formal.agents.llm_prompt import Dialogue, ReplyError, drive, load_template, parse_reply
+from gf01_formal.campaign.evaluate import evaluate
 from gf01_formal.cli import main
 from gf01_formal.instances.generator import GenConfig, generate
 from gf01_formal.instances.io import check_instance, load_artifact, save_artifact
 from gf01_formal.play.episode import Episode
 from gf01_formal.play.protocol import Start, text
-from gf01_formal.runs.evaluate import evaluate
 from gf01_formal.runs.validate import validate
 from hoa.errors import Gf01Error
 from solvers import api

@@ -15,6 +15,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from gf01_formal.agents.base import AgentSpec
 from gf01_formal.artifacts import sha256_hex, write_json_atomic
+from gf01_formal.campaign.evaluate import evaluate
 from gf01_formal.cli import main
 from gf01_formal.instances.generator import GenConfig, generate
 from gf01_formal.instances.io import save_artifact
@@ -25,7 +26,6 @@ from gf01_formal.report.build import KEY_FIELDS, build_report
 from gf01_formal.report.coverage import load_manifest
 from gf01_formal.report.load import load_runs
 from gf01_formal.report.render import markdown
-from gf01_formal.runs.evaluate import evaluate
 from hoa.errors import Gf01Error
 
 SMALL = {"families": [{"kind": "random_mealy", "states": [3, 6], "inputs": [2, 3], "outputs": [1, 2]}],

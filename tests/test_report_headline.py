@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from gf01_formal.runs.evaluate import evaluate
 
 from gf01_formal.agents.base import AgentSpec
 from gf01_formal.artifacts import sha256_hex
@@ -17,7 +18,6 @@ from gf01_formal.instances.io import save_artifact
 from gf01_formal.report.build import FEW_INSTANCES, HEADLINE_KEY, build_report
 from gf01_formal.report.load import load_runs
 from gf01_formal.report.render import headline_tables, html_page, markdown
-from gf01_formal.runs.evaluate import evaluate
 
 SMALL = {"families": [{"kind": "random_mealy", "states": [3, 6], "inputs": [2, 3], "outputs": [1, 2]}],
          "horizon": [6, 10]}

@@ -12,11 +12,11 @@ import pytest
 
 from gf01_formal.agents.base import AgentSpec
 from gf01_formal.artifacts import write_json_atomic
+from gf01_formal.campaign.evaluate import evaluate
 from gf01_formal.cli import main
 from gf01_formal.instances.generator import GenConfig, generate
 from gf01_formal.instances.io import save_artifact
 from gf01_formal.instances.splits import PUBLIC_KEY, split_bundle
-from gf01_formal.runs.evaluate import evaluate
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",

@@ -11,13 +11,13 @@ from scipy.stats import spearmanr
 
 from gf01_formal.agents.base import AgentSpec
 from gf01_formal.artifacts import sha256_hex
+from gf01_formal.campaign.evaluate import evaluate
 from gf01_formal.cli import main
 from gf01_formal.instances.generator import GenConfig, generate
 from gf01_formal.instances.io import load_bundle, save_artifact
 from gf01_formal.report import pilot as pilot_mod
 from gf01_formal.report.load import load_runs
 from gf01_formal.report.pilot import analyze
-from gf01_formal.runs.evaluate import evaluate
 
 # Three inputs and two outputs in every system: those two knobs are constant, the others vary.
 CFG = {"families": [{"kind": "random_mealy", "states": [3, 8], "inputs": [3, 3], "outputs": [2, 2]}],

@@ -15,10 +15,10 @@ import pytest
 from corpus import corpus_path, needs_corpus
 
 from gf01_formal.agents.base import AgentSpec
+from gf01_formal.campaign.evaluate import Settings, evaluate
 from gf01_formal.cli import main
 from gf01_formal.instances.generator import GenConfig, generate
 from gf01_formal.instances.io import save_artifact
-from gf01_formal.runs.evaluate import Settings, evaluate
 from gf01_formal.runs.record import RunRecord
 from gf01_formal.runs.runner import RunOutcome
 from gf01_formal.runs.store import RunsFile, latest

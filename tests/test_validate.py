@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from gf01_formal.agents.base import ACCESS_OF_TRACK, ALLOWLIST_OF_TRACK, AgentSpec
+from gf01_formal.campaign.evaluate import Settings, evaluate
 from gf01_formal.cli import main
 from gf01_formal.instances.generator import GenConfig, generate
 from gf01_formal.instances.io import save_artifact
-from gf01_formal.runs.evaluate import Settings, evaluate
 from gf01_formal.runs.record import run_id
 from gf01_formal.runs.validate import RESCORED, Violation, check_runs, validate
 from solvers.limits import Limits

@@ -22,12 +22,12 @@ import pytest
 from browser import Server
 
 from gf01_formal.agents.base import AgentSpec
+from gf01_formal.campaign.evaluate import evaluate
 from gf01_formal.cli import main
 from gf01_formal.instances.generator import GenConfig, generate
 from gf01_formal.instances.io import load_artifact, load_bundle, save_artifact
 from gf01_formal.instances.model import make_bundle
 from gf01_formal.play.episode import Episode
-from gf01_formal.runs.evaluate import evaluate
 from gf01_formal.runs.validate import check_runs, validate
 
 ROOT = Path(__file__).resolve().parent.parent

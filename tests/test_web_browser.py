@@ -20,11 +20,11 @@ from test_web import begin, play, serve_free, sig, write_bundle, write_pilot
 
 from gf01_formal.agents.base import AgentSpec
 from gf01_formal.artifacts import canonical_json
+from gf01_formal.campaign.evaluate import evaluate
 from gf01_formal.cli import main
 from gf01_formal.instances.io import check_instance, load_bundle
 from gf01_formal.play.episode import Episode
 from gf01_formal.play.protocol import Action, End, Observation, Start
-from gf01_formal.runs.evaluate import evaluate
 from gf01_formal.runs.runner import play_run
 from gf01_formal.scoring.scores import Scorer
 from solvers import api

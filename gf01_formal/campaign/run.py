@@ -10,11 +10,10 @@ A campaign directory holds (docs/campaigns.md):
 ``analysis.json``      :mod:`gf01_formal.report.pilot`, with ``plots/`` (Score_C against each knob)
 =====================  ============================================================================================
 
-Resumable: the runs file is append-only (one fsync'd line per record, written by the driver alone, a torn last line
-cut on reopen), and the work is planned from the run ids that have no final record yet; so a rerun after a crash,
-kill -9 or Ctrl-C of the driver or of a worker plays exactly the missing runs, and the final artifacts, made from
-the runs sorted by run id, are the same bytes as an uninterrupted campaign's (``timing`` aside, which no artifact
-but the runs file holds).
+The runs are played by the driver that ``gf01 evaluate`` uses too (:mod:`gf01_formal.campaign.driver`), so a
+campaign is as resumable: a rerun after a crash, kill -9 or Ctrl-C of the driver or of a worker plays exactly the
+missing runs, and the final artifacts, made from the runs sorted by run id, are the same bytes as an uninterrupted
+campaign's (``timing`` aside, which no artifact but the runs file holds).
 """
 
 from __future__ import annotations
@@ -30,9 +29,8 @@ from gf01_formal.agents import PANELS
 from gf01_formal.agents.base import AgentSpec
 from gf01_formal.artifacts import pretty_json, read_json, write_json_atomic, write_text_atomic
 from gf01_formal.campaign import executors
-from gf01_formal.campaign.shards import Plan, tasks
-from gf01_formal.runs.record import RunRecord
-from gf01_formal.runs.runner import RunOutcome
+from gf01_formal.campaign.driver import drive
+from gf01_formal.campaign.shards import Plan
 from gf01_formal.runs.store import RunsFile
 from hoa.errors import Gf01Error
 
@@ -169,41 +167,22 @@ def run_campaign(
     store = RunsFile(out / "runs.jsonl")  # the lock before anything is written: one campaign per directory
     try:
         write_json_atomic(out / "campaign.json", spec)
-        return _play(store, out, bundle_path, plan, man, panel, specs, missing, kind, address, caps, jobs, batch,
-                     on_pool, progress)
+        return _play(store, out, bundle_path, plan, man, panel, specs, missing, kind, address, jobs, batch, on_pool,
+                     progress)
     finally:  # the lock is held through the reports: they are made from the whole file
         store.close()
 
 
+
 def _play(store: RunsFile, out: Path, bundle_path: str | os.PathLike[str], plan: Plan, man: Any, panel: str,
-          specs: list[AgentSpec], missing: list[str], kind: str, address: str | None, caps: dict[str, Any] | None,
-          jobs: int | None, batch: int, on_pool: Callable[..., Any] | None,
-          progress: Callable[[int, int], None] | None) -> CampaignSummary:
-    """The runs not yet in ``store`` played, appended, then :func:`finish`."""
-    instances = plan.instances
-    summary = CampaignSummary(str(out), panel, [s.name for s in specs], missing, repaired_bytes=store.repaired)
-    done = store.final_ids()
-    total = len(instances) * len(specs)
-    summary.skipped = sum(1 for inst in instances for _, rid in plan.run_ids(inst) if rid in done)
-    todo = tasks(plan, done, batch)
-    if kind == "dask":
-        assert address is not None
-        results = executors.run_dask(todo, address, one_thread=caps is not None)
-    else:
-        n = jobs if jobs is not None else (os.cpu_count() or 1)
-        results = executors.run_inline(todo) if n <= 1 else executors.run_local(todo, n, on_pool)
-    count = summary.skipped
-    if progress is not None:
-        progress(count, total)
-    for result in results:
-        for rec_json, side in result:
-            rec = RunRecord.model_validate(rec_json)
-            store.append(RunOutcome(rec, side))
-            summary.played += 1
-            summary.statuses[rec.status] += 1
-            count += 1
-        if progress is not None:
-            progress(count, total)
+          specs: list[AgentSpec], missing: list[str], kind: str, address: str | None, jobs: int | None, batch: int,
+          on_pool: Callable[..., Any] | None, progress: Callable[[int, int], None] | None) -> CampaignSummary:
+    """The runs not yet in ``store`` played and appended (:func:`gf01_formal.campaign.driver.drive`), then
+    :func:`finish`."""
+    tally = drive(plan, store, executor=kind, jobs=jobs if jobs is not None else (os.cpu_count() or 1),
+                  address=address, batch=batch, progress=progress, on_pool=on_pool)
+    summary = CampaignSummary(str(out), panel, [s.name for s in specs], missing, played=tally.played,
+                              skipped=tally.skipped, repaired_bytes=tally.repaired_bytes, statuses=tally.statuses)
     finish(out, bundle_path, man, panel, summary)
     return summary
 

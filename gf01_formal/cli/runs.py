@@ -88,7 +88,7 @@ def evaluate_cmd(
 
     Run again after an interruption: finished runs are skipped by run id, the rest are played.
     """
-    from gf01_formal.runs.evaluate import Settings, evaluate
+    from gf01_formal.campaign.evaluate import Settings, evaluate
 
     check_output(output, inputs=[source], reread=True)
     specs = with_llm_options(agent_specs(agent or [], agent_cmd, track, step_timeout, sandbox, agent_network),
