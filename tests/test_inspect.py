@@ -28,7 +28,7 @@ import pytest
 from llm_server import Call, Reply, ScriptedServer, reply_for, step_of
 
 from gf01_formal.agents import BUILTIN
-from gf01_formal.agents.base import AgentSpec
+from gf01_formal.agents.base import Agent, AgentSpec
 from gf01_formal.campaign.evaluate import evaluate
 from gf01_formal.cli import main
 from gf01_formal.instances.generator import GenConfig, generate
@@ -66,7 +66,7 @@ for line in sys.stdin:
 '''
 
 
-class ScriptedAgent:
+class ScriptedAgent(Agent):
     """The same scripted player in process (what ``--agent-cmd`` runs, for a branch without the cmd adapter)."""
 
     def __init__(self, plans: dict[str, list[dict[str, Any]]]) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from corpus import corpus_path, needs_corpus
 
-from gf01_formal.agents.base import AgentSpec
+from gf01_formal.agents.base import Agent, AgentSpec
 from gf01_formal.campaign.evaluate import Settings, evaluate
 from gf01_formal.cli import main
 from gf01_formal.instances.generator import GenConfig, generate
@@ -183,7 +183,7 @@ def test_evaluate_stops_on_ctrl_c_and_resumes_to_the_same_records(bundle: Path, 
     assert without_timing(records(out)) == without_timing(records(whole))
 
 
-class _FailsAtStart:
+class _FailsAtStart(Agent):
     """An agent whose start fails the way an external agent that cannot be reached does."""
 
     def start(self, message) -> None:
@@ -214,7 +214,7 @@ def test_an_agent_that_fails_at_start_is_an_agent_error_not_ours(bundle: Path) -
     assert rec.steps[0].agent_error.kind == "crash" and rec.agent_errors == 1 and rec.score_c is not None
 
 
-class _BugAtStep2:
+class _BugAtStep2(Agent):
     """A built-in agent with a bug: its third action raises an exception that is not an AgentFault."""
 
     def start(self, message) -> None:

@@ -18,7 +18,7 @@ import pytest
 from browser import Responses, Server, artifacts_on_failure, focus_to
 from test_web import begin, play, serve_free, sig, write_bundle, write_pilot
 
-from gf01_formal.agents.base import AgentSpec
+from gf01_formal.agents.base import Agent, AgentSpec
 from gf01_formal.artifacts import canonical_json
 from gf01_formal.campaign.evaluate import evaluate
 from gf01_formal.cli import main
@@ -102,7 +102,7 @@ def step_answers(received: list[browser.Received]) -> list[dict[str, Any]]:
 # -- the pilot, by keyboard alone ------------------------------------------------------------------------------------
 
 
-class Scripted:
+class Scripted(Agent):
     """An agent that plays given actions (EVAL-CB: it sees the messages only) and keeps the observations it gets."""
 
     def __init__(self, actions: list[Action], meta: dict[str, Any]) -> None:

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from gf01_formal.agents.base import Agent
 from gf01_formal.agents.heuristics import EditStats, EffectDistance
-from gf01_formal.play.protocol import Action, End, Observation, Start
+from gf01_formal.play.protocol import Action, Observation, Start
 
 
-class GreedyAgent:
+class GreedyAgent(Agent):
     """Online greedy edits near the effect steps (module docstring)."""
 
     def __init__(self, seed: int) -> None:
@@ -48,9 +49,3 @@ class GreedyAgent:
             return Action()
         edit = self._stats.best()
         return Action() if edit is None else Action(set={edit[0]: edit[1]})
-
-    def end(self, message: End) -> None:
-        pass
-
-    def close(self) -> None:
-        pass

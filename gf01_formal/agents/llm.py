@@ -37,10 +37,10 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from gf01_formal.agents.base import AgentSpec, ProviderError
+from gf01_formal.agents.base import Agent, AgentSpec, ProviderError
 from gf01_formal.agents.llm_prompt import TEMPLATE_ID, Dialogue, Message, drive, load_template
 from gf01_formal.artifacts import canonical_json
-from gf01_formal.play.protocol import Action, End, Observation, Start
+from gf01_formal.play.protocol import Action, Observation, Start
 from hoa.errors import Gf01Error, quote
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -220,7 +220,7 @@ def preflight(config: LLMConfig) -> None:
                         "ends in /v1)", field="--base-url")
 
 
-class LLMAgent:
+class LLMAgent(Agent):
     """Plays one episode at a time through a chat-completions endpoint (module docstring)."""
 
     def __init__(self, config: LLMConfig, seed: int, *, backoff: Backoff = Backoff()) -> None:
@@ -254,9 +254,6 @@ class LLMAgent:
         self._steps.append({"t": 0 if observation is None else observation.t + 1, "calls": 0, "retries": 0,
                             "input_tokens": 0, "output_tokens": 0})
         return drive(self._dialogue.turn(observation), self._complete)
-
-    def end(self, message: End) -> None:
-        pass
 
     def close(self) -> None:
         self._client.close()

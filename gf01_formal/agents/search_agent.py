@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from gf01_formal.agents.base import Agent
 from gf01_formal.agents.heuristics import EditStats, EffectDistance
-from gf01_formal.play.protocol import Action, End, Observation, Start
+from gf01_formal.play.protocol import Action, Observation, Start
 
 
-class SearchAgent:
+class SearchAgent(Agent):
     """Probe early, exploit at the effect steps (module docstring)."""
 
     def __init__(self, seed: int) -> None:
@@ -70,9 +71,3 @@ class SearchAgent:
                 chosen[edit[0]] = edit[1]
         ranked = sorted(chosen.items(), key=lambda e: -(self._stats.mean(e) or 0.0))
         return Action(set=dict(ranked[:share]))
-
-    def end(self, message: End) -> None:
-        pass
-
-    def close(self) -> None:
-        pass

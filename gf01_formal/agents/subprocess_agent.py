@@ -49,7 +49,7 @@ import time
 from collections import deque
 from typing import Any
 
-from gf01_formal.agents.base import AgentFault
+from gf01_formal.agents.base import Agent, AgentFault
 from gf01_formal.agents.sandbox import Kind, wrap
 from gf01_formal.play.protocol import Action, End, Observation, Start, parse_action, text
 from gf01_formal.workers import hold_group, kills, release_group
@@ -84,7 +84,7 @@ def check_command(cmd: Any) -> list[str]:
     return argv
 
 
-class SubprocessAgent:
+class SubprocessAgent(Agent):
     """An external agent process speaking gf01.agent.v1 (module docstring); one process per episode."""
 
     def __init__(
