@@ -58,6 +58,8 @@ from solvers.limits import die_with_parent
 
 #: Longest action line read (bytes, newline excluded); a longer line is a bad action and is skipped to its end.
 MAX_LINE = 64 * 1024
+#: Longest agent command line accepted (Linux's MAX_ARG_STRLEN, the most one argument may hold).
+MAX_COMMAND = 128 * 1024
 #: Bytes of the program's stderr kept for error messages.
 STDERR_TAIL = 2000
 #: Seconds a program gets to exit after its stdin closes, then after SIGTERM, before SIGKILL.
@@ -71,6 +73,9 @@ def check_command(cmd: Any) -> list[str]:
     empty, unparsable, or a program that is not found or not executable."""
     if not isinstance(cmd, str) or not cmd.strip():
         raise Gf01Error("the agent command is empty (give a command line, e.g. 'python3 my_agent.py')",
+                        field="--agent-cmd")
+    if len(cmd) > MAX_COMMAND:  # longer than the kernel takes as one argument; and shlex is slow on megabytes
+        raise Gf01Error(f"the agent command {quote(cmd, 80)} is longer than {MAX_COMMAND} characters",
                         field="--agent-cmd")
     try:
         argv = shlex.split(cmd)
