@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from scripted_agent import PRELUDE
 
-from gf01_formal.agents.check import check_program
+from gf01_formal.agents.checker import check_program
 from gf01_formal.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent

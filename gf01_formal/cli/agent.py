@@ -35,7 +35,7 @@ def check_cmd(
     json_out: JsonOpt = False,
 ) -> None:
     """Play CMD as an evaluation would and report every protocol fault in plain words: exit 1 when there is one."""
-    from gf01_formal.agents.check import check_program
+    from gf01_formal.agents.checker import check_program
 
     found = check_program(cmd, bundle, episodes=episodes, step_timeout=step_timeout)
 
