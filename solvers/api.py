@@ -5,11 +5,14 @@ Every backend implements :class:`solvers.contract.Backend` with the same signatu
 :data:`DEFAULT_CIRCUIT_BACKEND` on a circuit) and calls it. Conventions on atoms,
 budgets and limits are those of :mod:`solvers.contract`.
 
->>> valid(problem, [(2, 0, 1)])  # doctest: +SKIP
+>>> valid(problem, [(20, 2, 1), (21, 2, 1)])
 True
->>> oracle(problem, problem.budget_t).certificate  # doctest: +SKIP
-((2, 0, 1),)
->>> sample(problem, problem.budget_t, k=5, seed=1)  # doctest: +SKIP
+>>> oracle(problem, problem.budget_t).certificate
+((20, 2, 1), (21, 2, 1))
+>>> check(problem, [(21, 2, 1)])
+Check(suff=False, min1=True)
+>>> len(sample(problem, problem.budget_t, k=5, seed=1))
+5
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ Shared conventions:
 
 >>> from solvers.api import backend
 >>> b = backend("explicit")
->>> b.valid(problem, [(2, 0, 1)])  # doctest: +SKIP
+>>> b.valid(problem, [(20, 2, 1), (21, 2, 1)])
 True
 """
 

@@ -14,26 +14,22 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from bundles import CAMPAIGN
 
 from gf01_formal.campaign.run import run_campaign
 from gf01_formal.cli import main
-from gf01_formal.instances.generator import GenConfig, generate
-from gf01_formal.instances.io import save_artifact
 
 ROOT = Path(__file__).resolve().parent.parent
-SMALL = {"families": [{"kind": "random_mealy", "states": [3, 6], "inputs": [3, 3], "outputs": [2, 2]}],
-         "horizon": [6, 12]}
 AGENTS = ["random", "oracle"]
 
 
 @pytest.fixture(scope="module")
-def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("campaign") / "bundle.json"
-    save_artifact(path, generate(31, 12, GenConfig.model_validate(SMALL)))
-    return path
+def bundle(generated_bundle: Callable[..., Path]) -> Path:
+    return generated_bundle(31, 12, CAMPAIGN)
 
 
 @pytest.fixture(scope="module")

@@ -15,13 +15,12 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from gf01_formal import workers
-from gf01_formal.instances.generator import GenConfig, generate
-from gf01_formal.instances.io import save_artifact
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes from /proc (Linux)")
 
@@ -145,7 +144,6 @@ signal.signal(signal.SIGTERM, signal.SIG_IGN)
 sys.stdin.readline()
 time.sleep(300)
 """
-SMALL = {"families": [{"kind": "random_mealy", "states": [4, 6], "inputs": [2, 3]}], "horizon": [6, 10]}
 
 
 def _argv_under(prefix: str) -> list[int]:
@@ -168,10 +166,8 @@ def _argv_under(prefix: str) -> list[int]:
 
 
 @pytest.fixture(scope="module")
-def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("bundle") / "bundle.json"
-    save_artifact(path, generate(3, 4, GenConfig.model_validate(SMALL)))  # 4 instances: both workers play
-    return path
+def bundle(generated_bundle: Callable[..., Path]) -> Path:
+    return generated_bundle(3, 4)  # 4 instances: both workers play
 
 
 @pytest.fixture

@@ -10,22 +10,22 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from bundles import REPORTED
 
 from gf01_formal.agents.base import AgentSpec
 from gf01_formal.artifacts import pretty_json, read_json, write_json_atomic
 from gf01_formal.campaign.evaluate import evaluate
 from gf01_formal.cli import main
-from gf01_formal.instances.generator import GenConfig, generate
+from gf01_formal.instances.io import load_bundle
 from gf01_formal.instances.splits import PUBLIC_KEY, split_bundle, write_release
 from gf01_formal.report.release import check, package
 from hoa.errors import Gf01Error
 
 ROOT = Path(__file__).resolve().parent.parent
-SMALL = {"families": [{"kind": "random_mealy", "states": [3, 6], "inputs": [2, 3], "outputs": [1, 2]}],
-         "horizon": [6, 10]}
 
 
 def make_report(d: Path, *formats: str) -> None:
@@ -36,11 +36,11 @@ def make_report(d: Path, *formats: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def release(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def release(tmp_path_factory: pytest.TempPathFactory, generated_bundle: Callable[..., Path]) -> Path:
     """A release directory: split files, the runs of the core panel (random, greedy, oracle) on every instance, and
     their report in its three formats."""
     d = tmp_path_factory.mktemp("release") / "rel"
-    bundle, manifest = split_bundle(generate(51, 10, GenConfig.model_validate(SMALL)), PUBLIC_KEY)
+    bundle, manifest = split_bundle(load_bundle(generated_bundle(51, 10, REPORTED)), PUBLIC_KEY)
     write_release(d, bundle, manifest)
     from gf01_formal.instances.io import save_artifact
 

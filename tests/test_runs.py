@@ -17,8 +17,6 @@ from corpus import corpus_path, needs_corpus
 from gf01_formal.agents.base import Agent, AgentSpec
 from gf01_formal.campaign.evaluate import Settings, evaluate
 from gf01_formal.cli import main
-from gf01_formal.instances.generator import GenConfig, generate
-from gf01_formal.instances.io import save_artifact
 from gf01_formal.runs.record import RunRecord
 from gf01_formal.runs.runner import RunOutcome
 from gf01_formal.runs.store import RunsFile, latest
@@ -27,14 +25,11 @@ from gf01_formal.runs.validate import validate
 ROOT = Path(__file__).resolve().parent.parent
 PEER = corpus_path("peer")
 PANEL = [AgentSpec("random", "EVAL-CB"), AgentSpec("oracle", "EVAL-OC")]
-SMALL = {"families": [{"kind": "random_mealy", "states": [4, 6], "inputs": [2, 3]}], "horizon": [6, 10]}
 
 
 @pytest.fixture(scope="module")
-def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("bundle") / "bundle.json"
-    save_artifact(path, generate(3, 8, GenConfig.model_validate(SMALL)))
-    return path
+def bundle(small_bundle: Path) -> Path:
+    return small_bundle
 
 
 def records(path: Path) -> list[dict]:

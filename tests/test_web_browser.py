@@ -41,8 +41,8 @@ def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[s
 
 
 @pytest.fixture(scope="module")
-def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_bundle(tmp_path_factory.mktemp("web-browser-bundle"))
+def bundle(tmp_path_factory: pytest.TempPathFactory, tiny_bundle: Path) -> Path:
+    return write_bundle(tmp_path_factory.mktemp("web-browser-bundle"), tiny_bundle)
 
 
 @pytest.fixture(scope="module")

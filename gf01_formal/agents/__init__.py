@@ -20,7 +20,10 @@ Every factory reads from :class:`Access` only what its track grants: the CB fact
 the planner, ``oracle`` the problem (tests/test_agents.py holds them to it).
 
 >>> spec = AgentSpec("cmd", "EVAL-CB", {"cmd": "python3 examples/agent_example.py", "step_timeout": 30.0})
->>> check(spec)                                                  # doctest: +SKIP
+>>> check(spec)
+>>> check(AgentSpec("random", "EVAL-OC"))
+Traceback (most recent call last):
+hoa.errors.Gf01Error: track: agent random plays on EVAL-CB, not EVAL-OC
 """
 
 from __future__ import annotations

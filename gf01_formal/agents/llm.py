@@ -20,8 +20,12 @@ texts from the endpoint are cleaned of it). A run records the model, the endpoin
 and sha256, token counts per step and in total, retries, and the full transcript as a side file
 ``transcripts/<sha256>.json`` referenced by its hash in ``agent_meta``. Nothing recorded depends on a clock.
 
->>> spec = llm_spec("gpt-4o-mini", base_url="http://127.0.0.1:8000/v1")     # doctest: +SKIP
->>> agent = LLMAgent(LLMConfig.from_params(spec.params), seed=7)            # doctest: +SKIP
+>>> import os
+>>> os.environ["OPENAI_API_KEY"] = "sk-example"
+>>> spec = llm_spec("gpt-4o-mini", base_url="http://127.0.0.1:8000/v1")
+>>> agent = LLMAgent(LLMConfig.from_params(spec.params), seed=7)
+>>> agent.model_seed
+7
 """
 
 from __future__ import annotations

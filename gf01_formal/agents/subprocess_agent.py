@@ -31,7 +31,9 @@ Built from a spec (``gf01 evaluate --agent-cmd``, ``gf01 play --agent-cmd``), th
 sandbox (:mod:`gf01_formal.agents.sandbox`): its own PID, mount and network namespaces, so it can see neither the
 harness's processes nor the bundle, and everything it started dies with the sandbox's init when the episode ends.
 
->>> agent = SubprocessAgent(check_command("python3 examples/agent_example.py"), step_timeout=5.0)  # doctest: +SKIP
+>>> agent = SubprocessAgent(check_command("python3 examples/agent_example.py"), step_timeout=5.0)
+>>> agent.meta
+{'cmd': 'python3 examples/agent_example.py'}
 """
 
 from __future__ import annotations

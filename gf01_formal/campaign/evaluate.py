@@ -58,7 +58,8 @@ def evaluate(
     executor (:data:`gf01_formal.campaign.executors.KINDS`; ``dask`` with the scheduler's ``address``).
 
     >>> from gf01_formal.campaign.evaluate import evaluate
-    >>> evaluate("bundle.json", [AgentSpec("random", "EVAL-CB")], "runs.jsonl").played  # doctest: +SKIP
+    >>> evaluate("bundle.json", [AgentSpec("random", "EVAL-CB")], "runs.jsonl").played
+    3
     """
     loaded = load_set(source)
     # Every instance is checked before the first run: a bad one found after runs were written would leave a runs

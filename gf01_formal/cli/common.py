@@ -176,8 +176,10 @@ def with_instance_options(command: Callable[..., None]) -> Callable[..., None]:
     """``command`` with the instance options (--trace ... --outputs) added to its parameters, which typer reads from
     the signature; the command receives them as one argument ``options``, :func:`instance_options` of their values.
 
-    >>> @with_instance_options  # doctest: +SKIP
+    >>> @with_instance_options
     ... def oracle_cmd(instance: InstanceArg, options: Any = None) -> None: ...
+    >>> "trace" in inspect.signature(oracle_cmd).parameters
+    True
     """
     own = inspect.signature(command, eval_str=True)
     params = [p for name, p in own.parameters.items() if name != "options"]

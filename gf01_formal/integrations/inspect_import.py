@@ -12,9 +12,8 @@ while the model was being asked (inspect had retried it as configured), else ``h
 is final). The conversation becomes the
 transcript side file ``transcripts/<sha256>.json``, as with the ``llm`` agent.
 
->>> got = import_inspect_log("logs/x.eval")       # doctest: +SKIP
->>> [o.record.status for o in got.outcomes]       # doctest: +SKIP
-['completed', 'completed']
+Usage: ``import_inspect_log("logs/x.eval").outcomes`` are the run outcomes, one per sample and epoch, ready for a
+runs file (tests/test_inspect.py plays a real eval and imports its log).
 """
 
 from __future__ import annotations

@@ -5,9 +5,10 @@ The harness keeps the agent honest: a fault of the agent (:class:`~gf01_formal.a
 its step, which proceeds with no edit; a fatal one (crash, timeout) ends the agent's part and the rest of the episode
 has no edits. A failure of ours (an exception anywhere else) gives a ``harness_error`` record with no scores.
 
->>> spec = AgentSpec("random", "EVAL-CB")                                                  # doctest: +SKIP
->>> play_run(instance, problem, spec, seed=0, scorer=Scorer(problem)).record.score_c      # doctest: +SKIP
-0
+>>> from gf01_formal.scoring.scores import Scorer
+>>> spec = AgentSpec("oracle", "EVAL-OC")
+>>> play_run(instance, problem, spec, seed=0, scorer=Scorer(problem)).record.score_c
+1
 """
 
 from __future__ import annotations

@@ -17,7 +17,10 @@ diagnostic is decided again (under ``recheck_limits``: one that runs out of them
 ``official``: also no run may have failed (harness or provider error), an EVAL-TA run's planner log must be in the
 side directory, and the bundle is required.
 
->>> [str(v) for v in validate(["runs.jsonl"], bundle="bundle.json")]   # doctest: +SKIP
+>>> from gf01_formal.agents.base import AgentSpec
+>>> from gf01_formal.campaign.evaluate import evaluate
+>>> _ = evaluate("bundle.json", [AgentSpec("random", "EVAL-CB")], "runs.jsonl")
+>>> [str(v) for v in validate(["runs.jsonl"], bundle="bundle.json")]
 []
 """
 

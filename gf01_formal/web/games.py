@@ -15,9 +15,9 @@ Threads: the HTTP layer calls in from worker threads. Each episode has a lock (i
 are serial), each instance has one (its scorer is built once and used by one thread at a time), and one lock guards
 the tables and the journal; they are taken in that order only.
 
->>> games = Games.open("bundle.json", runs_out="runs.jsonl")              # doctest: +SKIP
->>> token = games.start_free("gf01f-0123456789abcdef").token             # doctest: +SKIP
->>> games.step(token, {"action": {"t": 0, "set": {"req": 1}}})["done"]   # doctest: +SKIP
+>>> games = Games.open("instance.json", runs_out="runs.jsonl")
+>>> token = games.start_free(instance.instance_id).token
+>>> games.step(token, {"action": {"t": 0, "set": {"r0": 1}}})["done"]
 False
 """
 
