@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from waits import CEILING
 
 from gf01_formal import workers
 
@@ -69,14 +70,11 @@ def _wait_for(pred, seconds: float, what: str) -> None:
         time.sleep(0.02)
 
 
-def _ctrl_c_stops_within_2_s(p: subprocess.Popen[str]) -> None:
-    """Ctrl-C the command's process group: it says it was interrupted, exits 130, and within 2 s."""
-    sent = time.monotonic()
+def _ctrl_c_stops(p: subprocess.Popen[str]) -> None:
+    """Ctrl-C the command's process group: it says it was interrupted and exits 130 (how fast: bench/)."""
     os.killpg(p.pid, signal.SIGINT)
-    _, err = p.communicate(timeout=10)
-    took = time.monotonic() - sent
+    _, err = p.communicate(timeout=CEILING)
     assert p.returncode in INTERRUPTED and err == "gf01: interrupted\n"
-    assert took < 2.0, f"took {took:.2f} s to stop"
 
 
 @pytest.fixture
@@ -100,7 +98,7 @@ def test_ctrl_c_stops_at_once_and_leaves_nothing(run, tmp_path: Path) -> None:
     p = run()
     # Working: both workers have spent a second of CPU time (their start-up takes about half of that).
     _wait_for(lambda: len(w := _workers(p.pid)) == 2 and min(w.values()) >= 1.0, 60, "two busy workers")
-    _ctrl_c_stops_within_2_s(p)
+    _ctrl_c_stops(p)
     _wait_for(lambda: not _group(p.pid), 2, "the workers to be gone")
     assert not (tmp_path / "out").exists() or list((tmp_path / "out").iterdir()) == []  # no output, no temp file
 
@@ -229,7 +227,7 @@ def test_ctrl_c_of_evaluate_ends_every_agent_at_once(harness, agent, bundle, tmp
     p = _evaluate(harness, bundle, command(via), jobs, tmp_path)
     _wait_for(lambda: len(alive("agent.py")) == jobs, 60, f"{jobs} agents to start")
     time.sleep(0.2)  # the agents are waiting for nothing now: deep in the step's wait
-    _ctrl_c_stops_within_2_s(p)
+    _ctrl_c_stops(p)
     _wait_for(lambda: not alive(), 1, "the agents to be gone")
 
 
@@ -269,10 +267,9 @@ def test_ctrl_c_of_a_threaded_evaluation_ends_every_agent(harness, agent, bundle
               "evaluate(sys.argv[1], [spec], sys.argv[3], jobs=2, threads=True)\n")
     p = harness("-c", script, str(bundle), command("shell"), str(tmp_path / "runs.jsonl"))
     _wait_for(lambda: len(alive("agent.py")) == 2, 60, "2 agents to start")
-    sent = time.monotonic()
     os.killpg(p.pid, signal.SIGINT)
-    _, err = p.communicate(timeout=10)
-    assert "KeyboardInterrupt" in err and time.monotonic() - sent < 2.0
+    _, err = p.communicate(timeout=CEILING)
+    assert "KeyboardInterrupt" in err
     _wait_for(lambda: not alive(), 1, "the agents to be gone")
 
 

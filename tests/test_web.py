@@ -10,7 +10,6 @@ import re
 import secrets
 import signal
 import socket
-import time
 from collections.abc import Iterator
 from html.parser import HTMLParser
 from importlib import resources
@@ -142,15 +141,13 @@ def test_serve_refuses_bad_command_lines(bundle: Path, ids: list[str], tmp_path:
     assert not (tmp_path / "runs.jsonl").exists()
 
 
-def test_ctrl_c_stops_the_server_within_two_seconds(bundle: Path, tmp_path: Path) -> None:
+def test_ctrl_c_stops_the_server(bundle: Path, tmp_path: Path) -> None:
     runs = tmp_path / "runs.jsonl"
     server = Server(["--bundle", str(bundle), "--runs-out", str(runs)]).start()
     with httpx.Client(base_url=server.url) as client:  # a kept-alive connection must not hold the server up
         token = begin(client, load_bundle(bundle).instances[0].instance_id)
         play(client, token, 0)
-        start = time.monotonic()
-        status, err = server.stop(signal.SIGINT)
-        assert time.monotonic() - start < 2.0
+        status, err = server.stop(signal.SIGINT)  # waits for the exit (tests/browser.py), with a ceiling
     assert status == 130 and "interrupted" in err
     lines = journal_of(runs).read_text().splitlines()
     assert [json.loads(x)["event"] for x in lines] == ["episode", "step"]  # whole lines only

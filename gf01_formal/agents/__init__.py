@@ -1,7 +1,9 @@
-"""The agents: the baseline panel of DEC-056 (tracks: docs/runs.md) and the adapter to agents outside the process.
+"""The agents: the baseline panel of DEC-056 (:data:`PANELS`, defined here once; tracks: docs/runs.md), the adapter to
+agents outside the process and the protocol checker of ``gf01 agent check`` (:mod:`.checker`).
 
-``check(spec)`` refuses a spec that cannot be played (before any episode); ``build(spec, access)`` makes the agent a
-spec names from what its track grants (:mod:`.base`). Agents (docs/agents.md):
+Every agent subclasses :class:`~.base.Agent` (its hooks have defaults there). ``check(spec)`` refuses a spec that
+cannot be played (before any episode); ``build(spec, access)`` makes the agent a spec names from what its track
+grants (:mod:`.base`). Agents (docs/agents.md):
 
 ========  ========  ============================================================================
 name      track     what it does
