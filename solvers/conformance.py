@@ -35,16 +35,11 @@ RANDOM_CERTS = 8
 
 @dataclass(frozen=True)
 class Difference:
-    """One query whose answer differs from the reference's (or that failed)."""
+    """One query whose answer differs from the reference's, or that failed: ``message`` says, in words, which call
+    on which problem expected what and got what."""
 
     query: str
-    problem: str
-    args: str
-    expected: str
-    got: str
-
-    def __str__(self) -> str:
-        return f"{self.query}({self.args}) on {self.problem}: expected {self.expected}, got {self.got}"
+    message: str
 
 
 def parity_problem() -> Problem:
@@ -100,10 +95,10 @@ def _differences(backend: Backend, reference: Backend, name: str, problem: Probl
         try:
             got = call(backend)
         except Exception as ex:  # a backend's failure is what the check reports
-            found.append(Difference(query, name, args, repr(want), f"{type(ex).__name__}: {ex}"))
+            found.append(_differs(query, f"({args}) on {name}", repr(want), f"{type(ex).__name__}: {ex}"))
             return
         if got != want or type(got) is not type(want):
-            found.append(Difference(query, name, args, repr(want), repr(got)))
+            found.append(_differs(query, f"({args}) on {name}", repr(want), repr(got)))
 
     budgets = sorted({problem.budget_t, None}, key=lambda b: -1 if b is None else b)
     certs = [list(c) for c in reference.enumerate_certificates(problem, None)]
@@ -132,13 +127,17 @@ def _signatures(backend: Backend) -> list[Difference]:
                 if p.name != "self"]
         fn = getattr(backend, query, None)
         if fn is None:
-            out.append(Difference(query, "-", "-", "the query", "no such attribute"))
+            out.append(_differs(query, ": the signature", "the query", "no such attribute"))
             continue
         got = [(p.name, p.kind, p.default) for p in inspect.signature(fn).parameters.values()]
         if got != want:
-            out.append(Difference(query, "-", "-", f"parameters {[w[0] for w in want]}",
-                                  f"parameters {[g[0] for g in got]}"))
+            out.append(_differs(query, ": the signature", f"parameters {[w[0] for w in want]}",
+                                f"parameters {[g[0] for g in got]}"))
     return out
+
+
+def _differs(query: str, where: str, expected: str, got: str) -> Difference:
+    return Difference(query, f"{query}{where}: expected {expected}, got {got}")
 
 
 def _random_certificate(problem: Problem, rng: np.random.Generator) -> list[Atom]:

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from scripted_agent import PRELUDE
 
-from gf01_formal.agents.checker import check_program
 from gf01_formal.cli import main
+from gf01_formal.runs.agent_check import check_program
 
 ROOT = Path(__file__).resolve().parent.parent
 

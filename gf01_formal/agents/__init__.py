@@ -1,5 +1,6 @@
 """The agents: the baseline panel of DEC-056 (:data:`PANELS`, defined here once; tracks: docs/runs.md), the adapter to
-agents outside the process and the protocol checker of ``gf01 agent check`` (:mod:`.checker`).
+agents outside the process (``gf01 agent check`` plays one through a few episodes:
+:mod:`gf01_formal.runs.agent_check`).
 
 Every agent subclasses :class:`~.base.Agent` (its hooks have defaults there). ``check(spec)`` refuses a spec that
 cannot be played (before any episode); ``build(spec, access)`` makes the agent a spec names from what its track

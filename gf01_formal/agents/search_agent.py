@@ -19,22 +19,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from gf01_formal.agents.base import Agent
-from gf01_formal.agents.heuristics import EditStats, EffectDistance
+from gf01_formal.agents.heuristics import DistanceAgent
 from gf01_formal.play.protocol import Action, Observation, Start
 
 
-class SearchAgent(Agent):
+class SearchAgent(DistanceAgent):
     """Probe early, exploit at the effect steps (module docstring)."""
 
-    def __init__(self, seed: int) -> None:
-        self._rng = np.random.Generator(np.random.PCG64(seed))
-
     def start(self, message: Start) -> None:
+        super().start(message)
         goal = message.goal
-        self._goal = goal
-        self._distance = EffectDistance(goal.effect, goal.outputs)
-        self._stats = EditStats(goal, self._rng)
         first, _ = goal.effect_steps
         probes = min(goal.budget_t // 2, first)
         # Evenly spaced over [0, first): probes far apart see different states, and the last one is not adjacent

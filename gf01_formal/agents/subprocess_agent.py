@@ -257,13 +257,19 @@ class SubprocessAgent(Agent):
             if left <= 0:
                 self._kill()
                 raise AgentFault("timeout", f"no action within {self.step_timeout:g} s", fatal=True)
-            for key, _ in selector.select(left):
-                if key.data == "in":
-                    self._write(proc)
-                elif key.data == "out":
-                    self._read_out(proc)
-                else:
-                    self._read_err(proc)
+            self._serve(proc, left)
+
+    def _serve(self, proc: subprocess.Popen[bytes], wait: float) -> None:
+        """One round of I/O: wait up to ``wait`` seconds for the program's pipes, then write and read what is ready
+        (``crash`` when the program stopped reading its input)."""
+        assert self._selector is not None
+        for key, _ in self._selector.select(wait):
+            if key.data == "in":
+                self._write(proc)
+            elif key.data == "out":
+                self._read_out(proc)
+            else:
+                self._read_err(proc)
 
     def _write(self, proc: subprocess.Popen[bytes]) -> None:
         assert proc.stdin is not None

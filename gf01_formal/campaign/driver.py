@@ -16,8 +16,7 @@ from typing import Any
 
 from gf01_formal.campaign import executors
 from gf01_formal.campaign.shards import Plan, tasks
-from gf01_formal.runs.record import RunRecord
-from gf01_formal.runs.runner import RunOutcome
+from gf01_formal.runs.record import RunOutcome, RunRecord
 from gf01_formal.runs.store import RunsFile
 
 

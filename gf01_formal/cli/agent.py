@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-from gf01_formal.cli.common import MAX_SECONDS, JsonOpt, emit
+from gf01_formal.cli.common import JsonOpt, StepTimeoutOpt, emit
 
 agent_app = typer.Typer(help="External agents (gf01.agent.v1): check a program against the protocol.",
                         no_args_is_help=True, rich_markup_mode=None, context_settings={"max_content_width": 100})
@@ -28,14 +28,11 @@ def check_cmd(
     ] = None,
     episodes: Annotated[int, typer.Option("--episodes", metavar="N", min=1, max=1000,
                                           help="Episodes to play (the instances in order, cycled).")] = 3,
-    step_timeout: Annotated[
-        float, typer.Option("--step-timeout", metavar="S", min=0.001, max=MAX_SECONDS,
-                            help="Seconds per step, as in evaluate.")
-    ] = 30.0,
+    step_timeout: StepTimeoutOpt = 30.0,
     json_out: JsonOpt = False,
 ) -> None:
     """Play CMD as an evaluation would and report every protocol fault in plain words: exit 1 when there is one."""
-    from gf01_formal.agents.checker import check_program
+    from gf01_formal.runs.agent_check import check_program
 
     found = check_program(cmd, bundle, episodes=episodes, step_timeout=step_timeout)
 

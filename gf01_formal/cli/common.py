@@ -96,6 +96,10 @@ MAX_SECONDS = 1e6
 MAX_JOBS = 1024
 MAX_COUNT = 10**7
 
+StepTimeoutOpt = Annotated[
+    float, typer.Option("--step-timeout", metavar="S", min=0.001, max=MAX_SECONDS,
+                        help="External agents: seconds per step.")
+]
 SecondsOpt = Annotated[
     float | None,
     typer.Option("--seconds", metavar="S", min=0.0, max=MAX_SECONDS,

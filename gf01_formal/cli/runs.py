@@ -18,6 +18,7 @@ from gf01_formal.cli.common import (
     JsonOpt,
     OutputOpt,
     SandboxOpt,
+    StepTimeoutOpt,
     check_output,
     cmd_params,
     emit,
@@ -63,10 +64,7 @@ def evaluate_cmd(
     seed: Annotated[int, typer.Option("--seed", metavar="N", min=0, help="The runs' seed (part of the run id).")] = 0,
     jobs: Annotated[int, typer.Option("--jobs", metavar="N", min=1, max=MAX_JOBS, help="Worker processes (threads with "
                                       "--agent llm).")] = 1,
-    step_timeout: Annotated[
-        float, typer.Option("--step-timeout", metavar="S", min=0.001, max=MAX_SECONDS,
-                            help="External agents: seconds per step.")
-    ] = 30.0,
+    step_timeout: StepTimeoutOpt = 30.0,
     subset_min: Annotated[
         bool, typer.Option("--subset-min", help="Also run the exact SubsetMin diagnostic on each certificate.")
     ] = False,

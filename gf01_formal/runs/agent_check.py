@@ -120,21 +120,12 @@ class _Watched(SubprocessAgent):
 
     def _peek(self, wait: float) -> None:
         """Read what the program writes within ``wait`` seconds, without the step's deadline (nothing is killed)."""
-        proc, selector = self._proc, self._selector
-        assert proc is not None and selector is not None
+        proc = self._proc
+        assert proc is not None
         until = time.monotonic() + wait
         try:
-            while not self._lines and self._stdout_open:
-                left = until - time.monotonic()
-                if left <= 0:
-                    return
-                for key, _ in selector.select(left):
-                    if key.data == "in":
-                        self._write(proc)
-                    elif key.data == "out":
-                        self._read_out(proc)
-                    else:
-                        self._read_err(proc)
+            while not self._lines and self._stdout_open and time.monotonic() < until:
+                self._serve(proc, until - time.monotonic())
         except AgentFault:  # the program is gone: the next step reports it
             return
 
@@ -215,13 +206,14 @@ def check_program(
         result.steps += len(record.steps)
         found = [Fault(episode, inst.instance_id, t, kind, message) for t, kind, message in agent.notes]
         for step in record.steps:
-            err = step.get("agent_error")
-            if err is not None:
-                found.append(Fault(episode, inst.instance_id, step["t"], err["kind"], _plain(err)))
-            for refusal in step.get("refused", []):
-                if refusal["reason"] == "wrong_step":
-                    found.append(Fault(episode, inst.instance_id, step["t"], "wrong_step",
-                                       f"the action was for another step ({refusal['message']}): a line written "
+            if step.agent_error is not None:
+                kind = step.agent_error.kind
+                found.append(Fault(episode, inst.instance_id, step.t, kind,
+                                   f"{_KIND_WORDS.get(kind, kind)}: {step.agent_error.message}"))
+            for refusal in step.refused:
+                if refusal.reason == "wrong_step":
+                    found.append(Fault(episode, inst.instance_id, step.t, "wrong_step",
+                                       f"the action was for another step ({refusal.message}): a line written "
                                        "late, or one too many earlier, puts every later answer out of step"))
         result.faults += sorted(found, key=lambda f: (f.step is None, f.step or 0))
     return result
@@ -233,10 +225,6 @@ _KIND_WORDS = {
     "timeout": "no answer in time",
     "crash": "the program stopped",
 }
-
-
-def _plain(err: dict[str, Any]) -> str:
-    return f"{_KIND_WORDS.get(err['kind'], err['kind'])}: {err['message']}"
 
 
 __all__ = ["DEFAULT_EPISODES", "AgentCheck", "Fault", "builtin_bundle", "check_program"]
