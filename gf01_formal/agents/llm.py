@@ -21,8 +21,8 @@ and sha256, token counts per step and in total, retries, and the full transcript
 ``transcripts/<sha256>.json`` referenced by its hash in ``agent_meta``. Nothing recorded depends on a clock.
 
 >>> import os
->>> os.environ["OPENAI_API_KEY"] = "sk-example"
->>> spec = llm_spec("gpt-4o-mini", base_url="http://127.0.0.1:8000/v1")
+>>> os.environ["GF01_EXAMPLE_KEY"] = "sk-example"
+>>> spec = llm_spec("gpt-4o-mini", base_url="http://127.0.0.1:8000/v1", api_key_env="GF01_EXAMPLE_KEY")
 >>> agent = LLMAgent(LLMConfig.from_params(spec.params), seed=7)
 >>> agent.model_seed
 7
