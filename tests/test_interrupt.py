@@ -1,6 +1,6 @@
-"""Ctrl-C and kill -9 of ``gf01 generate --jobs 2``: exit 130 within 2 s, no output, no worker left running; and of
-``gf01 evaluate --agent-cmd``: no external agent left running either, nor a child it started, even an agent that
-ignores SIGTERM and never answers.
+"""Ctrl-C and kill -9 of ``gf01 generate --jobs 2``: exit 130 (waited for with a generous ceiling), no output, no
+worker left running; and of ``gf01 evaluate --agent-cmd``: no external agent left running either, nor a child it
+started, even an agent that ignores SIGTERM and never answers.
 
 A terminal's Ctrl-C sends SIGINT to the whole foreground process group, so the tests start the command in a session
 of its own and signal its group. The workers are found in /proc by their process group (Linux only); the agents,
