@@ -62,6 +62,7 @@ DEFAULT_CIRCUIT_BACKEND: dict[str, str] = {
     "suff": "explicit",
     "min1": "explicit",
     "valid": "explicit",
+    "check": "explicit",
     "subset_min": "sat",
     "witness": "sat",
     "count": "bdd",
@@ -116,7 +117,7 @@ def check(
     problem: Problem, atoms: Iterable[Atom], backend: str | None = None, *, limits: Limits | None = None
 ) -> Check:
     """Suff(C) and Min1(C) in one query (:func:`solvers.contract.check`): one simulation on the explicit backend."""
-    return contract.check(_pick("check", backend), problem, list(atoms), limits=limits)
+    return contract.check(_pick("check", backend, problem), problem, list(atoms), limits=limits)
 
 
 def subset_min(
