@@ -34,27 +34,26 @@ def records(results: list[Any]) -> list[str]:
                   for result in results for rec, _ in result)
 
 
+def run(kind: str, todo: list[dict[str, Any]]) -> list[Any]:
+    """The results of ``todo`` on the executor ``kind`` with two jobs."""
+    return list(executors.run(todo, kind, jobs=2))
+
+
 class Common:
-    """The executors' tests; a subclass sets ``kind`` (and ``jobs``)."""
+    """The executors' tests, on the ``kind`` fixture of the module that runs them (one executor kind per param)."""
 
-    kind: str
-    jobs = 2
-
-    def run(self, todo: list[dict[str, Any]]) -> list[Any]:
-        return list(executors.run(todo, self.kind, jobs=self.jobs))
-
-    def test_gives_the_inline_results(self, small_bundle: Path) -> None:
+    def test_gives_the_inline_results(self, kind: str, small_bundle: Path) -> None:
         todo = list(tasks(plan_of(small_bundle), set(), 1))
-        got = self.run(todo)
+        got = run(kind, todo)
         assert len(got) == len(todo)  # each task's result exactly once
         assert records(got) == records(list(executors.run_inline(todo)))
 
-    def test_a_task_that_fails_stops_the_work_with_its_error(self, small_bundle: Path) -> None:
+    def test_a_task_that_fails_stops_the_work_with_its_error(self, kind: str, small_bundle: Path) -> None:
         todo = list(tasks(plan_of(small_bundle), set(), 1))
         inst_json, specs = todo[1]["items"][0]
         todo[1] = {**todo[1], "items": [({**inst_json, "t_star": inst_json["t_star"] + 1}, specs)]}  # hash broken
         with pytest.raises(Gf01Error, match="hash mismatch"):
-            self.run(todo)
+            run(kind, todo)
 
-    def test_no_task_no_result(self) -> None:
-        assert self.run([]) == []
+    def test_no_task_no_result(self, kind: str) -> None:
+        assert run(kind, []) == []

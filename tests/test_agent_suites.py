@@ -3,35 +3,24 @@ agent's is tests/test_llm.py's, against a scripted server); ``cmd`` plays exampl
 
 from __future__ import annotations
 
+import pytest
 from agent_common import EXAMPLE, Common
 
 from gf01_formal import agents
+from gf01_formal.agents.base import AgentSpec
+
+PARAMS = {"random": {}, "greedy": {}, "search": {}, "tool": {}, "oracle": {},
+          "cmd": {"cmd": EXAMPLE, "step_timeout": 30.0}}
 
 
-class TestRandom(Common):
-    name = "random"
+@pytest.fixture(params=sorted(PARAMS))
+def spec(request: pytest.FixtureRequest) -> AgentSpec:
+    return AgentSpec(request.param, agents.default_track(request.param), PARAMS[request.param])
 
 
-class TestGreedy(Common):
-    name = "greedy"
-
-
-class TestSearch(Common):
-    name = "search"
-
-
-class TestTool(Common):
-    name = "tool"
-
-
-class TestOracle(Common):
-    name = "oracle"
-
-
-class TestCmd(Common):
-    name = "cmd"
-    params = {"cmd": EXAMPLE, "step_timeout": 30.0}  # noqa: RUF012 - read only
+class TestAgent(Common):
+    pass
 
 
 def test_every_agent_but_llm_is_tested() -> None:
-    assert {c.name for c in Common.__subclasses__()} == set(agents.BUILTIN) - {"llm"}
+    assert set(PARAMS) == set(agents.BUILTIN) - {"llm"}

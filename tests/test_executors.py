@@ -3,22 +3,22 @@ LocalCluster, is tests/test_campaign.py's)."""
 
 from __future__ import annotations
 
+import pytest
 from executor_common import Common
 
 from gf01_formal.campaign import executors
 
-
-class TestInline(Common):
-    kind = "inline"
+KINDS = ("inline", "threads", "local")
 
 
-class TestThreads(Common):
-    kind = "threads"
+@pytest.fixture(params=KINDS)
+def kind(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
 
 
-class TestLocalPool(Common):
-    kind = "local"
+class TestExecutor(Common):
+    pass
 
 
 def test_every_local_kind_is_tested() -> None:
-    assert {c.kind for c in Common.__subclasses__()} == set(executors.KINDS) - {"dask"}
+    assert set(KINDS) == set(executors.KINDS) - {"dask"}
