@@ -112,13 +112,14 @@ def test_bad_actions_and_bad_instances_are_refused(bundle):
 
 
 @pytest.fixture(scope="module")
-def sixteen(tmp_path_factory):
+def sixteen(tmp_path_factory, generated_bundle):
     """A 16-instance bundle of mixed sizes, split by the public key."""
+    from gf01_formal.instances.io import save_artifact
     from gf01_formal.instances.splits import PUBLIC_KEY, split_bundle
 
-    cfg = GenConfig.model_validate({"families": [{"kind": "random_mealy", "states": [3, 6], "inputs": [2, 4],
-                                                  "outputs": [1, 3]}], "horizon": [5, 12]})
-    b, _ = split_bundle(generate(8, 16, cfg), PUBLIC_KEY)
+    cfg = {"families": [{"kind": "random_mealy", "states": [3, 6], "inputs": [2, 4], "outputs": [1, 3]}],
+           "horizon": [5, 12]}
+    b, _ = split_bundle(load_bundle(generated_bundle(8, 16, cfg)), PUBLIC_KEY)
     path = tmp_path_factory.mktemp("gym16") / "bundle.json"
     save_artifact(path, b)
     return path, b
