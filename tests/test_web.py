@@ -10,6 +10,7 @@ import re
 import secrets
 import signal
 import socket
+import time
 from collections.abc import Iterator
 from html.parser import HTMLParser
 from importlib import resources

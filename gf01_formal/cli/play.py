@@ -227,6 +227,7 @@ class Watched(Agent):
     usage = property(lambda self: self._agent.usage)  # type: ignore[assignment]
     side_files = property(lambda self: self._agent.side_files)
     tool_log = property(lambda self: self._agent.tool_log)
+    sandbox = property(lambda self: self._agent.sandbox)  # type: ignore[assignment]
 
     def start(self, message: Start) -> None:
         self._goal = message.goal
