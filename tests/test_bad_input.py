@@ -483,6 +483,15 @@ CASES: list[Case] = [
     _option("serve", "--body-timeout 0", lambda ws: ["serve", "--bundle", ws.instance, "--body-timeout", "0",
                                                      "--port", "0"], "--body-timeout"),
     _option("serve", "--port 70000", lambda ws: ["serve", "--bundle", ws.instance, "--port", "70000"], "--port"),
+    *_file_rows("agent check", "--bundle", lambda ws, f: ["agent", "check", "python3", "--bundle", f]),
+    _option("agent check", "CMD that cannot start", lambda ws: ["agent", "check", "no-such-agent-program"], "CMD"),
+    _option("agent check", "CMD empty", lambda ws: ["agent", "check", " "], "CMD"),
+    _option("agent check", "CMD 10 MB", lambda ws: ["agent", "check", HUGE], "CMD"),
+    _option("evaluate", "--agent-cmd 10 MB", lambda ws: ["evaluate", ws.instance, "--agent-cmd", HUGE, "-o",
+                                                         str(ws.out / "r.jsonl")], "--agent-cmd"),
+    _option("agent check", "--episodes 0", lambda ws: ["agent", "check", "python3", "--episodes", "0"], "--episodes"),
+    _option("agent check", "--step-timeout 0", lambda ws: ["agent", "check", "python3", "--step-timeout", "0"],
+            "--step-timeout"),
 ]
 
 
@@ -520,7 +529,7 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
         elif isinstance(content, bytes):
             (bad / name).write_bytes(content)
     from gf01_formal.agents.base import AgentSpec
-    from gf01_formal.runs.evaluate import evaluate
+    from gf01_formal.campaign.evaluate import evaluate
 
     evaluate(EXAMPLES / "arbiter_priority.json", [AgentSpec("random", "EVAL-CB")], root / "runs.jsonl")
     from aig.build import fifo

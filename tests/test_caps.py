@@ -5,15 +5,16 @@ normative scores never touched by a cap."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from bundles import CAMPAIGN
 
 from gf01_formal.agents.base import AgentSpec
 from gf01_formal.campaign.shards import Plan, play_batch, tasks
 from gf01_formal.cli import main
-from gf01_formal.instances.generator import GenConfig, generate
-from gf01_formal.instances.io import check_instance, load_bundle, save_artifact
+from gf01_formal.instances.io import check_instance, load_bundle
 from gf01_formal.report.caps import CapSet, derive, load_caps, run_diagnostic
 from gf01_formal.report.load import load_runs
 from gf01_formal.runs.record import RunRecord
@@ -21,17 +22,14 @@ from gf01_formal.runs.runner import RunOutcome
 from gf01_formal.runs.store import RunsFile
 from hoa.errors import Gf01Error
 
-SMALL = {"families": [{"kind": "random_mealy", "states": [3, 6], "inputs": [3, 3], "outputs": [2, 2]}],
-         "horizon": [8, 14]}
+SMALL = {**CAMPAIGN, "horizon": [8, 14]}
 PANEL = [AgentSpec("random", "EVAL-CB"), AgentSpec("oracle", "EVAL-OC")]
 DIAGNOSTIC = ("subset_min", "diagnostic_status", "diagnostic_note", "timing")
 
 
 @pytest.fixture(scope="module")
-def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("caps") / "bundle.json"
-    save_artifact(path, generate(41, 8, GenConfig.model_validate(SMALL)))
-    return path
+def bundle(generated_bundle: Callable[..., Path]) -> Path:
+    return generated_bundle(41, 8, SMALL)
 
 
 def play(bundle: Path, out: Path, caps: CapSet) -> list[dict]:

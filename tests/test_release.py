@@ -14,15 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from gf01_formal.agents import PANEL_TRACK
+from gf01_formal.agents import PANEL_TRACK, PANELS
 from gf01_formal.agents.base import AgentSpec
 from gf01_formal.artifacts import pretty_json, read_json, write_json_atomic
+from gf01_formal.campaign.evaluate import evaluate
 from gf01_formal.cli import main
 from gf01_formal.instances.generator import GenConfig, generate
 from gf01_formal.instances.splits import split_bundle, write_release
-from gf01_formal.report.coverage import PANELS
 from gf01_formal.report.release import check, package
-from gf01_formal.runs.evaluate import evaluate
 from hoa.errors import Gf01Error
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -4,6 +4,7 @@ the recommendation with its reason, and the DEC-058 per-knob audit (constant kno
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -11,13 +12,12 @@ from scipy.stats import spearmanr
 
 from gf01_formal.agents.base import AgentSpec
 from gf01_formal.artifacts import sha256_hex
+from gf01_formal.campaign.evaluate import evaluate
 from gf01_formal.cli import main
-from gf01_formal.instances.generator import GenConfig, generate
-from gf01_formal.instances.io import load_bundle, save_artifact
+from gf01_formal.instances.io import load_bundle
 from gf01_formal.report import pilot as pilot_mod
 from gf01_formal.report.load import load_runs
 from gf01_formal.report.pilot import analyze
-from gf01_formal.runs.evaluate import evaluate
 
 # Three inputs and two outputs in every system: those two knobs are constant, the others vary.
 CFG = {"families": [{"kind": "random_mealy", "states": [3, 8], "inputs": [3, 3], "outputs": [2, 2]}],
@@ -25,11 +25,11 @@ CFG = {"families": [{"kind": "random_mealy", "states": [3, 8], "inputs": [3, 3],
 
 
 @pytest.fixture(scope="module")
-def pilot(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+def pilot(tmp_path_factory: pytest.TempPathFactory, generated_bundle: Callable[..., Path]) -> dict[str, Path]:
     d = tmp_path_factory.mktemp("pilot")
-    save_artifact(d / "bundle.json", generate(21, 12, GenConfig.model_validate(CFG)))
-    evaluate(d / "bundle.json", [AgentSpec("random", "EVAL-CB"), AgentSpec("oracle", "EVAL-OC")], d / "runs.jsonl")
-    return {"bundle": d / "bundle.json", "runs": d / "runs.jsonl"}
+    bundle = generated_bundle(21, 12, CFG)
+    evaluate(bundle, [AgentSpec("random", "EVAL-CB"), AgentSpec("oracle", "EVAL-OC")], d / "runs.jsonl")
+    return {"bundle": bundle, "runs": d / "runs.jsonl"}
 
 
 def as_greedy(rec: dict, valid: bool, goal: bool) -> dict:

@@ -1,7 +1,10 @@
-"""The agents: the baseline panel of DEC-056 (tracks: docs/runs.md) and the adapter to agents outside the process.
+"""The agents: the baseline panel of DEC-056 (:data:`PANELS`, defined here once; tracks: docs/runs.md), the adapter to
+agents outside the process (``gf01 agent check`` plays one through a few episodes:
+:mod:`gf01_formal.runs.agent_check`).
 
-``check(spec)`` refuses a spec that cannot be played (before any episode); ``build(spec, access)`` makes the agent a
-spec names from what its track grants (:mod:`.base`). Agents (docs/agents.md):
+Every agent subclasses :class:`~.base.Agent` (its hooks have defaults there). ``check(spec)`` refuses a spec that
+cannot be played (before any episode); ``build(spec, access)`` makes the agent a spec names from what its track
+grants (:mod:`.base`). Agents (docs/agents.md):
 
 ========  ========  ============================================================================
 name      track     what it does
@@ -20,7 +23,10 @@ Every factory reads from :class:`Access` only what its track grants: the CB fact
 the planner, ``oracle`` the problem (tests/test_agents.py holds them to it).
 
 >>> spec = AgentSpec("cmd", "EVAL-CB", {"cmd": "python3 examples/agent_example.py", "step_timeout": 30.0})
->>> check(spec)                                                  # doctest: +SKIP
+>>> check(spec)
+>>> check(AgentSpec("random", "EVAL-OC"))
+Traceback (most recent call last):
+hoa.errors.Gf01Error: track: agent random plays on EVAL-CB, not EVAL-OC
 """
 
 from __future__ import annotations
@@ -143,9 +149,15 @@ BUILTIN: dict[str, BuiltIn] = {
                  check=_check_cmd, also=("EVAL-TA", "EVAL-OC")),
 }
 
-#: The baseline panel of DEC-056, each agent on the one track its factory reads from (``check`` refuses another):
-#: a record of one of them on another track was not played by it.
-PANEL_TRACK: dict[str, Track] = {name: BUILTIN[name].track for name in ("random", "greedy", "search", "tool", "oracle")}
+#: The baseline panels of DEC-056, defined here once: the full panel of official publication campaigns and the core
+#: panel of smoke checks.
+PANELS: dict[str, tuple[str, ...]] = {
+    "full": ("random", "greedy", "search", "tool", "oracle"),
+    "core": ("random", "greedy", "oracle"),
+}
+#: The full panel's agents, each on the one track its factory reads from (``check`` refuses another): a record of one
+#: of them on another track was not played by it.
+PANEL_TRACK: dict[str, Track] = {name: BUILTIN[name].track for name in PANELS["full"]}
 
 
 def default_track(name: str) -> Track:
@@ -192,5 +204,5 @@ def _step_timeout(params: dict[str, Any]) -> float:
     return float(value)
 
 
-__all__ = ["BUILTIN", "CMD", "PANEL_TRACK", "Access", "Agent", "AgentSpec", "BuiltIn", "build", "check",
+__all__ = ["BUILTIN", "CMD", "PANELS", "PANEL_TRACK", "Access", "Agent", "AgentSpec", "BuiltIn", "build", "check",
            "default_track"]

@@ -10,20 +10,28 @@ from an :class:`Access`, which holds only what the track grants (docs/runs.md, "
 - EVAL-OC (oracle ceiling): the Problem itself, for the exact solvers (``oracle-exact-search-v1``).
 
 An agent that misbehaves raises :class:`AgentFault` from ``act``; the harness records it as an agent error and the
-step proceeds with no edit. Optional attributes the harness reads after the episode: ``tool_log`` (JSON objects, one
-per call and answer, for the EVAL-OC tool log), ``meta`` (what the agent reports about itself), ``usage`` (tokens,
-calls), ``side_files`` (path relative to the runs' side directory -> text, e.g. a transcript by its hash).
+step proceeds with no edit.
 
-Optional hooks: an agent with a method ``observe(observation)`` is handed the episode's last observation (``done``
-true, no action expected) before ``end``; the external-agent adapter forwards it, as gf01.agent.v1 promises. An
-agent with a method ``abort()`` has it called instead of ``close`` when the harness is stopping (Ctrl-C): release
-at once, without the grace a normal end may give (the adapter SIGKILLs its program's process group).
+Every agent subclasses :class:`Agent` and implements ``act``; everything else the harness calls or reads is declared
+there with a default, so an agent overrides only what it has:
+
+- ``observe(observation)``: the episode's last observation (``done`` true, no action expected), before ``end``; the
+  external-agent adapter forwards it, as gf01.agent.v1 promises. Default: ignored.
+- ``abort()``: called instead of ``close`` when the harness is stopping (Ctrl-C): release at once, without the grace
+  a normal end may give (the adapter SIGKILLs its program's process group). Default: ``close()``.
+- read after the episode: ``tool_log`` (JSON objects, one per call and answer, for the EVAL-OC tool log), ``meta``
+  (what the agent reports about itself), ``usage`` (tokens, calls; None when it spends none), ``side_files`` (path
+  relative to the runs' side directory -> text, e.g. a transcript by its hash), ``sandbox`` (how its program was
+  confined). Defaults: empty (None).
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Literal
 
 from gf01_formal.artifacts import canonical_json, sha256_hex
 from gf01_formal.play.protocol import Action, End, Observation, Start
@@ -58,24 +66,43 @@ class ProviderError(Exception):
     ``provider_error``, never scored as the agent's, and ``gf01 evaluate`` plays it again on the next invocation."""
 
 
-class Agent(Protocol):
-    """One agent, for one episode at a time."""
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
 
-    def start(self, message: Start) -> None:
+
+class Agent(ABC):
+    """One agent, for one episode at a time: ``act`` is its own; every other hook has a default (module docstring)."""
+
+    #: What the agent reports about itself (the record's ``agent_meta``).
+    meta: Mapping[str, Any] = _EMPTY
+    #: Tokens and calls spent (the record's ``usage``); None for an agent that spends none.
+    usage: dict[str, Any] | None = None
+    #: Files to keep beside the runs file (path relative to its side directory -> text).
+    side_files: Mapping[str, str] = _EMPTY
+    #: The agent's own tool calls and answers (EVAL-OC), one JSON object each.
+    tool_log: Sequence[dict[str, Any]] = ()
+    #: How the agent's program was confined (the record's ``sandbox``: ``bwrap`` or ``none``); None for an agent that
+    #: runs no program.
+    sandbox: str | None = None
+
+    def start(self, message: Start) -> None:  # noqa: B027 - a hook with a default, not an abstract method
         """The episode begins: the goal panel and the instance id."""
-        ...
 
+    @abstractmethod
     def act(self, observation: Observation | None) -> Action:
         """The action for the current step, given the last observation (None before step 0)."""
-        ...
 
-    def end(self, message: End) -> None:
+    def observe(self, observation: Observation) -> None:  # noqa: B027
+        """The episode's last observation (``done`` true): no action is expected."""
+
+    def end(self, message: End) -> None:  # noqa: B027
         """The episode is over: its scored result."""
-        ...
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027
         """Release what the agent holds (a process, a connection); called once, whatever happened."""
-        ...
+
+    def abort(self) -> None:
+        """Release at once: the harness is stopping (called instead of :meth:`close`)."""
+        self.close()
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,12 @@ texts from the endpoint are cleaned of it). A run records the model, the endpoin
 and sha256, token counts per step and in total, retries, and the full transcript as a side file
 ``transcripts/<sha256>.json`` referenced by its hash in ``agent_meta``. Nothing recorded depends on a clock.
 
->>> spec = llm_spec("gpt-4o-mini", base_url="http://127.0.0.1:8000/v1")     # doctest: +SKIP
->>> agent = LLMAgent(LLMConfig.from_params(spec.params), seed=7)            # doctest: +SKIP
+>>> import os
+>>> os.environ["GF01_EXAMPLE_KEY"] = "sk-example"
+>>> spec = llm_spec("gpt-4o-mini", base_url="http://127.0.0.1:8000/v1", api_key_env="GF01_EXAMPLE_KEY")
+>>> agent = LLMAgent(LLMConfig.from_params(spec.params), seed=7)
+>>> agent.model_seed
+7
 """
 
 from __future__ import annotations
@@ -37,10 +41,10 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from gf01_formal.agents.base import AgentFault, AgentSpec, ProviderError
+from gf01_formal.agents.base import Agent, AgentFault, AgentSpec, ProviderError
 from gf01_formal.agents.llm_prompt import TEMPLATE_ID, Dialogue, Message, drive, load_template
 from gf01_formal.artifacts import canonical_json
-from gf01_formal.play.protocol import Action, End, Observation, Start
+from gf01_formal.play.protocol import Action, Observation, Start
 from hoa.errors import Gf01Error, quote
 
 if TYPE_CHECKING:
@@ -223,7 +227,7 @@ def preflight(config: LLMConfig) -> None:
                         "ends in /v1)", field="--base-url")
 
 
-class LLMAgent:
+class LLMAgent(Agent):
     """Plays one episode at a time through a chat-completions endpoint (module docstring)."""
 
     def __init__(self, config: LLMConfig, seed: int, *, backoff: Backoff = Backoff(),
@@ -260,9 +264,6 @@ class LLMAgent:
         self._steps.append({"t": 0 if observation is None else observation.t + 1, "calls": 0, "retries": 0,
                             "input_tokens": 0, "output_tokens": 0})
         return drive(self._dialogue.turn(observation), self._complete)
-
-    def end(self, message: End) -> None:
-        pass
 
     def close(self) -> None:
         self._client.close()

@@ -31,7 +31,9 @@ Built from a spec (``gf01 evaluate --agent-cmd``, ``gf01 play --agent-cmd``), th
 sandbox (:mod:`gf01_formal.agents.sandbox`): its own PID, mount and network namespaces, so it can see neither the
 harness's processes nor the bundle, and everything it started dies with the sandbox's init when the episode ends.
 
->>> agent = SubprocessAgent(check_command("python3 examples/agent_example.py"), step_timeout=5.0)  # doctest: +SKIP
+>>> agent = SubprocessAgent(check_command("python3 examples/agent_example.py"), step_timeout=5.0)
+>>> agent.meta
+{'cmd': 'python3 examples/agent_example.py'}
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ import time
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
-from gf01_formal.agents.base import AgentFault
+from gf01_formal.agents.base import Agent, AgentFault
 from gf01_formal.agents.sandbox import Kind, wrap
 from gf01_formal.play.protocol import (
     Action,
@@ -70,6 +72,8 @@ if TYPE_CHECKING:
 
 #: Longest action line read (bytes, newline excluded); a longer line is a bad action and is skipped to its end.
 MAX_LINE = 64 * 1024
+#: Longest agent command line accepted (Linux's MAX_ARG_STRLEN, the most one argument may hold).
+MAX_COMMAND = 128 * 1024
 #: Bytes of the program's stderr kept for error messages.
 STDERR_TAIL = 2000
 #: Seconds a program gets to exit after its stdin closes, then after SIGTERM, before SIGKILL.
@@ -84,6 +88,9 @@ def check_command(cmd: Any) -> list[str]:
     if not isinstance(cmd, str) or not cmd.strip():
         raise Gf01Error("the agent command is empty (give a command line, e.g. 'python3 my_agent.py')",
                         field="--agent-cmd")
+    if len(cmd) > MAX_COMMAND:  # longer than the kernel takes as one argument; and shlex is slow on megabytes
+        raise Gf01Error(f"the agent command {quote(cmd, 80)} is longer than {MAX_COMMAND} characters",
+                        field="--agent-cmd")
     try:
         argv = shlex.split(cmd)
     except ValueError as ex:
@@ -96,7 +103,7 @@ def check_command(cmd: Any) -> list[str]:
     return argv
 
 
-class SubprocessAgent:
+class SubprocessAgent(Agent):
     """An external agent process speaking gf01.agent.v1 (module docstring); one process per episode."""
 
     def __init__(
@@ -291,13 +298,19 @@ class SubprocessAgent:
             if left <= 0:
                 self._kill()
                 raise AgentFault("timeout", f"no action within {self.step_timeout:g} s", fatal=True)
-            for key, _ in selector.select(left):
-                if key.data == "in":
-                    self._write(proc)
-                elif key.data == "out":
-                    self._read_out(proc)
-                else:
-                    self._read_err(proc)
+            self._serve(proc, left)
+
+    def _serve(self, proc: subprocess.Popen[bytes], wait: float) -> None:
+        """One round of I/O: wait up to ``wait`` seconds for the program's pipes, then write and read what is ready
+        (``crash`` when the program stopped reading its input)."""
+        assert self._selector is not None
+        for key, _ in self._selector.select(wait):
+            if key.data == "in":
+                self._write(proc)
+            elif key.data == "out":
+                self._read_out(proc)
+            else:
+                self._read_err(proc)
 
     def _write(self, proc: subprocess.Popen[bytes]) -> None:
         assert proc.stdin is not None

@@ -96,6 +96,10 @@ MAX_SECONDS = 1e6
 MAX_JOBS = 1024
 MAX_COUNT = 10**7
 
+StepTimeoutOpt = Annotated[
+    float, typer.Option("--step-timeout", metavar="S", min=0.001, max=MAX_SECONDS,
+                        help="External agents: seconds per step.")
+]
 SecondsOpt = Annotated[
     float | None,
     typer.Option("--seconds", metavar="S", min=0.0, max=MAX_SECONDS,
@@ -200,8 +204,10 @@ def with_instance_options(command: Callable[..., None]) -> Callable[..., None]:
     """``command`` with the instance options (--trace ... --outputs) added to its parameters, which typer reads from
     the signature; the command receives them as one argument ``options``, :func:`instance_options` of their values.
 
-    >>> @with_instance_options  # doctest: +SKIP
+    >>> @with_instance_options
     ... def oracle_cmd(instance: InstanceArg, options: Any = None) -> None: ...
+    >>> "trace" in inspect.signature(oracle_cmd).parameters
+    True
     """
     own = inspect.signature(command, eval_str=True)
     params = [p for name, p in own.parameters.items() if name != "options"]

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
+from gf01_formal.agents.base import Agent
 from gf01_formal.cli.common import (
     MAX_SECONDS,
     AgentNetworkOpt,
@@ -163,7 +164,7 @@ def step_line(obs: Observation, goal: GoalPanel, submitted: dict[str, Any] | Non
     return line
 
 
-class Terminal:
+class Terminal(Agent):
     """A person at the prompt, as an agent: sees the goal panel and the observations, types one action per step."""
 
     def __init__(self, out: Callable[[str], None], read: Callable[[str], str] = input) -> None:
@@ -193,11 +194,6 @@ class Terminal:
     def observe(self, observation: Observation) -> None:
         self._out(step_line(observation, self._goal))
 
-    def end(self, message: End) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
 
 
 def prompt(t: int, goal: GoalPanel) -> str:
@@ -228,16 +224,18 @@ def parse_prompt(answer: str, goal: GoalPanel) -> tuple[Action | None, str | Non
     return Action(set=edits, commit=commit), None
 
 
-class Watched:
+class Watched(Agent):
     """An agent played as usual, each step shown as it happens."""
 
-    def __init__(self, agent: Any, out: Callable[[str], None]) -> None:
+    def __init__(self, agent: Agent, out: Callable[[str], None]) -> None:
         self._agent, self._out = agent, out
 
-    def __getattr__(self, name: str) -> Any:  # tool_log, meta, usage: the run record reads them from the agent
-        if name.startswith("_"):
-            raise AttributeError(name)
-        return getattr(self._agent, name)
+    # What the run record reads after the episode is the watched agent's.
+    meta = property(lambda self: self._agent.meta)
+    usage = property(lambda self: self._agent.usage)  # type: ignore[assignment]
+    side_files = property(lambda self: self._agent.side_files)
+    tool_log = property(lambda self: self._agent.tool_log)
+    sandbox = property(lambda self: self._agent.sandbox)  # type: ignore[assignment]
 
     def start(self, message: Start) -> None:
         self._goal = message.goal
@@ -253,15 +251,16 @@ class Watched:
 
     def observe(self, observation: Observation) -> None:
         self._out(step_line(observation, self._goal))
-        hook = getattr(self._agent, "observe", None)
-        if hook is not None:
-            hook(observation)
+        self._agent.observe(observation)
 
     def end(self, message: End) -> None:
         self._agent.end(message)
 
     def close(self) -> None:
         self._agent.close()
+
+    def abort(self) -> None:
+        self._agent.abort()
 
 
 def _result_lines(r: RunRecord) -> list[str]:

@@ -123,7 +123,7 @@ def enumerate_cmd(
 ) -> None:
     """Count and list the valid certificates M_B(I) (M(I) with --unbounded) in canonical order, as they are found;
     or a uniform random sample of them (--sample)."""
-    from gf01_formal.cli import EXIT_UNKNOWN
+    from gf01_formal.cli.exits import EXIT_UNKNOWN
     from gf01_formal.scoring.certificates import certificate_text, certificate_to_json
     from hoa.errors import Gf01Error
     from solvers import api

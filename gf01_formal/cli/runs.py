@@ -22,6 +22,7 @@ from gf01_formal.cli.common import (
     JsonOpt,
     OutputOpt,
     SandboxOpt,
+    StepTimeoutOpt,
     adaptation_of,
     check_output,
     cmd_params,
@@ -68,10 +69,7 @@ def evaluate_cmd(
     seed: Annotated[int, typer.Option("--seed", metavar="N", min=0, help="The runs' seed (part of the run id).")] = 0,
     jobs: Annotated[int, typer.Option("--jobs", metavar="N", min=1, max=MAX_JOBS, help="Worker processes (threads with "
                                       "--agent llm).")] = 1,
-    step_timeout: Annotated[
-        float, typer.Option("--step-timeout", metavar="S", min=0.001, max=MAX_SECONDS,
-                            help="External agents: seconds per step.")
-    ] = 30.0,
+    step_timeout: StepTimeoutOpt = 30.0,
     subset_min: Annotated[
         bool, typer.Option("--subset-min", help="Also run the exact SubsetMin diagnostic on each certificate.")
     ] = False,
@@ -97,7 +95,7 @@ def evaluate_cmd(
 
     Run again after an interruption: finished runs are skipped by run id, the rest are played.
     """
-    from gf01_formal.runs.evaluate import Settings, evaluate
+    from gf01_formal.campaign.evaluate import Settings, evaluate
 
     check_output(output, inputs=[source], reread=True)
     adaptation = adaptation_of(adaptation_condition, adaptation_budget_tokens, adaptation_data_scope,

@@ -12,9 +12,8 @@ while the model was being asked (inspect had retried it as configured), else ``h
 is final). The conversation becomes the
 transcript side file ``transcripts/<sha256>.json``, as with the ``llm`` agent.
 
->>> got = import_inspect_log("logs/x.eval")       # doctest: +SKIP
->>> [o.record.status for o in got.outcomes]       # doctest: +SKIP
-['completed', 'completed']
+Usage: ``import_inspect_log("logs/x.eval").outcomes`` are the run outcomes, one per sample and epoch, ready for a
+runs file (tests/test_inspect.py plays a real eval and imports its log).
 """
 
 from __future__ import annotations
@@ -31,8 +30,7 @@ from gf01_formal.agents.base import TRACKS, AgentSpec
 from gf01_formal.agents.llm import TRANSCRIPT_SCHEMA, usage_summary
 from gf01_formal.agents.llm_prompt import TEMPLATE_ID
 from gf01_formal.artifacts import canonical_json
-from gf01_formal.instances.io import check_instance, load_artifact
-from gf01_formal.instances.model import Bundle, Instance
+from gf01_formal.instances.io import load_set
 from gf01_formal.play.protocol import Action
 from gf01_formal.runs.record import RunOutcome, Step, failed_record, record_base, step_timing
 from gf01_formal.runs.recorder import EpisodeRecorder
@@ -110,9 +108,9 @@ def import_inspect_log(path: str | os.PathLike[str], *, bundle: str | None = Non
     if not isinstance(bundle_path, str) or not os.path.exists(bundle_path):
         raise Gf01Error(f"the bundle {quote(bundle_path, 200)} (the task's argument) is not here: give it with "
                         "--bundle", field="--bundle")
-    art = load_artifact(bundle_path, check_all=False)
-    instances = {i.instance_id: i for i in ([art] if isinstance(art, Instance) else art.instances)}
-    bundle_hash = art.instances_hash if isinstance(art, Bundle) else None
+    loaded = load_set(bundle_path)
+    instances = loaded.by_id
+    bundle_hash = loaded.bundle_hash
     seed = int(args.get("seed", 0))
     prompt = str(args.get("prompt", TEMPLATE_ID))
     config = spec_of.model_generate_config.model_dump(exclude_none=True)
@@ -173,7 +171,7 @@ def import_inspect_log(path: str | os.PathLike[str], *, bundle: str | None = Non
                                                          status=status, usage=usage, agent_meta=meta,
                                                          timing=timing), side))
             continue
-        problem = check_instance(inst, file=bundle_path)
+        problem = loaded.problem(inst)
         recorder = EpisodeRecorder(problem, iid)
         recorder.start()
         status, error = played.get("status", "completed"), played.get("error")

@@ -48,8 +48,7 @@ from inspect_ai.solver import Generate, TaskState, solver
 from encoders.problem import Problem
 from gf01_formal.agents.base import TRACKS, AgentFault
 from gf01_formal.agents.llm_prompt import TEMPLATE_ID, Dialogue, Message, load_template
-from gf01_formal.instances.io import check_instance, load_artifact
-from gf01_formal.instances.model import Bundle, Instance
+from gf01_formal.instances.io import InstanceSet, load_set
 from gf01_formal.play.episode import Episode
 from gf01_formal.play.protocol import Action, Observation, Start
 from gf01_formal.runs.record import AgentError
@@ -80,9 +79,9 @@ def gf01(bundle: str, seed: int = 0, prompt: str = TEMPLATE_ID, adaptation_condi
                          adaptation_protocol_id)
     bundle = invocation_path(bundle)
     template = load_template(prompt)
-    art, _ = _bundle(bundle)
+    loaded = _bundle(bundle)
     samples = []
-    for inst in ([art] if isinstance(art, Instance) else art.instances):
+    for inst in loaded.instances:
         goal = Episode(_problem(bundle, inst.instance_id), inst.instance_id).goal
         samples.append(Sample(id=inst.instance_id, input=template.start(Start(instance_id=inst.instance_id,
                                                                                 goal=goal)),
@@ -92,7 +91,7 @@ def gf01(bundle: str, seed: int = 0, prompt: str = TEMPLATE_ID, adaptation_condi
                 scorer=gf01_scorer(bundle), version=template.id,
                 metadata={"benchmark": "GF-01", "prompt_template": template.id, "prompt_sha256": template.sha256,
                           "bundle_path": bundle,
-                          "bundle_hash": art.instances_hash if isinstance(art, Bundle) else None,
+                          "bundle_hash": loaded.bundle_hash,
                           "adaptation": adaptation.to_json(), "track": track})
 
 
@@ -290,15 +289,13 @@ def invocation_path(path: str) -> str:
 
 
 @lru_cache(maxsize=4)
-def _bundle(path: str) -> tuple[Bundle | Instance, dict[str, Instance]]:
-    art = load_artifact(path, check_all=False)
-    instances = [art] if isinstance(art, Instance) else list(art.instances)
-    return art, {i.instance_id: i for i in instances}
+def _bundle(path: str) -> InstanceSet:
+    return load_set(path)
 
 
-@lru_cache(maxsize=4096)
 def _problem(path: str, instance_id: str) -> Problem:
-    return check_instance(_bundle(path)[1][instance_id], file=path)
+    loaded = _bundle(path)
+    return loaded.problem(loaded.by_id[instance_id])
 
 
 @lru_cache(maxsize=4096)

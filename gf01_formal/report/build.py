@@ -27,7 +27,13 @@ The figures' data are part of the report (``figures``): Score_C by complexity qu
 Eff_t distributions, per (split, mode) panel; the renderers (:mod:`.render`) draw from the report alone, so a
 report file reproduces its figures. The report holds no timing, path or clock: the same runs give the same bytes.
 
->>> report = build_report(load_runs(["runs.jsonl"]))  # doctest: +SKIP
+>>> from gf01_formal.agents.base import AgentSpec
+>>> from gf01_formal.campaign.evaluate import evaluate
+>>> from gf01_formal.report.load import load_runs
+>>> _ = evaluate("bundle.json", [AgentSpec("oracle", "EVAL-OC")], "runs.jsonl")
+>>> report = build_report(load_runs(["runs.jsonl"]))
+>>> sorted(report)[:3]
+['agents', 'coverage', 'dimensions']
 """
 
 from __future__ import annotations

@@ -6,8 +6,12 @@ a final record (completed, agent_error) wins over a failed one, two final record
 ``timing`` (the one machine-dependent field), and a disagreement is an error naming both files. The result is
 sorted by run id, so nothing downstream depends on file order or completion order.
 
->>> runs = load_runs(["runs.jsonl"])  # doctest: +SKIP
->>> runs.digest                        # sha256 of the records without timing, sorted by run id  # doctest: +SKIP
+>>> from gf01_formal.agents.base import AgentSpec
+>>> from gf01_formal.campaign.evaluate import evaluate
+>>> _ = evaluate("bundle.json", [AgentSpec("oracle", "EVAL-OC")], "runs.jsonl")
+>>> runs = load_runs(["runs.jsonl"])
+>>> len(runs.digest)  # sha256 of the records without timing, sorted by run id
+64
 """
 
 from __future__ import annotations

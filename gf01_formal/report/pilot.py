@@ -19,7 +19,13 @@ Audit part (non-normative, DEC-058): for every agent slice (agent, track, mode) 
 known/unknown counts, constant-knob detection, rank quartiles of the knob's normalised value with Score_C and goal
 rates, and Spearman's rho between the knob and Score_C over runs. They never change the recommendation.
 
->>> analysis = analyze(load_runs(["runs.jsonl"]), load_bundle("bundle.json"))  # doctest: +SKIP
+>>> from gf01_formal.agents.base import AgentSpec
+>>> from gf01_formal.campaign.evaluate import evaluate
+>>> from gf01_formal.report.load import load_runs
+>>> _ = evaluate("bundle.json", [AgentSpec("oracle", "EVAL-OC")], "runs.jsonl")
+>>> analysis = analyze(load_runs(["runs.jsonl"]), bundle)
+>>> analysis["recommendation"]["decision"]
+'keep_coefficients'
 """
 
 from __future__ import annotations

@@ -188,7 +188,7 @@ REPORT_FILES = ("report.json", "report.md", "report.html")
 
 def report_panel(report: Any) -> str | None:
     """The panel a release's report was computed with (its coverage verdict's level), None when it names none."""
-    from gf01_formal.report.coverage import PANELS
+    from gf01_formal.agents import PANELS
 
     level = ((report.get("coverage") or {}).get("panel") or {}).get("level") if isinstance(report, dict) else None
     return level if level in PANELS else None

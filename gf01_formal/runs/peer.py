@@ -18,8 +18,8 @@ from pydantic import ValidationError
 
 from encoders.problem import Problem
 from gf01_formal.agents.base import TRACKS, AgentSpec
-from gf01_formal.instances.io import check_instance, load_artifact
-from gf01_formal.instances.model import Bundle, Instance
+from gf01_formal.instances.io import load_set
+from gf01_formal.instances.model import Instance
 from gf01_formal.runs.record import PEER_RUN_SCHEMA, RunOutcome, finished_record, record_base
 from gf01_formal.runs.store import read_records
 from gf01_formal.scoring.certificates import certificate_to_json, parse_certificate
@@ -43,9 +43,9 @@ class PeerImport:
 
 def import_peer_runs(path: str | os.PathLike[str], bundle: str | os.PathLike[str]) -> PeerImport:
     """Our run records of the peer rows in ``path``, re-scored against ``bundle`` (module docstring)."""
-    art = load_artifact(bundle, check_all=False)
-    instances = {i.instance_id: i for i in ([art] if isinstance(art, Instance) else art.instances)}
-    bundle_hash = art.instances_hash if isinstance(art, Bundle) else None
+    loaded = load_set(bundle)
+    instances = loaded.by_id
+    bundle_hash = loaded.bundle_hash
     name = quote(os.fspath(path), 200, bare=True)
     result = PeerImport()
     scorers: dict[str, tuple[Problem, Scorer]] = {}
@@ -61,7 +61,7 @@ def import_peer_runs(path: str | os.PathLike[str], bundle: str | os.PathLike[str
             continue
         inst = instances[iid]
         if iid not in scorers:
-            problem = check_instance(inst, file=os.fspath(bundle))
+            problem = loaded.problem(inst)
             scorers[iid] = (problem, Scorer(problem))
         problem, scorer = scorers[iid]
         try:

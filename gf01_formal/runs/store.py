@@ -8,8 +8,14 @@ one (a run recorded as ``harness_error`` is played again), and :meth:`RunsFile.f
 done. Side files (tool logs, transcripts) are written, atomically and by content hash, into the directory
 ``<runs file>.d/``.
 
->>> store = RunsFile("runs.jsonl")          # doctest: +SKIP
->>> store.append(outcome)                   # doctest: +SKIP
+>>> from gf01_formal.agents.base import AgentSpec
+>>> from gf01_formal.runs.runner import play_run
+>>> from gf01_formal.scoring.scores import Scorer
+>>> outcome = play_run(instance, problem, AgentSpec("oracle", "EVAL-OC"), seed=0, scorer=Scorer(problem))
+>>> store = RunsFile("runs.jsonl")
+>>> store.append(outcome)
+>>> store.done(outcome.record.run_id)
+True
 """
 
 from __future__ import annotations

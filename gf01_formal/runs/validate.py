@@ -17,7 +17,10 @@ diagnostic is decided again (under ``recheck_limits``: one that runs out of them
 ``official``: also no run may have failed (harness or provider error), an EVAL-TA run's planner log must be in the
 side directory, and the bundle is required.
 
->>> [str(v) for v in validate(["runs.jsonl"], bundle="bundle.json")]   # doctest: +SKIP
+>>> from gf01_formal.agents.base import AgentSpec
+>>> from gf01_formal.campaign.evaluate import evaluate
+>>> _ = evaluate("bundle.json", [AgentSpec("random", "EVAL-CB")], "runs.jsonl")
+>>> [str(v) for v in validate(["runs.jsonl"], bundle="bundle.json")]
 []
 """
 
@@ -34,7 +37,7 @@ from pydantic import ValidationError
 
 from gf01_formal.agents import PANEL_TRACK
 from gf01_formal.agents.base import ACCESS_OF_TRACK, ALLOWLIST_OF_TRACK
-from gf01_formal.instances.io import check_instance, load_artifact
+from gf01_formal.instances.io import check_instance, load_set
 from gf01_formal.instances.model import Instance
 from gf01_formal.runs.record import FINAL_STATUSES, RunRecord, run_id
 from gf01_formal.runs.replay import log_faults
@@ -109,8 +112,7 @@ def check_runs(paths: Sequence[str | os.PathLike[str]], *, bundle: str | None = 
         raise Gf01Error("--official re-verifies every certificate: give the bundle (--bundle)", field="--bundle")
     instances: dict[str, Instance] = {}
     if bundle is not None:
-        art = load_artifact(bundle, check_all=False)
-        instances = {i.instance_id: i for i in ([art] if isinstance(art, Instance) else art.instances)}
+        instances = load_set(bundle).by_id
     ctx = _Context(instances, official, bundle is not None,
                    Limits(seconds=RECHECK_SECONDS) if recheck_limits is None else recheck_limits, issued)
     out = Validation()

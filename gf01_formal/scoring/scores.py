@@ -6,8 +6,8 @@ once (listed completely when it has at most ``GOLD_LIST_MAX`` members, else left
 per run, which is exact too). Nothing here guesses: a diagnostic that runs out of its limits is recorded as
 ``infeasible``, and a best match that runs out raises :class:`solvers.limits.Unknown` to the caller.
 
->>> scorer = Scorer(problem)                        # doctest: +SKIP
->>> scorer.score(episode.certificate).score_c      # doctest: +SKIP
+>>> scorer = Scorer(problem)
+>>> scorer.score([(20, 2, 1), (21, 2, 1)]).score_c
 1
 """
 

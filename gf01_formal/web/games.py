@@ -15,9 +15,9 @@ Threads: the HTTP layer calls in from worker threads. Each episode has a lock (i
 are serial), each instance has one (its scorer is built once and used by one thread at a time), and one lock guards
 the tables and the journal; they are taken in that order only.
 
->>> games = Games.open("bundle.json", runs_out="runs.jsonl")              # doctest: +SKIP
->>> token = games.start_free("gf01f-0123456789abcdef").token             # doctest: +SKIP
->>> games.step(token, {"action": {"t": 0, "set": {"req": 1}}})["done"]   # doctest: +SKIP
+>>> games = Games.open("instance.json", runs_out="runs.jsonl")
+>>> token = games.start_free(instance.instance_id).token
+>>> games.step(token, {"action": {"t": 0, "set": {"r0": 1}}})["done"]
 False
 """
 
@@ -40,7 +40,7 @@ from encoders.problem import Problem
 from gf01_formal.agents.adaptation import Adaptation
 from gf01_formal.agents.base import AgentSpec
 from gf01_formal.artifacts import canonical_json
-from gf01_formal.instances.io import check_instance, load_artifact
+from gf01_formal.instances.io import InstanceSet, load_artifact
 from gf01_formal.instances.model import Bundle, Instance
 from gf01_formal.play.episode import Episode
 from gf01_formal.play.protocol import Action, GoalPanel, Observation
@@ -198,9 +198,9 @@ class Games:
         adaptation: Adaptation | None = None,
     ) -> None:
         self.adaptation = adaptation
-        instances = [artifact] if isinstance(artifact, Instance) else list(artifact.instances)
-        self.bundle_hash = artifact.instances_hash if isinstance(artifact, Bundle) else None
-        self.served = {i.instance_id: Served(i, check_instance(i, file=file)) for i in instances}
+        loaded = InstanceSet.of(artifact, file)
+        self.bundle_hash = loaded.bundle_hash
+        self.served = {i.instance_id: Served(i, loaded.problem(i)) for i in loaded.instances}
         self.pilot = pilot
         self.pilot_key = pilot_key
         if pilot is not None and pilot_key is None:
@@ -220,7 +220,7 @@ class Games:
         """The games of a bundle (or one instance file), with a pilot file and a runs file when given."""
         name = quote(os.fspath(bundle), 200, bare=True)
         art = load_artifact(bundle, check_all=False)
-        ids = [art.instance_id] if isinstance(art, Instance) else [i.instance_id for i in art.instances]
+        ids = InstanceSet.of(art).ids
         if pilot is None:
             return cls(art, file=name, runs_out=runs_out, adaptation=adaptation)
         return cls(art, file=name, runs_out=runs_out, pilot=load_pilot(pilot, ids), pilot_key=load_key(pilot),
