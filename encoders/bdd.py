@@ -14,8 +14,11 @@ step-t variables sit above every variable of ``W_{t+1}``, each tree node is a si
 Valid. ``Suff AND_p (f_p -> not Suff|_{f_p=0})``: for a flip in C, removing it is the cofactor f_p = 0. The terms
 are conjoined latest position first (measured 60-450x faster than forward order when the encoder was written).
 
->>> enc = encode(problem)          # doctest: +SKIP
->>> valid = valid_bdd(enc)         # doctest: +SKIP
+Circuits. On a circuit system Suff is built forward instead, composing the AND gates over the flip variables step
+by step (:func:`_encode_circuit`): no state variables and no state enumeration; Valid is the same.
+
+>>> enc = encode(problem)
+>>> valid = valid_bdd(enc)
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ import numpy as np
 
 from encoders.problem import Flip, Problem
 from hoa.errors import Gf01Error
-from hoa.label import evaluate_array
+from hoa.label import And, Const, Expr, Not, Or, Var, evaluate_array, variables
 from hoa.mealy import MAX_TABLE_INPUTS
 
 #: BDD libraries, best first: CUDD (C, complement edges) and dd's pure-Python autoref.
@@ -154,6 +157,8 @@ def encode(problem: Problem, lib: str | None = None, tick: Tick = _no_tick, orde
     Needs the dense Mealy tables (at most 20 inputs); each state and step costs 2^|AP_in| - 1 ITEs at most (each a
     single node in the "time" order, where the step's variables are above everything built so far).
     """
+    if problem.circuit:
+        return _encode_circuit(problem, lib, tick, order)
     system = problem.system
     n = system.num_inputs
     if n > MAX_TABLE_INPUTS:
@@ -188,6 +193,77 @@ def encode(problem: Problem, lib: str | None = None, tick: Tick = _no_tick, orde
         tick(bdd.__len__)
     suff = w_next[system.initial]
     return Encoding(problem, bdd, lib_name, positions, names, problem.t_star + 1, n, suff, order)
+
+
+def _encode_circuit(problem: Problem, lib: str | None, tick: Tick, order: str) -> Encoding:
+    """Suff of a circuit problem by composing the circuit's functions forward, step by step.
+
+    Each latch and gate holds a BDD over the flip variables of the steps so far: at step t the inputs are the
+    literals ``f_t_i`` or their negations (as tau_t says), the gates are ANDs of their inputs' BDDs, the outputs and
+    the next latches are read off them; Suff is the OR of the effect over the effect steps. No state is enumerated,
+    and only the cone of influence of the effect's outputs is built (:meth:`aig.view.CircuitView.cone`).
+    """
+    view = problem.system
+    n = view.num_inputs
+    bdd, lib_name = manager(lib)
+    positions = flip_positions(problem, order)
+    names = tuple(var_name(t, i) for t, i in positions)
+    bdd.declare(*names)
+    # Only the cone of influence of the effect's outputs: everything else stays false and is never read.
+    outs = sorted(variables(problem.effect))
+    gate_ids, cone_latches = view.cone(frozenset(outs))
+    ands = view.aig.ands
+    gates = [(ands[k].lhs >> 1, ands[k].rhs0 >> 1, ands[k].rhs0 & 1, ands[k].rhs1 >> 1, ands[k].rhs1 & 1)
+             for k in gate_ids]
+    latches = [bdd.true if (view.initial >> k) & 1 else bdd.false for k in range(view.num_latches)]
+    effect_steps = set(problem.effect_steps)
+    suff = bdd.false
+    for t in range(problem.t_star + 1):
+        xs = [~bdd.var(var_name(t, i)) if (problem.trace[t] >> i) & 1 else bdd.var(var_name(t, i)) for i in range(n)]
+        vals = [bdd.false] * (view.aig.max_var + 1)
+        vals[1 : n + 1] = xs
+        vals[n + 1 : n + 1 + len(latches)] = latches
+        for k, (lhs, v0, n0, v1, n1) in enumerate(gates):
+            a, b = vals[v0], vals[v1]
+            vals[lhs] = (~a if n0 else a) & (~b if n1 else b)
+            if k & 1023 == 1023:
+                tick(bdd.__len__)
+
+        def lit(x: int, vals: list[Any] = vals) -> Any:
+            return ~vals[x >> 1] if x & 1 else vals[x >> 1]
+
+        if t in effect_steps:
+            ys = [bdd.false] * view.num_outputs
+            for j in outs:
+                ys[j] = lit(view.out_lits[j])
+            suff = suff | _expr_bdd(bdd, problem.effect, ys)
+        nxt = [bdd.false] * len(latches)
+        for k in cone_latches:
+            nxt[k] = lit(view.aig.latches[k].next)
+        latches = nxt
+        tick(bdd.__len__)
+    return Encoding(problem, bdd, lib_name, positions, names, problem.t_star + 1, n, suff, order)
+
+
+def _expr_bdd(bdd: Any, e: Expr, outs: Sequence[Any]) -> Any:
+    """The BDD of expression ``e`` over outputs whose BDDs are ``outs``."""
+    if isinstance(e, Var):
+        return outs[e.index]
+    if isinstance(e, Const):
+        return bdd.true if e.value else bdd.false
+    if isinstance(e, Not):
+        return ~_expr_bdd(bdd, e.arg, outs)
+    if isinstance(e, And):
+        acc = bdd.true
+        for a in e.args:
+            acc = acc & _expr_bdd(bdd, a, outs)
+        return acc
+    if isinstance(e, Or):
+        acc = bdd.false
+        for a in e.args:
+            acc = acc | _expr_bdd(bdd, a, outs)
+        return acc
+    raise TypeError(f"unresolved alias in {e!r}")
 
 
 def _reachable(nxt: np.ndarray, initial: int, steps: int) -> list[list[int]]:

@@ -11,6 +11,9 @@ that is instantiated at each step. The next state is the OR of the fires into it
 e(y_{t*}) in hard mode, OR over the window in normal mode. Every gate is a full Tseitin equivalence, so the CNF is
 a circuit: each flip assignment has exactly one model.
 
+On a circuit system the state is one literal per latch (constants at step 0) and a step is the circuit's AND gates,
+one Tseitin gate each, on the step's input and latch literals; no state is enumerated.
+
 Min1 terms (``with_valid=True``): for each flip position p = (t0, i0), a copy of the steps ``t0 .. t*`` that starts
 from the main run's state at t0 and reads the base value at p; ``Valid = Suff AND AND_p (f_p -> NOT Suff_p)``.
 
@@ -18,8 +21,9 @@ Variable numbering is canonical (one ``pysat.formula.IDPool``, deterministic con
 ``("f", t, i)`` = ``1 + t * |AP_in| + i``, then ``("true",)``, then named literals (``("ts", t)``, ``("suff",)``,
 ``("suff", t, i)``, ``("valid",)``) and hash-consed gates ``("and", lits)`` / ``("or", lits)`` in creation order.
 
->>> enc = encode(problem, with_valid=True)  # doctest: +SKIP
->>> enc.write_dimacs(fp, assert_lits=[enc.valid])  # doctest: +SKIP
+>>> enc = encode(problem, with_valid=True)
+>>> with open("valid.cnf", "w") as fp:
+...     enc.write_dimacs(fp, assert_lits=[enc.valid])
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from typing import TextIO
 from pysat.card import CardEnc, EncType
 from pysat.formula import CNF, IDPool
 
+from aig.view import CircuitView
 from encoders.problem import Flip, Problem
 from hoa.label import FALSE, TRUE, And, Const, Expr, Not, Or, Var, restrict, variables
 
@@ -183,7 +188,8 @@ class Encoding:
         names = p.system.inputs
         comments = [
             f"c gf01 unrolling: T={p.horizon} t*={p.t_star} mode={p.mode} window={p.window} "
-            f"inputs={len(names)} states={p.system.num_states}",
+            f"inputs={len(names)} "
+            + (f"latches={p.system.num_latches}" if p.circuit else f"states={p.system.num_states}"),
             "c meaning: flip variable f[t][i] is true when input i at step t differs from the base trace",
         ]
         comments += [f"c flip {v} t={t} input={names[i]}" for (t, i), v in self.flips.items()]
@@ -205,8 +211,11 @@ def encode(problem: Problem, with_valid: bool = False, check: Callable[[], None]
     flips = {(t, i): pool.id(("f", t, i)) for t in range(steps) for i in range(n)}
     true = pool.id(("true",))
     enc = Encoding(problem, pool, [[true]], flips, true)
-    enc.compiled = compile_system(problem)
-    init = [true if q == system.initial else -true for q in range(system.num_states)]
+    if problem.circuit:
+        init = [true if (system.initial >> k) & 1 else -true for k in range(system.num_latches)]
+    else:
+        enc.compiled = compile_system(problem)
+        init = [true if q == system.initial else -true for q in range(system.num_states)]
     enc.main_states[0] = init
     enc.main_hits = _run(enc, init, 0, None, check)
     enc.suff = enc.named(("suff",), enc.or_(enc.main_hits))
@@ -254,8 +263,11 @@ def _run(enc: Encoding, start: list[int], t_from: int, fixed: Flip | None,
             else:
                 f = enc.flips[(t, i)]
                 xs.append(-f if base else f)
-        state, ys = _step(enc, enc.compiled, state, xs)
-        _one_hot_hint(enc, state)
+        if enc.compiled is None:
+            state, ys = _circuit_step(enc, state, xs)
+        else:
+            state, ys = _step(enc, enc.compiled, state, xs)
+            _one_hot_hint(enc, state)
         hits.append(enc.expr(problem.effect, ys.__getitem__) if t in window else -true)
         if fixed is None:
             enc.main_states[t + 1] = state
@@ -354,6 +366,68 @@ def _step(enc: Encoding, comp: Compiled, state: list[int], xs: list[int]) -> tup
             if earlier == enc.true:
                 break
     return [enc.or_(ls) for ls in into], [enc.or_(ls) for ls in out_terms]
+
+
+def _circuit_step(enc: Encoding, state: list[int], xs: list[int]) -> tuple[list[int], list[int]]:
+    """One step of a circuit: its AND gates instantiated on the input and latch literals (Tseitin, hash-consed, so
+    gates that compute the same function of the same literals are one variable: the Min1 copies share every gate
+    outside the cone of their fixed input). Only the cone of influence of the effect's outputs is built
+    (:meth:`aig.view.CircuitView.cone`); latches and outputs outside it are constant false, never read. Returns the
+    next latch literals and the output literals."""
+    view: CircuitView = enc.problem.system  # type: ignore[assignment]
+    gates, latches, outs = _cone_tables(view, enc.problem)
+    # Variables outside the cone of the effect's outputs are never read: they stay false.
+    lits = [-enc.true] * (view.aig.max_var + 1)
+    n = len(xs)
+    lits[1 : n + 1] = xs
+    lits[n + 1 : n + 1 + len(state)] = state
+    memo = enc.pool.obj2id
+    true = enc.true
+    for lhs, v0, n0, v1, n1 in gates:
+        a = -lits[v0] if n0 else lits[v0]
+        b = -lits[v1] if n1 else lits[v1]
+        # and_ for two literals, inlined (this loop is the unrolling's hot path).
+        if a == -true or b == -true or a == -b:
+            lits[lhs] = -true
+        elif a in (true, b):
+            lits[lhs] = b
+        elif b == true:
+            lits[lhs] = a
+        else:
+            key = ("and", (a, b) if a < b else (b, a))
+            g = memo.get(key)
+            if g is None:
+                g = enc.pool.id(key)
+                enc.clauses.extend(([-g, a], [-g, b], [g, -a, -b]))
+            lits[lhs] = g
+
+    def lit(x: int) -> int:
+        return -lits[x >> 1] if x & 1 else lits[x >> 1]
+
+    nxt = [-true] * len(state)
+    for k in latches:
+        nxt[k] = lit(view.aig.latches[k].next)
+    ys = [-true] * view.num_outputs
+    for j in outs:
+        ys[j] = lit(view.out_lits[j])
+    return nxt, ys
+
+
+def _cone_tables(view: CircuitView, problem: Problem) -> tuple[list[tuple[int, int, bool, int, bool]], tuple[int, ...],
+                                                                 list[int]]:
+    """The gates (lhs variable, rhs0 variable, negated, rhs1 variable, negated), in canonical (topological) order,
+    and the latches in the cone of influence of the effect's outputs, and those outputs."""
+    outs = frozenset(variables(problem.effect))
+    key = ("cnf-cone", outs)
+    got = view.memo.get(key)
+    if got is None:
+        gate_ids, latches = view.cone(outs)
+        ands = view.aig.ands
+        gates = [(ands[k].lhs >> 1, ands[k].rhs0 >> 1, bool(ands[k].rhs0 & 1), ands[k].rhs1 >> 1,
+                  bool(ands[k].rhs1 & 1)) for k in gate_ids]
+        got = (gates, latches, sorted(outs))
+        view.memo[key] = got
+    return got
 
 
 def _one_hot_hint(enc: Encoding, state: list[int]) -> None:

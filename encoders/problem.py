@@ -1,5 +1,9 @@
 """A GF-01 query at the solver level: Mealy system, base trace, effect, target time, mode, window, budgets.
 
+The system is a table system (:class:`hoa.mealy.MealyView`, dense next/out tables) or a circuit
+(:class:`aig.view.CircuitView`, an AIG with latches); both offer ``inputs``, ``outputs``, ``initial`` and
+``step(q, x) -> (q', y)``, and each backend says which queries it answers on which (docs/solvers.md).
+
 Everything is by index, not by name: input ``i`` is ``system.inputs[i]``, the effect is an expression over output
 indices. An atom is ``(t, i, v)``: at step ``t`` set input ``i`` to ``v``. A flip is ``(t, i)``: the atom that sets
 input ``i`` at step ``t`` to the opposite of its base value. A certificate is a tuple of atoms; the solvers return
@@ -10,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from aig.view import CircuitView
 from hoa.errors import Gf01Error
 from hoa.label import Expr, variables
 from hoa.mealy import MealyView
@@ -33,7 +38,7 @@ class Problem:
     bounds the distinct timesteps a certificate touches; ``budget_a`` (B_A) is carried for the play protocol.
     """
 
-    system: MealyView
+    system: MealyView | CircuitView
     trace: tuple[int, ...]
     effect: Expr
     t_star: int
@@ -64,6 +69,11 @@ class Problem:
         if bad:
             raise Gf01Error(f"the effect uses output index {bad[0]}, the system has {self.system.num_outputs}",
                             field="effect")
+
+    @property
+    def circuit(self) -> bool:
+        """Whether the system is a circuit (:class:`aig.view.CircuitView`) rather than a table system."""
+        return isinstance(self.system, CircuitView)
 
     @property
     def horizon(self) -> int:

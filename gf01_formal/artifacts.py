@@ -12,10 +12,13 @@ written atomically (a temporary file in the target directory, then ``os.replace`
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
+import stat
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -41,43 +44,113 @@ def pretty_json(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
-def check_output(path: str | Path) -> Path:
-    """Refuse, before any work is done, an output path that cannot be written: a directory, or a file whose nearest
-    existing parent is not a writable directory. Missing parent directories are created when the file is written."""
+def check_output(path: str | Path, *, inputs: Iterable[str | os.PathLike[str] | None] = (),
+                 reread: bool = False) -> Path:
+    """Refuse, before any work is done, an output path that cannot be written, or must not be (docs/outputs.md):
+
+    - a directory, or a file whose nearest existing parent is not a writable directory (missing parent directories
+      are created when the file is written);
+    - a socket; a FIFO when ``reread`` (a runs file is read back to resume and locked, which a FIFO cannot be);
+    - one of the command's ``inputs`` (the same file after symlinks are resolved): writing it would destroy what
+      the command reads.
+
+    A symlink is followed (its target is written, the link stays) and a device or FIFO is written through
+    (:func:`write_text_atomic`), so neither is refused here.
+    """
     target = Path(path)
     shown = quote(os.fspath(path), 200, bare=True)
     try:
-        if target.is_dir():
+        real = Path(os.path.realpath(target))
+        if real.is_dir():
             raise Gf01Error("is a directory; give a file name to write", file=shown)
-        parent = target.parent
+        st = _stat(real)
+        if st is not None and stat.S_ISSOCK(st.st_mode):
+            raise Gf01Error("is a socket; give a file name to write", file=shown)
+        if st is not None and stat.S_ISFIFO(st.st_mode) and reread:
+            raise Gf01Error("is a FIFO: a runs file is read back (to resume) and locked; give a regular file",
+                            file=shown)
+        if st is not None:
+            for source in inputs:
+                if source is not None and _same_file(st, source):
+                    raise Gf01Error(f"is also an input of this command ({quote(os.fspath(source), 200, bare=True)});"
+                                    " writing it would destroy it: give another output", file=shown)
+        if st is not None and not stat.S_ISREG(st.st_mode):  # a device or FIFO, written through: no file is made
+            if not os.access(real, os.W_OK):
+                raise Gf01Error("cannot write: permission denied", file=shown)
+            return target
+        parent = real.parent
         while not parent.exists():
             if parent == parent.parent:
                 break
             parent = parent.parent
         if not parent.is_dir():
             raise Gf01Error(f"cannot write: {quote(str(parent), 200, bare=True)} is not a directory", file=shown)
-        if not os.access(parent, os.W_OK | os.X_OK) or (target.exists() and not os.access(target, os.W_OK)):
+        if not os.access(parent, os.W_OK | os.X_OK) or (st is not None and not os.access(real, os.W_OK)):
             raise Gf01Error("cannot write: permission denied", file=shown)
         # os.access answers yes to root everywhere, and knows nothing of read-only mounts: create (and remove) a
         # file where the output or its first missing directory will go, which is what the write will need.
         fd, probe = tempfile.mkstemp(prefix=".gf01-probe-", dir=parent)
         os.close(fd)
         os.unlink(probe)
-    except OSError as ex:  # a name too long, a path through a file, a read-only or full file system
+    except OSError as ex:  # a name too long, a path through a file, a read-only or full file system, a symlink loop
         raise Gf01Error(f"cannot write: {ex.strerror or ex}", file=shown) from None
     return target
 
 
-def write_text_atomic(path: str | Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically: readers see the old file or the whole new one, never a part."""
-    target = Path(path)
+def check_output_dir(path: str | Path, *, inputs: Iterable[str | os.PathLike[str] | None] = (),
+                     names: Iterable[str] = ()) -> Path:
+    """The directory ``path`` resolved (a symlink, dangling or not, is followed: its target is the directory),
+    refused when it is an existing non-directory, when it cannot be written, or when one of ``names`` in it (the
+    files the command writes there) is one of its ``inputs``."""
     shown = quote(os.fspath(path), 200, bare=True)
-    directory = target.parent if str(target.parent) else Path(".")
+    try:
+        real = Path(os.path.realpath(path))
+        if real.exists() and not real.is_dir():
+            raise Gf01Error("is not a directory", file=shown)
+    except OSError as ex:  # a name too long, a symlink loop
+        raise Gf01Error(f"cannot write: {ex.strerror or ex}", file=shown) from None
+    for name in names:
+        check_output(real / name, inputs=inputs)
+    return real
+
+
+def _stat(path: Path) -> os.stat_result | None:
+    try:
+        return os.stat(path)
+    except FileNotFoundError:
+        return None
+
+
+def _same_file(st: os.stat_result, other: str | os.PathLike[str]) -> bool:
+    try:
+        o = os.stat(other)
+    except (OSError, ValueError):  # a missing input is the reader's error, reported there
+        return False
+    return (st.st_dev, st.st_ino) == (o.st_dev, o.st_ino)
+
+
+def write_text_atomic(path: str | Path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically: readers see the old file or the whole new one, never a part.
+
+    A symlink is followed (its target is written; the link stays a link). An existing device or FIFO is written
+    through, never replaced by a regular file (``-o /dev/null`` as root leaves the device a device); a FIFO without
+    a reader is refused rather than waited on.
+    """
+    shown = quote(os.fspath(path), 200, bare=True)
+    try:
+        target = Path(os.path.realpath(path))
+        st = _stat(target)
+    except OSError as ex:
+        raise Gf01Error(f"cannot write: {ex.strerror or ex}", file=shown) from None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        _write_through(target, text, st, shown)
+        return
+    directory = target.parent
     try:
         directory.mkdir(parents=True, exist_ok=True)
         # mkstemp creates the file readable by its owner only; an artifact keeps the mode of the file it replaces,
         # or gets the usual rw-r--r--.
-        mode = target.stat().st_mode & 0o777 if target.exists() else 0o644
+        mode = st.st_mode & 0o777 if st is not None else 0o644
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
     except OSError as ex:
         raise Gf01Error(f"cannot write: {ex.strerror or ex}", file=shown) from None
@@ -94,6 +167,30 @@ def write_text_atomic(path: str | Path, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _write_through(target: Path, text: str, st: os.stat_result, shown: str) -> None:
+    """Write ``text`` into an existing device or FIFO (opened for writing, not replaced)."""
+    if stat.S_ISDIR(st.st_mode):
+        raise Gf01Error("is a directory; give a file name to write", file=shown)
+    if stat.S_ISSOCK(st.st_mode):
+        raise Gf01Error("is a socket; give a file name to write", file=shown)
+    try:
+        # Non-blocking open: a FIFO nobody reads is an error now, not a hang.
+        fd = os.open(target, os.O_WRONLY | os.O_NONBLOCK | os.O_NOCTTY)
+    except OSError as ex:
+        if ex.errno == errno.ENXIO:
+            raise Gf01Error("is a FIFO that nobody reads; start its reader first", file=shown) from None
+        raise Gf01Error(f"cannot write: {ex.strerror or ex}", file=shown) from None
+    try:
+        os.set_blocking(fd, True)
+        view = memoryview(text.encode("utf-8"))
+        while view:
+            view = view[os.write(fd, view):]
+    except OSError as ex:
+        raise Gf01Error(f"cannot write: {ex.strerror or ex}", file=shown) from None
+    finally:
+        os.close(fd)
 
 
 def write_json_atomic(path: str | Path, obj: Any) -> None:

@@ -1,14 +1,18 @@
 """The solver front: one function per GF-01 query, answered by a backend picked by name from one table.
 
 Every backend implements :class:`solvers.contract.Backend` with the same signatures; this module only chooses one
-(``backend=None`` takes the query's natural backend, :data:`DEFAULT_BACKEND`) and calls it. Conventions on atoms,
+(``backend=None`` takes the query's natural backend, :data:`DEFAULT_BACKEND` on a table system,
+:data:`DEFAULT_CIRCUIT_BACKEND` on a circuit) and calls it. Conventions on atoms,
 budgets and limits are those of :mod:`solvers.contract`.
 
->>> valid(problem, [(2, 0, 1)])  # doctest: +SKIP
+>>> valid(problem, [(20, 2, 1), (21, 2, 1)])
 True
->>> oracle(problem, problem.budget_t).certificate  # doctest: +SKIP
-((2, 0, 1),)
->>> sample(problem, problem.budget_t, k=5, seed=1)  # doctest: +SKIP
+>>> oracle(problem, problem.budget_t).certificate
+((20, 2, 1), (21, 2, 1))
+>>> check(problem, [(21, 2, 1)])
+Check(suff=False, min1=True)
+>>> len(sample(problem, problem.budget_t, k=5, seed=1))
+5
 """
 
 from __future__ import annotations
@@ -18,10 +22,11 @@ from collections.abc import Iterable, Iterator
 
 from encoders.problem import Atom, Certificate, Problem
 from hoa.errors import Gf01Error
+from solvers import contract
 from solvers.canonical import certificate_digest
 from solvers.contract import Backend
 from solvers.limits import Limits
-from solvers.results import BestMatch, OracleResult, best_match_among
+from solvers.results import BestMatch, Check, OracleResult, best_match_among
 
 #: Backend name -> (module, attribute naming the backend object, or "" for the module itself). Imported on first use,
 #: so that a query on one backend does not pay for the others' libraries (python-sat, dd).
@@ -39,6 +44,7 @@ DEFAULT_BACKEND: dict[str, str] = {
     "suff": "explicit",
     "min1": "explicit",
     "valid": "explicit",
+    "check": "explicit",
     "subset_min": "sat",
     "witness": "explicit",
     "count": "forward",
@@ -46,6 +52,37 @@ DEFAULT_BACKEND: dict[str, str] = {
     "oracle": "explicit",
     "best_match": "forward",
 }
+
+
+#: The natural backend of each query on a circuit system: simulation for certificate checks, SAT on the unrolling
+#: for subset-minimality, witness and oracle, BDD for counting, enumeration and best match (docs/solvers.md); the
+#: last three go to the forward pass instead when the circuit's reachable latch states tabulate
+#: (:func:`solvers.circuit.tabulable`).
+DEFAULT_CIRCUIT_BACKEND: dict[str, str] = {
+    "suff": "explicit",
+    "min1": "explicit",
+    "valid": "explicit",
+    "check": "explicit",
+    "subset_min": "sat",
+    "witness": "sat",
+    "count": "bdd",
+    "enumerate_certificates": "bdd",
+    "oracle": "sat",
+    "best_match": "bdd",
+}
+
+
+def default_backend(query: str, problem: Problem) -> str:
+    """The natural backend of ``query`` for ``problem``'s kind of system (table or circuit)."""
+    if not problem.circuit:
+        return DEFAULT_BACKEND[query]
+    name = DEFAULT_CIRCUIT_BACKEND[query]
+    if name == "bdd":
+        from solvers.circuit import tabulable
+
+        if tabulable(problem):
+            return "forward"
+    return name
 
 
 def backend(name: str) -> Backend:
@@ -57,42 +94,49 @@ def backend(name: str) -> Backend:
     return getattr(mod, attr) if attr else mod  # type: ignore[return-value]
 
 
-def _pick(query: str, name: str | None) -> Backend:
-    return backend(DEFAULT_BACKEND[query] if name is None else name)
+def _pick(query: str, name: str | None, problem: Problem) -> Backend:
+    return backend(default_backend(query, problem) if name is None else name)
 
 
 def suff(problem: Problem, atoms: Iterable[Atom], backend: str | None = None, *, limits: Limits | None = None) -> bool:
     """Suff(C): the intervened run shows the effect (Definition 10)."""
-    return bool(_pick("suff", backend).suff(problem, list(atoms), limits=limits))
+    return bool(_pick("suff", backend, problem).suff(problem, list(atoms), limits=limits))
 
 
 def min1(problem: Problem, atoms: Iterable[Atom], backend: str | None = None, *, limits: Limits | None = None) -> bool:
     """Min1(C): removing any single atom loses the effect (Definition 11)."""
-    return bool(_pick("min1", backend).min1(problem, list(atoms), limits=limits))
+    return bool(_pick("min1", backend, problem).min1(problem, list(atoms), limits=limits))
 
 
 def valid(problem: Problem, atoms: Iterable[Atom], backend: str | None = None, *, limits: Limits | None = None) -> bool:
     """Valid(C) = Suff(C) and Min1(C) (Definition 12)."""
-    return bool(_pick("valid", backend).valid(problem, list(atoms), limits=limits))
+    return bool(_pick("valid", backend, problem).valid(problem, list(atoms), limits=limits))
+
+
+def check(
+    problem: Problem, atoms: Iterable[Atom], backend: str | None = None, *, limits: Limits | None = None
+) -> Check:
+    """Suff(C) and Min1(C) in one query (:func:`solvers.contract.check`): one simulation on the explicit backend."""
+    return contract.check(_pick("check", backend, problem), problem, list(atoms), limits=limits)
 
 
 def subset_min(
     problem: Problem, atoms: Iterable[Atom], backend: str | None = None, *, limits: Limits | None = None
 ) -> bool:
     """SubsetMin(C): no proper subset of C is sufficient (Definition 14; C itself need not be)."""
-    return bool(_pick("subset_min", backend).subset_min(problem, list(atoms), limits=limits))
+    return bool(_pick("subset_min", backend, problem).subset_min(problem, list(atoms), limits=limits))
 
 
 def witness(
     problem: Problem, budget_t: int | None, backend: str | None = None, *, limits: Limits | None = None
 ) -> Certificate | None:
     """A valid certificate with at most ``budget_t`` timesteps, or None when it is proven that there is none."""
-    return _pick("witness", backend).witness(problem, budget_t, limits=limits)
+    return _pick("witness", backend, problem).witness(problem, budget_t, limits=limits)
 
 
 def count(problem: Problem, budget_t: int | None, backend: str | None = None, *, limits: Limits | None = None) -> int:
     """|M(I)| (``budget_t`` None) or |M_B(I)|, exactly."""
-    return int(_pick("count", backend).count(problem, budget_t, limits=limits))
+    return int(_pick("count", backend, problem).count(problem, budget_t, limits=limits))
 
 
 def enumerate_certificates(
@@ -104,14 +148,15 @@ def enumerate_certificates(
     limits: Limits | None = None,
 ) -> Iterator[Certificate]:
     """The valid certificates (within ``budget_t``) in canonical order, lazily; at most ``limit`` of them."""
-    return _pick("enumerate_certificates", backend).enumerate_certificates(problem, budget_t, limit, limits=limits)
+    chosen = _pick("enumerate_certificates", backend, problem)
+    return chosen.enumerate_certificates(problem, budget_t, limit, limits=limits)
 
 
 def oracle(
     problem: Problem, budget_t: int | None, backend: str | None = None, *, limits: Limits | None = None
 ) -> OracleResult | None:
     """The valid certificate minimising (Eff_t, Eff_a) within ``budget_t``; None when M_B(I) is empty."""
-    return _pick("oracle", backend).oracle(problem, budget_t, limits=limits)
+    return _pick("oracle", backend, problem).oracle(problem, budget_t, limits=limits)
 
 
 def best_match(
@@ -123,7 +168,7 @@ def best_match(
     limits: Limits | None = None,
 ) -> BestMatch:
     """The DEC-025 gold certificate in M_B(I) for the agent's ``atoms``, with AP- and TS-level P/R/F1."""
-    return _pick("best_match", backend).best_match(problem, list(atoms), budget_t, limits=limits)
+    return _pick("best_match", backend, problem).best_match(problem, list(atoms), budget_t, limits=limits)
 
 
 def sample(
@@ -147,10 +192,13 @@ def gold_digest(problem: Problem, cert: Iterable[Atom]) -> str:
 __all__ = [
     "BACKENDS",
     "DEFAULT_BACKEND",
+    "DEFAULT_CIRCUIT_BACKEND",
     "backend",
     "best_match",
     "best_match_among",
+    "check",
     "count",
+    "default_backend",
     "enumerate_certificates",
     "gold_digest",
     "min1",

@@ -46,10 +46,13 @@ unranking uniform random ranks against backward counts.
 suff, min1, valid, subset_min, witness and oracle are the explicit backend's (simulation, a DP restricted to C's
 flips, the layered shortest path): they are already linear in T.
 
->>> count(problem, 3)                                 # doctest: +SKIP
-1005
->>> sample(problem, 3, k=2, seed=7)                   # doctest: +SKIP
-[((4, 1, 1),), ((2, 0, 0), (9, 3, 1))]
+On a circuit the pass runs on the table of its reachable latch states (:func:`solvers.circuit.tabulated`) when they
+are few, and says it needs explicit states otherwise.
+
+>>> count(problem, 3)
+36
+>>> sample(problem, 2, k=2, seed=7)
+[((20, 4, 0), (21, 0, 0), (21, 1, 0), (21, 2, 1)), ((20, 4, 0), (21, 0, 0), (21, 1, 0), (21, 3, 1))]
 """
 
 from __future__ import annotations
@@ -67,6 +70,7 @@ from encoders.problem import Atom, Certificate, Flip, Problem
 from hoa.errors import Gf01Error
 from solvers import explicit, paths
 from solvers.canonical import canonical, certificate_json, flips_to_atoms, order_key, timesteps
+from solvers.circuit import tabulated
 from solvers.limits import NO_LIMITS, Clock, Limits, guarded
 from solvers.results import BestMatch, OracleResult, prf
 from solvers.simulate import prepare, require_tables
@@ -676,6 +680,7 @@ def count(problem: Problem, budget_t: int | None, *, limits: Limits | None = Non
     the live keys of a step.
     """
     clock = (limits or NO_LIMITS).start()
+    problem = tabulated(problem, "count")
     fw = _Forward(problem)
     res = fw.run(budget_t, counting=True, edges=False, clock=clock, query="count")
     assert res.counts is not None
@@ -686,6 +691,7 @@ def count(problem: Problem, budget_t: int | None, *, limits: Limits | None = Non
 def profile(problem: Problem, budget_t: int | None, *, limits: Limits | None = None) -> dict[str, object]:
     """The count with what the pass used: ``{"count", "keys_max", "keys_total", "classes_max"}`` (for benchmarks)."""
     clock = (limits or NO_LIMITS).start()
+    problem = tabulated(problem, "profile")
     fw = _Forward(problem)
     res = fw.run(budget_t, counting=True, edges=False, clock=clock, query="count")
     assert res.counts is not None
@@ -741,6 +747,7 @@ def enumerate_certificates(
     if limit is not None and limit <= 0:
         return
     clock = (limits or NO_LIMITS).start()
+    problem = tabulated(problem, "enumerate")
     fw = _Forward(problem)
     steps = fw.quo.steps
     top = steps if budget_t is None else min(budget_t, steps)
@@ -867,6 +874,7 @@ def sample(
     if k < 0:
         raise Gf01Error(f"a sample needs k >= 0 certificates, got {k}", field="sample")
     clock = (limits or NO_LIMITS).start()
+    problem = tabulated(problem, "sample")
     fw = _Forward(problem)
     res = fw.run(budget_t, counting=False, edges=True, clock=clock, query="sample")
     togo = _counts_to_go(fw, res, clock, "sample")
@@ -922,6 +930,7 @@ def best_match(
     """
     agent = list(atoms)
     clock = (limits or NO_LIMITS).start()
+    problem = tabulated(problem, "best_match")
     fw = _Forward(problem)
     n_in = problem.system.num_inputs
     steps = fw.quo.steps

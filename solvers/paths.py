@@ -16,6 +16,7 @@ import numpy as np
 
 from encoders.problem import Problem
 from solvers.canonical import flips_to_atoms
+from solvers.circuit import tabulated
 from solvers.limits import NO_LIMITS, Limits
 from solvers.results import OracleResult
 from solvers.simulate import prepare, require_tables
@@ -26,6 +27,7 @@ def oracle(problem: Problem, budget_t: int | None, limits: Limits | None = None)
 
     Ties are broken deterministically: lowest (state, input valuation) index at every layer.
     """
+    problem = tabulated(problem, "oracle")
     require_tables(problem, "oracle")
     clock = (limits or NO_LIMITS).start()
     prep = prepare(problem)

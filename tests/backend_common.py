@@ -21,16 +21,16 @@ from brute import (
 )
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from strategies import certificates, problems
+from strategies import as_circuit, certificates, circuit_problems, problems
 
 from encoders.problem import Problem
 from hoa.label import Var
 from hoa.mealy import MealyView
-from solvers import api
+from solvers import api, contract
 from solvers.canonical import order_key
 from solvers.contract import QUERIES, Backend
 from solvers.limits import Limits, Unknown
-from solvers.results import BestMatch
+from solvers.results import BestMatch, Check
 
 # One test body runs for several subclasses (executors); each backend is a separate test, so this is intended.
 SETTINGS = settings(
@@ -46,9 +46,15 @@ def parity_problem() -> Problem:
 
 
 class Common:
-    """The contract's tests; a subclass sets ``name`` to a key of :data:`solvers.api.TABLE`."""
+    """The contract's tests; a subclass sets ``name`` to a key of :data:`solvers.api.TABLE`, and ``circuit`` to run
+    every test on the circuit twin of each table problem (the same machine as an AIG: every answer must be the same,
+    and the brute-force twin, which only steps the system, checks it)."""
 
     name: str
+    circuit: bool = False
+
+    def twin(self, problem: Problem) -> Problem:
+        return as_circuit(problem) if self.circuit else problem
 
     @property
     def b(self) -> Backend:
@@ -67,16 +73,21 @@ class Common:
     @SETTINGS
     @given(data=st.data())
     def test_certificate_checks_match_brute(self, data: st.DataObject) -> None:
-        problem = data.draw(problems(max_flips=9))
+        problem = self.twin(data.draw(problems(max_flips=9)))
         cert = data.draw(certificates(problem))
         assert self.b.suff(problem, cert) == brute_suff(problem, cert)
         assert self.b.min1(problem, cert) == brute_min1(problem, cert)
         assert self.b.valid(problem, cert) == brute_valid(problem, cert)
         assert self.b.subset_min(problem, cert) == brute_subset_min(problem, cert)
+        # The optional check query: the backend's own where it has one, else the shared one from suff and min1.
+        assert contract.check(self.b, problem, cert) == Check(brute_suff(problem, cert), brute_min1(problem, cert))
 
     @SETTINGS
     @given(problem=problems(max_flips=9))
     def test_sets_match_brute(self, problem: Problem) -> None:
+        self.check_sets(self.twin(problem))
+
+    def check_sets(self, problem: Problem) -> None:
         for budget_t in sorted({problem.budget_t, None}, key=lambda b: -1 if b is None else b):
             expected = brute_valid_set(problem, budget_t)
             assert self.b.count(problem, budget_t) == len(expected)
@@ -96,7 +107,7 @@ class Common:
     @SETTINGS
     @given(data=st.data())
     def test_best_match_matches_brute(self, data: st.DataObject) -> None:
-        problem = data.draw(problems(max_flips=9))
+        problem = self.twin(data.draw(problems(max_flips=9)))
         # Half the time the agent plays a valid certificate (or a prefix of one), so high F1 values are exercised.
         golds = brute_valid_set(problem, problem.budget_t)
         if golds and data.draw(st.booleans()):
@@ -109,7 +120,7 @@ class Common:
 
     def test_non_monotone_sufficiency(self) -> None:
         """Suff is not monotone in C, so Min1 (singleton removal) is weaker than subset-minimality."""
-        p, b = parity_problem(), self.b
+        p, b = self.twin(parity_problem()), self.b
         a, bb, c, d = (0, 0, 1), (0, 1, 1), (0, 2, 1), (0, 3, 1)
         # Suff(C) true, Suff(C - {d}) true, Suff(C - {d, a}) false.
         assert b.suff(p, [a, d]) and b.suff(p, [a]) and not b.suff(p, [])
@@ -130,3 +141,18 @@ class Common:
         with pytest.raises(Unknown) as info:
             self.b.count(p, None, limits=Limits(seconds=0.0))
         assert "time limit" in info.value.reason
+
+    @SETTINGS
+    @given(data=st.data())
+    def test_random_circuits_match_brute(self, data: st.DataObject) -> None:
+        """Circuits that come from no table (latches, gates and properties drawn at random)."""
+        if not self.circuit:
+            return
+        problem = data.draw(circuit_problems(max_flips=9))
+        cert = data.draw(certificates(problem))
+        assert self.b.suff(problem, cert) == brute_suff(problem, cert)
+        assert self.b.min1(problem, cert) == brute_min1(problem, cert)
+        assert self.b.subset_min(problem, cert) == brute_subset_min(problem, cert)
+        self.check_sets(problem)
+        got = self.b.best_match(problem, cert, problem.budget_t)
+        assert got == BestMatch(**dataclasses.asdict(brute_best_match(problem, cert, problem.budget_t)))

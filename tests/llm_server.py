@@ -40,6 +40,9 @@ class Reply:
     usage: bool = True
     raw: str | None = None
     content_type: str = "application/json"
+    #: Tool calls (OpenAI function calling) instead of a final answer: each ``(name, arguments)``, arguments a
+    #: JSON-able object sent as its JSON text.
+    tool_calls: tuple[tuple[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -67,10 +70,14 @@ def tokens(text: str) -> int:
 class ScriptedServer:
     """The server, on a free loopback port, in a thread; use it as a context manager."""
 
-    def __init__(self, script: Callable[[Call], Reply], *, model: str = "scripted-1") -> None:
+    def __init__(self, script: Callable[[Call], Reply], *, model: str = "scripted-1", models_status: int = 200) -> None:
         self.script = script
         self.model = model
+        #: The status of ``GET /v1/models`` (the client's preflight request): 200 lists ``model``.
+        self.models_status = models_status
         self.requests: list[dict[str, Any]] = []
+        #: The paths of the GET requests (the preflight's), apart from ``requests`` (the chat completions).
+        self.gets: list[str] = []
         self.charged = Counter[str]()
         self._seen = Counter[str]()
         self._lock = threading.Lock()
@@ -119,6 +126,12 @@ class ScriptedServer:
             "choices": [{"index": 0, "finish_reason": "stop",
                          "message": {"role": "assistant", "content": reply.content}}],
         }
+        if reply.tool_calls:
+            out["choices"][0]["finish_reason"] = "tool_calls"
+            out["choices"][0]["message"] = {"role": "assistant", "content": reply.content or None, "tool_calls": [
+                {"id": f"call_{key[:8]}_{k}", "type": "function",
+                 "function": {"name": name, "arguments": json.dumps(args)}}
+                for k, (name, args) in enumerate(reply.tool_calls)]}
         if reply.usage:
             out["usage"] = {"prompt_tokens": prompt, "completion_tokens": completion,
                             "total_tokens": prompt + completion}
@@ -150,7 +163,16 @@ class ScriptedServer:
                 self._send(status, headers, data)
 
             def do_GET(self) -> None:
-                self._send(404, {}, b'{"error": {"message": "not found"}}')
+                with server._lock:
+                    server.gets.append(self.path)
+                if not self.path.rstrip("/").endswith("/models"):
+                    self._send(404, {}, b'{"error": {"message": "not found"}}')
+                elif server.models_status == 200:
+                    listing = {"object": "list", "data": [{"id": server.model, "object": "model", "owned_by": "t"}]}
+                    self._send(200, {}, json.dumps(listing).encode())
+                else:
+                    err = {"error": {"message": f"scripted {server.models_status}", "type": "scripted"}}
+                    self._send(server.models_status, {}, json.dumps(err).encode())
 
             def _send(self, status: int, headers: dict[str, str], data: bytes) -> None:
                 try:

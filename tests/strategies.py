@@ -5,6 +5,9 @@ edge so the view is input-complete; or a table with unreachable and absorbing st
 effect over the outputs (with ``t``/``f``/``!``/``&``/``|``), hard or normal mode, a window and a budget (or None).
 ``max_flips`` bounds T * |AP_in| so that the brute-force twin (2^(T*|AP_in|) flip sets) stays fast.
 
+``as_circuit(problem)`` is the circuit twin of a table problem (the same machine, its state in binary latches);
+``circuit_problems()`` draws problems on random circuits.
+
 >>> from hypothesis import given
 >>> @given(problems())
 ... def test_something(problem): ...
@@ -12,10 +15,15 @@ effect over the outputs (with ``t``/``f``/``!``/``&``/``|``), hard or normal mod
 
 from __future__ import annotations
 
+import dataclasses
 from functools import cache
 
 from hypothesis import strategies as st
 
+from aig.build import Builder
+from aig.model import Aig, Latch
+from aig.model import And as AigAnd
+from aig.view import CircuitView
 from encoders.problem import Atom, Problem
 from hoa.label import AliasRef, And, Const, Expr, Not, Or, Var, satisfiable
 from hoa.mealy import MealyEdge, MealyView
@@ -141,3 +149,69 @@ def _names(prefix: str, k: int) -> tuple[str, ...]:
     # Names whose alphabetical order differs from index order, so canonical (by-name) atom order is exercised.
     pool = {"i": ("r", "g", "a", "z", "c", "m"), "o": ("p", "e", "x", "b")}[prefix]
     return pool[:k] if k <= len(pool) else tuple(f"{prefix}{j}" for j in range(k))
+
+
+def table_circuit(view: MealyView) -> CircuitView:
+    """The same machine as a circuit: the state in binary latches, next state and outputs as sums of minterms."""
+    nxt, out = view.tables
+    n, m, s = view.num_inputs, view.num_outputs, view.num_states
+    bits = (s - 1).bit_length()
+    b = Builder()
+    ins = [b.input(name) for name in view.inputs]
+    lat = [b.latch(f"s{k}", (view.initial >> k) & 1) for k in range(bits)]
+    next_terms: list[list[int]] = [[] for _ in range(bits)]
+    out_terms: list[list[int]] = [[] for _ in range(m)]
+    for q in range(s):
+        for x in range(1 << n):
+            term = b.all([lat[k] ^ (1 - ((q >> k) & 1)) for k in range(bits)]
+                         + [ins[i] ^ (1 - ((x >> i) & 1)) for i in range(n)])
+            for k in range(bits):
+                if (int(nxt[q, x]) >> k) & 1:
+                    next_terms[k].append(term)
+            for j in range(m):
+                if (int(out[q, x]) >> j) & 1:
+                    out_terms[j].append(term)
+    for k in range(bits):
+        b.set_next(lat[k], b.any(next_terms[k]))
+    for j, name in enumerate(view.outputs):
+        b.output(name, b.any(out_terms[j]))
+    return CircuitView.from_aig(b.aig())
+
+
+def as_circuit(problem: Problem) -> Problem:
+    """``problem`` with its table system replaced by the same machine as a circuit (the circuit twin)."""
+    return dataclasses.replace(problem, system=table_circuit(problem.system))
+
+
+@st.composite
+def circuit_problems(draw: st.DrawFn, max_flips: int = 9, modes: tuple[str, ...] = ("hard", "normal")) -> Problem:
+    """A random small problem on a random circuit (not from a table): AND gates over inputs, latches and earlier
+    gates, latches with random resets and next states, outputs and bad-state properties from any signal."""
+    n_in = draw(st.integers(1, 3))
+    n_l = draw(st.integers(0, 3))
+    n_a = draw(st.integers(0, 10))
+    avail = [0, *range(2, 2 * (n_in + n_l) + 1, 2)]
+    ands = []
+    for k in range(n_a):
+        lhs = 2 * (n_in + n_l + k + 1)
+        ands.append(AigAnd(lhs, draw(st.sampled_from(avail)) ^ draw(st.integers(0, 1)),
+                           draw(st.sampled_from(avail)) ^ draw(st.integers(0, 1))))
+        avail.append(lhs)
+
+    def lit() -> int:
+        return draw(st.sampled_from(avail)) ^ draw(st.integers(0, 1))
+
+    latches = tuple(Latch(2 * (n_in + k + 1), lit(), draw(st.integers(0, 1))) for k in range(n_l))
+    n_o, n_b = draw(st.integers(0, 2)), draw(st.integers(0, 1))
+    if n_o + n_b == 0:
+        n_o = 1
+    aig = Aig(n_in + n_l + n_a, tuple(range(2, 2 * n_in + 1, 2)), latches, tuple(lit() for _ in range(n_o)),
+              tuple(ands), bad=tuple(lit() for _ in range(n_b)),
+              symbols=tuple((("i", i), name) for i, name in enumerate(_names("i", n_in))))
+    system = CircuitView.from_aig(aig)
+    T = draw(st.integers(1, max(1, min(6, max_flips // n_in))))
+    trace = tuple(draw(st.lists(st.integers(0, (1 << n_in) - 1), min_size=T, max_size=T)))
+    effect = draw(expressions(system.num_outputs, max_leaves=4))
+    t_star = draw(st.integers(0, T - 1))
+    budget_t = draw(st.one_of(st.none(), st.integers(0, T)))
+    return Problem(system, trace, effect, t_star, draw(st.sampled_from(modes)), draw(st.integers(0, 3)), budget_t)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from scripted_agent import PRELUDE
+from waits import CEILING
 
 from gf01_formal import agents
 from gf01_formal.agents import subprocess_agent
@@ -31,13 +32,16 @@ def case():
     return inst, problem, Scorer(problem)
 
 
-def run(case, tmp_path: Path, body: str, *, timeout: float = 5.0, build=None):
-    """Play the scripted agent ``body`` (after the prelude); returns the record and the messages it received."""
+def run(case, tmp_path: Path, body: str, *, timeout: float = 5.0, build=None, sandbox: str | None = None):
+    """Play the scripted agent ``body`` (after the prelude); returns the record and the messages it received. The
+    agent runs in the bubblewrap sandbox unless ``sandbox`` says otherwise ("none": the tests that watch its
+    process ids from outside, which a PID namespace hides; the sandboxed kill is tested in test_sandbox.py)."""
     script = tmp_path / "agent.py"
     script.write_text(PRELUDE + textwrap.dedent(body))
     log = tmp_path / "received.jsonl"
     log.write_text("")
-    spec = AgentSpec("cmd", "EVAL-CB", {"cmd": f"{sys.executable} {script} {log}", "step_timeout": timeout})
+    params = {"cmd": f"{sys.executable} {script} {log}", "step_timeout": timeout}
+    spec = AgentSpec("cmd", "EVAL-CB", params if sandbox is None else {**params, "sandbox": sandbox})
     agents.check(spec)
     inst, problem, scorer = case
     record = play_run(inst, problem, spec, seed=0, scorer=scorer, build=build).record
@@ -86,29 +90,29 @@ def test_garbage_unknown_keys_and_wrong_types_are_faults(case, tmp_path):
         answers = ["hello world\\n", {"set": {}, "foo": 1}, {"set": [1]}, {"set": {}}]
         play(lambda t: answers[min(t, 3)])
     """)
-    errors = [s["agent_error"] and s["agent_error"]["kind"] for s in record.steps]
+    errors = [s.agent_error and s.agent_error.kind for s in record.steps]
     assert errors == ["not_json", "bad_action", "bad_action", None, None, None]
-    assert "hello world" in record.steps[0]["agent_error"]["message"]
-    assert "foo" in record.steps[1]["agent_error"]["message"]
+    assert "hello world" in record.steps[0].agent_error.message
+    assert "foo" in record.steps[1].agent_error.message
     assert record.status == "completed" and record.certificate == [] and record.refusals == 0
 
 
 def test_an_unknown_input_or_a_value_not_0_or_1_voids_the_whole_action(case, tmp_path):
-    """Such an action is the agent's error, counted as a protocol violation: none of its atoms is committed, not
-    even the well-formed ones, and no refusal is reported (the engine was given no edit)."""
+    """The episode voids such an action, the agent's error counted as a protocol violation: none of its atoms is
+    committed, not even the well-formed ones, nor its commit, and no refusal is reported; the step log keeps what
+    was submitted."""
     record, received = run(case, tmp_path, """
         answers = [{"set": {"r0": 1, "bogus": 1}}, {"set": {"r1": 2}}, {"set": {"r1": 1.0}},
                    {"set": {"r0": True, "r1": 1}, "commit": True}, {"set": {"r1": 1}}, {"set": {}}]
         play(lambda t: answers[t])
     """)
-    errors = [s["agent_error"] and s["agent_error"]["kind"] for s in record.steps]
+    errors = [s.agent_error and s.agent_error.kind for s in record.steps]
     assert errors == ["bad_action"] * 4 + [None, None]
-    messages = [s["agent_error"]["message"] for s in record.steps[:4]]
-    assert messages[0].startswith("'bogus' is not an input (r0, r1): ")
-    assert messages[1].startswith("r1: value 2 must be 0 or 1: ")
-    assert messages[2].startswith("r1: value 1.0 must be 0 or 1: ")
-    assert messages[3].startswith("r0: value True must be 0 or 1: ")
-    assert all(s["committed"] == [] and s["refused"] == [] and not s["commit"] for s in record.steps[:4])
+    messages = [s.agent_error.message for s in record.steps[:4]]
+    assert messages == ["'bogus' is not an input (r0, r1)", "r1: value 2 must be 0 or 1",
+                        "r1: value 1.0 must be 0 or 1", "r0: value True must be 0 or 1"]
+    assert all(s.committed == [] and s.refused == [] and not s.commit for s in record.steps[:4])
+    assert record.steps[0].submitted == {"r0": 1, "bogus": 1} and record.steps[3].submitted == {"r0": True, "r1": 1}
     assert all(o["refused"] == [] for o in received[1:5])
     assert record.certificate == [[4, "r1", 1]] and record.refusals == 0 and len(record.steps) == 6
     assert record.status == "agent_error" and record.error == "4 protocol violations (more than 3)"
@@ -118,8 +122,8 @@ def test_every_bad_atom_is_counted_in_the_message(case, tmp_path):
     record, _ = run(case, tmp_path, """
         play(lambda t: {"set": {"zz": 1, "r0": 2, "r1": 1, "yy": 0}} if t == 0 else {"set": {}})
     """)
-    message = record.steps[0]["agent_error"]["message"]
-    assert message.startswith("'zz' is not an input (r0, r1) (and 2 more): ")
+    message = record.steps[0].agent_error.message
+    assert message == "r0: value 2 must be 0 or 1 (and 2 more)"  # the first in AP_in order, unknown names last
     assert record.agent_errors == 1 and record.status == "completed" and record.certificate == []
 
 
@@ -131,7 +135,7 @@ def test_budget_and_wrong_step_refusals_are_not_errors_of_the_agent(tmp_path):
         play(lambda t: answers[min(t, 3)])
     """)
     assert record.agent_errors == 0 and record.status == "completed" and record.certificate == [[0, "r0", 1]]
-    reasons = [[r["reason"] for r in s["refused"]] for s in record.steps[:3]]
+    reasons = [[r.reason for r in s.refused] for s in record.steps[:3]]
     assert reasons == [["budget_a"], ["budget_t"], ["wrong_step"]]
     assert [r["reason"] for r in received[3]["refused"]] == ["wrong_step"]  # the agent is told what was refused
     assert record.refusals == 3
@@ -142,7 +146,7 @@ def test_more_protocol_violations_than_allowed_make_an_agent_error(case, tmp_pat
         play(lambda t: "not json\\n")
     """)
     assert record.status == "agent_error" and "protocol violations" in record.error
-    assert record.agent_errors == 6 and all(not s["committed"] for s in record.steps)
+    assert record.agent_errors == 6 and all(not s.committed for s in record.steps)
 
 
 def test_a_crash_is_fatal_with_its_status_and_stderr_tail(case, tmp_path):
@@ -157,12 +161,12 @@ def test_a_crash_is_fatal_with_its_status_and_stderr_tail(case, tmp_path):
     assert record.status == "agent_error" and record.error.startswith("crash: ")
     assert "status 3" in record.error and "the agent broke" in record.error
     assert record.certificate == [[0, "r0", 1], [1, "r0", 1]]  # the rest of the episode has no edits
-    assert [s["agent_error"] is not None for s in record.steps] == [False, False, True, False, False, False]
+    assert [s.agent_error is not None for s in record.steps] == [False, False, True, False, False, False]
 
 
 def test_an_agent_that_exits_at_once_crashes_on_step_0(case, tmp_path):
     record, _ = run(case, tmp_path, "sys.exit(0)\n")
-    assert record.status == "agent_error" and record.error.startswith("crash: ") and record.steps[0]["agent_error"]
+    assert record.status == "agent_error" and record.error.startswith("crash: ") and record.steps[0].agent_error
 
 
 def test_silence_past_the_step_timeout_is_fatal_and_the_agent_is_killed(case, tmp_path):
@@ -176,10 +180,10 @@ def test_silence_past_the_step_timeout_is_fatal_and_the_agent_is_killed(case, tm
                 time.sleep(300)
             return {{"set": {{}}}}
         play(answer)
-    """, timeout=0.5)
-    assert time.monotonic() - begin < 4
+    """, timeout=0.5, sandbox="none")
+    assert time.monotonic() - begin < CEILING  # the program sleeps 300 s: only the step timeout ends it sooner
     assert record.status == "agent_error" and record.error == "timeout: no action within 0.5 s"
-    assert record.steps[1]["agent_error"]["kind"] == "timeout"
+    assert record.steps[1].agent_error.kind == "timeout"
     assert all(gone(int(p)) for p in pids.read_text().split())  # the agent and its child: the whole group
 
 
@@ -187,9 +191,9 @@ def test_a_huge_line_is_a_bad_action_and_reading_goes_on(case, tmp_path):
     record, _ = run(case, tmp_path, """
         play(lambda t: "x" * 300000 + "\\n" if t == 0 else {"set": {"r1": 1}} if t == 1 else {"set": {}})
     """)
-    assert record.steps[0]["agent_error"]["kind"] == "bad_action"
-    assert "longer than" in record.steps[0]["agent_error"]["message"]
-    assert len(record.steps[0]["agent_error"]["message"]) < 200
+    assert record.steps[0].agent_error.kind == "bad_action"
+    assert "longer than" in record.steps[0].agent_error.message
+    assert len(record.steps[0].agent_error.message) < 200
     assert record.status == "completed" and record.certificate == [[1, "r1", 1]]
 
 
@@ -199,8 +203,8 @@ def test_a_line_that_never_ends_times_out_without_unbounded_memory(case, tmp_pat
             while True:
                 sys.stdout.write("y" * 65536)
     """, timeout=0.5)
-    assert record.status == "agent_error" and record.steps[0]["agent_error"]["kind"] == "bad_action"
-    assert record.steps[1]["agent_error"]["kind"] == "timeout"
+    assert record.status == "agent_error" and record.steps[0].agent_error.kind == "bad_action"
+    assert record.steps[1].agent_error.kind == "timeout"
 
 
 def test_stderr_noise_is_drained(case, tmp_path):
@@ -224,16 +228,18 @@ def test_an_agent_that_ignores_the_end_and_sigterm_is_killed(case, tmp_path, mon
         play(lambda t: {{"set": {{}}}})
         while True:
             time.sleep(1)
-    """)
+    """, sandbox="none")
     assert record.status == "completed" and received[-1]["type"] == "end"
     assert gone(int(pids.read_text()))
 
 
 class Hooked:
-    """The real adapter, with ``hook(observation)`` called before each of its actions (to interrupt or watch it)."""
+    """The real adapter, with ``hook(observation)`` called before each of its actions (to interrupt or watch it);
+    ``ends`` records how the harness ended it (``close`` or ``abort``)."""
 
     def __init__(self, agent, hook):
         self.agent, self.hook = agent, hook
+        self.ends: list[str] = []
 
     def __getattr__(self, name):
         return getattr(self.agent, name)
@@ -241,6 +247,14 @@ class Hooked:
     def act(self, observation):
         self.hook(observation)
         return self.agent.act(observation)
+
+    def close(self):
+        self.ends.append("close")
+        self.agent.close()
+
+    def abort(self):
+        self.ends.append("abort")
+        self.agent.abort()
 
 
 def test_ctrl_c_in_the_harness_still_reaps_the_agent(case, tmp_path):
@@ -255,7 +269,7 @@ def test_ctrl_c_in_the_harness_still_reaps_the_agent(case, tmp_path):
             child = subprocess.Popen(["sleep", "300"])
             open({str(pids)!r}, "w").write(f"{{os.getpid()}} {{child.pid}}")
             play(lambda t: {{"set": {{}}}})
-        """, build=lambda spec, access: Hooked(agents.build(spec, access), interrupt))
+        """, sandbox="none", build=lambda spec, access: Hooked(agents.build(spec, access), interrupt))
     assert all(gone(int(p)) for p in pids.read_text().split())
 
 
@@ -275,12 +289,15 @@ def test_ctrl_c_ends_an_agent_that_ignores_sigterm_without_grace(case, tmp_path)
     """Interrupted, the harness does not wait the GRACE periods (1 s after end of input, 1 s after SIGTERM) of a
     normal end: abort() SIGKILLs the group at once."""
     pids = tmp_path / "pids"
-    raised: list[float] = []
+    hooked: list[Hooked] = []
 
     def interrupt(observation):
         if observation is not None and observation.t == 1:
-            raised.append(time.monotonic())
             raise KeyboardInterrupt
+
+    def build(spec, access):
+        hooked.append(Hooked(agents.build(spec, access), interrupt))
+        return hooked[-1]
 
     with pytest.raises(KeyboardInterrupt):
         run(case, tmp_path, f"""
@@ -290,9 +307,10 @@ def test_ctrl_c_ends_an_agent_that_ignores_sigterm_without_grace(case, tmp_path)
             play(lambda t: {{"set": {{}}}})
             while True:
                 time.sleep(1)
-        """, build=lambda spec, access: Hooked(agents.build(spec, access), interrupt))
-    assert time.monotonic() - raised[0] < subprocess_agent.GRACE / 2
-    assert gone(int(pids.read_text()), wait=0.5)
+        """, sandbox="none", build=build)
+    # The stop took the abort path (SIGKILL to the group at once), not close's polite end with its grace periods.
+    assert hooked[0].ends == ["abort"]
+    assert gone(int(pids.read_text()), wait=CEILING)
 
 
 def test_close_is_idempotent_and_a_fresh_process_starts_per_episode(case, tmp_path):
@@ -301,8 +319,8 @@ def test_close_is_idempotent_and_a_fresh_process_starts_per_episode(case, tmp_pa
         open({str(pids)!r}, "a").write(str(os.getpid()) + "\\n")
         play(lambda t: {{"set": {{}}}})
     """
-    run(case, tmp_path, body)
-    run(case, tmp_path, body)
+    run(case, tmp_path, body, sandbox="none")
+    run(case, tmp_path, body, sandbox="none")
     first, second = pids.read_text().split()
     assert first != second and gone(int(first)) and gone(int(second))
     agent = subprocess_agent.SubprocessAgent([sys.executable, "-c", "pass"])
@@ -316,4 +334,5 @@ def test_the_example_agent_plays_by_the_protocol(case):
     record = play_run(inst, problem, spec, seed=0, scorer=scorer).record
     assert record.status == "completed" and record.agent_errors == 0
     assert record.certificate == [[4, "r0", 1]] and len(record.steps) == 5  # it commits at t* = 4
+    assert record.sandbox == "bwrap"  # played in the sandbox, and the record says so
     assert os.access(ROOT / "examples" / "agent_example.py", os.X_OK)

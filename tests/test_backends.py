@@ -1,4 +1,5 @@
-"""The contract suite of ``tests/backend_common.py`` once per backend of the dispatch table."""
+"""The contract suite of ``tests/backend_common.py`` once per backend of the dispatch table, on table systems and on
+their circuit twins."""
 
 from __future__ import annotations
 
@@ -29,9 +30,30 @@ class TestBddAutoref(Common):
     name = "bdd-autoref"
 
 
+class TestForwardCircuit(Common):
+    name, circuit = "forward", True
+
+
+class TestExplicitCircuit(Common):
+    name, circuit = "explicit", True
+
+
+class TestSatCircuit(Common):
+    name, circuit = "sat", True
+
+
+class TestBddCuddCircuit(Common):
+    name, circuit = "bdd", True
+
+
+class TestBddAutorefCircuit(Common):
+    name, circuit = "bdd-autoref", True
+
+
 def test_every_backend_of_the_table_is_tested() -> None:
-    tested = {cls.name for cls in Common.__subclasses__()}
-    assert tested == set(api.BACKENDS)
+    for circuit in (False, True):
+        tested = {cls.name for cls in Common.__subclasses__() if cls.circuit == circuit}
+        assert tested == set(api.BACKENDS)
 
 
 def test_an_unknown_backend_is_a_user_error() -> None:

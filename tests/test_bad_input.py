@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -58,13 +59,33 @@ class Workspace:
         return str(self.root / "bundle.json")
 
     @property
+    def aiger(self) -> str:
+        """A good AIGER circuit (a 2-entry FIFO: inputs push, pop, d0; outputs empty, full, q0, overflow)."""
+        return str(self.root / "fifo.aag")
+
+    @property
     def runs(self) -> str:
         """A good runs file (the random agent on the example instance)."""
         return str(self.root / "runs.jsonl")
 
     @property
     def peer_runs(self) -> str:
-        return str(ROOT.parent / "shared" / "corpus" / "peer" / "runs_v1_valid.jsonl")
+        """A good peer runs file (one row in the peer's format on the example instance; no corpus needed)."""
+        return str(self.root / "peer_runs.jsonl")
+
+    @property
+    def pilot(self) -> str:
+        """A pilot file over the example instance, with its key."""
+        return str(self.root / "pilot" / "pilot.json")
+
+    @property
+    def pilot_without_key(self) -> str:
+        return str(self.root / "pilot" / "keyless.json")
+
+    def copy(self, name: str) -> str:
+        """A copy of an input (``instance.json``, ``arbiter.hoa``, ``runs.jsonl``) that a row may name as an output
+        too: a command that wrote it anyway would destroy a copy, not the example itself."""
+        return str(self.root / "copies" / name)
 
     def bad(self, kind: str) -> str:
         """The path of bad input ``kind`` (one of :data:`BAD_FILES`)."""
@@ -79,10 +100,11 @@ def _instance_with(**fields: object) -> str:
     return json.dumps({**data, "content_hash": digest, "instance_id": content_id(digest)})
 
 
-#: Bad input files: name -> contents (None: no such file; "dir": a directory).
+#: Bad input files: name -> contents (None: no such file; "dir": a directory; "fifo": a FIFO nobody writes).
 BAD_FILES: dict[str, bytes | str | None] = {
     "missing": None,
     "directory": "dir",
+    "fifo": "fifo",
     "empty": b"",
     "binary": b"\x00\x01\x02\xff binary",
     "non-utf8": '{"effect": "caf\xe9"}'.encode("latin-1"),
@@ -99,6 +121,7 @@ BAD_FILES: dict[str, bytes | str | None] = {
 SAYS = {
     "missing": "cannot read",
     "directory": "is a directory",
+    "fifo": "FIFO",
     "empty": "",
     "binary": "binary data",
     "non-utf8": "not UTF-8",
@@ -111,7 +134,7 @@ SAYS = {
     "deep-effect": "",
     "deep-parens": "",
 }
-UNREADABLE = ("missing", "directory", "binary", "non-utf8")
+UNREADABLE = ("missing", "directory", "fifo", "binary", "non-utf8")
 
 
 @dataclass(frozen=True)
@@ -154,12 +177,21 @@ def _is_a_directory(command: str, slot: str, argv: Callable[[Workspace, str], li
                 lambda ws: str(ws.out / "dir"))
 
 
+def _is_an_input(command: str, argv: Callable[[Workspace], list[str]]) -> Case:
+    """A row whose output is one of the command's inputs: refused before anything is written."""
+    return Case(command, "output is an input", argv, lambda ws: "is also an input")
+
+
 def _option(command: str, bad: str, argv: Callable[[Workspace], list[str]], names: str) -> Case:
     return Case(command, bad, argv, lambda ws: names)
 
 
 def _hoa_flags(*extra: str) -> list[str]:
     return ["--trace", TRACE, "--effect", "g0", *extra]
+
+
+def _aiger_flags(*extra: str) -> list[str]:
+    return ["--trace", "push&!pop&!d0;push&!pop&!d0;!push&!pop&!d0", "--effect", "overflow", *extra]
 
 
 # A check's verdict on a file it could read is exit 1 (on stdout); a certificate that is not one is scored (exit 0).
@@ -242,6 +274,22 @@ CASES: list[Case] = [
         "--mode", "normal", "--window", "0"), "-o", str(ws.out / "i.json")], "--window"),
     _option("import hoa", "--seconds -1", lambda ws: ["import", "hoa", ws.hoa, *_hoa_flags("--seconds", "-1"),
                                                       "-o", str(ws.out / "i.json")], "--seconds"),
+    *_file_rows("import aiger", "CIRCUIT", lambda ws, f: ["import", "aiger", f, *_aiger_flags(), "-o",
+                                                          str(ws.out / "i.json")]),
+    *_output_rows("import aiger", "-o", lambda ws, o: ["import", "aiger", ws.aiger, *_aiger_flags(), "-o", o]),
+    _is_a_directory("import aiger", "-o", lambda ws, o: ["import", "aiger", ws.aiger, *_aiger_flags(), "-o", o]),
+    _option("import aiger", "malformed AIGER", lambda ws: ["import", "aiger", str(ws.root / "bad.aag"),
+                                                           *_aiger_flags(), "-o", str(ws.out / "i.json")],
+            "bad.aag:2: latch 0: reset 3 is neither 0, 1 nor the latch's literal 2"),
+    _option("import aiger", "--observe an unknown latch", lambda ws: ["import", "aiger", ws.aiger, *_aiger_flags(
+        "--observe", "nope"), "-o", str(ws.out / "i.json")], "--observe 'nope'"),
+    _option("import aiger", "--outputs", lambda ws: ["import", "aiger", ws.aiger, *_aiger_flags(
+        "--outputs", "full"), "-o", str(ws.out / "i.json")], "--outputs is for HOA files"),
+    _option("import aiger", "--effect on an unknown output", lambda ws: ["import", "aiger", ws.aiger, "--trace",
+                                                                         "push&pop&d0", "--effect", "g0", "-o",
+                                                                         str(ws.out / "i.json")], "g0"),
+    _option("import aiger", "--trace of another circuit", lambda ws: ["import", "aiger", ws.aiger, *_hoa_flags(),
+                                                                      "-o", str(ws.out / "i.json")], "trace"),
     *_file_rows("split", "BUNDLE", lambda ws, f: ["split", f, "-o", str(ws.out / "s.json"), "--manifest",
                                                   str(ws.out / "m.json")]),
     *_output_rows("split", "-o", lambda ws, o: ["split", ws.instance, "-o", o, "--manifest", str(ws.out / "m.json")]),
@@ -253,6 +301,12 @@ CASES: list[Case] = [
                                                               "--manifest", str(ws.out / "m.json"), "--key-file",
                                                               ws.bad(k)], lambda ws, k=kind: ws.bad(k))
       for kind in ("missing", "directory", "empty")],
+    _option("split", "a size the split policy cannot meet",
+            lambda ws: ["split", str(ws.root / "bundle-of-one.json"), "-o", str(ws.out / "s.json"), "--manifest",
+                        str(ws.out / "m.json")], "cannot meet gf01.split_policy.v1"),
+    *[Case("generate", f"--key-file {kind}", lambda ws, k=kind: ["generate", "--count", "1", "--key-file", ws.bad(k),
+                                                                 "-o", str(ws.out / "b.json")],
+           lambda ws, k=kind: ws.bad(k)) for kind in ("missing", "directory", "empty")],
     _option("split", "--release under a regular file", lambda ws: ["split", ws.instance, "-o", str(ws.out / "s.json"),
             "--manifest", str(ws.out / "m.json"), "--release", str(ws.out / "file" / "r")], "file"),
     *_file_rows("split-policy-check", "MANIFEST", lambda ws, f: ["split-policy-check", f]),
@@ -304,6 +358,18 @@ CASES: list[Case] = [
     _option("report", "--official without --manifest and --bundle", lambda ws: ["report", ws.runs, "--official",
                                                                                "-o", str(ws.out / "r.json")],
             "--official"),
+    _option("report", "--official --panel core", lambda ws: ["report", ws.runs, "--official", "--panel", "core",
+                                                              "-o", str(ws.out / "r.json")], "full panel"),
+    _option("report", "--official with provisional --caps", lambda ws: [
+        "report", ws.runs, "--official", "--caps", str(ws.root / "caps-provisional.json"), "-o",
+        str(ws.out / "r.json")], "--allow-provisional-caps"),
+    *_file_rows("report", "--caps", lambda ws, f: ["report", ws.runs, "--caps", f, "-o", str(ws.out / "r.json")]),
+    _option("campaign", "provisional --caps", lambda ws: ["campaign", ws.instance, "--agents", "random", "--caps",
+                                                          str(ws.root / "caps-provisional.json"), "-o",
+                                                          str(ws.out / "c")], "--allow-provisional-caps"),
+    *(_option("report", f"--price-per-mtok {bad}", lambda ws, b=bad: ["report", ws.runs, "--price-per-mtok", b, "-o",
+                                                                      str(ws.out / "r.json")], "--price-per-mtok")
+      for bad in ("cheap", "1", "1,2,3", "-1,2", "nan,1", "1,inf")),
     *_file_rows("pilot-analyze", "RUNS", lambda ws, f: ["pilot-analyze", f, "--bundle", ws.instance, "-o",
                                                         str(ws.out / "a.json")]),
     *_file_rows("pilot-analyze", "--bundle", lambda ws, f: ["pilot-analyze", ws.runs, "--bundle", f, "-o",
@@ -321,6 +387,16 @@ CASES: list[Case] = [
                                 ("a regular file", lambda ws: str(ws.out / "file"), lambda ws, p: p(ws)),
                                 ("10 MB name", lambda ws: HUGE, lambda ws, p: HUGE_NAMED))],
     *_output_rows("release package", "-o", lambda ws, o: ["release", "package", str(ws.root), "-o", o]),
+    _option("release check", "--panel core (not official)", lambda ws: ["release", "check", str(ws.root), "--panel",
+                                                                         "core"], "full panel"),
+    _option("release package", "--panel core (not official)", lambda ws: ["release", "package", str(ws.root),
+                                                                           "--panel", "core", "-o",
+                                                                           str(ws.out / "pkg")], "full panel"),
+    *_file_rows("release reveal", "--bundle", lambda ws, f: ["release", "reveal", str(ws.root), "--bundle", f,
+                                                             "--key-file", ws.instance]),
+    *[Case("release reveal", f"--key-file {kind}", lambda ws, k=kind: ["release", "reveal", str(ws.root), "--bundle",
+                                                                       ws.instance, "--key-file", ws.bad(k)],
+           lambda ws, k=kind: ws.bad(k)) for kind in ("missing", "directory", "empty")],
     *_file_rows("campaign", "BUNDLE", lambda ws, f: ["campaign", f, "--agents", "random", "-o", str(ws.out / "c")]),
     *_output_rows("campaign", "-o", lambda ws, o: ["campaign", ws.instance, "--agents", "random", "-o", o]),
     _option("campaign", "--jobs 0", lambda ws: ["campaign", ws.instance, "--agents", "random", "--jobs", "0", "-o",
@@ -329,6 +405,15 @@ CASES: list[Case] = [
                                                           "--executor", "nowhere", "-o", str(ws.out / "c")],
             "--executor"),
     *_file_rows("play", "INSTANCE", lambda ws, f: ["play", f, "--agent", "random"]),
+    _option("play", "--track EVAL-OC for a person", lambda ws: ["play", ws.instance, "--track", "EVAL-OC"],
+            "--track"),
+    _option("play", "--track EVAL-TA for random", lambda ws: ["play", ws.instance, "--agent", "random", "--track",
+                                                              "EVAL-TA"], "--track"),
+    _option("play", "--track EVAL-XX", lambda ws: ["play", ws.instance, "--agent-cmd", "python3", "--track",
+                                                   "EVAL-XX"], "--track"),
+    _option("evaluate", "--track EVAL-TA for random", lambda ws: ["evaluate", ws.instance, "--agent", "random",
+                                                                  "--track", "EVAL-TA", "-o",
+                                                                  str(ws.out / "r.jsonl")], "--track"),
     _option("play", "--agent nobody", lambda ws: ["play", ws.instance, "--agent", "nobody"], "nobody"),
     _option("play", "--trace 10 MB literal", lambda ws: ["play", ws.hoa, "--agent", "random", "--trace", HUGE,
                                                           "--effect", "g0"], "trace"),
@@ -337,7 +422,90 @@ CASES: list[Case] = [
                                                    str(ws.out / "r.jsonl"), "--port", "0"]),
     *_output_rows("serve", "--runs-out", lambda ws, o: ["serve", "--bundle", ws.instance, "--runs-out", o,
                                                         "--port", "0"]),
+    *[_option(name, f"--adaptation-condition {cond} {what}", lambda ws, c=cmd, a=args: [*c(ws), *a], named)
+      for name, cmd in (
+          ("evaluate", lambda ws: ["evaluate", ws.instance, "--agent", "random", "-o", str(ws.out / "r.jsonl")]),
+          ("campaign", lambda ws: ["campaign", ws.instance, "--agents", "random", "-o", str(ws.out / "c")]),
+          ("serve", lambda ws: ["serve", "--bundle", ws.instance, "--port", "0"]))
+      for cond, what, args, named in (
+          ("prompt_adaptation", "without a budget", ["--adaptation-condition", "prompt_adaptation"],
+           "--adaptation-budget-tokens"),
+          ("weight_finetune", "without a scope", ["--adaptation-condition", "weight_finetune",
+                                                  "--adaptation-budget-tokens", "5"], "--adaptation-data-scope"),
+          ("no_adaptation", "with a protocol", ["--adaptation-protocol-id", "p1"], "--adaptation-protocol-id"),
+          ("lora", "(unknown)", ["--adaptation-condition", "lora"], "lora"),
+          ("-", "budget -1", ["--adaptation-budget-tokens", "-1"], "--adaptation-budget-tokens"))],
+    # Output = input: refused before anything is written, for every command that writes (issue 19).
+    _is_an_input("cnf", lambda ws: ["cnf", ws.copy("instance.json"), ws.copy("instance.json")]),
+    _is_an_input("generate", lambda ws: ["generate", "--count", "1", "--cfg", ws.copy("cfg.json"), "-o",
+                                         ws.copy("cfg.json")]),
+    _is_an_input("import peer", lambda ws: ["import", "peer", ws.copy("instance.json"), "-o",
+                                            ws.copy("instance.json")]),
+    _is_an_input("import aiger", lambda ws: ["import", "aiger", ws.copy("circuit.aag"), *_aiger_flags(), "-o",
+                                             ws.copy("circuit.aag")]),
+    _is_an_input("import hoa", lambda ws: ["import", "hoa", ws.copy("arbiter.hoa"), *_hoa_flags(), "-o",
+                                           ws.copy("arbiter.hoa")]),
+    _is_an_input("split", lambda ws: ["split", ws.copy("instance.json"), "-o", ws.copy("instance.json"),
+                                      "--manifest", str(ws.out / "m.json")]),
+    _is_an_input("split", lambda ws: ["split", ws.copy("instance.json"), "-o", str(ws.out / "s.json"),
+                                      "--manifest", ws.copy("instance.json")]),
+    _is_an_input("evaluate", lambda ws: ["evaluate", ws.copy("instance.json"), "--agent", "random", "-o",
+                                         ws.copy("instance.json")]),
+    _is_an_input("import runs", lambda ws: ["import", "runs", ws.copy("runs.jsonl"), "--bundle",
+                                            ws.copy("instance.json"), "-o", ws.copy("runs.jsonl")]),
+    _is_an_input("import inspect", lambda ws: ["import", "inspect", ws.copy("runs.jsonl"), "-o",
+                                               ws.copy("runs.jsonl")]),
+    _is_an_input("report", lambda ws: ["report", ws.copy("runs.jsonl"), "-o", ws.copy("runs.jsonl")]),
+    _is_an_input("pilot-analyze", lambda ws: ["pilot-analyze", ws.copy("runs.jsonl"), "--bundle",
+                                              ws.copy("instance.json"), "-o", ws.copy("instance.json")]),
+    _is_an_input("caps derive", lambda ws: ["caps", "derive", ws.copy("runs.jsonl"), "-o", ws.copy("runs.jsonl")]),
+    _is_an_input("campaign", lambda ws: ["campaign", ws.copy("campaign.json"), "--agents", "random", "-o",
+                                         str(Path(ws.copy("campaign.json")).parent)]),
+    _is_an_input("serve", lambda ws: ["serve", "--bundle", ws.copy("instance.json"), "--runs-out",
+                                      ws.copy("instance.json"), "--port", "0"]),
+    # Agents in a sandbox, pilots (issue 19).
+    _option("evaluate", "--sandbox nowhere", lambda ws: ["evaluate", ws.instance, "--agent-cmd", "python3",
+                                                         "--sandbox", "nowhere", "-o", str(ws.out / "r.jsonl")],
+            "--sandbox"),
+    _option("play", "--sandbox nowhere", lambda ws: ["play", ws.instance, "--agent-cmd", "python3", "--sandbox",
+                                                     "nowhere"], "--sandbox"),
+    _option("play", "--agent-network=1", lambda ws: ["play", ws.instance, "--agent-cmd", "python3",
+                                                     "--agent-network=1"], "--agent-network"),
+    *_file_rows("validate", "--pilot", lambda ws, f: ["validate", ws.runs, "--official", "--bundle", ws.instance,
+                                                      "--pilot", f]),
+    _option("validate", "--pilot without its key", lambda ws: ["validate", ws.runs, "--official", "--bundle",
+                                                               ws.instance, "--pilot", ws.pilot_without_key],
+            "no key"),
+    *_file_rows("pilot issue", "--pilot", lambda ws, f: ["pilot", "issue", "--pilot", f, "--count", "2", "-o",
+                                                         str(ws.out / "links.txt")]),
+    *_output_rows("pilot issue", "-o", lambda ws, o: ["pilot", "issue", "--pilot", ws.pilot, "--count", "2",
+                                                      "-o", o]),
+    _is_a_directory("pilot issue", "-o", lambda ws, o: ["pilot", "issue", "--pilot", ws.pilot, "--count", "2",
+                                                        "-o", o]),
+    _is_an_input("pilot issue", lambda ws: ["pilot", "issue", "--pilot", ws.pilot, "--count", "2", "-o", ws.pilot]),
+    _option("pilot issue", "--count 0", lambda ws: ["pilot", "issue", "--pilot", ws.pilot, "--count", "0", "-o",
+                                                    str(ws.out / "links.txt")], "--count"),
+    _option("pilot issue", "--base-url ftp", lambda ws: ["pilot", "issue", "--pilot", ws.pilot, "--count", "1",
+                                                         "--base-url", "ftp://x", "-o", str(ws.out / "links.txt")],
+            "--base-url"),
+    *_file_rows("pilot check-code", "--pilot", lambda ws, f: ["pilot", "check-code", "X-P00001-ABC", "--pilot", f]),
+    _option("pilot check-code", "--pilot without its key", lambda ws: ["pilot", "check-code", "X-P00001-ABC",
+                                                                       "--pilot", ws.pilot_without_key], "no key"),
+    _option("serve", "--pilot without its key", lambda ws: ["serve", "--bundle", ws.instance, "--pilot",
+                                                            ws.pilot_without_key, "--runs-out",
+                                                            str(ws.out / "r.jsonl"), "--port", "0"], "no key"),
+    _option("serve", "--body-timeout 0", lambda ws: ["serve", "--bundle", ws.instance, "--body-timeout", "0",
+                                                     "--port", "0"], "--body-timeout"),
     _option("serve", "--port 70000", lambda ws: ["serve", "--bundle", ws.instance, "--port", "70000"], "--port"),
+    *_file_rows("agent check", "--bundle", lambda ws, f: ["agent", "check", "python3", "--bundle", f]),
+    _option("agent check", "CMD that cannot start", lambda ws: ["agent", "check", "no-such-agent-program"], "CMD"),
+    _option("agent check", "CMD empty", lambda ws: ["agent", "check", " "], "CMD"),
+    _option("agent check", "CMD 10 MB", lambda ws: ["agent", "check", HUGE], "CMD"),
+    _option("evaluate", "--agent-cmd 10 MB", lambda ws: ["evaluate", ws.instance, "--agent-cmd", HUGE, "-o",
+                                                         str(ws.out / "r.jsonl")], "--agent-cmd"),
+    _option("agent check", "--episodes 0", lambda ws: ["agent", "check", "python3", "--episodes", "0"], "--episodes"),
+    _option("agent check", "--step-timeout 0", lambda ws: ["agent", "check", "python3", "--step-timeout", "0"],
+            "--step-timeout"),
 ]
 
 
@@ -370,10 +538,12 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for name, content in BAD_FILES.items():
         if content == "dir":
             (bad / name).mkdir()
+        elif content == "fifo":
+            os.mkfifo(bad / name)
         elif isinstance(content, bytes):
             (bad / name).write_bytes(content)
     from gf01_formal.agents.base import AgentSpec
-    from gf01_formal.runs.evaluate import evaluate
+    from gf01_formal.campaign.evaluate import evaluate
 
     evaluate(EXAMPLES / "arbiter_priority.json", [AgentSpec("random", "EVAL-CB")], root / "runs.jsonl")
     from gf01_formal.instances.io import load_artifact, save_artifact
@@ -381,8 +551,45 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     save_artifact(root / "bundle.json", make_bundle([load_artifact(EXAMPLES / "arbiter_priority.json")],
                                                  generator_version="test", provenance="import:hoa"))
+    from aig.build import fifo
+    from aig.writer import canonical
+
+    (root / "fifo.aag").write_text(canonical(fifo(2)))
+    (root / "bad.aag").write_text("aag 1 0 1 0 0\n2 2 3\n")
+    example = json.loads((EXAMPLES / "arbiter_priority.json").read_text())
+    cert = json.loads((EXAMPLES / "arbiter_priority_cert.json").read_text())
+    (root / "peer_runs.jsonl").write_text(json.dumps({"instance_id": example["instance_id"], "certificate": cert,
+                                                      "agent_name": "BL-00-Peer", "valid": True}) + "\n")
     (root / "cfg-huge.json").write_text(json.dumps({"families": [{"kind": "random_mealy", "states": 10**30}]}))
+    (root / "pilot").mkdir()
+    pilot = {"schema_version": "gf01-formal.pilot.v1", "pilot_id": "p", "consent": "Agree?",
+             "instances": [json.loads((EXAMPLES / "arbiter_priority.json").read_text())["instance_id"]],
+             "completion_code": "DONE"}
+    for name in ("pilot.json", "keyless.json"):
+        (root / "pilot" / name).write_text(json.dumps(pilot))
+    from gf01_formal.web.pilot import load_key
+
+    load_key(root / "pilot" / "pilot.json", create=True)
+    copies = root / "copies"
+    copies.mkdir()
+    shutil.copyfile(EXAMPLES / "arbiter_priority.json", copies / "instance.json")
+    shutil.copyfile(EXAMPLES / "arbiter_priority.json", copies / "campaign.json")
+    shutil.copyfile(EXAMPLES / "arbiter.hoa", copies / "arbiter.hoa")
+    shutil.copyfile(root / "runs.jsonl", copies / "runs.jsonl")
+    shutil.copyfile(root / "fifo.aag", copies / "circuit.aag")
+    (copies / "cfg.json").write_text(json.dumps({"families": [{"kind": "random_mealy"}]}))
     (root / "cfg-string.json").write_text(json.dumps({"families": [{"kind": "random_mealy", "states": "5"}]}))
+    from gf01_formal.instances.io import load_instance, save_artifact
+    from gf01_formal.instances.model import make_bundle
+
+    one = load_instance(EXAMPLES / "arbiter_priority.json")
+    save_artifact(root / "bundle-of-one.json", make_bundle([one], generator_version="test", provenance="test"))
+    cap = {"cap": 3, "unit": "conflicts"}
+    (root / "caps-provisional.json").write_text(json.dumps({
+        "schema_version": "gf01-formal.caps.v1", "backend": "sat", "provisional": True,
+        "platform": {"seconds": {"cap": 1.0}, "memory_kib": {"cap": None}},
+        "algorithmic": {"conflicts": cap, "nodes": {"cap": None}},
+        "sample": {"instances": 8, "checkpoint": {"target": 240, "reached": False}}}))
     return root
 
 
@@ -437,6 +644,10 @@ def test_bad_input(case: Case, ws: Workspace, capsys: pytest.CaptureFixture[str]
         if out:
             assert "valid        false" in out and "error" in out
     assert _left_behind(ws) == []
+    if case.bad == "output is an input":  # refused, and the input is whole
+        copies = ws.root / "copies"
+        assert (copies / "instance.json").read_bytes() == (EXAMPLES / "arbiter_priority.json").read_bytes()
+        assert (copies / "runs.jsonl").read_bytes() == (ws.root / "runs.jsonl").read_bytes()
 
 
 def test_bad_input_in_a_real_process(ws: Workspace) -> None:

@@ -195,7 +195,7 @@ def test_instance_files_are_accepted(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert main(["verify", inst, str(EXAMPLES / "arbiter_cert_valid.json"), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["valid"] is True
     assert main(["oracle", inst, "--effect", "g1"]) == 2
-    assert "apply to HOA files only" in capsys.readouterr().err
+    assert "apply to HOA files and AIGER circuits only" in capsys.readouterr().err
     assert main(["oracle", inst, "--id", "nope"]) == 2
     assert "not 'nope'" in capsys.readouterr().err
 

@@ -274,3 +274,115 @@ def test_mutated_command_lines(seed: int, capsys: pytest.CaptureFixture[str]) ->
             status = main(argv)
         assert status in (0, 2, 3), (status, argv, err.getvalue())
         assert err.getvalue().count("\n") <= 1 and "Traceback" not in err.getvalue(), (argv, err.getvalue())
+
+
+#: What an output (or input) path may be: (kind, maker). Each maker makes ``path`` that kind, in ``tmp``.
+def _file_kinds(tmp: Path) -> dict[str, Callable[[Path], None]]:
+    import os
+    import stat
+
+    target = tmp / "elsewhere.txt"
+
+    def device(p: Path) -> None:
+        try:
+            os.mknod(p, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+        except OSError:
+            p.write_text("no device here\n")
+
+    def link_to_file(p: Path) -> None:
+        target.write_text("old\n")
+        p.symlink_to(target)
+
+    def loop(p: Path) -> None:
+        p.symlink_to(p)
+
+    def dir_(p: Path) -> None:
+        p.mkdir()
+
+    return {"new": lambda p: None, "file": lambda p: p.write_text("old\n"), "dir": dir_,
+            "fifo": lambda p: os.mkfifo(p), "device": device, "symlink": link_to_file,
+            "dangling symlink": lambda p: p.symlink_to(tmp / "made-by-link.txt"), "symlink loop": loop}
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_mutated_output_and_input_paths(seed: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Every writing command, its output any kind of path (device, FIFO, symlinks, a loop, one of its inputs) and an
+    input any kind of path: a documented status, at most one line, the inputs whole, and no device, FIFO or link
+    replaced by a regular file."""
+    import os
+    import stat
+
+    m = Mutator(400 + seed)
+    inst = tmp_path / "inst.json"
+    inst.write_bytes((EXAMPLES / "arbiter_priority.json").read_bytes())
+    runs = tmp_path / "runs.jsonl"
+    assert main(["evaluate", str(inst), "--agent", "random", "-o", str(runs)]) == 0
+    capsys.readouterr()
+    originals = {p: p.read_bytes() for p in (inst, runs)}
+    commands = [
+        lambda o, i: ["report", str(i or runs), "-o", str(o)],
+        lambda o, i: ["cnf", str(i or inst), str(o)],
+        lambda o, i: ["evaluate", str(i or inst), "--agent", "random", "-o", str(o)],
+        lambda o, i: ["import", "peer", str(i or inst), "--no-measure", "-o", str(o)],
+        lambda o, i: ["caps", "derive", str(i or runs), "-o", str(o)],
+        lambda o, i: ["split", str(i or inst), "-o", str(o), "--manifest", str(tmp_path / "m.json")],
+    ]
+    for case in range(12):
+        work = tmp_path / f"case{case}"
+        work.mkdir()
+        kinds = _file_kinds(work)
+        out_kind = m.pick([*sorted(kinds), "input"])
+        out = work / "out"
+        if out_kind == "input":
+            out = m.pick([inst, runs])
+        else:
+            kinds[out_kind](out)
+        source = None
+        if m.rng.random() < 0.3:  # the input itself of an odd kind
+            in_kind = m.pick(["fifo", "device", "dir", "symlink loop", "dangling symlink"])
+            source = work / "in"
+            kinds[in_kind](source)
+        argv = m.pick(commands)(out, source)
+        before = os.lstat(out).st_mode if os.path.lexists(out) else None
+        status = main(argv)
+        err = capsys.readouterr().err
+        assert status in (0, 2), (status, argv, err)
+        assert err.count("\n") <= 1 and "Traceback" not in err, (argv, err)
+        assert {p: p.read_bytes() for p in originals} == originals, argv  # no input destroyed
+        if before is not None and not stat.S_ISREG(before) and not stat.S_ISDIR(before):
+            assert stat.S_IFMT(os.lstat(out).st_mode) == stat.S_IFMT(before), argv  # a device, FIFO or link kept
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_mutated_pilot_entries_and_codes(seed: int, tmp_path: Path) -> None:
+    """Made-up participant ids, signatures, platform ids and completion codes: the server refuses (403 or 422) every
+    one that is not an issued participant's, never fails otherwise; a made-up code is no participant's."""
+    from gf01_formal.web.games import Games, RequestError
+    from gf01_formal.web.pilot import code_participant, completion_code, load_key, participant_sig
+
+    m = Mutator(500 + seed)
+    inst = str(EXAMPLES / "arbiter_priority.json")
+    iid = json.loads((EXAMPLES / "arbiter_priority.json").read_text())["instance_id"]
+    pilot_path = tmp_path / "pilot.json"
+    pilot_path.write_text(json.dumps({"schema_version": "gf01-formal.pilot.v1", "pilot_id": "fz", "consent": "ok?",
+                                      "instances": [iid], "completion_code": "DONE"}))
+    key = load_key(pilot_path, create=True)
+    games = Games.open(inst, runs_out=tmp_path / "runs.jsonl", pilot=pilot_path)
+    good = participant_sig(key, "fz", "P00001")
+    values = [*ODD, good, good.upper(), good[:-1], good + "0", good + "é", "P00001", "P00002", "../x", "a" * 65]
+    for _ in range(60):
+        pid = m.pick(values) if m.rng.random() < 0.5 else m.text("P00001")
+        sig = m.pick(values) if m.rng.random() < 0.7 else m.text(good)
+        platform = m.pick(values) if m.rng.random() < 0.3 else None
+        issued = isinstance(pid, str) and sig == participant_sig(key, "fz", pid)
+        try:
+            games.start_pilot(pid, True, sig, platform)
+        except RequestError as ex:
+            assert ex.status in (403, 409, 422), (pid, sig, ex.status)
+            assert ex.status != 403 or not issued
+        else:
+            assert issued, (pid, sig)
+        code = m.text(completion_code(key, games.pilot, "P00001")) + m.pick(["", "é", "\u2028"])
+        who = code_participant(key, games.pilot, code)
+        assert who is None or code == completion_code(key, games.pilot, who)
+    games.runs.close()

@@ -8,15 +8,17 @@ import sys
 from pathlib import Path
 
 import pytest
+from corpus import corpus_path, needs_corpus
 
 from gf01_formal.cli import main
 from hoa import parse, parse_file
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "hoa"
-VALID = CORPUS / "valid"
-EX01 = str(VALID / "hoaf-spec-ex01.hoa")
-CONTROLLER = str(VALID / "spot-ltlsynt-L1195.hoa")
-BAD = str(CORPUS / "invalid" / "spot-readsave-L597.hoa")
+CORPUS = corpus_path("hoa")
+DATA = Path(__file__).resolve().parent / "data" / "hoa"  # the repository's own small files: no corpus needed
+EX01 = str(DATA / "rabin.hoa")
+CONTROLLER = str(DATA / "controller.hoa")
+BAD = str(DATA / "undefined_state.hoa")
+STREAM = str(DATA / "stream.hoa")
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -32,7 +34,7 @@ def test_check_exits_zero_iff_every_file_is_valid(capsys):
                                 f"{CONTROLLER}: ok (1 automaton: 1 states/1 edges)"]
     code, out, _ = run(capsys, "hoa", "check", EX01, BAD)
     assert code == 1
-    assert out.splitlines()[1].startswith(f"{BAD}:22:7: error: undefined state")
+    assert out.splitlines()[1].startswith(f"{BAD}:10:6: error: undefined state")
 
 
 def test_check_json_gives_one_object_per_file(capsys, tmp_path):
@@ -55,6 +57,7 @@ def test_check_json_gives_one_object_per_file(capsys, tmp_path):
     assert st["error"]["line"] == 5 and st["error"]["col"] == 11 and "AP index 0" in st["error"]["message"]
 
 
+@needs_corpus
 def test_check_json_counts_match_the_corpus_index(capsys):
     entries = [json.loads(line) for line in (CORPUS / "index.jsonl").read_text().splitlines()]
     sample = [e for e in entries if e["expected"] == "accept"][::25]
@@ -77,7 +80,7 @@ def test_check_json_counts_defined_or_declared_states_only(capsys, tmp_path):
 
 
 def test_print_writes_the_canonical_text(capsys):
-    stream = str(VALID / "spot-sbacc-L63.hoa")
+    stream = STREAM
     code, out, _ = run(capsys, "hoa", "print", stream)
     assert code == 0
     assert parse(out) == parse_file(stream)
@@ -87,7 +90,7 @@ def test_print_writes_the_canonical_text(capsys):
 def test_print_reports_an_invalid_file_on_one_line(capsys):
     code, out, err = run(capsys, "hoa", "print", BAD)
     assert code == 2 and out == ""
-    assert err.count("\n") == 1 and err.startswith(f"gf01: error: {BAD}:22:7: undefined state")
+    assert err.count("\n") == 1 and err.startswith(f"gf01: error: {BAD}:10:6: undefined state")
 
 
 def test_mealy_shows_inputs_outputs_and_completeness(capsys):
@@ -109,7 +112,7 @@ def test_mealy_names_the_first_missing_state_and_valuation(capsys, tmp_path):
 
 
 def test_mealy_refuses_a_stream_and_unknown_outputs(capsys):
-    code, _, err = run(capsys, "hoa", "mealy", str(VALID / "spot-sbacc-L63.hoa"))
+    code, _, err = run(capsys, "hoa", "mealy", STREAM)
     assert code == 2 and "exactly one automaton" in err
     code, _, err = run(capsys, "hoa", "mealy", EX01, "--outputs", "zz")
     assert code == 2 and "'zz'" in err

@@ -1,5 +1,5 @@
-"""Fuzzing the HOA reader: random text and mutated corpus files raise only Gf01Error, each within a time guard,
-and whatever is accepted round-trips through the writer."""
+"""Fuzzing the HOA reader: random text and mutated HOA files (the repository's own, and the corpus's when present)
+raise only Gf01Error, each within a time guard, and whatever is accepted round-trips through the writer."""
 
 from __future__ import annotations
 
@@ -8,13 +8,17 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from corpus import CORPUS, needs_corpus
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hoa import parse, write
 from hoa.errors import Gf01Error
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "hoa"
+ROOT = Path(__file__).resolve().parents[1]
+# The repository's own HOA files are always a mutation base; the corpus's files join them when it is present.
+OWN_FILES = sorted([*(ROOT / "tests" / "data" / "hoa").glob("*.hoa"),
+                    *(ROOT / "gf01_formal" / "examples").glob("*.hoa")])
 #: Every single input must be read (or refused) within this many seconds; inputs here are at most a few kB.
 GUARD_SECONDS = 3.0
 
@@ -60,7 +64,8 @@ TOKENS = [
     "\n", " ", "-", ":", ".", "#", "\\", '"',
 ]
 
-CORPUS_FILES = sorted(p for p in CORPUS.glob("*/*.hoa") if p.stat().st_size < 4000)
+CORPUS_FILES = sorted(p for p in CORPUS.glob("hoa/*/*.hoa") if p.stat().st_size < 4000) if CORPUS else []
+MUTATION_BASE = OWN_FILES + CORPUS_FILES
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -79,7 +84,7 @@ def test_random_characters_raise_only_gf01error(text: str):
 
 @st.composite
 def mutated_corpus_file(draw: st.DrawFn) -> str:
-    text = draw(st.sampled_from(CORPUS_FILES)).read_text()
+    text = draw(st.sampled_from(MUTATION_BASE)).read_text()
     for _ in range(draw(st.integers(1, 4))):
         n = len(text)
         i = draw(st.integers(0, n))
@@ -98,13 +103,18 @@ def mutated_corpus_file(draw: st.DrawFn) -> str:
     return text
 
 
-def test_the_mutation_base_is_the_corpus():
+def test_the_mutation_base_has_the_own_files():
+    assert len(OWN_FILES) >= 5
+
+
+@needs_corpus
+def test_the_mutation_base_has_the_corpus():
     assert len(CORPUS_FILES) > 300
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated_corpus_file())
-def test_mutated_corpus_files_raise_only_gf01error(text: str):
+def test_mutated_hoa_files_raise_only_gf01error(text: str):
     read_or_refuse(text)
 
 

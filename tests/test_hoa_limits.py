@@ -129,3 +129,26 @@ def test_a_wide_controller_is_refused_in_one_line(wide: Path, tmp_path: Path,
         assert err.count("\n") == 1 and f"{wide}: system: " in err
         assert "256 states x 2^20 input valuations = 268,435,456 table cells, more than the 4,194,304" in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.json"]
+
+
+def test_one_line_costs_no_more_memory_than_many_lines() -> None:
+    """The same automaton with every newline a space parses to the same result in about the same peak memory (issue
+    19: a 56 MB one-line file; docs/performance.md has the times)."""
+    import sys
+    import tracemalloc
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+    from hoa_parse import generated
+
+    from hoa import parse
+
+    many = generated(20_000)
+    one = many.replace("\n", " ")
+    peaks = []
+    for text in (many, one):
+        tracemalloc.start()
+        parsed = parse(text)
+        peaks.append(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+        assert parsed[0].num_edges == 20_000
+    assert peaks[1] <= 1.5 * peaks[0], peaks

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
+from corpus import corpus_path, needs_corpus
 
 from gf01_formal.cli import main
 from gf01_formal.instances.families.arbiters import arbiter_hoa
@@ -17,9 +17,7 @@ from gf01_formal.scoring.certificates import certificate_from_json
 from hoa.errors import Gf01Error
 from solvers import api
 
-PEER = Path("/work/shared/corpus/peer")
-if not PEER.is_dir():  # the corpus copy kept beside the repository
-    PEER = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus" / "peer"
+PEER = corpus_path("peer")
 BUNDLE = PEER / "instance_bundle_v1.json"
 
 
@@ -33,6 +31,7 @@ def peer_ours():
     return import_peer_bundle(BUNDLE)
 
 
+@needs_corpus
 def test_peer_ids_fields_and_tables_are_kept(peer_raw, peer_ours):
     assert [i.instance_id for i in peer_ours.instances] == [r["instance_id"] for r in peer_raw["instances"]]
     for rec, inst in zip(peer_raw["instances"], peer_ours.instances, strict=True):
@@ -56,6 +55,7 @@ def test_peer_ids_fields_and_tables_are_kept(peer_raw, peer_ours):
                 assert {o: (y >> j) & 1 for j, o in enumerate(aut["output_aps"])} == cell["output"]
 
 
+@needs_corpus
 def test_peer_runs_get_the_same_answers(tmp_path, peer_ours):
     path = tmp_path / "peer.json"
     assert main(["import", "peer", str(BUNDLE), "-o", str(path)]) == 0
@@ -73,6 +73,7 @@ def test_peer_runs_get_the_same_answers(tmp_path, peer_ours):
     assert api.valid(instance_problem(inst), certificate_from_json([[3, "in2", 0]], inst.system.inputs, 4))
 
 
+@needs_corpus
 def test_bad_peer_bundle_names_the_field(tmp_path, peer_raw):
     bad = json.loads(json.dumps(peer_raw))
     del bad["instances"][1]["automaton"]["transitions"]["s0"]["in0=0|in1=1|in2=0"]

@@ -5,10 +5,10 @@ The same action sequence, per instance, is played by each: the external agent re
 OpenAI-compatible server (tests/llm_server.py) answers each step of a conversation with it, in varied reply
 styles. The actions include an exact oracle certificate, an early commit, an unknown input, an action for the wrong
 step and a no-op edit, so the three paths agree on refusals and scoring, not only on easy runs. The certificates,
-scores and step logs must be identical; only the agent's metadata (spec, run id, usage, timing) may differ. The one
-difference by design: an action naming an unknown input is the external program's error for the cmd adapter (none
-of its edits committed), while the model paths leave it to the engine, which refuses that edit alone. The model
-must also have seen the very same conversation through our client and through inspect's.
+scores and step logs must be identical; only the agent's metadata (spec, run id, usage, timing) may differ. An
+action naming an unknown input is judged by the episode alike on every path: void, the agent's bad_action, none of
+its edits committed (docs/agent-protocol.md). The model must also have seen the very same conversation through our
+client and through inspect's.
 """
 
 from __future__ import annotations
@@ -28,12 +28,11 @@ import pytest
 from llm_server import Call, Reply, ScriptedServer, reply_for, step_of
 
 from gf01_formal.agents import BUILTIN
-from gf01_formal.agents.base import AgentSpec
+from gf01_formal.agents.base import Agent, AgentSpec
+from gf01_formal.campaign.evaluate import evaluate
 from gf01_formal.cli import main
-from gf01_formal.instances.generator import GenConfig, generate
-from gf01_formal.instances.io import check_instance, load_artifact, save_artifact
+from gf01_formal.instances.io import check_instance, load_artifact
 from gf01_formal.play.protocol import Action, End, Observation, Start
-from gf01_formal.runs.evaluate import evaluate
 from gf01_formal.runs.runner import play_run
 from gf01_formal.runs.store import RunsFile
 from gf01_formal.runs.validate import validate
@@ -43,9 +42,8 @@ from solvers import api
 ROOT = Path(__file__).resolve().parent.parent
 KEY_CLI = "sk-gf01-cli-91d2e7c04b8a"
 KEY_INSPECT = "sk-gf01-inspect-3c5f0a9e17d6"
-SMALL = {"families": [{"kind": "random_mealy", "states": [4, 6], "inputs": [2, 3]}], "horizon": [6, 9]}
 #: What may differ between the paths: who the agent was and what it spent.
-AGENT_FIELDS = {"run_id", "agent_name", "agent_spec", "agent_hash", "agent_meta", "usage", "timing"}
+AGENT_FIELDS = {"run_id", "agent_name", "agent_spec", "agent_hash", "agent_meta", "usage", "timing", "sandbox"}
 
 AGENT_SCRIPT = '''\
 """A scripted external agent: plays the action list of each instance from a JSON file (gf01.agent.v1)."""
@@ -66,7 +64,7 @@ for line in sys.stdin:
 '''
 
 
-class ScriptedAgent:
+class ScriptedAgent(Agent):
     """The same scripted player in process (what ``--agent-cmd`` runs, for a branch without the cmd adapter)."""
 
     def __init__(self, plans: dict[str, list[dict[str, Any]]]) -> None:
@@ -97,7 +95,7 @@ def make_plans(bundle: Path) -> dict[str, list[dict[str, Any]]]:
         plan: list[dict[str, Any]] = [{"set": dict(edits.get(t, {}))} for t in range(problem.horizon)]
         if k % 4 == 1:  # commit right after the last edit: the rest of the episode has no edits
             plan[max(edits, default=0)]["commit"] = True
-        elif k % 4 == 2:  # an unknown input, and an action for another step: both refused
+        elif k % 4 == 2:  # an unknown input (the action is void), and an action for another step (refused)
             plan[0]["set"]["zz"] = 1
             plan[-1] = {"set": {inputs[0]: 1}, "t": 99}
         elif k % 4 == 3:  # an extra edit at step 0 (a no-op when the base trace has that value: not minimal)
@@ -119,11 +117,10 @@ def records(path: Path) -> dict[str, dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def played(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def played(tmp_path_factory: pytest.TempPathFactory, chat_bundle: Path) -> dict[str, Any]:
     """Play the bundle by the three paths (and the llm path again in process, one job) against one server."""
     tmp = tmp_path_factory.mktemp("parity")
-    bundle = tmp / "bundle.json"
-    save_artifact(bundle, generate(5, 4, GenConfig.model_validate(SMALL)))
+    bundle = chat_bundle
     plans = make_plans(bundle)
     (tmp / "plans.json").write_text(json.dumps(plans))
     (tmp / "agent.py").write_text(AGENT_SCRIPT)
@@ -169,12 +166,14 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         finally:
             del os.environ["OPENAI_API_KEY"]
         out["llm1"] = records(tmp / "llm-1.jsonl")
-        # 3. The inspect task, through inspect's CLI and its openai-api provider, then our converter.
+        # 3. The inspect task, through inspect's CLI and its openai-api provider, then our converter; as the docs
+        # write it, from the repository root with a bundle path relative to it (inspect runs the task elsewhere).
         logs = tmp / "logs"
         proc = run([sys.executable, "-m", "inspect_ai", "eval", "gf01_formal/integrations/inspect_task.py",
-                    "-T", f"bundle={bundle}", "--model", "openai-api/local/m", "--log-dir", str(logs),
-                    "--display", "none", "--max-connections", "4"],
-                   {"LOCAL_BASE_URL": server.url, "LOCAL_API_KEY": KEY_INSPECT, "INSPECT_LOG_LEVEL": "warning"})
+                    "-T", f"bundle={os.path.relpath(bundle, ROOT)}", "--model", "openai-api/local/m",
+                    "--log-dir", str(logs), "--display", "none", "--max-connections", "4"],
+                   {"LOCAL_BASE_URL": server.url, "LOCAL_API_KEY": KEY_INSPECT, "INSPECT_LOG_LEVEL": "warning",
+                    "PWD": str(ROOT)})
         out["outputs"] += proc.stdout + proc.stderr
         requests = list(server.requests)
     (log,) = sorted(logs.glob("*.eval"))
@@ -196,23 +195,22 @@ def test_every_path_gives_the_same_certificates_and_scores(played: dict[str, Any
     for iid in cmd:
         a, b, c = ({k: v for k, v in r[iid].items() if k not in AGENT_FIELDS} for r in (cmd, llm, insp))
         assert b == c, iid
-        if any("zz" in action["set"] for action in played["plans"][iid]):  # the difference by design (docstring)
+        assert a == b, iid
+        if any("zz" in action["set"] for action in played["plans"][iid]):  # one rule: the episode voids it
             assert a["steps"][0]["agent_error"]["kind"] == "bad_action" and a["steps"][0]["committed"] == []
-            assert b["steps"][0]["agent_error"] is None
-            assert [r["reason"] for r in b["steps"][0]["refused"]] == ["unknown_input"]
-            assert [s["committed"] for s in a["steps"][1:]] == [s["committed"] for s in b["steps"][1:]]
-        else:
-            assert a == b, iid
+            assert a["steps"][0]["refused"] == [] and "zz" in a["steps"][0]["submitted"]
         assert a["status"] == "completed" and a["steps"]
     assert {r["agent_name"] for r in cmd.values()} == {"cmd"}
+    assert {r["sandbox"] for r in cmd.values()} == {"bwrap"} and all("sandbox" not in r for r in insp.values())
     assert {r["agent_name"] for r in insp.values()} == {"llm"}
     assert {r["agent_spec"]["params"]["harness"] for r in insp.values()} == {"inspect_ai"}
-    # The plans exercise the engine: a certified run, an early commit, refusals of both kinds.
+    # The plans exercise the engine: a certified run, an early commit, a void action and a wrong-step refusal.
     rows = list(cmd.values())
     assert any(r["score_c"] == 1 for r in rows)
     assert any(r["steps"][-1]["commit"] for r in rows)
     reasons = {x["reason"] for r in llm.values() for s in r["steps"] for x in s["refused"]}
-    assert {"unknown_input", "wrong_step"} <= reasons
+    assert "wrong_step" in reasons and not {"unknown_input", "bad_value"} & reasons
+    assert any(s["agent_error"] and s["agent_error"]["kind"] == "bad_action" for r in llm.values() for s in r["steps"])
     for name in ("cmd", "llm", "inspect"):
         assert validate([played["tmp"] / f"{name}.jsonl"], bundle=str(played["bundle"]), official=True) == []
     assert "(0 where the log's scores differ from the exact ones)" in played["import_stdout"]
@@ -287,7 +285,8 @@ def test_no_key_in_any_file_written(played: dict[str, Any]) -> None:
 
 
 def test_import_inspect_refuses_what_is_not_a_gf01_log(played: dict[str, Any], tmp_path: Path, capsys) -> None:
-    for target, needle in ((played["bundle"], "not an inspect eval log"), (tmp_path / "none.eval", "no such file")):
+    for target, needle in ((played["bundle"], "not an inspect eval log"),
+                           (tmp_path / "none.eval", "No such file")):
         assert main(["import", "inspect", str(target), "-o", str(tmp_path / "x.jsonl")]) == 2
         err = capsys.readouterr().err
         assert len(err.strip().splitlines()) == 1 and needle in err, err

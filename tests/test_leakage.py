@@ -15,10 +15,12 @@ from pathlib import Path
 
 from scripted_agent import PRELUDE
 
+from aig.build import Builder
+from aig.writer import binary
 from gf01_formal.agents.base import AgentSpec
 from gf01_formal.artifacts import canonical_json
 from gf01_formal.instances.io import check_instance
-from gf01_formal.instances.sources import InstanceOptions, instance_from_hoa
+from gf01_formal.instances.sources import InstanceOptions, instance_from_aiger, instance_from_hoa
 from gf01_formal.runs.runner import play_run
 from gf01_formal.scoring.scores import Scorer
 from solvers import api
@@ -80,13 +82,19 @@ play(lambda t: plan.get(str(t), '{"set": {}}') + "\\n")
 """
 
 
-def stream(tmp_path: Path, hoa: str, trace: str, effect: str, plan: dict[int, str], name: str, **options):
-    """Play the scripted agent on the instance; returns the lines it received, the record and the instance."""
-    inst = instance_from_hoa(hoa, InstanceOptions(trace=trace, effect=effect, **options), measure=False)
+def stream(tmp_path: Path, hoa: str | bytes, trace: str, effect: str, plan: dict[int, str], name: str, **options):
+    """Play the scripted agent on the instance (``hoa``: HOA text, or AIGER bytes); returns the lines it received,
+    the record and the instance."""
+    opts = InstanceOptions(trace=trace, effect=effect, **options)
+    if isinstance(hoa, bytes):
+        inst = instance_from_aiger(hoa, opts, measure=False)
+    else:
+        inst = instance_from_hoa(hoa, opts, measure=False)
     problem = check_instance(inst)
     (tmp_path / "agent.py").write_text(AGENT)
     (tmp_path / f"{name}.plan").write_text(json.dumps({str(t): line for t, line in plan.items()}))
     log = tmp_path / f"{name}.jsonl"
+    log.write_text("")  # the sandbox binds the files named on the command line that exist
     cmd = f"{sys.executable} {tmp_path / 'agent.py'} {log} {tmp_path / f'{name}.plan'}"
     record = play_run(inst, problem, AgentSpec("cmd", "EVAL-CB", {"cmd": cmd}), seed=0, scorer=Scorer(problem)).record
     return log.read_text().splitlines(), record, inst, problem
@@ -145,9 +153,9 @@ def test_nothing_before_the_end_holds_hidden_state(tmp_path):
     lines, record, inst, problem = stream(tmp_path, hoa, trace, "g1", plan, "one", budget_t=2, budget_a=3)
     assert [json.loads(line)["type"] for line in lines][-1] == "end"
     before_end = "\n".join(lines[:-1])
-    assert any(r["reason"] == "budget_t" for s in record.steps for r in s["refused"])  # refusals were sent
-    errors = " ".join(s["agent_error"]["message"] for s in record.steps if s["agent_error"])
-    assert "garbage" in errors and "'zz' is not an input" in errors
+    assert any(r.reason == "budget_t" for s in record.steps for r in s.refused)  # refusals were sent
+    errors = " ".join(s.agent_error.message for s in record.steps if s.agent_error)
+    assert "garbage" in errors and "r0: value 7 must be 0 or 1 (and 1 more)" in errors
     hidden = ["SECRET_STATE", "HOA:", "--BODY--", "controllable-AP", "Acceptance", canonical_json(inst.base_trace)]
     hidden += [canonical_json(step) for step in inst.base_trace]  # {"r0":1,"r1":0}: inputs by name, as in tau
     oracle = api.oracle(problem, problem.budget_t)
@@ -161,3 +169,26 @@ def test_nothing_before_the_end_holds_hidden_state(tmp_path):
     for text in (before_end, errors):
         for secret in hidden:
             assert secret not in text, secret
+
+
+def ignores_b_circuit() -> bytes:
+    """IGNORES_B as a circuit: g = a, b read by nothing, and two latches (secretly named) that count steps."""
+    b = Builder()
+    a, _ = b.input("a"), b.input("b")
+    l0, l1 = b.latch("SECRET_LATCH_0"), b.latch("SECRET_LATCH_1", 1)
+    b.set_next(l0, l0 ^ 1)
+    b.set_next(l1, b.xor(l1, l0))
+    b.output("g", a)
+    return binary(b.aig())
+
+
+def test_a_circuit_and_a_table_with_the_same_outputs_give_the_same_stream(tmp_path):
+    """Nothing of the circuit (its AIGER text, latches, their names or number) reaches the agent: the stream equals
+    that of the one-state HOA machine with the same input/output behaviour, and holds no latch name."""
+    plan = {1: '{"set": {"a": 1}}', 3: '{"set": {"b": 1}}'}
+    trace = "!a&b;a&!b;!a&!b;!a&b;a&b"
+    one, _, i1, _ = stream(tmp_path, IGNORES_B.format(s0="s"), trace, "g", plan, "one", t_star=3)
+    two, _, i2, _ = stream(tmp_path, ignores_b_circuit(), trace, "g", plan, "two", t_star=3)
+    assert i2.system.kind == "aiger" and "SECRET_LATCH_0" in (i2.system.aiger or "")
+    assert without_id(one, i1.instance_id) == without_id(two, i2.instance_id)
+    assert not any("SECRET" in line or "aag" in line for line in two)

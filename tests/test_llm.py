@@ -20,27 +20,23 @@ from llm_server import STYLES, Call, Reply, ScriptedServer, reply_for, step_of
 
 from gf01_formal.agents.llm import Backoff, check_base_url, llm_spec
 from gf01_formal.agents.llm_prompt import Dialogue, ReplyError, drive, load_template, parse_reply
+from gf01_formal.campaign.evaluate import evaluate
 from gf01_formal.cli import main
-from gf01_formal.instances.generator import GenConfig, generate
-from gf01_formal.instances.io import check_instance, load_artifact, save_artifact
+from gf01_formal.instances.io import check_instance, load_artifact
 from gf01_formal.play.episode import Episode
 from gf01_formal.play.protocol import Start, text
-from gf01_formal.runs.evaluate import evaluate
 from gf01_formal.runs.validate import validate
 from hoa.errors import Gf01Error
 from solvers import api
 
 ROOT = Path(__file__).resolve().parent.parent
 KEY = "sk-gf01-test-7f3c9a1e5b2d4c6a8e0f"  # appears nowhere but in the environment of the runs
-SMALL = {"families": [{"kind": "random_mealy", "states": [4, 6], "inputs": [2, 3]}], "horizon": [6, 9]}
 REASK = "Your last reply had no usable action"
 
 
 @pytest.fixture(scope="module")
-def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("llm-bundle") / "bundle.json"
-    save_artifact(path, generate(11, 4, GenConfig.model_validate(SMALL)))
-    return path
+def bundle(chat_bundle: Path) -> Path:
+    return chat_bundle
 
 
 def plans(bundle: Path) -> dict[str, list[dict[str, Any]]]:
@@ -199,11 +195,16 @@ def test_evaluate_records_tokens_retries_reasks_and_transcripts(bundle: Path, tm
         assert (meta["prompt_template"], meta["prompt_sha256"]) == (template.id, template.sha256)
         assert (rec["adaptation_condition"], rec["adaptation_budget_tokens"], rec["adaptation_data_scope"],
                 rec["adaptation_protocol_id"]) == ("no_adaptation", 0, "none", "none")
-        # Tokens: per step and in total, and the totals are the sums.
+        # Tokens: per step and in total, and the totals are the sums (unknown, null, where a reply had no usage).
         assert [s["t"] for s in usage["steps"]] == [s["t"] for s in rec["steps"]]
-        for key in ("input_tokens", "output_tokens", "calls", "retries"):
+        for key in ("calls", "retries"):
             assert usage[key] == sum(s[key] for s in usage["steps"])
-        assert usage["total_tokens"] == usage["input_tokens"] + usage["output_tokens"]
+        for key in ("input_tokens", "output_tokens"):
+            steps = [s[key] for s in usage["steps"]]
+            assert usage[key] == (sum(steps) if usage["usage_reported"] else None)
+            assert (None in steps) is (not usage["usage_reported"])
+        assert usage["total_tokens"] == (usage["input_tokens"] + usage["output_tokens"] if usage["usage_reported"]
+                                         else None)
         # The transcript: a side file whose name and content hash are the record's.
         side = Path(f"{out}.d") / meta["transcript"]
         assert hashlib.sha256(side.read_bytes()).hexdigest() == meta["transcript_sha256"]
@@ -211,11 +212,16 @@ def test_evaluate_records_tokens_retries_reasks_and_transcripts(bundle: Path, tm
         roles = [m["role"] for m in transcript["messages"]]
         assert roles[:2] == ["system", "user"] and roles.count("assistant") == usage["calls"]
         assert transcript["prompt_sha256"] == template.sha256 and "timing" not in transcript
-    # Every token the server charged is in the records, and nothing else.
-    assert sum(r["usage"]["input_tokens"] for r in recs.values()) == server.charged["input"]
-    assert sum(r["usage"]["output_tokens"] for r in recs.values()) == server.charged["output"]
+    # Every token the server charged is in the records' known steps, and nothing else.
+    for key, charged in (("input_tokens", "input"), ("output_tokens", "output")):
+        assert sum(s[key] or 0 for r in recs.values() for s in r["usage"]["steps"]) == server.charged[charged]
     r0, r1, r2, r3 = (recs[i] for i in order)
     assert r0["usage"]["usage_reported"] is False and r1["usage"]["usage_reported"] is True
+    # Step 0 of instance 0 had a reply without usage: unknown, never 0; one warning for the whole run set.
+    assert r0["usage"]["input_tokens"] is None and r0["usage"]["steps"][0]["input_tokens"] is None
+    assert r0["usage"]["steps"][1]["input_tokens"] > 0
+    assert proc.stderr.count("without token usage") == 1 and "unknown for 1 runs" in proc.stdout
+    assert server.gets == ["/v1/models"] * 2  # one preflight request per evaluate
     assert r0["usage"]["retries"] == 1 and r0["usage"]["steps"][1]["retries"] == 1
     calls0 = json.loads((Path(f"{out}.d") / r0["agent_meta"]["transcript"]).read_text())["calls"]
     assert calls0[1]["errors"] == ["HTTP 429"]
@@ -371,6 +377,30 @@ def test_a_refused_key_stops_the_evaluation_with_one_line(bundle: Path, tmp_path
     err = capsys.readouterr().err
     assert code == 2 and len(err.strip().splitlines()) == 1 and "refused the key in $OPENAI_API_KEY" in err
     assert KEY not in err and (not out.exists() or out.read_text() == "")
+
+
+def test_an_unreachable_endpoint_is_one_line_naming_it_within_seconds(bundle: Path, tmp_path: Path) -> None:
+    out = tmp_path / "runs.jsonl"
+    # Port 9 (discard) on loopback: nothing listens there, so the connection is refused at once.
+    proc = run_cli(["evaluate", str(bundle), "--agent", "llm", "--model", "m", "--base-url",
+                    "http://127.0.0.1:9/v1", "-o", str(out)], {"OPENAI_API_KEY": KEY})
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.count("\n") == 1 and "cannot reach http://127.0.0.1:9/v1" in proc.stderr
+    assert "preflight" in proc.stderr and not out.exists()
+
+
+@pytest.mark.parametrize(("status", "needle"), [(401, "refused the key in $OPENAI_API_KEY"),
+                                                (503, "answered HTTP 503")])
+def test_a_refusing_endpoint_stops_before_the_first_run(bundle: Path, tmp_path: Path, capsys, status: int,
+                                                        needle: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    out = tmp_path / "runs.jsonl"
+    with ScriptedServer(lambda call: Reply("{}"), models_status=status) as server:
+        code = main(["evaluate", str(bundle), "--agent", "llm", "--model", "m", "--base-url", server.url,
+                     "-o", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and needle in err and server.url in err and KEY not in err
+    assert server.requests == [] and not out.exists()  # no chat request, no record
 
 
 @pytest.mark.parametrize("extra, env, needle", [

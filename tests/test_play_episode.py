@@ -61,17 +61,28 @@ def test_atoms_are_committed_as_submitted_and_the_system_steps() -> None:
     assert ep.certificate == ((0, 0, 1), (0, 1, 0), (2, 0, 1)) and ep.refusals == 2
 
 
-def test_bad_actions_are_refused_and_counted() -> None:
+def test_an_action_with_an_unknown_input_or_a_bad_value_is_void() -> None:
+    """The episode is the only judge of an action: one bad atom voids the whole action, its commit included, and
+    nothing is listed as refused; the step's log says why."""
     ep = Episode(counter())
     ep.reset()
-    obs = ep.step({"zz": 1, "a": 2, "b": True}, at=0)
-    assert [(r.input, r.reason) for r in obs.refused] == [("a", "bad_value"), ("b", "bad_value"),
-                                                          ("zz", "unknown_input")]
+    obs = ep.step({"zz": 1, "a": 1, "b": True}, commit=True)
+    assert obs.refused == [] and obs.certificate == [] and not obs.done and ep.log[-1].commit is False
+    assert ep.log[-1].void == "b: value True must be 0 or 1 (and 1 more)"  # AP_in order, unknown names last
+    assert ep.log[-1].submitted == {"zz": 1, "a": 1, "b": True} and ep.judge({"a": 0}) is None
     obs = ep.step({"a": 1}, at=5)
     assert [r.reason for r in obs.refused] == ["wrong_step"] and obs.certificate == []
-    obs = ep.step({"a": 1.0, "b": "1"})
-    assert [r.reason for r in obs.refused] == ["bad_value", "bad_value"] and obs.certificate == []
-    assert ep.refusals == 6
+    obs = ep.step({"a": 1.0})
+    assert obs.refused == [] and ep.log[-1].void == "a: value 1.0 must be 0 or 1"
+    assert ep.refusals == 1 and ep.certificate == ()
+
+
+def test_the_per_atom_rule_of_older_records_is_kept_for_their_replay() -> None:
+    ep = Episode(counter())
+    ep.reset()
+    obs = ep.step({"zz": 1, "a": 2, "b": 1}, at=0, per_atom=True)
+    assert [(r.input, r.reason) for r in obs.refused] == [("a", "bad_value"), ("zz", "unknown_input")]
+    assert obs.certificate == [[0, "b", 1]] and ep.log[-1].void is None and ep.refusals == 2
 
 
 def test_an_early_commit_ends_the_episode() -> None:
@@ -83,8 +94,8 @@ def test_an_early_commit_ends_the_episode() -> None:
     obs = ep.step({"a": 1}, commit=True)  # and a = 1 at t* = 3: o holds
     assert obs.done and obs.t == 3 and ep.done and obs.effect_status.achieved
     result = Scorer(ep.problem).score(ep.certificate)
-    assert result["suff"] and result["valid"] and result["score_c"] == 1 and result["kappa"] == [1, 1, -2, -2]
-    assert result["best_match_gold"] == [[2, "a", 1], [3, "a", 1]] and result["ap_f1"] == 1.0
+    assert result.suff and result.valid and result.score_c == 1 and result.kappa == [1, 1, -2, -2]
+    assert result.best_match_gold == [[2, "a", 1], [3, "a", 1]] and result.ap_f1 == 1.0
 
 
 def test_messages_round_trip_through_their_canonical_text() -> None:
@@ -120,17 +131,17 @@ def test_random_episodes_match_the_brute_force_twin(data: st.DataObject) -> None
         assert len({a[0] for a in ep.certificate}) <= budget_t and len(ep.certificate) <= problem.budget_a
     cert = ep.certificate
     result = Scorer(problem).score(cert)
-    assert result["suff"] == brute_suff(problem, cert) and result["min1"] == brute_min1(problem, cert)
+    assert result.suff == brute_suff(problem, cert) and result.min1 == brute_min1(problem, cert)
     want = brute_best_match(problem, cert, None)  # the gold is ranked in M(I) (section 7.3), B_T aside
-    assert (result["ap_f1"], result["ts_f1"]) == (want.ap_f1, want.ts_f1) and result["gold_set"] == "M"
+    assert (result.ap_f1, result.ts_f1) == (want.ap_f1, want.ts_f1) and result.gold_set == "M"
     gold = [[t, problem.system.inputs[i], v] for t, i, v in want.gold]
-    assert result["best_match_gold"] == (gold if brute_valid_set(problem, None) else None)
-    assert result["within_budget"] is True  # play never lets a certificate past B_T
+    assert result.best_match_gold == (gold if brute_valid_set(problem, None) else None)
+    assert result.within_budget is True  # play never lets a certificate past B_T
 
 
 def test_the_gold_is_null_when_there_is_none_and_empty_when_the_empty_certificate_is_it() -> None:
     p = counter()
     nothing = dataclasses.replace(p, t_star=0)  # o is 0 in the first step whatever the inputs: M(I) is empty
-    assert Scorer(nothing).score([(0, 0, 1)])["best_match_gold"] is None
+    assert Scorer(nothing).score([(0, 0, 1)]).best_match_gold is None
     done = dataclasses.replace(p, effect=Not(Var(0)))  # the base run already shows !o at t* = 3: M(I) = {{}}
-    assert Scorer(done).score([(0, 0, 1)])["best_match_gold"] == []
+    assert Scorer(done).score([(0, 0, 1)]).best_match_gold == []

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -13,13 +14,12 @@ from scipy.stats import spearmanr
 
 from gf01_formal.agents.base import AgentSpec
 from gf01_formal.artifacts import sha256_hex
+from gf01_formal.campaign.evaluate import evaluate
 from gf01_formal.cli import main
-from gf01_formal.instances.generator import GenConfig, generate
-from gf01_formal.instances.io import load_bundle, save_artifact
+from gf01_formal.instances.io import load_bundle
 from gf01_formal.report import pilot as pilot_mod
 from gf01_formal.report.load import load_runs
 from gf01_formal.report.pilot import analyze
-from gf01_formal.runs.evaluate import evaluate
 from hoa.errors import Gf01Error
 
 # Three inputs and two outputs in every system: those two knobs are constant, the others vary.
@@ -28,11 +28,11 @@ CFG = {"families": [{"kind": "random_mealy", "states": [3, 8], "inputs": [3, 3],
 
 
 @pytest.fixture(scope="module")
-def pilot(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+def pilot(tmp_path_factory: pytest.TempPathFactory, generated_bundle: Callable[..., Path]) -> dict[str, Path]:
     d = tmp_path_factory.mktemp("pilot")
-    save_artifact(d / "bundle.json", generate(21, 12, GenConfig.model_validate(CFG)))
-    evaluate(d / "bundle.json", [AgentSpec("random", "EVAL-CB"), AgentSpec("oracle", "EVAL-OC")], d / "runs.jsonl")
-    return {"bundle": d / "bundle.json", "runs": d / "runs.jsonl"}
+    bundle = generated_bundle(21, 12, CFG)
+    evaluate(bundle, [AgentSpec("random", "EVAL-CB"), AgentSpec("oracle", "EVAL-OC")], d / "runs.jsonl")
+    return {"bundle": bundle, "runs": d / "runs.jsonl"}
 
 
 def as_agent(rec: dict, valid: bool, goal: bool, name: str, params: dict) -> dict:
@@ -242,3 +242,15 @@ def test_cli_text_explains_each_fired_trigger(pilot: dict[str, Path], tmp_path: 
     assert [f"trigger: {t['sentence']}" for t in saved["triggers"]] == triggers
     assert main(["pilot-analyze", str(runs), "--bundle", str(pilot["bundle"]), "--reference", "llm"]) == 2
     assert capsys.readouterr().err.startswith("gf01: error: ")
+
+
+def test_cli_prints_a_short_summary_unless_json_or_output(pilot: dict[str, Path],
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["pilot-analyze", str(pilot["runs"]), "--bundle", str(pilot["bundle"])]
+    assert main(args) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert 4 <= len(lines) <= 8 and lines[0] == "keep_coefficients (provisional)"
+    assert any(line.startswith("note: discrimination: not assessed") for line in lines) and "--json" in lines[-1]
+    assert main([*args, "--json"]) == 0
+    analysis = json.loads(capsys.readouterr().out)  # the whole analysis
+    assert analysis["recommendation"]["decision"] == "keep_coefficients" and "groups" in analysis["discrimination"]

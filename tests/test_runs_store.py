@@ -6,21 +6,17 @@ import json
 from pathlib import Path
 
 import pytest
+from corpus import corpus_path, needs_corpus
 
 from gf01_formal.cli import main
-from gf01_formal.instances.generator import GenConfig, generate
-from gf01_formal.instances.io import save_artifact
 from gf01_formal.runs.store import RunsFile
 
-PEER = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus" / "peer"
-SMALL = {"families": [{"kind": "random_mealy", "states": [3, 4], "inputs": [2, 2]}], "horizon": [5, 6]}
+PEER = corpus_path("peer")
 
 
 @pytest.fixture(scope="module")
-def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("store") / "bundle.json"
-    save_artifact(path, generate(1, 2, GenConfig.model_validate(SMALL)))
-    return path
+def bundle(tiny_bundle: Path) -> Path:
+    return tiny_bundle
 
 
 def evaluate(bundle: Path, out: Path) -> int:
@@ -32,7 +28,7 @@ def evaluate(bundle: Path, out: Path) -> int:
     "pretty",
     '{"a": 1}\n',
     "hello",
-    "peer",
+    pytest.param("peer", marks=needs_corpus),
 ])
 def test_a_file_that_is_not_a_runs_file_is_refused_and_left_alone(bundle: Path, tmp_path: Path, text: str,
                                                                    capsys: pytest.CaptureFixture[str]) -> None:
@@ -59,6 +55,7 @@ def test_a_torn_first_record_is_cut_and_the_runs_played(bundle: Path, tmp_path: 
     assert evaluate(bundle, out) == 0 and len(out.read_text().splitlines()) == len(whole)
 
 
+@needs_corpus
 def test_importing_peer_rows_none_of_which_can_be_rescored_writes_nothing(tmp_path: Path,
                                                                           capsys: pytest.CaptureFixture[str]) -> None:
     ours = tmp_path / "peer.json"

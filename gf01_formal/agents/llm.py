@@ -20,8 +20,12 @@ texts from the endpoint are cleaned of it). A run records the model, the endpoin
 and sha256, token counts per step and in total, retries, and the full transcript as a side file
 ``transcripts/<sha256>.json`` referenced by its hash in ``agent_meta``. Nothing recorded depends on a clock.
 
->>> spec = llm_spec("gpt-4o-mini", base_url="http://127.0.0.1:8000/v1")     # doctest: +SKIP
->>> agent = LLMAgent(LLMConfig.from_params(spec.params), seed=7)            # doctest: +SKIP
+>>> import os
+>>> os.environ["GF01_EXAMPLE_KEY"] = "sk-example"
+>>> spec = llm_spec("gpt-4o-mini", base_url="http://127.0.0.1:8000/v1", api_key_env="GF01_EXAMPLE_KEY")
+>>> agent = LLMAgent(LLMConfig.from_params(spec.params), seed=7)
+>>> agent.model_seed
+7
 """
 
 from __future__ import annotations
@@ -32,16 +36,19 @@ import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import numpy as np
 
-from gf01_formal.agents.base import AgentSpec, ProviderError
+from gf01_formal.agents.base import Agent, AgentFault, AgentSpec, ProviderError
 from gf01_formal.agents.llm_prompt import TEMPLATE_ID, Dialogue, Message, drive, load_template
 from gf01_formal.artifacts import canonical_json
-from gf01_formal.play.protocol import Action, End, Observation, Start
+from gf01_formal.play.protocol import Action, Observation, Start
 from hoa.errors import Gf01Error, quote
+
+if TYPE_CHECKING:
+    from gf01_formal.agents.tools import TrackTools
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
@@ -177,12 +184,58 @@ def llm_spec(
     return AgentSpec("llm", "EVAL-CB", config.params())
 
 
-class LLMAgent:
+#: The longest the preflight request may take: it only has to show that the endpoint answers.
+PREFLIGHT_TIMEOUT = 5.0
+
+
+def preflight(config: LLMConfig) -> None:
+    """One request before the first run (``GET {base_url}/models``, no retry): a Gf01Error naming the URL when the
+    endpoint cannot be reached, does not answer within :data:`PREFLIGHT_TIMEOUT` seconds, refuses the key, fails
+    (HTTP 429 or 5xx) or answers with a web page. Without it a wrong ``--base-url`` cost every run its full retries
+    (about 20 s each) before the evaluation gave up. A 404 or 405 passes: some servers serve chat completions without
+    a model list, and a wrong path is then refused by the first run's request, which is not retried either. The
+    standard library's client is used: the request needs nothing the openai client adds."""
+    import urllib.error
+    import urllib.request
+
+    key = api_key(config.api_key_env)
+    url = config.base_url
+    timeout = min(PREFLIGHT_TIMEOUT, config.request_timeout)
+    where = "preflight request before the first run"
+    request = urllib.request.Request(f"{url}/models", headers={"Authorization": f"Bearer {key}",
+                                                                "Accept": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            status, head = response.status, response.read(512)
+    except urllib.error.HTTPError as ex:
+        status, head = ex.code, b""
+    except TimeoutError:
+        raise Gf01Error(f"{url} did not answer within {timeout:g} s ({where})", field="--base-url") from None
+    except (urllib.error.URLError, OSError) as ex:
+        reason = getattr(ex, "reason", ex)
+        if isinstance(reason, TimeoutError):
+            raise Gf01Error(f"{url} did not answer within {timeout:g} s ({where})", field="--base-url") from None
+        text = quote(str(reason).replace(key, "***") or type(reason).__name__, 120, bare=True)
+        raise Gf01Error(f"cannot reach {url}: {text} ({where})", field="--base-url") from None
+    if status in (401, 403):
+        raise Gf01Error(f"{url} refused the key in ${config.api_key_env} (HTTP {status}, {where})",
+                        field="--api-key-env")
+    if status == 429 or status >= 500:
+        raise Gf01Error(f"{url} answered HTTP {status} ({where}; try again later)", field="--base-url")
+    if status == 200 and head.lstrip().startswith(b"<"):
+        raise Gf01Error(f"{url} answered with a web page, not an API ({where}; an OpenAI-compatible base URL usually "
+                        "ends in /v1)", field="--base-url")
+
+
+class LLMAgent(Agent):
     """Plays one episode at a time through a chat-completions endpoint (module docstring)."""
 
-    def __init__(self, config: LLMConfig, seed: int, *, backoff: Backoff = Backoff()) -> None:
+    def __init__(self, config: LLMConfig, seed: int, *, backoff: Backoff = Backoff(),
+                 tools: TrackTools | None = None) -> None:
         from openai import OpenAI  # heavy, and only this agent needs it
 
+        self.tools = tools  # the track's tool, offered as an OpenAI function (agents/tools.py); None on EVAL-CB
+        self._tool_calls: list[tuple[str, str, str]] = []  # (id, name, arguments) of the last reply
         self.config = config
         self.backoff = backoff
         self.template = load_template(config.prompt)
@@ -212,9 +265,6 @@ class LLMAgent:
                             "input_tokens": 0, "output_tokens": 0})
         return drive(self._dialogue.turn(observation), self._complete)
 
-    def end(self, message: End) -> None:
-        pass
-
     def close(self) -> None:
         self._client.close()
 
@@ -222,12 +272,10 @@ class LLMAgent:
 
     @property
     def usage(self) -> dict[str, Any]:
-        """Tokens, calls and retries, per step and in total (tokens as the endpoint reported them)."""
-        reported = all(c["input_tokens"] is not None for c in self._calls if c["reply"] is not None)
-        total = {k: sum(s[k] for s in self._steps) for k in ("input_tokens", "output_tokens", "calls", "retries")}
-        return {**total, "total_tokens": total["input_tokens"] + total["output_tokens"],
-                "reasks": sum(c["kind"] == "reask" for c in self._calls), "usage_reported": reported,
-                "steps": [dict(s) for s in self._steps]}
+        """Tokens, calls and retries, per step and in total (tokens as the endpoint reported them; null where a
+        reply came without its usage, see :func:`usage_summary`)."""
+        unreported = {c["t"] for c in self._calls if c.get("usage") == "missing"}
+        return usage_summary(self._steps, unreported, reasks=sum(c["kind"] == "reask" for c in self._calls))
 
     @property
     def meta(self) -> dict[str, Any]:
@@ -265,7 +313,51 @@ class LLMAgent:
             out["max_tokens"] = self.config.max_tokens
         return out
 
+    @property
+    def tool_log(self) -> list[dict[str, Any]]:
+        """The oracle search's log entries, header first (the runner takes EVAL-TA's from the planner itself)."""
+        if self.tools is None or self.tools.oracle is None:
+            return []
+        return [json.loads(x) for x in self.tools.oracle.log_text().splitlines()]
+
+    def _tool_specs(self) -> list[dict[str, Any]]:
+        """The track's tool as an OpenAI function (chat-completions ``tools``)."""
+        assert self.tools is not None and self.tools.allowed is not None
+        what = ("simulates the run with these edits: the outputs at every step, whether the effect holds, the "
+                "queries left" if self.tools.planner is not None else
+                "exact checks of a candidate certificate (suff, min1, valid); with atoms null, an optimal valid "
+                "certificate")
+        atoms = {"type": ["array", "null"], "items": {"type": "array"},
+                 "description": 'the edits as [[t, "input", 0 or 1], ...]'}
+        return [{"type": "function", "function": {
+            "name": self.tools.allowed, "description": f"{self.tools.allowed}: {what}",
+            "parameters": {"type": "object", "properties": {"atoms": atoms}, "required": ["atoms"]}}}]
+
     def _complete(self, kind: str, messages: list[Message]) -> str:
+        """The model's reply text to ``messages``; tool calls in between are answered (each answer appended to
+        the conversation as a ``tool`` message, every call in the run's tool log) and the model asked again. A
+        tool call on EVAL-CB, for another track's tool, or past the budget is a fatal AgentFault (``tool_denied``)."""
+        reply = self._request(kind, messages)
+        while self._tool_calls:
+            if self.tools is None:
+                raise AgentFault("tool_denied", f"asked for tool {self._tool_calls[0][1]!r}: EVAL-CB allows no tool",
+                                 fatal=True)
+            calls, self._tool_calls = self._tool_calls, []
+            messages.append({"role": "assistant", "content": reply or None, "tool_calls": [  # type: ignore[dict-item]
+                {"id": cid, "type": "function", "function": {"name": name, "arguments": args}}
+                for cid, name, args in calls]})
+            for cid, name, args in calls:
+                try:
+                    decoded = json.loads(args)
+                except ValueError:
+                    decoded = args
+                atoms = decoded.get("atoms") if isinstance(decoded, dict) else decoded
+                result = self.tools.call(name, atoms)
+                messages.append({"role": "tool", "tool_call_id": cid, "content": canonical_json(result)})
+            reply = self._request("tool", messages)
+        return reply
+
+    def _request(self, kind: str, messages: list[Message]) -> str:
         """The model's reply to the conversation ``messages`` (module docstring: retries and errors)."""
         step = self._steps[-1]
         call: dict[str, Any] = {"t": step["t"], "kind": kind, "sent": len(messages), "reply": None, "errors": [],
@@ -274,8 +366,9 @@ class LLMAgent:
         step["calls"] += 1
         for n in range(self.backoff.retries + 1):
             try:
+                extra = {} if self.tools is None else {"tools": self._tool_specs()}
                 response = self._client.chat.completions.create(model=self.config.model, messages=list(messages),
-                                                                **self._request_params())
+                                                                **self._request_params(), **extra)
                 reply = self._read(response, call, step, len(messages))
             except Exception as ex:
                 verdict, what = self._classify(ex)
@@ -316,9 +409,18 @@ class LLMAgent:
         if message is None or not (content is None or isinstance(content, str)):
             raise MalformedResponse("a chat completion whose first choice has no text message")
         self._model_reported = response.model if isinstance(response.model, str) and response.model else None
+        if tokens is None:  # a real reply, so billed, but not said how much: the step's tokens are unknown, not 0
+            call["usage"] = "missing"
         finish = getattr(choice, "finish_reason", None)
         call["finish_reason"] = finish if isinstance(finish, str) else None
         call["reply"] = index  # the index the reply will have in the conversation
+        self._tool_calls = []
+        for tc in getattr(message, "tool_calls", None) or []:
+            fn = getattr(tc, "function", None)
+            name, args = getattr(fn, "name", None), getattr(fn, "arguments", None)
+            if not isinstance(name, str) or not isinstance(args, str):
+                raise MalformedResponse("a tool call without a function name and arguments")
+            self._tool_calls.append((str(getattr(tc, "id", "") or f"call-{len(self._tool_calls)}"), name, args))
         reasoning = getattr(message, "reasoning_content", None)  # vLLM / DeepSeek reasoning parsers
         if isinstance(reasoning, str) and reasoning:
             call["reasoning"] = reasoning
@@ -390,6 +492,26 @@ class MalformedResponse(Exception):
         if error is not None and text.startswith(("{", "[")):
             return cls(f"cut or invalid JSON ({error.msg} at character {error.pos} of {len(error.doc)})")
         return cls(f"a body that is not JSON: {excerpt}")
+
+
+def usage_summary(steps: list[dict[str, Any]], unreported: set[int], *, reasks: int) -> dict[str, Any]:
+    """The ``usage`` of a run record: per step and in total, tokens, calls and retries. The tokens of a step some
+    reply of which came without usage are unknown (null), and so are the run's totals: counting them as 0 would
+    report a run as cheaper than it was."""
+    out_steps = []
+    for s in steps:
+        step = dict(s)
+        if step["t"] in unreported:
+            step["input_tokens"] = step["output_tokens"] = None
+        out_steps.append(step)
+    total: dict[str, Any] = {k: sum(s[k] for s in out_steps) for k in ("calls", "retries")}
+    known = not unreported
+    for k in ("input_tokens", "output_tokens"):
+        total[k] = sum(s[k] for s in out_steps) if known else None
+    return {"input_tokens": total["input_tokens"], "output_tokens": total["output_tokens"], "calls": total["calls"],
+            "retries": total["retries"],
+            "total_tokens": total["input_tokens"] + total["output_tokens"] if known else None,
+            "reasks": reasks, "usage_reported": known, "steps": out_steps}
 
 
 def _token_counts(usage: Any) -> tuple[int, int] | None:

@@ -5,8 +5,8 @@ whether the effect is achieved: what the agent would see by playing them, never 
 the base trace. It answers at most ``max_queries`` calls; every call and its answer go to :attr:`Planner.log`,
 whose canonical JSON Lines text is the run's tool log (its sha256 is the run's ``tool_log_hash``).
 
->>> planner = Planner(problem)                                # doctest: +SKIP
->>> planner.simulate([[3, "req", 1]])["effect"]               # doctest: +SKIP
+>>> planner = Planner(problem)
+>>> planner.simulate([[20, "r2", 1], [21, "r2", 1]])["effect"]
 True
 """
 
@@ -14,12 +14,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from encoders.problem import Problem
 from gf01_formal.artifacts import canonical_json
 from gf01_formal.scoring.certificates import parse_certificate
 from hoa.label import evaluate
+from solvers.simulate import run_many
 
 TOOL_ID = "local-planner-v1"
 #: Calls a planner answers by default (a run may set another budget; it is recorded in the tool log).
@@ -53,12 +52,12 @@ class Planner:
             if parsed.errors:
                 answer = {"error": parsed.errors[0], "queries_left": self.queries_left - 1}
             else:
-                trace = np.asarray([p.apply(parsed.atoms)], dtype=np.int64)
-                _, outs = p.system.simulate(trace)
-                ys = [int(y) for y in outs[0]]
+                _, outs = run_many(p, [p.apply(parsed.atoms)])
+                bits = outs[0].astype(int).tolist()  # [t][j]
+                ys = [sum(b << j for j, b in enumerate(row)) for row in bits]
                 names = p.system.outputs
                 achieved = any(evaluate(p.effect, ys[t]) for t in p.effect_steps)
-                answer = {"outputs": [{n: (y >> j) & 1 for j, n in enumerate(names)} for y in ys],
+                answer = {"outputs": [dict(zip(names, row, strict=True)) for row in bits],
                           "effect": achieved, "queries_left": self.queries_left - 1}
         self.log.append({"call": len(self.log), "tool": TOOL_ID, "query": atoms, "answer": answer})
         return answer

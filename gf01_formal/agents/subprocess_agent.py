@@ -4,10 +4,11 @@ The harness writes one canonical JSON message per line to the program's stdin (s
 then end) and reads one action per line from its stdout. The program is never trusted:
 
 - a line that is not JSON is fault ``not_json``; JSON that is not an action (not an object, unknown keys, wrong
-  types), an action whose ``"set"`` names something that is not an input or a value other than the integers 0 and 1
-  (``1.0`` and ``true`` are not), or a line longer than ``max_line`` bytes is fault ``bad_action``: both non-fatal,
-  the step has no edit (none of the action's atoms is committed). What the episode engine refuses of a well-formed
-  action (budgets, another step's ``"t"``) is its refusal, not a fault;
+  types) or a line longer than ``max_line`` bytes is fault ``bad_action``: both non-fatal, the step has no edit.
+  A well-formed action goes to the episode engine, the only judge of what it asks for (as for every transport):
+  one whose ``"set"`` names something that is not an input or gives a value other than the integers 0 and 1
+  (``1.0`` and ``true`` are not) is void there, a ``bad_action`` too (none of its atoms is committed); what it
+  refuses of a valid action (budgets, another step's ``"t"``) is its refusal, not a fault;
 - no line within ``step_timeout`` seconds is fault ``timeout``, and stdout closing (the program exited or crashed)
   is fault ``crash``; both are fatal: the process group is killed and the rest of the episode has no edits;
 - stderr is drained all along (a chatty program never blocks on it) and its last ``STDERR_TAIL`` bytes go into the
@@ -26,7 +27,13 @@ end of input, not the signal. A wrapper script should ``exec`` the agent.) The a
 through a shell.
 :func:`check_command` refuses, before any episode is played, a command that cannot be started at all.
 
->>> agent = SubprocessAgent(check_command("python3 examples/agent_example.py"), step_timeout=5.0)  # doctest: +SKIP
+Built from a spec (``gf01 evaluate --agent-cmd``, ``gf01 play --agent-cmd``), the program runs in a bubblewrap
+sandbox (:mod:`gf01_formal.agents.sandbox`): its own PID, mount and network namespaces, so it can see neither the
+harness's processes nor the bundle, and everything it started dies with the sandbox's init when the episode ends.
+
+>>> agent = SubprocessAgent(check_command("python3 examples/agent_example.py"), step_timeout=5.0)
+>>> agent.meta
+{'cmd': 'python3 examples/agent_example.py'}
 """
 
 from __future__ import annotations
@@ -42,17 +49,31 @@ import signal
 import subprocess
 import time
 from collections import deque
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gf01_formal.agents.base import AgentFault
-from gf01_formal.play.episode import malformed_atom
-from gf01_formal.play.protocol import Action, End, Observation, Start, parse_action, text
+from gf01_formal.agents.base import Agent, AgentFault
+from gf01_formal.agents.sandbox import Kind, wrap
+from gf01_formal.play.protocol import (
+    Action,
+    End,
+    Observation,
+    Start,
+    ToolRequest,
+    ToolResult,
+    parse_action,
+    text,
+)
 from gf01_formal.workers import hold_group, kills, release_group
 from hoa.errors import Gf01Error, quote
 from solvers.limits import die_with_parent
 
+if TYPE_CHECKING:
+    from gf01_formal.agents.tools import TrackTools
+
 #: Longest action line read (bytes, newline excluded); a longer line is a bad action and is skipped to its end.
 MAX_LINE = 64 * 1024
+#: Longest agent command line accepted (Linux's MAX_ARG_STRLEN, the most one argument may hold).
+MAX_COMMAND = 128 * 1024
 #: Bytes of the program's stderr kept for error messages.
 STDERR_TAIL = 2000
 #: Seconds a program gets to exit after its stdin closes, then after SIGTERM, before SIGKILL.
@@ -67,6 +88,9 @@ def check_command(cmd: Any) -> list[str]:
     if not isinstance(cmd, str) or not cmd.strip():
         raise Gf01Error("the agent command is empty (give a command line, e.g. 'python3 my_agent.py')",
                         field="--agent-cmd")
+    if len(cmd) > MAX_COMMAND:  # longer than the kernel takes as one argument; and shlex is slow on megabytes
+        raise Gf01Error(f"the agent command {quote(cmd, 80)} is longer than {MAX_COMMAND} characters",
+                        field="--agent-cmd")
     try:
         argv = shlex.split(cmd)
     except ValueError as ex:
@@ -79,13 +103,19 @@ def check_command(cmd: Any) -> list[str]:
     return argv
 
 
-class SubprocessAgent:
+class SubprocessAgent(Agent):
     """An external agent process speaking gf01.agent.v1 (module docstring); one process per episode."""
 
     def __init__(
-        self, argv: list[str], step_timeout: float = DEFAULT_STEP_TIMEOUT, *, max_line: int = MAX_LINE
+        self, argv: list[str], step_timeout: float = DEFAULT_STEP_TIMEOUT, *, max_line: int = MAX_LINE,
+        sandbox: Kind = "none", network: bool = False,
+        tools: TrackTools | None = None,
     ) -> None:
+        self.tools = tools  # what the track allows during a turn (agents/tools.py); None: nothing (EVAL-CB)
         self.argv = list(argv)
+        #: How the program is isolated (:mod:`gf01_formal.agents.sandbox`); the run record carries it.
+        self.sandbox: Kind = sandbox
+        self.network = network
         self.step_timeout = step_timeout
         self.max_line = max_line
         self.meta: dict[str, Any] = {"cmd": shlex.join(self.argv)}
@@ -98,7 +128,6 @@ class SubprocessAgent:
         self._stderr = bytearray()
         self._pending = b""  # bytes still to write to stdin
         self._dead: AgentFault | None = None  # a fatal fault met outside act(), raised at the next act()
-        self._inputs: dict[str, None] = {}  # AP_in of the episode (from start), in order: what "set" may name
 
     # -- the Agent interface ---------------------------------------------------------------------------------------
 
@@ -107,13 +136,13 @@ class SubprocessAgent:
         self.close()
         self._out, self._lines, self._skipping, self._stderr = bytearray(), deque(), False, bytearray()
         self._dead = None
-        self._inputs = dict.fromkeys(message.goal.inputs)
         since = kills()
         try:
             # preexec_fn runs Python between fork and exec, which the subprocess docs call unsafe with threads:
             # die_with_parent only calls a function loaded at import and os.getppid, taking no lock another thread
             # could hold. The parent-death signal is the one thing that ends the program after a kill -9 of ours.
-            self._proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            argv = wrap(self.argv, network=self.network) if self.sandbox == "bwrap" else self.argv
+            self._proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                           stderr=subprocess.PIPE, start_new_session=True, bufsize=0,
                                           preexec_fn=functools.partial(die_with_parent, os.getpid()))
         except OSError as ex:  # e.g. not executable after all: the agent's failure, seen at its first action
@@ -143,8 +172,16 @@ class SubprocessAgent:
                 self._deadline = time.monotonic() + self.step_timeout
                 self._queue(text(observation))
             line = self._read_line()
-        except AgentFault as fault:  # timeout or crash: fatal, nothing more is sent to the program
+            while line is not None and _is_tool_line(line):
+                # A tool request before the action: answered by one result line, the step's clock restarted
+                # (the harness's answering time is not the agent's). Denied on a track without that tool.
+                self._queue(text(self._tool_result(line)))
+                self._deadline = time.monotonic() + self.step_timeout
+                line = self._read_line()
+        except AgentFault as fault:  # timeout, crash or a denied tool: fatal, nothing more is sent to the program
             self._dead = fault
+            if fault.kind == "tool_denied":
+                self._kill()
             raise
         if line is None:
             raise AgentFault("bad_action", f"an action line is longer than {self.max_line} bytes")
@@ -157,11 +194,26 @@ class SubprocessAgent:
             action = parse_action(line)
         except Gf01Error as ex:
             raise AgentFault("bad_action", f"{ex.message}: {quote(_shown(line), 120)}") from None
-        bad = [r for r in (malformed_atom(k, v, self._inputs) for k, v in action.set.items()) if r is not None]
-        if bad:  # the whole action is void: committing its good atoms would play a move the agent did not make
-            more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
-            raise AgentFault("bad_action", f"{bad[0].message}{more}: {quote(_shown(line), 120)}")
-        return action
+        return action  # what it asks for is the episode's to judge (an unknown input voids it: docs/agent-protocol.md)
+
+    def _tool_result(self, line: bytes) -> ToolResult:
+        """The answer to a tool line; AgentFault ``tool_denied`` (fatal) when the track allows no such tool or the
+        line is not a well-formed request."""
+        try:
+            request = ToolRequest.model_validate_json(line)
+        except ValueError as ex:
+            raise AgentFault("tool_denied", f"a malformed tool request ({quote(str(ex), 120, bare=True)}): "
+                             f"{quote(_shown(line), 120)}", fatal=True) from None
+        if self.tools is None:
+            raise AgentFault("tool_denied", f"asked for tool {request.tool!r}: EVAL-CB allows no tool", fatal=True)
+        return ToolResult(tool=request.tool, result=self.tools.call(request.tool, request.atoms))
+
+    @property
+    def tool_log(self) -> list[dict[str, Any]]:
+        """The oracle search's log entries, header first (the runner takes EVAL-TA's from the planner itself)."""
+        if self.tools is None or self.tools.oracle is None:
+            return []
+        return [json.loads(x) for x in self.tools.oracle.log_text().splitlines()]
 
     def observe(self, observation: Observation) -> None:
         """Send the episode's last observation (``done`` is true: no action is expected)."""
@@ -246,13 +298,19 @@ class SubprocessAgent:
             if left <= 0:
                 self._kill()
                 raise AgentFault("timeout", f"no action within {self.step_timeout:g} s", fatal=True)
-            for key, _ in selector.select(left):
-                if key.data == "in":
-                    self._write(proc)
-                elif key.data == "out":
-                    self._read_out(proc)
-                else:
-                    self._read_err(proc)
+            self._serve(proc, left)
+
+    def _serve(self, proc: subprocess.Popen[bytes], wait: float) -> None:
+        """One round of I/O: wait up to ``wait`` seconds for the program's pipes, then write and read what is ready
+        (``crash`` when the program stopped reading its input)."""
+        assert self._selector is not None
+        for key, _ in self._selector.select(wait):
+            if key.data == "in":
+                self._write(proc)
+            elif key.data == "out":
+                self._read_out(proc)
+            else:
+                self._read_err(proc)
 
     def _write(self, proc: subprocess.Popen[bytes]) -> None:
         assert proc.stdin is not None
@@ -338,6 +396,15 @@ class SubprocessAgent:
     def _kill(self) -> None:
         if self._proc is not None:
             _signal_group(self._proc.pid, signal.SIGKILL)
+
+
+def _is_tool_line(line: bytes) -> bool:
+    """Whether a line is a tool request (an object whose ``type`` is ``tool``), not an action."""
+    try:
+        obj = json.loads(line)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(obj, dict) and obj.get("type") == "tool"
 
 
 def _registered(selector: selectors.BaseSelector) -> set[int]:

@@ -40,7 +40,8 @@ InstanceArg = Annotated[
     str,
     typer.Argument(
         metavar="INSTANCE",
-        help="An instance file, a bundle (pick one instance with --id), or an HOA file (a Mealy controller) with the "
+        help="An instance file, a bundle (pick one instance with --id), or an HOA file (a Mealy controller) or an "
+        "AIGER circuit with the "
         "instance options --trace/--trace-file and --effect.",
         show_default=False,
     ),
@@ -48,36 +49,38 @@ InstanceArg = Annotated[
 IdOpt = Annotated[str | None, typer.Option("--id", metavar="ID", help="The instance to use from a bundle.")]
 TraceOpt = Annotated[
     str | None,
-    typer.Option("--trace", metavar="TRACE", help="HOA files: the base trace, a word like 'r0&!r1;!r0&r1' (one letter "
+    typer.Option("--trace", metavar="TRACE", help="HOA/AIGER: the base trace, a word like 'r0&!r1;!r0&r1' (one letter "
                  "per step, every input named) or a JSON list of {input: 0|1} objects."),
 ]
 TraceFileOpt = Annotated[
-    Path | None, typer.Option("--trace-file", metavar="FILE", help="HOA files: read the base trace from FILE.")
+    Path | None, typer.Option("--trace-file", metavar="FILE", help="HOA/AIGER: read the base trace from FILE.")
 ]
 EffectOpt = Annotated[
-    str | None, typer.Option("--effect", metavar="EXPR", help="HOA files: the effect, e.g. 'g0 & !busy'.")
+    str | None, typer.Option("--effect", metavar="EXPR", help="HOA/AIGER: the effect, e.g. 'g0 & !busy'.")
 ]
 TStarOpt = Annotated[
-    int | None, typer.Option("--t-star", metavar="N", min=0, help="HOA files: the target step t* (default: T-1).")
+    int | None, typer.Option("--t-star", metavar="N", min=0, help="HOA/AIGER: the target step t* (default: T-1).")
 ]
 ModeOpt = Annotated[
     Literal["hard", "normal"] | None,
-    typer.Option("--mode", help="HOA files: hard (the effect at t*) or normal (somewhere in [t*-w, t*]); "
+    typer.Option("--mode", help="HOA/AIGER: hard (the effect at t*) or normal (somewhere in [t*-w, t*]); "
                  "default: hard."),
 ]
 WindowOpt = Annotated[
     int | None,
-    typer.Option("--window", metavar="W", min=1, help="HOA files, normal mode: the window w (default: w(I) of "
-                 "DEC-014b, measured from the instance)."),
+    typer.Option("--window", metavar="W", min=1, help="HOA/AIGER, normal mode: the window w (default: w(I) of "
+                 "DEC-014b, measured from the instance; for an HOA file first, from the hard-mode oracle and count "
+                 "only, as fast as the count allows: --seconds bounds the count, and stderr says when it starts and "
+                 "what it found)."),
 ]
 BudgetTOpt = Annotated[
     int | None,
-    typer.Option("--budget-t", metavar="N", help="HOA files: B_T, the most distinct timesteps a certificate "
+    typer.Option("--budget-t", metavar="N", help="HOA/AIGER: B_T, the most distinct timesteps a certificate "
                  "may touch (default: T)."),
 ]
 BudgetAOpt = Annotated[
     int | None,
-    typer.Option("--budget-a", metavar="N", min=1, help="HOA files: B_A, the atom budget of the play protocol "
+    typer.Option("--budget-a", metavar="N", min=1, help="HOA/AIGER: B_A, the atom budget of the play protocol "
                  "(default: T x |AP_in|)."),
 ]
 OutputsOpt = Annotated[
@@ -93,6 +96,10 @@ MAX_SECONDS = 1e6
 MAX_JOBS = 1024
 MAX_COUNT = 10**7
 
+StepTimeoutOpt = Annotated[
+    float, typer.Option("--step-timeout", metavar="S", min=0.001, max=MAX_SECONDS,
+                        help="External agents: seconds per step.")
+]
 SecondsOpt = Annotated[
     float | None,
     typer.Option("--seconds", metavar="S", min=0.0, max=MAX_SECONDS,
@@ -100,6 +107,30 @@ SecondsOpt = Annotated[
                  "'unknown' (exit 3), never a guess."),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON (one object per line).")]
+
+# DEC-055: the declared adaptation of the agents a command plays (agents/adaptation.py; docs/runs.md).
+AdaptationCondition = Literal["no_adaptation", "prompt_adaptation", "weight_finetune"]
+AdaptConditionOpt = Annotated[AdaptationCondition | None, typer.Option(
+    "--adaptation-condition", help="DEC-055: how the model was adapted to GF-01 (default no_adaptation).")]
+AdaptBudgetOpt = Annotated[int | None, typer.Option(
+    "--adaptation-budget-tokens", metavar="N", min=0, max=10**15,
+    help="DEC-055: tokens spent adapting (0 for no_adaptation, > 0 otherwise).")]
+AdaptScopeOpt = Annotated[str | None, typer.Option(
+    "--adaptation-data-scope", metavar="SCOPE", help="DEC-055: what data the adaptation saw (none for "
+    "no_adaptation; e.g. public_dev).")]
+AdaptProtocolOpt = Annotated[str | None, typer.Option(
+    "--adaptation-protocol-id", metavar="ID", help="DEC-055: the adaptation protocol's id (none for "
+    "no_adaptation).")]
+
+
+def adaptation_of(condition: str | None, budget_tokens: int | None, data_scope: str | None,
+                  protocol_id: str | None) -> Any:
+    """The checked DEC-055 declaration of the four options (an Adaptation), None when none was given."""
+    if condition is None and budget_tokens is None and data_scope is None and protocol_id is None:
+        return None
+    from gf01_formal.agents.adaptation import declare
+
+    return declare(condition, budget_tokens, data_scope, protocol_id)
 BackendOpt = Annotated[
     BackendName | None,
     typer.Option("--backend", metavar="NAME", help="Solver backend: explicit, sat, bdd, bdd-autoref or forward "
@@ -114,6 +145,28 @@ GoldSetOpt = Annotated[
                  "7.3, DEC-025), or MB, only those within B_T (budget-feasible gold; not the specification's)."),
 ]
 OutputOpt = Annotated[Path, typer.Option("-o", "--output", metavar="FILE", help="Where to write (atomically).")]
+
+
+SandboxOpt = Annotated[
+    Literal["auto", "bwrap", "none"],
+    typer.Option("--sandbox", help="Where an --agent-cmd program runs: auto (bubblewrap; refused when none can be "
+                 "made), bwrap, or none (unisolated: it can read the hidden instance; never official)."),
+]
+AgentNetworkOpt = Annotated[
+    bool, typer.Option("--agent-network", help="Give the sandboxed --agent-cmd program the network (and the "
+                       "environment), for an agent that calls a model; off by default.")
+]
+
+
+def cmd_params(cmd: str, step_timeout: float, sandbox: str, network: bool) -> dict[str, Any]:
+    """The params of an external agent's spec: only what is stated joins (the default sandbox and no network keep
+    the run ids of earlier runs; ``--sandbox none`` is another run, never taken for a sandboxed one)."""
+    params: dict[str, Any] = {"cmd": cmd, "step_timeout": step_timeout}
+    if sandbox != "auto":
+        params["sandbox"] = sandbox
+    if network:
+        params["network"] = True
+    return params
 
 
 def instance_options(
@@ -156,8 +209,10 @@ def with_instance_options(command: Callable[..., None]) -> Callable[..., None]:
     """``command`` with the instance options (--trace ... --outputs) added to its parameters, which typer reads from
     the signature; the command receives them as one argument ``options``, :func:`instance_options` of their values.
 
-    >>> @with_instance_options  # doctest: +SKIP
+    >>> @with_instance_options
     ... def oracle_cmd(instance: InstanceArg, options: Any = None) -> None: ...
+    >>> "trace" in inspect.signature(oracle_cmd).parameters
+    True
     """
     own = inspect.signature(command, eval_str=True)
     params = [p for name, p in own.parameters.items() if name != "options"]
@@ -178,7 +233,10 @@ def open_instance(path: str, instance_id: str | None, options: Any, deadline: De
     """The INSTANCE argument's instance and Problem (:func:`gf01_formal.instances.sources.open_instance`)."""
     from gf01_formal.instances.sources import open_instance as open_
 
-    return open_(path, instance_id, options, count_limits=deadline.limits())
+    def progress(line: str) -> None:
+        print(f"gf01: {line}", file=sys.stderr, flush=True)
+
+    return open_(path, instance_id, options, count_limits=deadline.limits(), progress=progress)
 
 
 class Deadline:
@@ -196,11 +254,12 @@ class Deadline:
         return Limits(seconds=max(0.0, self.deadline - time.monotonic()))
 
 
-def check_output(path: Path | str) -> Path:
-    """Refuse an unwritable output before any work is done (:func:`gf01_formal.artifacts.check_output`)."""
+def check_output(path: Path | str, *, inputs: Iterable[Path | str | None] = (), reread: bool = False) -> Path:
+    """Refuse an unwritable output, or one that is one of the command's ``inputs``, before any work is done
+    (:func:`gf01_formal.artifacts.check_output`)."""
     from gf01_formal.artifacts import check_output as check
 
-    return check(path)
+    return check(path, inputs=inputs, reread=reread)
 
 
 # -- output ------------------------------------------------------------------------------------------------------

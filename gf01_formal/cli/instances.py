@@ -41,6 +41,12 @@ def generate_cmd(
         Path | None, typer.Option("--cfg", metavar="FILE", help="Generator config JSON (docs/instances.md).")
     ] = None,
     split: Annotated[SplitName | None, typer.Option("--split", help="Label every instance with a split.")] = None,
+    key_file: Annotated[
+        Path | None,
+        typer.Option("--key-file", metavar="FILE",
+                     help="The split key: slot seeds derive from it, so the public seed and cfg regenerate nothing "
+                          "without it (a sealed release: docs/release.md)."),
+    ] = None,
     jobs: Annotated[
         int, typer.Option("--jobs", metavar="N", min=1, max=MAX_JOBS,
                           help="Worker processes (the output does not depend on it).")
@@ -51,11 +57,13 @@ def generate_cmd(
     from gf01_formal.artifacts import read_json
     from gf01_formal.instances.generator import generate, load_config, summary
     from gf01_formal.instances.io import save_artifact
+    from gf01_formal.instances.keys import read_key
 
-    check_output(output)
+    check_output(output, inputs=[cfg])
     config = load_config(read_json(cfg) if cfg else None, file=str(cfg) if cfg else None)
+    key = read_key(key_file) if key_file is not None else None
     with progress_bar("generate", count) as advance:
-        bundle = generate(seed, count, config, split_id=split, jobs=jobs, progress=advance)
+        bundle = generate(seed, count, config, split_id=split, key=key, jobs=jobs, progress=advance)
     save_artifact(output, bundle)
     info = summary(bundle)
     record = {"file": str(output), **info, "skipped_slots": [s.model_dump(mode="json") for s in bundle.skipped]}
@@ -95,7 +103,7 @@ def import_peer_cmd(
     from gf01_formal.instances.peer import import_peer_bundle
     from solvers.limits import Limits
 
-    check_output(output)
+    check_output(output, inputs=[bundle])
     ours = import_peer_bundle(bundle, measure=measure, count_limits=Limits(seconds=seconds))
     save_artifact(output, ours)
     record = {"file": str(output), "instances": len(ours.instances),
@@ -119,10 +127,48 @@ def import_hoa_cmd(
     from gf01_formal.instances.sources import InstanceOptions, instance_from_hoa
     from hoa.files import read_text
 
-    check_output(output)
+    check_output(output, inputs=[system])
     inst = instance_from_hoa(read_text(system), options or InstanceOptions(), source=str(system), measure=measure,
                              count_limits=Deadline(seconds).limits())
     save_artifact(output, inst)
+    _imported(inst, output, json_out)
+
+
+@with_instance_options
+def import_aiger_cmd(
+    system: Annotated[
+        Path, typer.Argument(metavar="CIRCUIT", help="An AIGER 1.9 circuit (.aag or .aig).", show_default=False)
+    ],
+    output: OutputOpt,
+    options: Any = None,
+    observe: Annotated[
+        str | None,
+        typer.Option("--observe", metavar="LATCH,...", help="Latches (by name) added to the outputs, after the "
+                     "circuit's outputs and bad-state properties."),
+    ] = None,
+    measure: MeasureOpt = True,
+    seconds: MeasureSecondsOpt = 60.0,
+    json_out: JsonOpt = False,
+) -> None:
+    """Make an instance from an AIGER circuit (a SYNTCOMP controller, an HWMCC design), a trace and an effect."""
+    import dataclasses
+
+    from gf01_formal.instances.io import save_artifact
+    from gf01_formal.instances.sources import InstanceOptions, instance_from_aiger
+    from hoa.files import read_bytes
+
+    check_output(output, inputs=[system])
+    opts = options or InstanceOptions()
+    if observe is not None:
+        opts = dataclasses.replace(opts, observe=tuple(n.strip() for n in observe.split(",") if n.strip()))
+    inst = instance_from_aiger(read_bytes(system), opts, source=str(system), measure=measure,
+                               count_limits=Deadline(seconds).limits())
+    save_artifact(output, inst)
+    _imported(inst, output, json_out)
+
+
+def _imported(inst: Any, output: Path, json_out: bool) -> None:
+    """Print what an import wrote: the instance id, and what the measurement found."""
     cert = inst.certification
     record = {"file": str(output), "instance_id": inst.instance_id, "window": inst.window,
               "oracle_eff_t": None if cert is None else cert.oracle_eff_t,
@@ -157,19 +203,20 @@ def split_cmd(
     from gf01_formal.instances.io import load_bundle, save_artifact
     from gf01_formal.instances.splits import policy_check, read_key, split_bundle, write_release
 
-    check_output(output)
-    check_output(manifest)
+    check_output(output, inputs=[bundle, key_file, manifest])
+    check_output(manifest, inputs=[bundle, key_file, output])
     if release is not None:
-        check_output(release / "split_manifest.json")
+        check_output(release / "split_manifest.json", inputs=[bundle, key_file])
     key = read_key(key_file)
+    # The assignment and its policy check come first: a split that cannot meet the policy writes nothing.
     new, man = split_bundle(load_bundle(bundle), key)
+    report = policy_check(man.model_dump(mode="json"), file=str(manifest))
     save_artifact(output, new)
     write_json_atomic(manifest, man.model_dump(mode="json"))
     if key_file is None:
         print("note: the public default split key was used; a private release must pass --key-file", file=sys.stderr)
     if release is not None:
         write_release(release, new, man)
-    report = policy_check(man.model_dump(mode="json"), file=str(manifest))
     record = {s: r["count"] for s, r in report["splits"].items()}
     emit(record, json_out, lambda r: [", ".join(f"{k}: {v}" for k, v in sorted(r.items()))])
 
@@ -222,4 +269,5 @@ def register(app: typer.Typer) -> None:
     app.command("export-schemas", short_help="Write the JSON Schemas of every artifact.")(export_schemas_cmd)
     import_app.command("peer", short_help="Import the peer implementation's instance bundle.")(import_peer_cmd)
     import_app.command("hoa", short_help="Make an instance from a Mealy HOA file.")(import_hoa_cmd)
+    import_app.command("aiger", short_help="Make an instance from an AIGER circuit.")(import_aiger_cmd)
     app.add_typer(import_app, name="import")

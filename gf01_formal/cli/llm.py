@@ -52,6 +52,7 @@ def with_llm_options(
 ) -> list[Any]:
     """``specs`` with the ``llm`` spec (from ``--agent llm``) given its options; the options without ``--agent llm``,
     or ``--agent llm`` without a model, a key or a usable base URL, are a Gf01Error (exit 2)."""
+    from gf01_formal.agents.base import AgentSpec
     from gf01_formal.agents.llm import DEFAULT_KEY_ENV, DEFAULT_TIMEOUT, llm_spec
     from hoa.errors import Gf01Error
 
@@ -65,9 +66,12 @@ def with_llm_options(
         return specs
     if model is None:
         raise Gf01Error("--agent llm needs a model name (--model M)", field="--model")
+    from gf01_formal.extras import require
+
+    require("llm", "--agent llm")
     llm = llm_spec(model, base_url=base_url, api_key_env=api_key_env, temperature=temperature,
                    max_tokens=max_tokens, request_timeout=request_timeout)
-    return [llm if s.name == "llm" else s for s in specs]
+    return [AgentSpec(llm.name, s.track, llm.params) if s.name == "llm" else s for s in specs]
 
 
 class TokenProgress:
@@ -98,6 +102,8 @@ class TokenProgress:
             value = usage.get(key)
             if isinstance(value, int):
                 self.tokens[key] += value
+        if usage and usage.get("input_tokens") is None:  # the endpoint did not say: not counted as 0
+            self.tokens["unknown_runs"] += 1
         self.bar.update(self.task, tok=self._text())
 
     def _text(self) -> str:
@@ -129,10 +135,13 @@ def import_inspect_cmd(
 ) -> None:
     """Turn an inspect_ai eval log of the GF-01 task into run records (re-scored by the exact checks), with the
     transcripts as side files, so that ``gf01 validate`` and the reports apply to it."""
+    from gf01_formal.extras import require
+
+    require("inspect", "gf01 import inspect")
     from gf01_formal.artifacts import canonical_json, write_text_atomic
     from gf01_formal.integrations.inspect_import import import_inspect_log
 
-    check_output(output)
+    check_output(output, inputs=[log, bundle])
     got = import_inspect_log(log, bundle=None if bundle is None else str(bundle), gold_set=gold_set)
     side = Path(f"{output}.d")
     for outcome in got.outcomes:

@@ -8,12 +8,14 @@ input or Ctrl-C at the prompt leaves with exit status 130.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
+from gf01_formal.agents.base import Agent
 from gf01_formal.cli.common import (
     MAX_SECONDS,
+    AgentNetworkOpt,
     BudgetAOpt,
     BudgetTOpt,
     Deadline,
@@ -23,10 +25,12 @@ from gf01_formal.cli.common import (
     JsonOpt,
     ModeOpt,
     OutputsOpt,
+    SandboxOpt,
     TraceFileOpt,
     TraceOpt,
     TStarOpt,
     WindowOpt,
+    cmd_params,
     emit,
     instance_options,
     open_instance,
@@ -34,6 +38,9 @@ from gf01_formal.cli.common import (
 )
 from gf01_formal.play.protocol import Action, End, GoalPanel, Observation, Start
 from hoa.errors import Gf01Error
+
+if TYPE_CHECKING:
+    from gf01_formal.runs.record import RunRecord
 
 HELP = """At each step, type the edits for this step and press Enter:
   r0=1 r2=0     set input r0 to 1 and r2 to 0 (inputs you do not name keep their hidden value)
@@ -60,6 +67,11 @@ def play_cmd(
                             "for each action.")
     ] = 30.0,
     seed: Annotated[int, typer.Option("--seed", metavar="N", min=0, help="The agent's seed.")] = 0,
+    sandbox: SandboxOpt = "auto",
+    agent_network: AgentNetworkOpt = False,
+    track: Annotated[Literal["EVAL-CB", "EVAL-TA", "EVAL-OC"] | None, typer.Option(
+        "--track", help="The track of --agent-cmd (EVAL-TA: it may call local-planner-v1, EVAL-OC: "
+        "oracle-exact-search-v1; docs/agent-protocol.md); a built-in agent plays on its own.")] = None,
     json_out: JsonOpt = False,
     instance_id: IdOpt = None,
     trace: TraceOpt = None,
@@ -85,8 +97,13 @@ def play_cmd(
         spec = AgentSpec(agent, agents.default_track(agent))
         if agent == agents.CMD:
             raise Gf01Error("an external agent is given with --agent-cmd CMD", field="--agent")
+        if track is not None and track != spec.track:
+            raise Gf01Error(f"agent {agent} plays on {spec.track}, not {track}", field="--track")
     elif agent_cmd is not None:
-        spec = AgentSpec(agents.CMD, "EVAL-CB", {"cmd": agent_cmd, "step_timeout": step_timeout})
+        spec = AgentSpec(agents.CMD, track or "EVAL-CB", cmd_params(agent_cmd, step_timeout, sandbox, agent_network))
+    elif track not in (None, "EVAL-CB"):
+        raise Gf01Error("a person plays at the prompt on EVAL-CB (no tool prompt); --track is for --agent-cmd",
+                        field="--track")
     if spec is not None:
         agents.check(spec)
     options = instance_options(trace, trace_file, effect, t_star, mode, window, budget_t, budget_a, outputs)
@@ -105,7 +122,7 @@ def play_cmd(
     record = outcome.record
     if record.status == "harness_error":
         raise RuntimeError(record.error)
-    emit(record.model_dump(mode="json"), json_out, _result_lines)
+    emit(record.to_json(), json_out, lambda _: _result_lines(record))
 
 
 def _say(line: str) -> None:
@@ -147,7 +164,7 @@ def step_line(obs: Observation, goal: GoalPanel, submitted: dict[str, Any] | Non
     return line
 
 
-class Terminal:
+class Terminal(Agent):
     """A person at the prompt, as an agent: sees the goal panel and the observations, types one action per step."""
 
     def __init__(self, out: Callable[[str], None], read: Callable[[str], str] = input) -> None:
@@ -177,11 +194,6 @@ class Terminal:
     def observe(self, observation: Observation) -> None:
         self._out(step_line(observation, self._goal))
 
-    def end(self, message: End) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
 
 
 def prompt(t: int, goal: GoalPanel) -> str:
@@ -212,16 +224,18 @@ def parse_prompt(answer: str, goal: GoalPanel) -> tuple[Action | None, str | Non
     return Action(set=edits, commit=commit), None
 
 
-class Watched:
+class Watched(Agent):
     """An agent played as usual, each step shown as it happens."""
 
-    def __init__(self, agent: Any, out: Callable[[str], None]) -> None:
+    def __init__(self, agent: Agent, out: Callable[[str], None]) -> None:
         self._agent, self._out = agent, out
 
-    def __getattr__(self, name: str) -> Any:  # tool_log, meta, usage: the run record reads them from the agent
-        if name.startswith("_"):
-            raise AttributeError(name)
-        return getattr(self._agent, name)
+    # What the run record reads after the episode is the watched agent's.
+    meta = property(lambda self: self._agent.meta)
+    usage = property(lambda self: self._agent.usage)  # type: ignore[assignment]
+    side_files = property(lambda self: self._agent.side_files)
+    tool_log = property(lambda self: self._agent.tool_log)
+    sandbox = property(lambda self: self._agent.sandbox)  # type: ignore[assignment]
 
     def start(self, message: Start) -> None:
         self._goal = message.goal
@@ -237,9 +251,7 @@ class Watched:
 
     def observe(self, observation: Observation) -> None:
         self._out(step_line(observation, self._goal))
-        hook = getattr(self._agent, "observe", None)
-        if hook is not None:
-            hook(observation)
+        self._agent.observe(observation)
 
     def end(self, message: End) -> None:
         self._agent.end(message)
@@ -247,25 +259,28 @@ class Watched:
     def close(self) -> None:
         self._agent.close()
 
+    def abort(self) -> None:
+        self._agent.abort()
 
-def _result_lines(r: dict[str, Any]) -> list[str]:
+
+def _result_lines(r: RunRecord) -> list[str]:
     def cert(atoms: list[list[Any]] | None) -> str:
         return "{" + ", ".join(f"({t}, {a}, {v})" for t, a, v in atoms or []) + "}"
 
     def prf(level: str) -> str:
-        return " / ".join(f"{r[f'{level}_{m}']:.3f}" for m in ("precision", "recall", "f1"))
+        return " / ".join(f"{getattr(r, f'{level}_{m}'):.3f}" for m in ("precision", "recall", "f1"))
 
     pairs: list[tuple[str, Any]] = [
-        ("agent", f"{r['agent_name']} ({r['eval_track']})"),
-        ("status", r["status"] if r["error"] is None else f"{r['status']}: {r['error']}"),
-        ("certificate", cert(r["certificate"])),
-        *((k, r[k]) for k in ("suff", "min1", "valid", "goal", "eff_t", "eff_a", "score_c", "kappa")),
+        ("agent", f"{r.agent_name} ({r.eval_track})"),
+        ("status", r.status if r.error is None else f"{r.status}: {r.error}"),
+        ("certificate", cert(r.certificate)),
+        *((k, getattr(r, k)) for k in ("suff", "min1", "valid", "goal", "eff_t", "eff_a", "score_c", "kappa")),
         ("AP P / R / F1", prf("ap")),
         ("TS P / R / F1", prf("ts")),
-        ("best-match gold", cert(r["best_match_gold"])),
+        ("best-match gold", cert(r.best_match_gold)),
     ]
-    if r["refusals"] or r["agent_errors"]:
-        pairs += [("refusals", r["refusals"]), ("agent errors", r["agent_errors"])]
+    if r.refusals or r.agent_errors:
+        pairs += [("refusals", r.refusals), ("agent errors", r.agent_errors)]
     return ["", "Result", *("  " + line for line in rows(pairs))]
 
 

@@ -129,7 +129,7 @@ def enumerate_cmd(
 ) -> None:
     """Count and list the valid certificates M_B(I) (M(I) with --unbounded) in canonical order, as they are found;
     or a uniform random sample of them (--sample)."""
-    from gf01_formal.cli import EXIT_UNKNOWN
+    from gf01_formal.cli.exits import EXIT_UNKNOWN
     from gf01_formal.scoring.certificates import certificate_text, certificate_to_json
     from hoa.errors import Gf01Error
     from solvers import api
@@ -240,7 +240,7 @@ def cnf_cmd(
     from encoders.cnf import encode
     from gf01_formal.artifacts import write_text_atomic
 
-    check_output(out)
+    check_output(out, inputs=[instance])
     _, problem = open_instance(instance, instance_id, options, Deadline(None))
     enc = encode(problem, with_valid=query == "valid")
     fp = io.StringIO()

@@ -11,7 +11,20 @@ from typing import Annotated, Any, Literal
 
 import typer
 
-from gf01_formal.cli.common import MAX_COUNT, MAX_JOBS, GoldSetOpt, JsonOpt, check_output, emit, progress_bar
+from gf01_formal.cli.common import (
+    MAX_COUNT,
+    MAX_JOBS,
+    AdaptBudgetOpt,
+    AdaptConditionOpt,
+    AdaptProtocolOpt,
+    AdaptScopeOpt,
+    GoldSetOpt,
+    JsonOpt,
+    adaptation_of,
+    check_output,
+    emit,
+    progress_bar,
+)
 
 PanelName = Literal["full", "core"]
 Format = Literal["json", "md", "html"]
@@ -22,6 +35,9 @@ OutOpt = Annotated[Path | None, typer.Option("-o", "--output", metavar="FILE",
 PanelOpt = Annotated[PanelName, typer.Option("--panel", help="The required baseline panel of DEC-056: full "
                                              "(random, greedy, search, tool, oracle) or core (random, greedy, "
                                              "oracle).")]
+AllowProvisionalOpt = Annotated[bool, typer.Option("--allow-provisional-caps", help="Accept caps derived before "
+                                                   "the DEC-021 checkpoint (240 pilot instances); the report says "
+                                                   "they are provisional.")]
 ManifestOpt = Annotated[Path | None, typer.Option("--manifest", metavar="FILE", help="The split manifest: coverage "
                                                   "per (split, mode, track, agent).")]
 
@@ -44,6 +60,23 @@ def _format(fmt: Format | None, output: Path | None) -> str:
     return {".md": "md", ".html": "html", ".htm": "html"}.get(suffix, "json")
 
 
+def parse_price(text: str) -> tuple[float, float]:
+    """``IN,OUT`` (prices per million input and output tokens) as two finite non-negative numbers."""
+    import math
+
+    from hoa.errors import Gf01Error, quote
+
+    parts = text.split(",")
+    try:
+        values = tuple(float(p) for p in parts)
+    except ValueError:
+        values = ()
+    if len(values) != 2 or not all(math.isfinite(v) and v >= 0 for v in values):
+        raise Gf01Error(f"{quote(text, 40)} is not IN,OUT (two non-negative prices per million tokens, e.g. "
+                        "0.15,0.60)", field="--price-per-mtok")
+    return values[0], values[1]
+
+
 def report_cmd(
     runs: RunsArg,
     manifest: ManifestOpt = None,
@@ -52,14 +85,24 @@ def report_cmd(
     bundle: Annotated[Path | None, typer.Option("--bundle", metavar="BUNDLE", help="The bundle the runs were played "
                                                 "on (--official re-verifies every run against it).")] = None,
     panel: PanelOpt = "full",
+    caps: Annotated[Path | None, typer.Option("--caps", metavar="FILE", help="The caps the runs' diagnostics ran "
+                                              "under (caps.json, or the campaign's campaign.json): the report "
+                                              "names them, provisional or frozen.")] = None,
+    allow_provisional_caps: AllowProvisionalOpt = False,
     output: Annotated[list[Path] | None, typer.Option("-o", "--output", metavar="FILE", help="Where to write "
                                                       "(atomically); repeat for several formats, each from its "
                                                       "suffix; default: standard output.")] = None,
     fmt: Annotated[Format | None, typer.Option("--format", help="json, md or html (default: from the output's "
                                                "suffix, else json).")] = None,
+    price: Annotated[str | None, typer.Option("--price-per-mtok", metavar="IN,OUT", help="Price per million input "
+                                              "and output tokens: the headline adds each language model's cost.")]
+    = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Report runs grouped by every spec §7.4 dimension, mode and agent, with 95 % intervals and their methods."""
+    from gf01_formal.extras import require
+
+    require("report", "gf01 report")
     from gf01_formal.artifacts import pretty_json
     from gf01_formal.report.build import build_report, official_checks
     from gf01_formal.report.coverage import load_manifest
@@ -72,10 +115,23 @@ def report_cmd(
                         field="--format")
     for path in outputs:
         if path is not None:
-            check_output(path)
+            check_output(path, inputs=[*runs, manifest, bundle, caps])
+    if official:
+        from gf01_formal.report.release import refuse_core
+
+        refuse_core(panel, "report --official")
+    capset = None
+    if caps is not None:
+        from gf01_formal.report.caps import load_caps
+
+        capset = load_caps(caps)
+        if official:
+            capset.refuse_provisional(allow_provisional_caps, "report --official")
+    prices = None if price is None else parse_price(price)
     man = None if manifest is None else load_manifest(manifest)
     loaded = load_runs(runs)
-    report = build_report(loaded, manifest=man, panel=panel if man is not None else None)
+    report = build_report(loaded, manifest=man, panel=panel if man is not None else None, price=prices,
+                          caps=None if capset is None else capset.report_section())
     if official:
         official_checks(report, runs, bundle=None if bundle is None else str(bundle), manifest=man, panel=panel)
     written = []
@@ -121,20 +177,23 @@ def pilot_cmd(
     """The DEC-014c/d calibration audit: the shortcut check on greedy, the discrimination check (z(I) quartiles) on
     the population calibrated for, the checkpoint at N = 240, per-knob diagnostics (DEC-058) and the
     recommendation, each fired trigger explained in one sentence."""
+    from gf01_formal.extras import require
+
+    require("report", "gf01 pilot-analyze")
     from gf01_formal.artifacts import pretty_json, write_text_atomic
     from gf01_formal.instances.io import load_bundle
     from gf01_formal.report.load import load_runs
     from gf01_formal.report.pilot import analyze, knob_plots, pilot_notes
 
     if output is not None:
-        check_output(output)
+        check_output(output, inputs=[*runs, bundle])
     if plots is not None:
-        check_output(plots / "score_c-by-z.svg")
+        check_output(plots / "score_c-by-z.svg", inputs=[*runs, bundle])
     analysis = analyze(load_runs(runs), load_bundle(bundle), reference=reference)
     if plots is not None:
         for name, svg in sorted(knob_plots(analysis).items()):
             write_text_atomic(plots / name, svg)
-    if output is None and not json_out:
+    if output is None and json_out:  # the whole analysis, for a program
         _write(None, pretty_json(analysis))
         return
     if output is not None:
@@ -145,18 +204,31 @@ def pilot_cmd(
               "discrimination_fired": analysis["discrimination"]["fired"],
               "discrimination_assessed": analysis["discrimination"]["assessed"],
               "shortcut_fired": analysis["shortcut"]["fired"], "sample": analysis["sample"],
-              "triggers": [t["sentence"] for t in analysis["triggers"]],
-              "notes": pilot_notes(analysis)}
+              "triggers": [t["sentence"] for t in analysis["triggers"]], "notes": pilot_notes(analysis)}
+    emit(record, json_out, lambda r: pilot_summary(analysis, r["file"]))
 
-    def human(r: dict[str, Any]) -> list[str]:
-        lines = [f"{r['recommendation']}{' (provisional)' if r['provisional'] else ''}"]
-        lines += [f"trigger: {t}" for t in r["triggers"]]
-        lines += [f"note: {n}" for n in r["notes"]]
-        if not r["triggers"]:
-            lines.append(r["reason"])
-        return [*lines, f"-> {r['file']}"]
 
-    emit(record, json_out, human)
+def pilot_summary(analysis: dict[str, Any], file: str | None) -> list[str]:
+    """A few lines a person reads at the terminal: the recommendation, one sentence per fired trigger, what could not
+    be assessed, the sample, and each discrimination group's Score_C per z(I) quartile; the whole analysis is in
+    ``file`` (-o) or under --json."""
+    from gf01_formal.report.pilot import pilot_notes
+
+    rec, sample = analysis["recommendation"], analysis["sample"]
+    lines = [f"{rec['decision']}{' (provisional)' if rec['provisional'] else ''}"]
+    lines += [f"trigger: {t['sentence']}" for t in analysis["triggers"]]
+    lines += [f"note: {n}" for n in pilot_notes(analysis)]
+    if not analysis["triggers"]:
+        lines.append(rec["reason"])
+    lines.append(f"sample: {sample['instances']} of {sample['target']} instances"
+                 + ("" if sample["reached"] else f" ({sample['remaining']} to go)"))
+    for g in analysis["discrimination"]["groups"]:
+        quarts = [q for q in g["quartiles"] if q["score_c"]["n"]]
+        if quarts:
+            lines.append(f"{g['agent']} ({g['eval_track']}) Score_C by z(I) quartile: " + ", ".join(
+                f"Q{q['quartile']} {q['score_c']['k']}/{q['score_c']['n']}" for q in quarts))
+    lines.append(f"-> {file}" if file is not None else "the whole analysis: -o FILE or --json")
+    return lines
 
 
 caps_app = typer.Typer(name="caps", help="Optional-diagnostic caps (DEC-019..023).", no_args_is_help=True,
@@ -174,7 +246,7 @@ def caps_derive_cmd(
     from gf01_formal.report.caps import derive
     from gf01_formal.report.load import load_runs
 
-    check_output(output)
+    check_output(output, inputs=runs)
     caps = derive(load_runs(runs))
     write_json_atomic(output, caps)
     record = {"file": str(output), "backend": caps["backend"], "sample": caps["sample"],
@@ -192,24 +264,32 @@ release_app = typer.Typer(name="release", help="Publication checks and packages.
                           add_completion=False, rich_markup_mode=None)
 PreviousOpt = Annotated[Path | None, typer.Option("--previous", metavar="PATH", help="The previous release (its "
                                                   "directory or split_manifest.json), for the rotation check.")]
+HolderOpt = Annotated[bool, typer.Option("--holder", help="The split-key holder's own release, private runs "
+                                          "included (never to be published; docs/release.md).")]
 
 
 @release_app.command("check", short_help="Check a release directory (split policy, rotation, coverage).")
 def release_check_cmd(
-    directory: Annotated[Path, typer.Argument(metavar="DIR", help="The release directory.", show_default=False)],
+    directory: Annotated[Path, typer.Argument(metavar="DIR", help="The release directory or package.",
+                                              show_default=False)],
     previous: PreviousOpt = None,
     panel: PanelOpt = "full",
+    holder: HolderOpt = False,
     json_out: JsonOpt = False,
 ) -> None:
     """Check the split policy (DEC-054), rotation against a previous release, that report.json is the report of the
-    runs and that it and report.md / report.html are byte for byte the report computed again from the runs, and that
-    the required panel covers every (split, mode) slice; exit 2 if a check fails."""
+    runs and that it and report.md / report.html are byte for byte the report computed again from the runs, that
+    the required panel covers every (split, mode) slice, and (unless --holder) that nothing in it regenerates or
+    answers a private_eval instance; exit 2 if a check fails. The core panel is refused (DEC-056)."""
+    from gf01_formal.extras import require
+
+    require("report", "gf01 release check")  # it computes the report again
     from gf01_formal.report.release import check, failed_names
 
-    result = check(directory, previous=previous, panel=panel)
+    result = check(directory, previous=previous, panel=panel, holder=holder)
 
     def human(r: dict[str, Any]) -> list[str]:
-        return [f"{c['name']}: {'ok' if c['ok'] else 'FAILED'}" + (" (skipped: no --previous)" if c.get("skipped")
+        return [f"{c['name']}: {'ok' if c['ok'] else 'FAILED'}" + (f" (skipped: {c['note']})" if c.get("skipped")
                                                                     else "") for c in r["checks"]]
 
     emit(result, json_out, human)
@@ -224,15 +304,42 @@ def release_package_cmd(
     output: Annotated[Path, typer.Option("-o", "--output", metavar="DIR", help="The package directory (new).")],
     previous: PreviousOpt = None,
     panel: PanelOpt = "full",
+    holder: HolderOpt = False,
     json_out: JsonOpt = False,
 ) -> None:
-    """Copy a release that passes its checks into a package with SHA256SUMS, package.json, RERUN.md and rerun.sh
-    (which reproduces every table and figure of the report from the package alone)."""
+    """Package a release that passes its checks with SHA256SUMS, package.json, RERUN.md and rerun.sh (which
+    reproduces every table and figure of its report from the package alone). Public by default: public instances
+    and runs in full, private_eval as aggregates and commitments only; --holder packages everything."""
+    from gf01_formal.extras import require
+
+    require("report", "gf01 release package")  # it checks the release first
     from gf01_formal.report.release import package
 
     check_output(output / "package.json")
-    result = package(directory, output, panel=panel, previous=previous)
-    emit(result, json_out, lambda r: [f"packaged {r['files']} files -> {r['dir']} (check: sh {r['dir']}/rerun.sh)"])
+    result = package(directory, output, panel=panel, previous=previous, holder=holder)
+    emit(result, json_out, lambda r: [f"packaged {r['files']} files ({r['kind']}) -> {r['dir']} (check: sh "
+                                      f"{r['dir']}/rerun.sh)"])
+
+
+@release_app.command("reveal", short_help="Check a reveal (key, private bundle, runs) against a package's "
+                     "commitments.")
+def release_reveal_cmd(
+    directory: Annotated[Path, typer.Argument(metavar="DIR", help="The public package (or its artifacts).",
+                                              show_default=False)],
+    bundle: Annotated[Path, typer.Option("--bundle", metavar="FILE", help="The revealed split bundle.")],
+    key_file: Annotated[Path, typer.Option("--key-file", metavar="FILE", help="The revealed split key.")],
+    runs: Annotated[Path | None, typer.Option("--runs", metavar="FILE", help="The revealed full runs file.")] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Check revealed private artifacts against the commitments a public package published; exit 2 on a mismatch."""
+    from gf01_formal.report.release import reveal
+
+    result = reveal(directory, bundle, key_file, runs)
+    emit(result, json_out, lambda r: [f"{c['name']}: {'ok' if c['ok'] else 'MISMATCH'}" for c in r["checks"]])
+    if not result["ok"]:
+        bad = ", ".join(c["name"] for c in result["checks"] if not c["ok"])
+        print(f"gf01: error: the reveal does not match the package's commitments: {bad}", file=sys.stderr, flush=True)
+        raise typer.Exit(2)
 
 
 def campaign_cmd(
@@ -252,28 +359,45 @@ def campaign_cmd(
                                              "for 'gf01 caps derive').")] = False,
     caps: Annotated[Path | None, typer.Option("--caps", metavar="FILE", help="Run the diagnostic under these caps "
                                               "(caps.json).")] = None,
+    allow_provisional_caps: AllowProvisionalOpt = False,
     diagnostic_backend: Annotated[Literal["sat", "bdd"], typer.Option("--diagnostic-backend", help="With "
                                   "--subset-min: the backend whose work is metered (conflicts or BDD nodes).")]
     = "sat",
     batch: Annotated[int, typer.Option("--batch", metavar="N", min=1, max=MAX_COUNT, help="Instances per task.")] = 4,
     gold_set: GoldSetOpt = "M",
     manifest: ManifestOpt = None,
+    adaptation_condition: AdaptConditionOpt = None,
+    adaptation_budget_tokens: AdaptBudgetOpt = None,
+    adaptation_data_scope: AdaptScopeOpt = None,
+    adaptation_protocol_id: AdaptProtocolOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Play a DEC-056 panel over every instance, then validate, report and analyse; resumable (run it again)."""
-    from gf01_formal.campaign.run import run_campaign
+    from gf01_formal.artifacts import check_output_dir
+    from gf01_formal.extras import require
+
+    require("report", "gf01 campaign")  # it ends with the report and the pilot analysis
+    if executor != "local":
+        require("cluster", f"gf01 campaign --executor {executor}")
+    from gf01_formal.campaign.run import ARTIFACTS, run_campaign
     from gf01_formal.report.caps import CapSet, load_caps
 
-    check_output(output / "runs.jsonl")
+    check_output_dir(output, inputs=[bundle, caps, manifest], names=ARTIFACTS)
+    check_output(output / "runs.jsonl", reread=True)
+    adaptation = adaptation_of(adaptation_condition, adaptation_budget_tokens, adaptation_data_scope,
+                               adaptation_protocol_id)
     names = [n.strip() for a in agents or [] for n in a.split(",") if n.strip()] or None
     cap_json = None
     if caps is not None:
-        cap_json = load_caps(caps).to_json()
+        capset = load_caps(caps)
+        capset.refuse_provisional(allow_provisional_caps, "campaign --caps")
+        cap_json = capset.to_json()
     elif subset_min:
         cap_json = CapSet(backend=diagnostic_backend).to_json()
     with progress_bar("runs") as bar:
         summary = run_campaign(bundle, output, panel=panel, agents=names, executor=executor, jobs=jobs, seed=seed,
-                               caps=cap_json, gold_set=gold_set, batch=batch, manifest=manifest, progress=bar)
+                               caps=cap_json, gold_set=gold_set, batch=batch, manifest=manifest, progress=bar,
+                               adaptation=adaptation)
     record = summary.to_json()
 
     def human(r: dict[str, Any]) -> list[str]:

@@ -14,10 +14,19 @@ import typer
 from gf01_formal.cli.common import (
     MAX_JOBS,
     MAX_SECONDS,
+    AdaptBudgetOpt,
+    AdaptConditionOpt,
+    AdaptProtocolOpt,
+    AdaptScopeOpt,
+    AgentNetworkOpt,
     GoldSetOpt,
     JsonOpt,
     OutputOpt,
+    SandboxOpt,
+    StepTimeoutOpt,
+    adaptation_of,
     check_output,
+    cmd_params,
     emit,
     progress_bar,
 )
@@ -61,10 +70,7 @@ def evaluate_cmd(
     seed: Annotated[int, typer.Option("--seed", metavar="N", min=0, help="The runs' seed (part of the run id).")] = 0,
     jobs: Annotated[int, typer.Option("--jobs", metavar="N", min=1, max=MAX_JOBS, help="Worker processes (threads with "
                                       "--agent llm).")] = 1,
-    step_timeout: Annotated[
-        float, typer.Option("--step-timeout", metavar="S", min=0.001, max=MAX_SECONDS,
-                            help="External agents: seconds per step.")
-    ] = 30.0,
+    step_timeout: StepTimeoutOpt = 30.0,
     subset_min: Annotated[
         bool, typer.Option("--subset-min", help="Also run the exact SubsetMin diagnostic on each certificate.")
     ] = False,
@@ -72,29 +78,45 @@ def evaluate_cmd(
         float | None, typer.Option("--diagnostic-seconds", metavar="S", min=0.0, max=MAX_SECONDS,
                                    help="Cap of each diagnostic; past it the diagnostic is 'infeasible'.")
     ] = None,
-    gold_set: GoldSetOpt = "M",
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
     api_key_env: ApiKeyEnvOpt = "OPENAI_API_KEY",
     temperature: TemperatureOpt = None,
     max_tokens: MaxTokensOpt = None,
     request_timeout: RequestTimeoutOpt = 60.0,
+    sandbox: SandboxOpt = "auto",
+    agent_network: AgentNetworkOpt = False,
+    adaptation_condition: AdaptConditionOpt = None,
+    adaptation_budget_tokens: AdaptBudgetOpt = None,
+    adaptation_data_scope: AdaptScopeOpt = None,
+    adaptation_protocol_id: AdaptProtocolOpt = None,
+    gold_set: GoldSetOpt = "M",
     json_out: JsonOpt = False,
 ) -> None:
     """Play every instance with every agent, appending one run record per episode to the output as it finishes.
 
     Run again after an interruption: finished runs are skipped by run id, the rest are played.
     """
-    from gf01_formal.runs.evaluate import Settings, evaluate
+    from gf01_formal.campaign.evaluate import Settings, evaluate
 
-    check_output(output)
-    specs = with_llm_options(agent_specs(agent or [], agent_cmd, track, step_timeout), model=model,
+    check_output(output, inputs=[source], reread=True)
+    adaptation = adaptation_of(adaptation_condition, adaptation_budget_tokens, adaptation_data_scope,
+                               adaptation_protocol_id)
+    specs = with_llm_options(agent_specs(agent or [], agent_cmd, track, step_timeout, sandbox, agent_network),
+                             model=model,
                              base_url=base_url, api_key_env=api_key_env, temperature=temperature,
                              max_tokens=max_tokens, request_timeout=request_timeout)
+    specs = [s.adapted(adaptation) for s in specs]
     from gf01_formal.agents import check
 
     for spec in specs:  # before any episode: an agent that cannot be played is a user error, not 100 agent errors
         check(spec)
+    if any(s.name == "llm" for s in specs):
+        from gf01_formal.agents.llm import LLMConfig, preflight
+
+        # One request now: a wrong or dead endpoint is one line in seconds, not every run's retries.
+        for config in sorted({LLMConfig.from_params(s.params) for s in specs if s.name == "llm"}, key=repr):
+            preflight(config)
     settings = Settings(seed=seed, subset_min=subset_min, diagnostic_seconds=diagnostic_seconds, gold_set=gold_set)
     if any(s.name == "llm" for s in specs):  # I/O bound: threads, and the tokens spent on the bar
         with TokenProgress() as tok:
@@ -114,11 +136,15 @@ def evaluate_cmd(
         lines += [f"status {s}: {n}" for s, n in r["statuses"].items() if s != "completed"]
         if "tokens" in r:
             t = r["tokens"]
-            lines.append(f"tokens: {t.get('input_tokens', 0)} in, {t.get('output_tokens', 0)} out "
+            unknown = f", unknown for {t['unknown_runs']} runs" if t.get("unknown_runs") else ""
+            lines.append(f"tokens: {t.get('input_tokens', 0)} in, {t.get('output_tokens', 0)} out{unknown} "
                          f"({t.get('calls', 0)} requests, {t.get('retries', 0)} retried)")
         return lines
 
     emit(record, json_out, human)
+    if record.get("tokens", {}).get("unknown_runs"):  # once per run set, not once per reply
+        print(f"gf01: warning: the endpoint sent replies without token usage: {record['tokens']['unknown_runs']} "
+              "run(s) record their tokens as unknown (null), not 0", file=sys.stderr)
     note = unscored_note(summary.statuses)
     if note is not None:  # the runs file is not complete: a script chaining `evaluate && report` must not go on
         print(f"gf01: {note}", file=sys.stderr)
@@ -142,9 +168,10 @@ def unscored_note(statuses: Mapping[str, int]) -> str | None:
     return f"{counts}, not scored: the same command run again plays {them} again (finished runs are skipped)"
 
 
-def agent_specs(names: list[str], cmd: str | None, track: str | None, step_timeout: float) -> list[Any]:
-    """The agent specs of ``--agent`` (built-ins, repeatable) and ``--agent-cmd``."""
-    from gf01_formal.agents import default_track
+def agent_specs(names: list[str], cmd: str | None, track: str | None, step_timeout: float, sandbox: str = "auto",
+                network: bool = False) -> list[Any]:
+    """The agent specs of ``--agent`` (built-ins, repeatable) and ``--agent-cmd`` (with its sandbox)."""
+    from gf01_formal.agents import BUILTIN, default_track
     from gf01_formal.agents.base import AgentSpec
     from hoa.errors import Gf01Error
 
@@ -155,13 +182,13 @@ def agent_specs(names: list[str], cmd: str | None, track: str | None, step_timeo
         if name == "cmd":
             raise Gf01Error("an external agent is given by its command: --agent-cmd CMD", field="--agent")
         own = default_track(name)
-        if track is not None and track != own:
+        if track is not None and not BUILTIN[name].plays(track):
             raise Gf01Error(f"agent {name} plays on {own}, not {track}", field="--track")
-        specs.append(AgentSpec(name, own))
+        specs.append(AgentSpec(name, own if track is None or track == own else track))
     if cmd is not None:
         if not cmd.strip():
             raise Gf01Error("the agent command is empty", field="--agent-cmd")
-        specs.append(AgentSpec("cmd", track or "EVAL-CB", {"cmd": cmd, "step_timeout": step_timeout}))
+        specs.append(AgentSpec("cmd", track or "EVAL-CB", cmd_params(cmd, step_timeout, sandbox, network)))
     if len({s.digest for s in specs}) != len(specs):
         raise Gf01Error("the same agent is named twice", field="--agent")
     return specs
@@ -179,6 +206,11 @@ def validate_cmd(
                                    help="Cap of re-deciding each exact SubsetMin diagnostic (with --bundle; default "
                                         "10); past it, a note says it was not re-checked.")
     ] = None,
+    pilot: Annotated[
+        list[Path] | None, typer.Option("--pilot", metavar="FILE", help="With --official: a pilot file (its key "
+                                        "FILE.key beside it) whose participants' runs are checked as issued; "
+                                        "repeat for several pilots.")
+    ] = None,
     gold_set: Annotated[
         Literal["M", "MB"] | None,
         typer.Option("--gold-set", help="Require every scored record's best match to be ranked in this set (M: "
@@ -193,7 +225,7 @@ def validate_cmd(
 
     found = check_runs(runs, bundle=None if bundle is None else str(bundle), official=official,
                        recheck_limits=None if diagnostic_seconds is None else Limits(seconds=diagnostic_seconds),
-                       gold_set=gold_set)
+                       issued=_issued_checker(pilot or []), gold_set=gold_set)
     violations = found.violations
     record = {"ok": not violations, "violations": [str(v) for v in violations], "notes": [str(n) for n in found.notes]}
 
@@ -208,6 +240,21 @@ def validate_cmd(
         print(f"gf01: error: {len(violations)} violation{'s' if len(violations) != 1 else ''} in "
               f"{', '.join(files)}{against}", file=sys.stderr)
         raise typer.Exit(2)
+
+
+def _issued_checker(pilots: list[Path]) -> Any:
+    """(pilot id, participant id, signature) -> issued? (None: not one of ``pilots``), from the pilots' keys."""
+    from gf01_formal.artifacts import read_json
+    from gf01_formal.instances.model import validate_model
+    from gf01_formal.web.pilot import Pilot, is_issued, load_key
+
+    keys = {validate_model(Pilot, read_json(p), file=str(p)).pilot_id: load_key(p) for p in pilots}
+
+    def issued(pilot_id: str, participant_id: str, sig: Any) -> bool | None:
+        key = keys.get(pilot_id)
+        return None if key is None else is_issued(key, pilot_id, participant_id, sig)
+
+    return issued
 
 
 def import_runs_cmd(
@@ -227,7 +274,7 @@ def import_runs_cmd(
     from gf01_formal.runs.peer import import_peer_runs
     from hoa.errors import Gf01Error, quote
 
-    check_output(output)
+    check_output(output, inputs=[peer_runs, bundle])
     got = import_peer_runs(peer_runs, bundle, gold_set=gold_set)
     if not got.outcomes:
         # An empty runs file is not a runs file (validate and report refuse it): write none, say why.

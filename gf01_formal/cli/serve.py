@@ -7,6 +7,14 @@ from typing import Annotated
 
 import typer
 
+from gf01_formal.cli.common import (
+    AdaptBudgetOpt,
+    AdaptConditionOpt,
+    AdaptProtocolOpt,
+    AdaptScopeOpt,
+    adaptation_of,
+)
+
 
 def serve_cmd(
     bundle: Annotated[Path, typer.Option("--bundle", metavar="BUNDLE", help="The bundle (or one instance file) to "
@@ -19,13 +27,82 @@ def serve_cmd(
     = None,
     pilot: Annotated[Path | None, typer.Option("--pilot", metavar="FILE", help="A pilot file: consent text, "
                                                "instance order, completion code (needs --runs-out).")] = None,
+    body_timeout: Annotated[float, typer.Option("--body-timeout", metavar="S", min=0.1, max=3600.0,
+                                                help="Seconds a request's body may take to arrive (then 408).")]
+    = 30.0,
+    adaptation_condition: AdaptConditionOpt = None,
+    adaptation_budget_tokens: AdaptBudgetOpt = None,
+    adaptation_data_scope: AdaptScopeOpt = None,
+    adaptation_protocol_id: AdaptProtocolOpt = None,
 ) -> None:
     """Serve the GF-01-R1 side-scroller in the browser until Ctrl-C: free play, or a pilot with --pilot."""
+    from gf01_formal.extras import require
+
+    require("web", "gf01 serve")
     from gf01_formal.web.server import serve
 
-    serve(bundle, host=host, port=port, runs_out=runs_out, pilot=pilot)
+    adaptation = adaptation_of(adaptation_condition, adaptation_budget_tokens, adaptation_data_scope,
+                               adaptation_protocol_id)
+    serve(bundle, host=host, port=port, runs_out=runs_out, pilot=pilot, body_timeout=body_timeout,
+          adaptation=adaptation)
+
+
+PilotOpt = Annotated[Path, typer.Option("--pilot", metavar="FILE", help="The pilot file (its key is FILE.key).")]
+pilot_app = typer.Typer(help="A pilot's participants: issue their links, check their completion codes.",
+                        no_args_is_help=True)
+
+
+@pilot_app.command("issue", short_help="Issue per-participant links of a pilot (signed with the pilot's key).")
+def pilot_issue_cmd(
+    pilot: PilotOpt,
+    count: Annotated[int, typer.Option("--count", metavar="N", min=1, max=100_000, help="Participants to issue.")],
+    output: Annotated[Path, typer.Option("-o", "--output", metavar="FILE", help="Where to write the links, one a "
+                                         "line.")],
+    start: Annotated[int, typer.Option("--start", metavar="K", min=1, max=10_000_000, help="The first participant "
+                                       "number (issue more later with --start past the last).")] = 1,
+    base_url: Annotated[str, typer.Option("--base-url", metavar="URL", help="The server's public address.")]
+    = "http://127.0.0.1:8000",
+) -> None:
+    """Write one link per participant (P00001, ...); the server admits no other id. Makes the pilot's key
+    (FILE.key, readable by its owner only) on first use: keep it secret, it signs the links and completion codes."""
+    from gf01_formal.artifacts import check_output, read_json, write_text_atomic
+    from gf01_formal.web.pilot import Pilot, issued_ids, load_key, participant_sig
+    from hoa.errors import Gf01Error
+
+    check_output(output, inputs=[pilot, f"{pilot}.key"])
+    if not base_url.startswith(("http://", "https://")):
+        raise Gf01Error("the base URL starts with http:// or https://", field="--base-url")
+    from gf01_formal.instances.model import validate_model
+
+    spec: Pilot = validate_model(Pilot, read_json(pilot), file=str(pilot))
+    key = load_key(pilot, create=True)
+    base = base_url.rstrip("/")
+    lines = [f"{base}/pilot?participant={pid}&sig={participant_sig(key, spec.pilot_id, pid)}"
+             for pid in issued_ids(count, start)]
+    write_text_atomic(output, "".join(line + "\n" for line in lines))
+    print(f"issued {count} links of pilot {spec.pilot_id} -> {output} (key: {pilot}.key)")
+
+
+@pilot_app.command("check-code", short_help="Check a participant's completion code.")
+def pilot_check_code_cmd(
+    code: Annotated[str, typer.Argument(metavar="CODE", help="The code the participant reported.",
+                                        show_default=False)],
+    pilot: PilotOpt,
+) -> None:
+    """Say whose completion code CODE is (exit 0), or that it is no participant's (exit 1)."""
+    from gf01_formal.artifacts import read_json
+    from gf01_formal.instances.model import validate_model
+    from gf01_formal.web.pilot import Pilot, code_participant, load_key
+
+    spec: Pilot = validate_model(Pilot, read_json(pilot), file=str(pilot))
+    who = code_participant(load_key(pilot), spec, code.strip())
+    if who is None:
+        print(f"not a completion code of pilot {spec.pilot_id}")
+        raise typer.Exit(1)
+    print(f"valid: participant {who} of pilot {spec.pilot_id} completed the study")
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``serve`` to ``app``."""
+    """Add ``serve`` and ``pilot issue|check-code`` to ``app``."""
     app.command("serve", short_help="Play GF-01-R1 in the browser (human play, pilots, replay).")(serve_cmd)
+    app.add_typer(pilot_app, name="pilot")

@@ -335,24 +335,32 @@ def generate(
     cfg: GenConfig | None = None,
     *,
     split_id: str | None = None,
+    key: bytes | None = None,
     jobs: int = 1,
     progress: Callable[[int], None] | None = None,
 ) -> Bundle:
     """Generate a bundle of up to ``count`` certified instances on ``jobs`` processes (same bytes for any ``jobs``).
 
     Slots are independent (their own seed, their own allowances), so they run in any order and are assembled by
-    slot number. ``progress(done)`` is called after each finished slot.
+    slot number. ``progress(done)`` is called after each finished slot. With a split ``key`` slot k draws from the
+    keyed seed ``keys.slot_seed(key, seed, k)`` instead of ``seed`` (a sealed release: docs/release.md).
     """
+    from gf01_formal.instances.keys import key_id, slot_seed
+
     cfg = cfg or GenConfig()
     if count < 0:
         raise Gf01Error("count must be >= 0", field="count")
     if seed < 0:
         raise Gf01Error("seed must be >= 0", field="seed")
     chash = config_hash(cfg)
+
+    def seed_of(slot: int) -> int:
+        return seed if key is None else slot_seed(key, seed, slot)
+
     results: dict[int, Instance | Skip] = {}
     if jobs <= 1 or count <= 1:
         for slot in range(count):
-            results[slot] = generate_slot(seed, slot, cfg, chash)
+            results[slot] = generate_slot(seed_of(slot), slot, cfg, chash)
             if progress is not None:
                 progress(len(results))
     else:
@@ -368,7 +376,7 @@ def generate(
             running: set[Future[tuple[int, dict[str, Any], bool]]] = set()
             while True:
                 for slot in itertools.islice(slots, 2 * jobs - len(running)):
-                    running.add(ex.submit(_slot_job, (seed, slot, cfg_json, chash)))
+                    running.add(ex.submit(_slot_job, (seed_of(slot), slot, cfg_json, chash)))
                 if not running:
                     break
                 done, running = wait(running, return_when=FIRST_COMPLETED)
@@ -385,7 +393,7 @@ def generate(
         if isinstance(res, Skip):
             skipped.append(res)
         elif res.instance_id in seen:  # two slots drew the same task: keep the first
-            skipped.append(Skip(slot=slot, seed=[seed, slot], attempts=0, reasons={"duplicate instance": 1}))
+            skipped.append(Skip(slot=slot, seed=[seed_of(slot), slot], attempts=0, reasons={"duplicate instance": 1}))
         else:
             seen.add(res.instance_id)
             instances.append(res.model_copy(update={"split_id": split_id}) if split_id else res)
@@ -397,6 +405,7 @@ def generate(
         cfg=cfg.model_dump(mode="json"),
         cfg_hash=chash,
         count_requested=count,
+        seed_key_id=None if key is None else key_id(key),
         skipped=skipped,
     )
 

@@ -16,6 +16,7 @@ import numpy as np
 from encoders.problem import Atom, Flip, Problem
 from hoa.label import evaluate_array, variables
 from solvers.canonical import flips_to_atoms
+from solvers.simulate import run_many
 
 
 def effect_distance_table(problem: Problem) -> tuple[np.ndarray, np.ndarray]:
@@ -36,20 +37,27 @@ def effect_distance_table(problem: Problem) -> tuple[np.ndarray, np.ndarray]:
     return evars, pop.min(axis=1)
 
 
-def _scores(problem: Problem, traces: np.ndarray, base_states: np.ndarray, table) -> tuple[np.ndarray, np.ndarray]:
+def _scores(problem: Problem, traces: list[list[int]] | np.ndarray, base_states: np.ndarray,
+            table) -> tuple[np.ndarray, np.ndarray]:
     evars, dist = table
-    states, outs = problem.system.simulate(traces)
     steps = list(problem.effect_steps)
-    sub = np.zeros((traces.shape[0], len(steps)), dtype=np.int64)
-    for j, v in enumerate(evars):
-        sub |= ((outs[:, steps] >> v) & 1) << j
+    sub = np.zeros((len(traces), len(steps)), dtype=np.int64)
+    if problem.circuit:
+        states, bits = run_many(problem, traces)
+        for j, v in enumerate(evars):
+            sub |= bits[:, steps, v].astype(np.int64) << j
+    else:
+        states, outs = problem.system.simulate(np.asarray(traces, dtype=np.int64))
+        for j, v in enumerate(evars):
+            sub |= ((outs[:, steps] >> v) & 1) << j
     d = dist[sub].min(axis=1)
     novelty = (states[:, : problem.t_star + 1] != base_states[None, : problem.t_star + 1]).sum(axis=1)
     return d, novelty
 
 
-def _trace_with(problem: Problem, flips: list[Flip]) -> np.ndarray:
-    tr = np.array(problem.trace, dtype=np.int64)
+def _trace_with(problem: Problem, flips: list[Flip]) -> list[int]:
+    # Python integers: a circuit may have more inputs than an int64 holds.
+    tr = list(problem.trace)
     for t, i in flips:
         tr[t] ^= 1 << i
     return tr
@@ -60,8 +68,8 @@ def greedy_certificate(problem: Problem) -> tuple[Atom, ...] | None:
     n_in = problem.system.num_inputs
     budget = problem.budget_t if problem.budget_t is not None else problem.t_star + 1
     table = effect_distance_table(problem)
-    base = np.array([problem.trace], dtype=np.int64)
-    base_states, _ = problem.system.simulate(base)
+    base_states, _ = (run_many(problem, [list(problem.trace)]) if problem.circuit
+                      else problem.system.simulate(np.array([problem.trace], dtype=np.int64)))
     flips: list[Flip] = []
     for _ in range(budget * n_in):
         used = {t for t, _ in flips}
@@ -74,9 +82,15 @@ def greedy_certificate(problem: Problem) -> tuple[Atom, ...] | None:
         if not cands:
             return None
         cur = _trace_with(problem, flips)
-        traces = np.repeat(cur[None, :], len(cands), axis=0)
-        for k, (t, i) in enumerate(cands):
-            traces[k, t] ^= 1 << i
+        traces: list[list[int]] | np.ndarray
+        if problem.circuit:  # Python integers: a circuit may have more inputs than an int64 holds
+            traces = [list(cur) for _ in cands]
+            for k, (t, i) in enumerate(cands):
+                traces[k][t] ^= 1 << i
+        else:
+            traces = np.repeat(np.asarray(cur, dtype=np.int64)[None, :], len(cands), axis=0)
+            for k, (t, i) in enumerate(cands):
+                traces[k, t] ^= 1 << i
         d, novelty = _scores(problem, traces, base_states[0], table)
         k = int(np.lexsort((np.arange(len(cands)), -novelty, d))[0])
         flips.append(cands[k])
@@ -93,7 +107,7 @@ def _prune(problem: Problem, flips: list[Flip], table, base_states: np.ndarray) 
         changed = False
         for f in sorted(kept, reverse=True):
             rest = [g for g in kept if g != f]
-            d, _ = _scores(problem, _trace_with(problem, rest)[None, :], base_states, table)
+            d, _ = _scores(problem, [_trace_with(problem, rest)], base_states, table)
             if d[0] == 0:
                 kept, changed = rest, True
                 break

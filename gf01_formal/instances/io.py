@@ -1,18 +1,27 @@
 """Reading, checking and writing instance files and bundles; the solver-level Problem of an instance.
 
-Every command that takes INSTANCE accepts an instance file, or a bundle plus an id (``load_instance``). Loading
+Every artifact loads as a bundle (:func:`load_set`: an instance file is a bundle of one, without a bundle hash), and
+every command that takes INSTANCE accepts an instance file, or a bundle plus an id (``load_instance``). Loading
 refuses a bad instance with a message naming the field: unknown AP in the trace or effect, t* out of range, window
 or budgets out of range, system not input-complete, hash mismatch.
 
->>> # inst = load_instance("bundle.json", "gf01f-0123456789abcdef"); problem = instance_problem(inst)
+An instance's Problem is built once per process (:func:`check_instance` keeps the checked Problems of recent
+instances, keyed by their content hash): the runner, the scorer, validate, the browser and the integrations all ask
+it, and none keeps a cache of its own.
 """
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from aig.parser import parse as parse_aiger
+from aig.view import CircuitView
+from aig.writer import canonical as canonical_aiger
 from encoders.problem import Problem
 from gf01_formal.artifacts import canonical_json, read_json, write_text_atomic
 from gf01_formal.instances.complexity import W_MAX
@@ -33,19 +42,24 @@ from hoa.errors import Gf01Error, quote
 from hoa.mealy import MAX_TABLE_CELLS, MAX_TABLE_INPUTS, MealyView, mealy_from_text
 
 
-def system_view(system: System) -> MealyView:
-    """The Mealy view of an instance's system (HOA parsed, or the explicit table), checked input-complete."""
+def system_view(system: System) -> MealyView | CircuitView:
+    """The Mealy view of an instance's system (HOA parsed, the explicit table, or the circuit), checked
+    (input-complete tables; canonical circuit text)."""
     return _view_cached(canonical_json(system.model_dump(mode="json")))
 
 
 @lru_cache(maxsize=256)
-def _view_cached(system_json: str) -> MealyView:
+def _view_cached(system_json: str) -> MealyView | CircuitView:
     # Keyed by the canonical JSON so that equal systems share one parsed view (and its compiled tables).
     system = System.model_validate_json(system_json)
     names = [*system.inputs, *system.outputs]
     if len(set(names)) != len(names):
         dup = next(n for n in names if names.count(n) > 1)
         raise Gf01Error(f"{quote(dup, 60)} is named twice among the inputs and outputs", field="system")
+    if system.kind == "aiger":
+        view = circuit_view(system)
+        _check_names(view, system)
+        return view
     if system.kind == "hoa":
         if not system.hoa:
             raise Gf01Error("a system of kind 'hoa' needs its HOA text", field="system.hoa")
@@ -79,12 +93,7 @@ def _view_cached(system_json: str) -> MealyView:
             view = MealyView.from_table(system.inputs, system.outputs, tab.next, tab.out, tab.initial, tab.states)
         except Gf01Error as ex:
             raise Gf01Error(ex.message, field="system.table") from ex
-    if list(view.inputs) != list(system.inputs) or list(view.outputs) != list(system.outputs):
-        raise Gf01Error(
-            f"the system's APs are inputs {list(view.inputs)}, outputs {list(view.outputs)}; the instance says "
-            f"inputs {list(system.inputs)}, outputs {list(system.outputs)}",
-            field="system",
-        )
+    _check_names(view, system)
     if not view.has_tables:
         raise Gf01Error(
             f"{view.num_states} states x 2^{view.num_inputs} input valuations = {view.table_cells:,} table cells, "
@@ -98,6 +107,34 @@ def _view_cached(system_json: str) -> MealyView:
     except Gf01Error as ex:
         raise Gf01Error(ex.message, field="system") from ex
     return view
+
+
+def _check_names(view: MealyView | CircuitView, system: System) -> None:
+    if list(view.inputs) != list(system.inputs) or list(view.outputs) != list(system.outputs):
+        raise Gf01Error(
+            f"the system's APs are inputs {list(view.inputs)}, outputs {list(view.outputs)}; the instance says "
+            f"inputs {list(system.inputs)}, outputs {list(system.outputs)}",
+            field="system",
+        )
+
+
+def circuit_view(system: System) -> CircuitView:
+    """The view of a circuit system: its canonical AIGER text parsed; the outputs past the circuit's outputs and
+    bad-state properties are the latches it observes."""
+    if not system.aiger:
+        raise Gf01Error("a system of kind 'aiger' needs its AIGER text", field="system.aiger")
+    try:
+        circuit = parse_aiger(system.aiger)
+    except Gf01Error as ex:  # the line is the AIGER text's, not the instance file's
+        raise Gf01Error(f"{ex.line}: {ex.message}" if ex.line else ex.message, field="system.aiger") from None
+    if canonical_aiger(circuit) != system.aiger:
+        raise Gf01Error("the AIGER text is not in canonical form (what aig.writer.canonical writes): an instance "
+                        "carries, and hashes, the canonical text", field="system.aiger")
+    fixed = len(circuit.outputs) + len(circuit.bad)
+    try:
+        return CircuitView.from_aig(circuit, observe=system.outputs[fixed:])
+    except Gf01Error as ex:
+        raise Gf01Error(ex.message, field="system") from None
 
 
 def instance_problem(inst: Instance) -> Problem:
@@ -146,14 +183,75 @@ def output_names(inst: Instance) -> tuple[str, ...]:
     return tuple(inst.system.outputs)
 
 
+#: Checked Problems kept by :func:`check_instance` (least recently used dropped first): far more than a task's or an
+#: evaluation's working set, small next to the views the Problems share (:func:`system_view`).
+PROBLEM_CACHE_SIZE = 4096
+_problems: OrderedDict[tuple[str, int | None], Problem] = OrderedDict()
+_problems_lock = threading.Lock()
+
+
 def check_instance(inst: Instance, *, file: str | None = None) -> Problem:
-    """Check hashes and semantics of an instance; returns its Problem. Errors name the file and field."""
+    """Check hashes and semantics of an instance; returns its Problem. Errors name the file and field.
+
+    The hashes are checked on every call; the semantic check and the Problem it builds happen once per content (the
+    content hash, which the hash check has just tied to the content, and the oracle's Eff_a that B_A is checked
+    against): every caller shares that one Problem.
+    """
     try:
         check_hashes(inst)
-        return instance_problem(inst)
+        cert = inst.certification
+        key = (inst.content_hash, None if cert is None else cert.oracle_eff_a)
+        with _problems_lock:
+            problem = _problems.get(key)
+            if problem is not None:
+                _problems.move_to_end(key)
+                return problem
+        problem = instance_problem(inst)
     except Gf01Error as ex:
         msg = ex.message if ex.message.startswith("instance ") else f"instance {inst.instance_id}: {ex.message}"
         raise Gf01Error(msg, file=file or ex.file, line=ex.line, col=ex.col, field=ex.field) from ex
+    with _problems_lock:
+        _problems[key] = problem
+        while len(_problems) > PROBLEM_CACHE_SIZE:
+            _problems.popitem(last=False)
+    return problem
+
+
+@dataclass(frozen=True)
+class InstanceSet:
+    """An instance file or a bundle seen as a bundle: its instances in order, the bundle hash (None for an instance
+    file, whose runs name no bundle) and the file it came from (for messages)."""
+
+    instances: tuple[Instance, ...]
+    bundle_hash: str | None
+    file: str | None = None
+
+    @classmethod
+    def of(cls, art: Instance | Bundle, file: str | None = None) -> InstanceSet:
+        """The set of a loaded artifact."""
+        if isinstance(art, Instance):
+            return cls((art,), None, file)
+        return cls(tuple(art.instances), art.instances_hash, file)
+
+    @property
+    def by_id(self) -> dict[str, Instance]:
+        """The instances by id."""
+        return {i.instance_id: i for i in self.instances}
+
+    @property
+    def ids(self) -> list[str]:
+        """The instance ids, in order."""
+        return [i.instance_id for i in self.instances]
+
+    def problem(self, inst: Instance) -> Problem:
+        """The checked Problem of one of the instances (:func:`check_instance`, errors naming this file)."""
+        return check_instance(inst, file=self.file)
+
+
+def load_set(path: str | Path, *, check_all: bool = False) -> InstanceSet:
+    """An instance file or a bundle as an :class:`InstanceSet`. Hashes and ids are checked; the semantics of every
+    instance too with ``check_all``, else of each instance when its Problem is first asked for."""
+    return InstanceSet.of(load_artifact(path, check_all=check_all), str(path))
 
 
 def parse_artifact(data: Any, *, file: str | None = None, check_all: bool = True) -> Instance | Bundle:
@@ -212,9 +310,8 @@ def load_bundle(path: str | Path) -> Bundle:
 
 
 def load_instances(path: str | Path) -> list[Instance]:
-    """All instances of an instance file (one) or a bundle (in bundle order)."""
-    art = load_artifact(path)
-    return [art] if isinstance(art, Instance) else list(art.instances)
+    """All instances of an instance file (one) or a bundle (in bundle order), every one checked."""
+    return list(load_set(path, check_all=True).instances)
 
 
 def load_instance(path: str | Path, instance_id: str | None = None) -> Instance:

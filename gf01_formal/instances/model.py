@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_serializer
 
 from gf01_formal.artifacts import pretty_json, sha256_hex
 from hoa.errors import Gf01Error, quote
@@ -42,14 +42,28 @@ class TableSystem(BaseModel):
 
 
 class System(BaseModel):
-    """The system A: HOA text (outputs = ``outputs``), or an imported explicit table."""
+    """The system A: HOA text (outputs = ``outputs``), an imported explicit table, or an AIGER circuit.
+
+    A circuit is its canonical ASCII AIGER text (:func:`aig.writer.canonical`); its outputs are the AIGER outputs,
+    then the bad-state properties, then the latches it observes (docs/aiger.md).
+    """
 
     model_config = _FROZEN
-    kind: Literal["hoa", "table"]
+    kind: Literal["hoa", "table", "aiger"]
     inputs: list[str] = Field(description="AP_in in bit order (bit i of a valuation = inputs[i])")
     outputs: list[str] = Field(description="AP_out in bit order")
     hoa: str | None = Field(default=None, description="HOA v1 text (kind = hoa)")
     table: TableSystem | None = Field(default=None, description="explicit Mealy table (kind = table)")
+    aiger: str | None = Field(default=None, description="canonical ASCII AIGER 1.9 text (kind = aiger)")
+
+    @model_serializer(mode="wrap")
+    def _omit_absent_circuit(self, handler: Any) -> dict[str, Any]:
+        # The aiger key is written only for circuits: the content hashes of every HOA and table instance made
+        # before circuits existed stay what they were.
+        data = handler(self)
+        if data.get("aiger") is None:
+            data.pop("aiger", None)
+        return data
 
 
 class Knob(BaseModel):
@@ -102,9 +116,10 @@ class Meta(BaseModel):
 
     model_config = _FROZEN
     generator_version: str
-    provenance: Literal["generated", "import:peer", "import:hoa"]
-    id_scheme: Literal["content", "imported"] = Field(
-        description="content: instance_id derives from content_hash; imported: an id kept from the source"
+    provenance: Literal["generated", "import:peer", "import:hoa", "import:aiger"]
+    id_scheme: Literal["content", "imported", "sealed"] = Field(
+        description="content: instance_id derives from content_hash; imported: an id kept from the source; "
+        "sealed: the opaque id of a private_eval instance, keyed by the split key (instances/keys.py)"
     )
     seed: int | None = None
     slot: int | None = None
@@ -158,6 +173,11 @@ class Bundle(BaseModel):
     cfg: dict[str, Any] | None = None
     cfg_hash: str | None = None
     count_requested: int | None = None
+    seed_key_id: str | None = Field(
+        default=None, exclude_if=lambda v: v is None,
+        description="key_id of the split key the slot seeds derive from (gf01 generate --key-file); absent when the "
+        "seed alone regenerates the bundle",
+    )
     instances: list[Instance]
     instances_hash: str = Field(description="sha256 of the canonical JSON of the list of instances")
     skipped: list[Skip] = Field(default_factory=list)

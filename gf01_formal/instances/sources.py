@@ -1,28 +1,36 @@
-"""Where an instance comes from: an instance file, one instance of a bundle, or an HOA file (a Mealy controller)
-with :class:`InstanceOptions`. :func:`open_instance` is the one way every command and test turns its INSTANCE
-argument into an instance and its solver-level Problem; :func:`instance_from_hoa` is the one way from HOA text to an
-instance (``gf01 import hoa`` writes what it returns).
+"""Where an instance comes from: an instance file, one instance of a bundle, an HOA file (a Mealy controller) or an
+AIGER circuit with :class:`InstanceOptions`. :func:`open_instance` is the one way every command and test turns its
+INSTANCE argument into an instance and its solver-level Problem; :func:`instance_from_hoa` is the one way from HOA
+text to an instance (``gf01 import hoa`` writes what it returns), :func:`instance_from_aiger` from a circuit
+(``gf01 import aiger``).
 
->>> inst, problem = open_instance("bundle.json", "gf01f-0123456789abcdef")  # doctest: +SKIP
->>> inst, problem = open_instance("arbiter.hoa", options=InstanceOptions(trace="r0;!r0", effect="g0"))  # doctest: +SKIP
+>>> inst, problem = open_instance("bundle.json", bundle.instances[0].instance_id)
+>>> inst, problem = open_instance("arbiter.hoa", options=InstanceOptions(trace="r0&!r1;!r0&r1", effect="g0"))
+>>> problem.horizon, inst.meta.provenance
+(2, 'import:hoa')
 """
 
 from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from aig.parser import parse as parse_aiger
+from aig.view import CircuitView
+from aig.writer import canonical as canonical_aiger
 from encoders.problem import MODES, Problem
 from gf01_formal.artifacts import parse_json
 from gf01_formal.instances.io import check_instance, pick_instance
-from gf01_formal.instances.model import Instance, Meta, System, make_instance
+from gf01_formal.instances.model import Complexity, Instance, Meta, System, make_instance
 from gf01_formal.instances.traces import effect_text, parse_effect, parse_trace, trace_to_json
 from hoa.errors import Gf01Error, quote
-from hoa.files import read_text
-from hoa.mealy import mealy_from_text
+from hoa.files import read_bytes
+from hoa.mealy import MealyView, mealy_from_text
 from solvers.limits import Limits
 
 #: ``meta.generator_version`` of instances made from HOA files.
@@ -36,7 +44,8 @@ class InstanceOptions:
     the trace itself, never a file name (``--trace-file`` reads the file and names it in ``trace_source``, which
     errors in the trace then name). ``effect``: a Boolean expression over output names. Defaults: t* = T-1; hard
     mode; window = w(I) of DEC-014b from the measured knobs (in hard mode the window plays no part and, unmeasured,
-    is stored as 1); B_T = T; B_A = T x |AP_in|; outputs = the file's ``controllable-AP``.
+    is stored as 1); B_T = T; B_A = T x |AP_in|; outputs = the file's ``controllable-AP``. ``observe`` (AIGER
+    circuits only): latches added to the outputs, by name.
     """
 
     trace: str | list[Any] | None = None
@@ -48,6 +57,7 @@ class InstanceOptions:
     budget_a: int | None = None
     outputs: tuple[str, ...] | None = None
     trace_source: str | None = None
+    observe: tuple[str, ...] | None = None
 
     @property
     def needs_measurement(self) -> bool:
@@ -68,14 +78,62 @@ def instance_from_hoa(
     With ``measure`` the complexity knobs and the certification are computed by the exact solvers (and the window,
     when not given, is w(I)); without it nothing is measured, and normal mode needs an explicit window.
     """
-    if options.trace is None:
-        raise Gf01Error("an instance made from an HOA file needs a base trace (--trace or --trace-file)",
-                        field="trace")
-    if options.effect is None:
-        raise Gf01Error("an instance made from an HOA file needs an effect (--effect), an expression over output "
-                        "names", field="effect")
+    _require_task(options, "an HOA file")
+    if options.observe:
+        raise Gf01Error("--observe names latches of an AIGER circuit; an HOA file's outputs are its controllable-AP "
+                        "(or --outputs)", field="observe")
     view = mealy_from_text(hoa_text, options.outputs, file=source)
     system = System(kind="hoa", inputs=list(view.inputs), outputs=list(view.outputs), hoa=hoa_text)
+    meta = Meta(generator_version=SOURCE_VERSION, provenance="import:hoa", id_scheme="content", family="user-hoa",
+                source=Path(source).name if source else None)
+    return _instance(view, system, meta, options, source=source, measure=measure, count_limits=count_limits)
+
+
+def instance_from_aiger(
+    data: bytes,
+    options: InstanceOptions,
+    *,
+    source: str | None = None,
+    measure: bool = True,
+    count_limits: Limits | None = None,
+) -> Instance:
+    """The instance made of an AIGER circuit (``.aag`` or ``.aig`` bytes) and ``options``.
+
+    The Mealy view: inputs are the AIGER inputs, outputs the AIGER outputs, then the bad-state properties, then the
+    latches ``options.observe`` names (docs/aiger.md). The instance carries the canonical AIGER text.
+    """
+    _require_task(options, "an AIGER circuit")
+    if options.outputs is not None:
+        raise Gf01Error("--outputs is for HOA files; a circuit's outputs are its outputs and bad-state properties "
+                        "(add latches with --observe)", field="outputs")
+    circuit = parse_aiger(data, file=source)
+    view = CircuitView.from_aig(circuit, observe=options.observe or ())
+    system = System(kind="aiger", inputs=list(view.inputs), outputs=list(view.outputs),
+                    aiger=canonical_aiger(circuit))
+    meta = Meta(generator_version=SOURCE_VERSION, provenance="import:aiger", id_scheme="content",
+                family="user-aiger", source=Path(source).name if source else None)
+    return _instance(view, system, meta, options, source=source, measure=measure, count_limits=count_limits)
+
+
+def _require_task(options: InstanceOptions, what: str) -> None:
+    if options.trace is None:
+        raise Gf01Error(f"an instance made from {what} needs a base trace (--trace or --trace-file)", field="trace")
+    if options.effect is None:
+        raise Gf01Error(f"an instance made from {what} needs an effect (--effect), an expression over output names",
+                        field="effect")
+
+
+def _instance(
+    view: MealyView | CircuitView,
+    system: System,
+    meta: Meta,
+    options: InstanceOptions,
+    *,
+    source: str | None,
+    measure: bool,
+    count_limits: Limits | None,
+) -> Instance:
+    """The instance of ``system`` (whose view is ``view``) under ``options``, measured when ``measure``."""
     try:
         trace = parse_trace(options.trace, view.inputs, field="trace")
     except Gf01Error as ex:
@@ -99,8 +157,7 @@ def instance_from_hoa(
         mode=options.mode,
         budget_t=T if options.budget_t is None else options.budget_t,
         budget_a=T * max(1, view.num_inputs) if options.budget_a is None else options.budget_a,
-        meta=Meta(generator_version=SOURCE_VERSION, provenance="import:hoa", id_scheme="content",
-                  family="user-hoa", source=Path(source).name if source else None),
+        meta=meta,
     )
     draft = make_instance(window=1 if options.window is None else options.window, **fields)
     problem = check_instance(draft, file=source)
@@ -119,9 +176,51 @@ def instance_from_hoa(
 _HOA_START = re.compile(r"\A(?:\s|/\*.*?\*/)*HOA:", re.S)
 
 
+def is_aiger_data(data: bytes) -> bool:
+    """Whether ``data`` is an AIGER circuit (its header word ``aag`` or ``aig``)."""
+    return data[:4] in (b"aag ", b"aig ")
+
+
+def _decode(data: bytes, name: str) -> str:
+    """The file's bytes as text, with the messages of :func:`hoa.files.read_text`."""
+    shown = quote(name, 200, bare=True)
+    nul = data.find(b"\0")
+    if nul >= 0:
+        raise Gf01Error(f"binary data (a NUL byte at offset {nul}), not text", file=shown)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as ex:
+        raise Gf01Error(f"not UTF-8 text ({ex.reason} at byte {ex.start})", file=shown) from None
+
+
 def is_hoa_text(text: str) -> bool:
     """Whether ``text`` is HOA (starts with ``HOA:`` after blank space and comments) rather than JSON."""
     return _HOA_START.match(text[:1 << 16]) is not None
+
+
+def measured_window(hoa_text: str, options: InstanceOptions, *, source: str | None = None,
+                    count_limits: Limits | None = None,
+                    progress: Callable[[str], None] | None = None) -> tuple[int, Complexity]:
+    """w(I) of DEC-014b for the normal-mode instance of ``hoa_text`` and ``options``, measuring only what it needs:
+    the hard-mode knobs (the hard-mode oracle and |M_B(I)|, the count bounded by ``count_limits``; past them the
+    count is left out of z(I), as in the generator), not the instance's certification. ``progress`` is told before
+    the measurement starts (once the instance is known to be well formed) and when it ends."""
+    from gf01_formal.instances.measure import measure_complexity
+
+    draft = instance_from_hoa(hoa_text, replace(options, window=1), source=source, measure=False)
+    problem = check_instance(draft, file=source)
+    # Announced only now: a user error in the options must stay the command's one line of output.
+    if progress is not None:
+        progress("normal mode without --window: measuring w(I) (hard-mode oracle and |M_B(I)|; --window W "
+                 "skips this, --seconds bounds it)")
+    started = time.monotonic()
+    complexity = measure_complexity(problem, count_limits=count_limits)
+    if progress is not None:
+        gold = complexity.gold_count
+        count = f"|M_B(I)| = {gold.raw}" if gold.raw is not None else f"|M_B(I)| left out: {gold.note}"
+        progress(f"w(I) = {complexity.window} (z = {complexity.z:.3f}; hard mode, {count}), measured in "
+                 f"{time.monotonic() - started:.1f} s")
+    return complexity.window, complexity
 
 
 def open_instance(
@@ -130,25 +229,38 @@ def open_instance(
     options: InstanceOptions | None = None,
     *,
     count_limits: Limits | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> tuple[Instance, Problem]:
     """The instance named by an INSTANCE argument, with its checked Problem.
 
-    ``path`` is an instance file, a bundle (``instance_id`` picks one; optional when it holds one), or an HOA file,
-    which needs ``options`` (at least the trace and the effect). Options are refused for instance files: their task
-    is fixed by their hash. ``count_limits`` bounds the measurement an HOA instance in normal mode without a window
-    needs for w(I).
+    ``path`` is an instance file, a bundle (``instance_id`` picks one; optional when it holds one), or an HOA file or
+    an AIGER circuit, which need ``options`` (at least the trace and the effect). Options are refused for instance
+    files: their task is fixed by their hash. ``count_limits`` bounds the measurement an instance in normal mode
+    without a window needs for w(I). An HOA instance so gets w(I) only (:func:`measured_window`; ``progress`` is told
+    before and after) and is then the instance that window given explicitly makes: nothing else is measured.
     """
     name = os.fspath(path)
-    text = read_text(path)
+    data = read_bytes(path)
+    if is_aiger_data(data):
+        if options is None:
+            raise Gf01Error("an AIGER circuit needs the instance options: at least a trace and an effect", file=name)
+        if instance_id is not None:
+            raise Gf01Error("--id picks an instance of a bundle; this is an AIGER circuit", file=name)
+        inst = instance_from_aiger(data, options, source=name, measure=options.needs_measurement,
+                                   count_limits=count_limits)
+        return inst, check_instance(inst, file=name)
+    text = _decode(data, name)
     if is_hoa_text(text):
         if options is None:
             raise Gf01Error("an HOA file needs the instance options: at least a trace and an effect", file=name)
         if instance_id is not None:
             raise Gf01Error("--id picks an instance of a bundle; this is an HOA file", file=name)
-        inst = instance_from_hoa(text, options, source=name, measure=options.needs_measurement,
-                                 count_limits=count_limits)
+        if options.needs_measurement:
+            window, _ = measured_window(text, options, source=name, count_limits=count_limits, progress=progress)
+            options = replace(options, window=window)
+        inst = instance_from_hoa(text, options, source=name, measure=False)
         return inst, check_instance(inst, file=name)
     if options is not None:
         raise Gf01Error("the instance options (trace, effect, t*, mode, window, budgets, outputs) apply to HOA files "
-                        "only; an instance file fixes them", file=name)
+                        "and AIGER circuits only; an instance file fixes them", file=name)
     return pick_instance(parse_json(text, file=quote(name, 200, bare=True)), instance_id, file=name)

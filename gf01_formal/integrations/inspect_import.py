@@ -1,8 +1,9 @@
 """``gf01 import inspect``: an inspect_ai eval log of the GF-01 task (:mod:`.inspect_task`) as our run records, so
 ``gf01 validate`` and the reports apply to runs played through inspect.
 
-Each sample becomes one record. Its episode is replayed from the actions in the sample's store on a fresh episode
-engine (the replayed step log must equal the logged one) and re-scored by the exact checks; where the log's scores
+Each sample becomes one record. Its logged step log is replayed on a fresh episode by the one replay
+(:func:`gf01_formal.runs.replay.replay_steps`, which ``gf01 validate`` and the browser use too: a log they would
+refuse is refused here) and re-scored by the exact checks; where the log's scores
 differ from the exact ones the sample counts as a disagreement (the record keeps the exact scores). The agent spec
 is ``llm`` with ``harness: inspect_ai``, the inspect model name, the prompt template and the sampling settings of
 the log, so its run ids differ from those of ``gf01 evaluate --agent llm``; the run's seed is the task's ``seed``
@@ -11,9 +12,8 @@ while the model was being asked (inspect had retried it as configured), else ``h
 is final). The conversation becomes the
 transcript side file ``transcripts/<sha256>.json``, as with the ``llm`` agent.
 
->>> got = import_inspect_log("logs/x.eval")       # doctest: +SKIP
->>> [o.record.status for o in got.outcomes]       # doctest: +SKIP
-['completed', 'completed']
+Usage: ``import_inspect_log("logs/x.eval").outcomes`` are the run outcomes, one per sample and epoch, ready for a
+runs file (tests/test_inspect.py plays a real eval and imports its log).
 """
 
 from __future__ import annotations
@@ -24,17 +24,20 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from gf01_formal.agents.base import AgentSpec
-from gf01_formal.agents.llm import TRANSCRIPT_SCHEMA
+from pydantic import ValidationError
+
+from gf01_formal.agents.base import TRACKS, AgentSpec
+from gf01_formal.agents.llm import TRANSCRIPT_SCHEMA, usage_summary
 from gf01_formal.agents.llm_prompt import TEMPLATE_ID
 from gf01_formal.artifacts import canonical_json
-from gf01_formal.instances.io import check_instance, load_artifact
-from gf01_formal.instances.model import Bundle, Instance
-from gf01_formal.play.episode import Episode
-from gf01_formal.runs.runner import RunOutcome, failed_record, finished_record, record_base, step_timing
-from gf01_formal.runs.validate import RESCORED
+from gf01_formal.instances.io import load_set
+from gf01_formal.play.protocol import Action
+from gf01_formal.runs.record import RunOutcome, Step, failed_record, record_base, step_timing
+from gf01_formal.runs.recorder import EpisodeRecorder
+from gf01_formal.runs.replay import replay_steps
 from gf01_formal.scoring.certificates import GoldSet
 from gf01_formal.scoring.scores import Scorer
+from gf01_formal.scoring.values import SCORE_FIELDS
 from hoa.errors import Gf01Error, quote
 
 #: The sampling settings of a log that enter the agent spec (a whitelist: headers and bodies may carry secrets).
@@ -50,17 +53,50 @@ class InspectImport:
     disagreements: int = 0
 
 
+#: Largest member of an .eval log (a zip) and largest log in all, uncompressed (bytes): inspect reads a log whole,
+#: several times its size in objects, so a small zip that inflates to gigabytes is refused before it is opened.
+MAX_LOG_MEMBER = 64 << 20
+MAX_LOG_TOTAL = 512 << 20
+
+
+def check_log_size(path: str | os.PathLike[str]) -> None:
+    """Refuse (Gf01Error) a log that would not be read in bounded memory: a zip member or a whole log past the
+    limits above, by the sizes the zip's directory declares (zipfile reads a member no further than that)."""
+    import zipfile
+
+    shown = quote(os.fspath(path), 200, bare=True)
+    if not zipfile.is_zipfile(path):
+        if os.path.getsize(path) > MAX_LOG_TOTAL:
+            raise Gf01Error(f"larger than the {MAX_LOG_TOTAL >> 20} MiB a log may have", file=shown)
+        return
+    try:
+        with zipfile.ZipFile(path) as zf:
+            members = zf.infolist()
+    except (zipfile.BadZipFile, OSError) as ex:
+        raise Gf01Error(f"not an inspect eval log: {quote(str(ex), 160, bare=True)}", file=shown) from None
+    for info in members:
+        if info.file_size > MAX_LOG_MEMBER:
+            raise Gf01Error(f"its member {quote(info.filename, 80)} holds {info.file_size >> 20} MiB uncompressed, "
+                            f"past the {MAX_LOG_MEMBER >> 20} MiB a member may have", file=shown)
+    total = sum(info.file_size for info in members)
+    if total > MAX_LOG_TOTAL:
+        raise Gf01Error(f"its members hold {total >> 20} MiB uncompressed, past the {MAX_LOG_TOTAL >> 20} MiB a log "
+                        "may have", file=shown)
+
+
 def import_inspect_log(path: str | os.PathLike[str], *, bundle: str | None = None,
                        gold_set: GoldSet = "M") -> InspectImport:
     """The run records of the eval log ``path`` (module docstring); ``bundle`` defaults to the task's argument; the
     best match ranks its gold in ``gold_set`` (M(I) by default)."""
+    from hoa.files import open_regular
+
+    shown = quote(os.fspath(path), 200, bare=True)
+    open_regular(path).close()  # missing, a directory, a FIFO (which would block), a device: one line naming it
+    check_log_size(path)
     try:
         from inspect_ai.log import read_eval_log
     except ImportError:
         raise Gf01Error("reading inspect logs needs inspect-ai: pip install -e '.[inspect]'", field="LOG") from None
-    shown = quote(os.fspath(path), 200, bare=True)
-    if not os.path.isfile(path):
-        raise Gf01Error("no such file", file=shown)
     try:
         log = read_eval_log(os.fspath(path))
     except Exception as ex:  # inspect raises various types for a file that is not a log
@@ -69,18 +105,31 @@ def import_inspect_log(path: str | os.PathLike[str], *, bundle: str | None = Non
     if not (spec_of.task == "gf01" or spec_of.task.endswith("/gf01")):
         raise Gf01Error(f"the log is of task {spec_of.task!r}, not GF-01's task gf01", file=shown)
     args = spec_of.task_args or {}
-    bundle_path = bundle or args.get("bundle")
+    # The task records the bundle it read, made absolute (a relative argument is relative to where inspect ran).
+    recorded = (spec_of.metadata or {}).get("bundle_path")
+    bundle_path = bundle or (recorded if isinstance(recorded, str) and os.path.exists(recorded) else args.get("bundle"))
     if not isinstance(bundle_path, str) or not os.path.exists(bundle_path):
         raise Gf01Error(f"the bundle {quote(bundle_path, 200)} (the task's argument) is not here: give it with "
                         "--bundle", field="--bundle")
-    art = load_artifact(bundle_path, check_all=False)
-    instances = {i.instance_id: i for i in ([art] if isinstance(art, Instance) else art.instances)}
-    bundle_hash = art.instances_hash if isinstance(art, Bundle) else None
+    loaded = load_set(bundle_path)
+    instances = loaded.by_id
+    bundle_hash = loaded.bundle_hash
     seed = int(args.get("seed", 0))
     prompt = str(args.get("prompt", TEMPLATE_ID))
     config = spec_of.model_generate_config.model_dump(exclude_none=True)
-    spec = AgentSpec("llm", "EVAL-CB", {"harness": "inspect_ai", "model": spec_of.model, "prompt": prompt,
-                                        "config": {k: config[k] for k in CONFIG_KEYS if k in config}})
+    from gf01_formal.agents.adaptation import declare
+
+    try:
+        adaptation = declare(args.get("adaptation_condition"), _int_arg(args.get("adaptation_budget_tokens")),
+                             args.get("adaptation_data_scope"), args.get("adaptation_protocol_id"))
+    except Gf01Error as ex:
+        raise Gf01Error(f"the task's adaptation arguments: {ex}", file=shown) from None
+    track = str(args.get("track", "EVAL-CB"))
+    if track not in TRACKS:
+        raise Gf01Error(f"the task's track {track!r} is not one of {', '.join(TRACKS)}", file=shown)
+    spec = AgentSpec("llm", track, {"harness": "inspect_ai", "model": spec_of.model, "prompt": prompt,  # type: ignore
+                                    "config": {k: config[k] for k in CONFIG_KEYS if k in config}}
+                     ).adapted(adaptation)
     out = InspectImport()
     scorers: dict[str, Scorer] = {}
     for sample in log.samples or []:
@@ -104,7 +153,11 @@ def import_inspect_log(path: str | os.PathLike[str], *, bundle: str | None = Non
         }) + "\n"
         digest = hashlib.sha256(transcript.encode("utf-8")).hexdigest()
         side = {f"transcripts/{digest}.json": transcript}
-        steps = [dict(s) for s in played.get("steps", [])]
+        tool_log = played.get("tool_log") or _empty_tool_log(track)
+        tool_hash = hashlib.sha256(tool_log.encode("utf-8")).hexdigest() if tool_log else ""
+        if tool_log:
+            side[f"tool-logs/{tool_hash}.jsonl"] = tool_log
+        steps = _steps(played.get("steps", []), iid, shown)
         meta = {"harness": "inspect_ai", "inspect_version": (spec_of.packages or {}).get("inspect_ai"),
                 "inspect_eval_id": spec_of.eval_id, "inspect_sample_uuid": sample.uuid, "model": spec_of.model,
                 "model_reported": played.get("model_reported"), "base_url_host": host, "api": "chat.completions",
@@ -121,30 +174,41 @@ def import_inspect_log(path: str | os.PathLike[str], *, bundle: str | None = Non
                                                          status=status, usage=usage, agent_meta=meta,
                                                          timing=timing), side))
             continue
-        problem = check_instance(inst, file=bundle_path)
-        episode = Episode(problem, iid)
-        episode.reset()
-        for action in played.get("actions", []):
-            episode.step(action.get("set") or {}, commit=bool(action.get("commit")), at=action.get("t"))
-        replayed = [s.to_json(problem.system.inputs) for s in episode.log]
-        if [{k: v for k, v in s.items() if k != "agent_error"} for s in steps] != replayed:
-            raise Gf01Error(f"sample {iid!r}: the logged steps do not replay on the instance", file=shown)
+        problem = loaded.problem(inst)
+        recorder = EpisodeRecorder(problem, iid)
+        recorder.start()
         status, error = played.get("status", "completed"), played.get("error")
+        faults = replay_steps(steps, recorder, [], final=sample.limit is None)
+        if faults:
+            raise Gf01Error(f"sample {iid!r}: the logged steps do not replay on the instance ({faults[0]})",
+                            file=shown)
         if sample.limit is not None:  # inspect ended the episode early: the rest has no edits, like a dead agent
             status, error = "agent_error", f"inspect's {sample.limit.type} limit ended the episode at step " \
-                                           f"{episode.t}"
-            while not episode.done:
-                episode.step({})
-                steps.append({**episode.log[-1].to_json(problem.system.inputs), "agent_error": None})
+                                           f"{recorder.episode.t}"
+            while not recorder.done:
+                recorder.step(Action())
         scorer = scorers.setdefault(iid, Scorer(problem, gold_set_name=gold_set))
-        result = scorer.score(episode.certificate)
+        result = scorer.score(recorder.certificate)
         logged = next(iter((sample.scores or {}).values()), None)
-        if logged is None or any((logged.metadata or {}).get(k) != result[k] for k in RESCORED):
+        if logged is None or any((logged.metadata or {}).get(k) != getattr(result, k) for k in SCORE_FIELDS):
             out.disagreements += 1
-        record = finished_record(base, episode, result, steps=steps, status=status, error=error, agent_meta=meta,
-                                 usage=usage, timing=timing)
+        record = recorder.finish(base, result, status=status, error=error, agent_meta=meta, usage=usage,
+                                 timing=timing, tool_log_hash=tool_hash)
         out.outcomes.append(RunOutcome(record, side))
     return out
+
+
+def _steps(logged: Any, iid: str, shown: str) -> list[Step]:
+    """The sample's logged step log, typed; a log whose steps are not step entries is refused."""
+    if not isinstance(logged, list):
+        raise Gf01Error(f"sample {iid!r}: the logged steps are not a list", file=shown)
+    try:
+        return [Step.model_validate(s) for s in logged]
+    except ValidationError as ex:
+        err = ex.errors()[0]
+        where = ".".join(str(p) for p in err["loc"]) or "step"
+        raise Gf01Error(f"sample {iid!r}: a logged step is not a step entry ({where}: {err['msg']})",
+                        file=shown) from None
 
 
 def _last_line(error: Any) -> str:
@@ -180,7 +244,29 @@ def _usage(played: dict[str, Any], calls: list[dict[str, Any]]) -> dict[str, Any
         by_step[c["t"]] = by_step.get(c["t"], 0) + int(c.get("retries", 0))
     for s in steps:
         s["retries"] = by_step.get(s["t"], 0)
-    total = {k: sum(int(s[k]) for s in steps) for k in ("input_tokens", "output_tokens", "calls", "retries")}
-    reported = all(c.get("input_tokens") is not None for c in calls)
-    return {**total, "total_tokens": total["input_tokens"] + total["output_tokens"],
-            "reasks": sum(c.get("kind") == "reask" for c in calls), "usage_reported": reported, "steps": steps}
+    # Every call kept in the store got an answer: one without token counts leaves its step's tokens unknown.
+    unreported = {c["t"] for c in calls if c.get("input_tokens") is None}
+    return usage_summary(steps, unreported, reasks=sum(c.get("kind") == "reask" for c in calls))
+
+
+def _int_arg(value: Any) -> int | None:
+    """A task argument that is an integer (inspect keeps -T values as given); None when absent."""
+    if value is None:
+        return None
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise Gf01Error(f"adaptation_budget_tokens {quote(value, 40)} is not an integer") from None
+
+
+def _empty_tool_log(track: str) -> str:
+    """The tool log of an episode that called no tool on a track with one (its header only); "" on EVAL-CB."""
+    from gf01_formal.agents.planner import DEFAULT_MAX_QUERIES
+    from gf01_formal.agents.tools import DEFAULT_ORACLE_QUERIES, ORACLE_ID
+    from gf01_formal.artifacts import canonical_json
+
+    if track == "EVAL-TA":
+        return canonical_json({"max_queries": DEFAULT_MAX_QUERIES, "tool": "local-planner-v1"}) + "\n"
+    if track == "EVAL-OC":
+        return canonical_json({"max_queries": DEFAULT_ORACLE_QUERIES, "tool": ORACLE_ID}) + "\n"
+    return ""

@@ -1,19 +1,31 @@
 """The episode engine: one scored commit episode of GF-01 on a checked instance (spec §3.3, §11.3; docs/runs.md).
 Pure: no I/O, no clock, no randomness.
 
-``reset()`` returns the static goal panel. ``step(assignment)`` applies a partial assignment over AP_in at the
-current step t, steps the system, and returns O(s_t). Every submitted atom is committed as submitted, no-op or not
-(so no acknowledgment reveals the base trace), unless it is refused: an unknown input, a value other than 0 or 1,
-an action for another step, or an atom that would exceed B_T (distinct steps with edits) or B_A (atoms). Refused
-atoms are listed in the observation with their reason and the episode goes on. Atoms of one action are taken in
-AP_in order, so which atom a budget refuses is determined. The episode ends after step T-1, or after a step whose
-action commits (the remaining steps have no edits). Only then is the certificate final; :mod:`.scoring` scores it.
+``reset()`` returns the static goal panel. ``step(assignment)`` judges the action, applies what it commits at the
+current step t, steps the system, and returns O(s_t). This engine is the only judge of an action, whatever brought
+it (a program's JSON line, a model's reply, a built-in agent, the browser, a replayed record; docs/
+agent-protocol.md):
 
->>> ep = Episode(problem, "gf01f-0123")        # doctest: +SKIP
->>> goal = ep.reset()                           # doctest: +SKIP
->>> obs = ep.step({"req": 1})                   # doctest: +SKIP
->>> obs.t, obs.certificate, obs.done            # doctest: +SKIP
-(0, [[0, 'req', 1]], False)
+- an action that names something that is not an input, or gives a value other than the integers 0 and 1, is void:
+  none of its atoms is committed, its commit does not count, nothing is listed as refused, and the step's log says
+  why (:attr:`StepLog.void`; the harness records it as the agent's ``bad_action``);
+- an action for another step (``at``) is refused whole (``wrong_step``);
+- otherwise every atom is committed as submitted, no-op or not (so no acknowledgment reveals the base trace),
+  unless it would exceed B_T (distinct steps with edits) or B_A (atoms): such an atom is refused with its reason
+  in the observation and the episode goes on. Atoms of one action are taken in AP_in order, so which atom a
+  budget refuses is determined.
+
+The episode ends after step T-1, or after a step whose action commits (the remaining steps have no edits). Only
+then is the certificate final; :mod:`gf01_formal.scoring.scores` scores it.
+
+Records played before this rule (built-in, LLM and inspect runs of toolkit versions that refused such atoms one by
+one, reasons ``unknown_input`` and ``bad_value``) are replayed with ``per_atom=True``, the rule they were played with.
+
+>>> ep = Episode(problem, "gf01f-0123")
+>>> goal = ep.reset()
+>>> obs = ep.step({"r0": 1})
+>>> obs.t, obs.certificate, obs.done
+(0, [[0, 'r0', 1]], False)
 """
 
 from __future__ import annotations
@@ -32,23 +44,15 @@ from hoa.label import evaluate
 
 @dataclass(frozen=True)
 class StepLog:
-    """What happened at one step: the assignment as submitted, the atoms committed, the refusals, an early commit."""
+    """What happened at one step: the assignment as submitted, the atoms committed, the refusals, an early commit,
+    and why the whole action was void (None: it was not)."""
 
     t: int
     submitted: dict[str, Any]
     committed: tuple[Atom, ...]
     refused: tuple[Refusal, ...]
     commit: bool
-
-    def to_json(self, inputs: tuple[str, ...]) -> dict[str, Any]:
-        """The step's JSON form in a run record."""
-        return {
-            "t": self.t,
-            "submitted": self.submitted,
-            "committed": certificate_to_json(self.committed, inputs),
-            "refused": [r.model_dump(mode="json") for r in self.refused],
-            "commit": self.commit,
-        }
+    void: str | None = None
 
 
 @dataclass
@@ -94,13 +98,24 @@ class Episode:
         self._atoms, self._steps_used, self._achieved, self._started = {}, set(), False, True
         return self.goal
 
+    def judge(self, assignment: Mapping[str, Any] | None) -> str | None:
+        """Why an action with ``assignment`` is void (module docstring), or None when it is not: the first
+        malformed atom in AP_in order, and how many more there are."""
+        bad = [r for r in (malformed_atom(k, v, self._index) for k, v in self._ordered(assignment)) if r is not None]
+        if not bad:
+            return None
+        return bad[0].message + (f" (and {len(bad) - 1} more)" if len(bad) > 1 else "")
+
     def step(
-        self, assignment: Mapping[str, Any] | None = None, *, commit: bool = False, at: int | None = None
+        self, assignment: Mapping[str, Any] | None = None, *, commit: bool = False, at: int | None = None,
+        per_atom: bool = False,
     ) -> Observation:
         """Play step t with ``assignment`` (input name -> 0/1; omitted inputs unchanged) and return O(s_t).
 
         ``commit`` ends the episode after this step; ``at``, when given, must be the current step (else the whole
-        action is refused). Raises Gf01Error when the episode has not started or has ended.
+        action is refused). ``per_atom`` replays the rule of older records: malformed atoms refused one by one
+        instead of voiding the action (module docstring). Raises Gf01Error when the episode has not started or has
+        ended.
         """
         if not self._started:
             raise Gf01Error("reset() the episode before the first step", field="episode")
@@ -110,13 +125,15 @@ class Episode:
         submitted = {str(k): _shown(v) for k, v in (assignment or {}).items()}
         refused: list[Refusal] = []
         committed: list[Atom] = []
-        if at is not None and at != t:
+        void = None if per_atom else self.judge(assignment)
+        if void is not None:
+            # A move the agent did not make is never played: not even the action's well-formed atoms, nor its commit.
+            commit = False
+        elif at is not None and at != t:
             refused.append(Refusal(input=None, value=_shown(at), reason="wrong_step",
                                    message=f"the action is for step {quote(at, 40)}, the current step is {t}"))
         else:
-            order = sorted((assignment or {}).items(), key=lambda kv: (self._index.get(kv[0], len(self._index)),
-                                                                      str(kv[0])))
-            for name, value in order:
+            for name, value in self._ordered(assignment):
                 atom = self._check_atom(t, name, value, refused)
                 if atom is not None:
                     committed.append(atom)
@@ -128,7 +145,7 @@ class Episode:
         holds = evaluate(p.effect, y)
         in_window = t in self._effect_steps
         self._achieved = self._achieved or (holds and in_window)
-        self.log.append(StepLog(t, submitted, tuple(committed), tuple(refused), commit))
+        self.log.append(StepLog(t, submitted, tuple(committed), tuple(refused), commit, void))
         self.t += 1
         self.done = commit or self.t == p.horizon
         return Observation(
@@ -143,6 +160,11 @@ class Episode:
             refused=refused,
             done=self.done,
         )
+
+    def _ordered(self, assignment: Mapping[str, Any] | None) -> list[tuple[Any, Any]]:
+        """The atoms of an assignment in AP_in order (names that are not inputs last, by their text)."""
+        return sorted((assignment or {}).items(), key=lambda kv: (self._index.get(kv[0], len(self._index)),
+                                                                 str(kv[0])))
 
     def _check_atom(self, t: int, name: Any, value: Any, refused: list[Refusal]) -> Atom | None:
         """Commit the atom (t, name, value) and return it if the rules allow; else append its refusal, return None."""
@@ -172,7 +194,7 @@ class Episode:
 
     @property
     def refusals(self) -> int:
-        """How many atoms (or whole actions) were refused so far."""
+        """How many atoms (or whole actions for another step) were refused so far."""
         return sum(len(s.refused) for s in self.log)
 
 

@@ -45,6 +45,8 @@ from typing import Any
 
 from encoders.problem import Atom, Problem
 from gf01_formal.report.load import Runs
+from gf01_formal.runs.record import RunRecord
+from gf01_formal.scoring.values import Diagnostic
 from hoa.errors import Gf01Error
 from solvers.limits import Clock, Limits, Unknown
 
@@ -144,6 +146,9 @@ class CapSet:
     memory_kib: int | None = None
     conflicts: int | None = None
     nodes: int | None = None
+    #: Derived from fewer pilot instances than the DEC-021 checkpoint (SAMPLE_TARGET): not frozen caps.
+    provisional: bool = False
+    sample_instances: int | None = None
 
     def limits(self) -> MeteredLimits:
         """Fresh limits for one diagnostic: the caps, and an unreachable budget where the backend must count."""
@@ -153,22 +158,38 @@ class CapSet:
 
     def to_json(self) -> dict[str, Any]:
         """The caps as JSON (what a campaign records)."""
+        out: dict[str, Any] = {"backend": self.backend, "seconds": self.seconds, "memory_kib": self.memory_kib,
+                               "conflicts": self.conflicts, "nodes": self.nodes}
+        if self.provisional:  # only then: campaigns under frozen caps record what they always did
+            out.update(provisional=True, sample_instances=self.sample_instances)
+        return out
+
+    def capped(self) -> bool:
+        """Whether any cap is set (a metered pilot runs with none)."""
+        return any(v is not None for v in (self.seconds, self.memory_kib, self.conflicts, self.nodes))
+
+    def report_section(self) -> dict[str, Any]:
+        """What a report says about the caps its runs' diagnostics ran under."""
         return {"backend": self.backend, "seconds": self.seconds, "memory_kib": self.memory_kib,
-                "conflicts": self.conflicts, "nodes": self.nodes}
+                "conflicts": self.conflicts, "nodes": self.nodes, "provisional": self.provisional,
+                "sample_instances": self.sample_instances, "checkpoint": SAMPLE_TARGET}
+
+    def refuse_provisional(self, allow: bool, where: str) -> None:
+        """Gf01Error when the caps are provisional and ``allow`` (--allow-provisional-caps) was not given."""
+        if self.provisional and not allow:
+            raise Gf01Error(f"provisional caps: derived from {self.sample_instances} pilot instance(s), before the "
+                            f"DEC-021 checkpoint of {SAMPLE_TARGET}; {where} refuses them unless "
+                            "--allow-provisional-caps", field="--caps")
 
 
-def run_diagnostic(problem: Problem, atoms: list[Atom], caps: CapSet) -> tuple[dict[str, Any], dict[str, Any]]:
-    """SubsetMin of ``atoms`` metered under ``caps``: (record fields, timing fields) as the module docstring says."""
-    from solvers import api
+def run_diagnostic(problem: Problem, atoms: list[Atom], caps: CapSet) -> tuple[Diagnostic, dict[str, Any]]:
+    """SubsetMin of ``atoms`` metered under ``caps`` (:func:`gf01_formal.scoring.scores.diagnose`): the diagnostic
+    and its timing fields, as the module docstring says."""
+    from gf01_formal.scoring.scores import diagnose
 
     limits = caps.limits()
     start = time.perf_counter()
-    fields: dict[str, Any] = {"subset_min": None, "diagnostic_status": "exact", "diagnostic_note": None}
-    try:
-        fields["subset_min"] = api.subset_min(problem, atoms, caps.backend, limits=limits)
-    except Unknown as ex:
-        fields["diagnostic_status"] = "infeasible"
-        fields["diagnostic_note"] = ex.reason
+    diagnostic, _ = diagnose(problem, atoms, backend=caps.backend, limits=limits)
     elapsed = time.perf_counter() - start
     clock = limits.clocks[-1] if limits.clocks else None
     child_peak = getattr(clock, "child_peak_kib", None)
@@ -179,7 +200,7 @@ def run_diagnostic(problem: Problem, atoms: list[Atom], caps: CapSet) -> tuple[d
     zero = {"conflicts": 0, "sat_calls": 0} if caps.backend == "sat" else {"nodes": 0}
     spent = {"backend": caps.backend, **zero, **(dict(sorted(clock.spent.items())) if clock else {})}
     timing = {"diagnostic_ms": round(elapsed * 1000, 3), "diagnostic_peak_kib": grew, "diagnostic_spent": spent}
-    if fields["diagnostic_status"] == "exact":
+    if diagnostic.diagnostic_status == "exact":
         # A solver checks its budget between steps, so it may finish a little past a cap: exact means within.
         over = None
         if caps.conflicts is not None and spent.get("conflicts", 0) > caps.conflicts:
@@ -191,8 +212,8 @@ def run_diagnostic(problem: Problem, atoms: list[Atom], caps: CapSet) -> tuple[d
         elif caps.memory_kib is not None and grew is not None and grew > caps.memory_kib:
             over = f"memory limit {caps.memory_kib} KiB (peak growth {grew} KiB)"
         if over is not None:
-            fields = {"subset_min": None, "diagnostic_status": "infeasible", "diagnostic_note": over}
-    return fields, timing
+            diagnostic = Diagnostic(subset_min=None, diagnostic_status="infeasible", diagnostic_note=over)
+    return diagnostic, timing
 
 
 # -- caps files ---------------------------------------------------------------------------------------------------
@@ -218,24 +239,50 @@ def cap_of(values: list[float], censored: int, *, floor: float, integer: bool = 
     return out
 
 
+def _check_metering(r: RunRecord) -> None:
+    """Refuse (Gf01Error naming the run and field) a metered record whose timing fields have the wrong types: the
+    timing is the record's unchecked part (machine-dependent), so a hand-edited or foreign file shows here first."""
+    from hoa.errors import quote
+
+    t = r.timing
+
+    def bad(name: str, value: Any, what: str) -> Gf01Error:
+        return Gf01Error(f"run {r.run_id}: timing {name} is {quote(value, 60)}, not {what}", field=name)
+
+    spent = t.get("diagnostic_spent")
+    if not isinstance(spent, dict):
+        raise bad("diagnostic_spent", spent, "an object")
+    if not isinstance(spent.get("backend"), str):
+        raise bad("backend", spent.get("backend"), "a backend name")
+    for name, value in (("diagnostic_ms", t.get("diagnostic_ms")),
+                        ("diagnostic_peak_kib", t.get("diagnostic_peak_kib")),
+                        ("conflicts", spent.get("conflicts")), ("nodes", spent.get("nodes"))):
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+            raise bad(name, value, "a number >= 0")
+
+
 def derive(runs: Runs) -> dict[str, Any]:
     """caps.json from the metered pilot runs in ``runs`` (module docstring)."""
-    sample = [r for r in runs.scored() if r["diagnostic_status"] in ("exact", "infeasible")
-              and isinstance(r["timing"].get("diagnostic_spent"), dict)]
+    sample = [r for r in runs.scored() if r.diagnostic_status in ("exact", "infeasible")
+              and r.timing.get("diagnostic_spent") is not None]
+    for r in sample:
+        _check_metering(r)
     if not sample:
         raise Gf01Error("no run records a metered diagnostic: play the pilot with 'gf01 campaign --subset-min'")
-    backends = sorted({r["timing"]["diagnostic_spent"].get("backend") for r in sample})
+    backends = sorted({r.timing["diagnostic_spent"].get("backend") for r in sample})
     if len(backends) != 1 or backends[0] not in BACKENDS:
         raise Gf01Error(f"the pilot's diagnostics ran on {', '.join(map(str, backends))}: derive caps from runs of "
                         "one backend (sat or bdd)")
     backend = backends[0]
-    exact = [r for r in sample if r["diagnostic_status"] == "exact"]
+    exact = [r for r in sample if r.diagnostic_status == "exact"]
     censored = len(sample) - len(exact)
 
     def values(res: str) -> list[float]:
         out: list[float] = []
         for r in exact:
-            t = r["timing"]
+            t = r.timing
             v = {"seconds": None if t.get("diagnostic_ms") is None else t["diagnostic_ms"] / 1000,
                  "memory_kib": t.get("diagnostic_peak_kib"),
                  "conflicts": t["diagnostic_spent"].get("conflicts"),
@@ -258,7 +305,7 @@ def derive(runs: Runs) -> dict[str, Any]:
         caps[res]["unit"] = UNITS[res]
     from gf01_formal.artifacts import sha256_hex
 
-    instances = len({r["instance_id"] for r in sample})
+    instances = len({r.instance_id for r in sample})
     return {
         "schema_version": CAPS_SCHEMA,
         "decisions": ["DEC-019", "DEC-020", "DEC-021", "DEC-022", "DEC-023"],
@@ -270,7 +317,8 @@ def derive(runs: Runs) -> dict[str, Any]:
         "algorithmic": {r: caps[r] for r in ALGORITHMIC},
         "sample": {"runs": len(sample), "exact": len(exact), "infeasible": censored, "instances": instances,
                    "checkpoint": {"target": SAMPLE_TARGET, "reached": instances >= SAMPLE_TARGET}},
-        "inputs_digest": sha256_hex(sorted([r["run_id"], r["diagnostic_status"], r["timing"]] for r in sample)),
+        "provisional": instances < SAMPLE_TARGET,
+        "inputs_digest": sha256_hex(sorted([r.run_id, r.diagnostic_status, r.timing] for r in sample)),
     }
 
 
@@ -281,6 +329,15 @@ def load_caps(path: str | os.PathLike[str]) -> CapSet:
 
     name = quote(os.fspath(path), 200, bare=True)
     data = read_json(path)
+    if isinstance(data, dict) and data.get("schema_version") == "gf01-formal.campaign.v1":
+        # A campaign's record of the caps it ran under (campaign.json "diagnostic"): what a release ships.
+        diag = data.get("diagnostic")
+        if not isinstance(diag, dict):
+            raise Gf01Error("this campaign ran no capped diagnostic", file=name, field="diagnostic")
+        try:
+            return CapSet(**diag)
+        except TypeError:
+            raise Gf01Error("the campaign's diagnostic caps are malformed", file=name, field="diagnostic") from None
     if not isinstance(data, dict) or data.get("schema_version") != CAPS_SCHEMA:
         raise Gf01Error(f"not a caps file (schema_version {CAPS_SCHEMA} expected)", file=name, field="schema_version")
     try:
@@ -297,4 +354,13 @@ def load_caps(path: str | os.PathLike[str]) -> CapSet:
     return CapSet(backend=backend, seconds=None if values["seconds"] is None else float(values["seconds"]),
                   memory_kib=None if values["memory_kib"] is None else int(values["memory_kib"]),
                   conflicts=None if values["conflicts"] is None else int(values["conflicts"]),
-                  nodes=None if values["nodes"] is None else int(values["nodes"]))
+                  nodes=None if values["nodes"] is None else int(values["nodes"]), **_provisional(data))
+
+
+def _provisional(data: dict[str, Any]) -> dict[str, Any]:
+    """Whether a caps file is provisional: its own flag, or (files written before the flag) its checkpoint."""
+    sample = data.get("sample") if isinstance(data.get("sample"), dict) else {}
+    reached = (sample.get("checkpoint") or {}).get("reached") if isinstance(sample.get("checkpoint"), dict) else None
+    flag = data.get("provisional", reached is not True)
+    instances = sample.get("instances") if isinstance(sample.get("instances"), int) else None
+    return {"provisional": flag is True, "sample_instances": instances}

@@ -17,18 +17,15 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from gf01_formal.agents import PANEL_TRACK
+from gf01_formal.agents import PANEL_TRACK, PANELS
 from gf01_formal.artifacts import read_json, sha256_hex
 from gf01_formal.report.load import SCORED
+from gf01_formal.runs.record import RunRecord
 from hoa.errors import Gf01Error, quote
 
 POLICY = "gf01.baseline_panel_policy.v1"
-#: DEC-056: the full panel of official publication campaigns and the core panel of smoke checks.
-PANELS: dict[str, tuple[str, ...]] = {
-    "full": ("random", "greedy", "search", "tool", "oracle"),
-    "core": ("random", "greedy", "oracle"),
-}
-#: The track each baseline plays on (docs/runs.md, "Tracks and access").
+#: The track each baseline plays on (docs/runs.md, "Tracks and access"); the panels are :data:`PANELS`, both from
+#: :mod:`gf01_formal.agents`, where the panel is defined once.
 TRACK_OF: dict[str, str] = dict(PANEL_TRACK)
 #: Missing instance ids listed per slice in human output (the JSON lists all of them).
 SHOWN = 5
@@ -79,15 +76,15 @@ def load_manifest(path: str | os.PathLike[str]) -> Manifest:
     return Manifest(entries=entries, digest=sha256_hex(data), schema_version=str(version))
 
 
-def agent_label(records: list[dict[str, Any]]) -> dict[tuple[str, str], str]:
+def agent_label(records: list[RunRecord]) -> dict[tuple[str, str], str]:
     """(agent_name, agent_hash) -> the label reports use: the name, or name#hash8 when a name has several specs."""
     hashes: dict[str, set[str]] = defaultdict(set)
     for r in records:
-        hashes[r["agent_name"]].add(r["agent_hash"])
+        hashes[r.agent_name].add(r.agent_hash)
     return {(name, h): name if len(hs) == 1 else f"{name}#{h[:8]}" for name, hs in hashes.items() for h in hs}
 
 
-def coverage(records: list[dict[str, Any]], manifest: Manifest, panel: str | None) -> dict[str, Any]:
+def coverage(records: list[RunRecord], manifest: Manifest, panel: str | None) -> dict[str, Any]:
     """Coverage per (split, mode, track, agent): expected, observed, missing (with the ids); the panel's verdict.
 
     ``records`` are all the report's records (any status); ``panel`` is ``full``, ``core`` or None (no verdict).
@@ -96,7 +93,7 @@ def coverage(records: list[dict[str, Any]], manifest: Manifest, panel: str | Non
     slices: dict[tuple[str, str], set[str]] = defaultdict(set)
     for iid, key in manifest.entries.items():
         slices[key].add(iid)
-    agents: set[tuple[str, str]] = {(labels[(r["agent_name"], r["agent_hash"])], r["eval_track"]) for r in records}
+    agents: set[tuple[str, str]] = {(labels[(r.agent_name, r.agent_hash)], r.eval_track) for r in records}
     for name in PANELS[panel] if panel else ():
         if not any(label.split("#")[0] == name and track == TRACK_OF[name] for label, track in agents):
             agents.add((name, TRACK_OF[name]))
@@ -104,15 +101,15 @@ def coverage(records: list[dict[str, Any]], manifest: Manifest, panel: str | Non
     unexpected: dict[tuple[str, str], set[str]] = defaultdict(set)
     mismatched: list[str] = []
     for r in records:
-        agent = (labels[(r["agent_name"], r["agent_hash"])], r["eval_track"])
-        iid = r["instance_id"]
+        agent = (labels[(r.agent_name, r.agent_hash)], r.eval_track)
+        iid = r.instance_id
         if iid not in manifest.entries:
             unexpected[agent].add(iid)
             continue
         split, mode = manifest.entries[iid]
-        if r["split_id"] is not None and r["split_id"] != split:
-            mismatched.append(r["run_id"])
-        if r["status"] in SCORED:
+        if r.split_id is not None and r.split_id != split:
+            mismatched.append(r.run_id)
+        if r.status in SCORED:
             seen[agent].add(iid)
     rows = []
     for (split, mode), expected in sorted(slices.items()):

@@ -6,8 +6,12 @@ a final record (completed, agent_error) wins over a failed one, two final record
 ``timing`` (the one machine-dependent field), and a disagreement is an error naming both files. The result is
 sorted by run id, so nothing downstream depends on file order or completion order.
 
->>> runs = load_runs(["runs.jsonl"])  # doctest: +SKIP
->>> runs.digest                        # sha256 of the records without timing, sorted by run id  # doctest: +SKIP
+>>> from gf01_formal.agents.base import AgentSpec
+>>> from gf01_formal.campaign.evaluate import evaluate
+>>> _ = evaluate("bundle.json", [AgentSpec("oracle", "EVAL-OC")], "runs.jsonl")
+>>> runs = load_runs(["runs.jsonl"])
+>>> len(runs.digest)  # sha256 of the records without timing, sorted by run id
+64
 """
 
 from __future__ import annotations
@@ -31,9 +35,9 @@ SCORED = FINAL_STATUSES
 
 @dataclass(frozen=True)
 class Runs:
-    """The run records of a report, one per run id, sorted by run id, as plain JSON dicts."""
+    """The run records of a report, one per run id, sorted by run id."""
 
-    records: list[dict[str, Any]]
+    records: list[RunRecord]
     files: int
 
     @property
@@ -41,35 +45,35 @@ class Runs:
         """sha256 of the records without ``timing``, in run-id order: what the report's numbers depend on."""
         return sha256_hex([strip_timing(r) for r in self.records])
 
-    def scored(self) -> list[dict[str, Any]]:
+    def scored(self) -> list[RunRecord]:
         """The records whose status is scored (:data:`SCORED`)."""
-        return [r for r in self.records if r["status"] in SCORED]
+        return [r for r in self.records if r.status in SCORED]
 
 
-def strip_timing(record: dict[str, Any]) -> dict[str, Any]:
-    """The record without its machine-dependent ``timing`` field."""
-    return {k: v for k, v in record.items() if k != "timing"}
+def strip_timing(record: RunRecord) -> dict[str, Any]:
+    """The record's JSON without its machine-dependent ``timing`` field."""
+    return {k: v for k, v in record.to_json().items() if k != "timing"}
 
 
-def _read(path: str | os.PathLike[str]) -> dict[str, tuple[int, dict[str, Any]]]:
+def _read(path: str | os.PathLike[str]) -> dict[str, tuple[int, RunRecord]]:
     """run id -> (line, record) for the last record of each run id in one file, schema-checked."""
     name = quote(os.fspath(path), 200, bare=True)
-    last: dict[str, tuple[int, dict[str, Any]]] = {}
+    last: dict[str, tuple[int, RunRecord]] = {}
     for number, raw in read_lines(path):
         obj = upgrade_record(raw)
         try:
-            RunRecord.model_validate(obj)
+            rec = RunRecord.model_validate(obj)
         except ValidationError as ex:
             err = ex.errors()[0]
             where = ".".join(str(p) for p in err["loc"]) or "record"
             raise Gf01Error(f"not a run record ({err['msg']})", file=name, line=number, field=where) from None
-        last[obj["run_id"]] = (number, obj)
+        last[rec.run_id] = (number, rec)
     return last
 
 
 def load_runs(paths: Sequence[str | os.PathLike[str]]) -> Runs:
     """The run records of ``paths`` merged as the module docstring says; an empty input is an error."""
-    chosen: dict[str, tuple[str, int, dict[str, Any]]] = {}
+    chosen: dict[str, tuple[str, int, RunRecord]] = {}
     for path in paths:
         name = quote(os.fspath(path), 200, bare=True)
         for rid, (line, rec) in _read(path).items():
@@ -77,7 +81,7 @@ def load_runs(paths: Sequence[str | os.PathLike[str]]) -> Runs:
                 chosen[rid] = (name, line, rec)
                 continue
             other_name, other_line, other = chosen[rid]
-            final, other_final = rec["status"] in SCORED, other["status"] in SCORED
+            final, other_final = rec.status in SCORED, other.status in SCORED
             if final and other_final and strip_timing(rec) != strip_timing(other):
                 raise Gf01Error(f"run {rid} has different results here and in {other_name}:{other_line}",
                                 file=name, line=line)

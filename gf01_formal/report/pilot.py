@@ -38,6 +38,7 @@ from gf01_formal.instances.model import Bundle, Instance
 from gf01_formal.report import stats
 from gf01_formal.report.coverage import agent_label
 from gf01_formal.report.load import Runs
+from gf01_formal.runs.record import RunRecord
 from hoa.errors import Gf01Error
 
 ANALYSIS_SCHEMA = "gf01-formal.pilot_analysis.v1"
@@ -59,26 +60,26 @@ def _instances(runs: Runs, bundle: Bundle) -> dict[str, Instance]:
     """The bundle's instances by id; every scored run must name one of them with the same content hash."""
     by_id = {i.instance_id: i for i in bundle.instances}
     for r in runs.scored():
-        inst = by_id.get(r["instance_id"])
+        inst = by_id.get(r.instance_id)
         if inst is None:
-            raise Gf01Error(f"run {r['run_id']}: instance {r['instance_id']} is not in the bundle", field="--bundle")
-        if inst.content_hash != r["instance_hash"]:
-            raise Gf01Error(f"run {r['run_id']}: instance {r['instance_id']} differs from the bundle's (content "
+            raise Gf01Error(f"run {r.run_id}: instance {r.instance_id} is not in the bundle", field="--bundle")
+        if inst.content_hash != r.instance_hash:
+            raise Gf01Error(f"run {r.run_id}: instance {r.instance_id} differs from the bundle's (content "
                             "hash)", field="--bundle")
     return by_id
 
 
-def _rate(rs: list[dict[str, Any]], field: str) -> dict[str, Any]:
-    return stats.wilson(sum(1 for r in rs if r[field]), len(rs))
+def _rate(rs: list[RunRecord], field: str) -> dict[str, Any]:
+    return stats.wilson(sum(1 for r in rs if getattr(r, field)), len(rs))
 
 
-def _quartile_rows(rs: list[dict[str, Any]], value: dict[str, float]) -> list[dict[str, Any]]:
+def _quartile_rows(rs: list[RunRecord], value: dict[str, float]) -> list[dict[str, Any]]:
     """Rank quartiles of the instances of ``rs`` by ``value`` (instance id -> number), with rates per quartile."""
     quart = stats.quartiles([(v, i) for i, v in value.items()])
     rows = []
     for q in range(1, 5):
         ids = sorted(i for i, k in quart.items() if k == q)
-        inq = [r for r in rs if quart.get(r["instance_id"]) == q]
+        inq = [r for r in rs if quart.get(r.instance_id) == q]
         vals = [value[i] for i in ids]
         rows.append({"quartile": q, "instances": len(ids), "runs": len(inq),
                      "range": [stats.rnd(min(vals)), stats.rnd(max(vals))] if vals else None,
@@ -98,9 +99,9 @@ def _knob_value(inst: Instance, knob: str) -> float | None:
     return getattr(inst.complexity, knob).norm
 
 
-def _knob_stats(rs: list[dict[str, Any]], insts: dict[str, Instance], knob: str) -> dict[str, Any]:
-    value = {r["instance_id"]: v for r in rs if (v := _knob_value(insts[r["instance_id"]], knob)) is not None}
-    known = [r for r in rs if r["instance_id"] in value]
+def _knob_stats(rs: list[RunRecord], insts: dict[str, Instance], knob: str) -> dict[str, Any]:
+    value = {r.instance_id: v for r in rs if (v := _knob_value(insts[r.instance_id], knob)) is not None}
+    known = [r for r in rs if r.instance_id in value]
     constant = len(set(value.values())) <= 1
     out: dict[str, Any] = {"knob": knob, "runs": len(rs), "known_runs": len(known),
                            "unknown_runs": len(rs) - len(known), "instances": len(value),
@@ -114,52 +115,52 @@ def _knob_stats(rs: list[dict[str, Any]], insts: dict[str, Instance], knob: str)
         out["spearman_score_c"]["note"] = "constant knob: no quartiles and no rank correlation"
         return out
     out["quartiles"] = _quartile_rows(known, value)
-    out["spearman_score_c"] = stats.spearman([value[r["instance_id"]] for r in known],
-                                             [float(r["score_c"]) for r in known])
+    out["spearman_score_c"] = stats.spearman([value[r.instance_id] for r in known],
+                                             [float(r.score_c) for r in known])
     return out
 
 
-def _scope(scored: list[dict[str, Any]], mode: str) -> tuple[list[dict[str, Any]], bool]:
+def _scope(scored: list[RunRecord], mode: str) -> tuple[list[RunRecord], bool]:
     """The scored runs of ``mode`` on held-out instances, or on all when none is held out (the fallback flag)."""
-    in_mode = [r for r in scored if r["mode"] == mode]
-    held = [r for r in in_mode if r["split_id"] not in PUBLIC and r["split_id"] is not None]
+    in_mode = [r for r in scored if r.mode == mode]
+    held = [r for r in in_mode if r.split_id not in PUBLIC and r.split_id is not None]
     return (held, False) if held else (in_mode, True)
 
 
-def _groups(scope: list[dict[str, Any]], reference: str | None) -> dict[tuple[str, str, str], list[dict[str, Any]]]:
+def _groups(scope: list[RunRecord], reference: str | None) -> dict[tuple[str, str, str], list[RunRecord]]:
     """The discrimination population by (label, agent_name, eval_track): every non-baseline agent spec and the
     people, or the one group ``reference`` names (a Gf01Error when it names none, or several specs)."""
-    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
+    groups: dict[tuple[str, str, str], list[RunRecord]] = defaultdict(list)
     labels = agent_label(scope)
     if reference is None:
         for r in scope:
-            if r["agent_name"] in PANEL_TRACK:
+            if r.agent_name in PANEL_TRACK:
                 continue
-            key = HUMAN if r["agent_name"] == HUMAN else labels[(r["agent_name"], r["agent_hash"])]
-            groups[(key, r["agent_name"], r["eval_track"])].append(r)
+            key = HUMAN if r.agent_name == HUMAN else labels[(r.agent_name, r.agent_hash)]
+            groups[(key, r.agent_name, r.eval_track)].append(r)
         return groups
     name, _, prefix = reference.partition("#")
-    picked = [r for r in scope if r["agent_name"] == name and r["agent_hash"].startswith(prefix)]
-    specs = sorted({(r["agent_hash"], r["eval_track"]) for r in picked})
+    picked = [r for r in scope if r.agent_name == name and r.agent_hash.startswith(prefix)]
+    specs = sorted({(r.agent_hash, r.eval_track) for r in picked})
     if not picked:
-        known = sorted({labels[(r["agent_name"], r["agent_hash"])] for r in scope})
+        known = sorted({labels[(r.agent_name, r.agent_hash)] for r in scope})
         raise Gf01Error(f"no scored {'normal-mode ' if scope else ''}run of {reference!r} in the scope (agents: "
                         f"{', '.join(known) or 'none'})", field="--reference")
     if len(specs) > 1:
         shown = ", ".join(f"{name}#{h[:8]} ({t})" for h, t in specs)
         raise Gf01Error(f"{reference!r} names {len(specs)} agent specs ({shown}): add #HASH", field="--reference")
-    groups[(reference if prefix else name, name, picked[0]["eval_track"])] = picked
+    groups[(reference if prefix else name, name, picked[0].eval_track)] = picked
     return groups
 
 
-def _discrimination(label: str, track: str, rs: list[dict[str, Any]], insts: dict[str, Instance]) -> dict[str, Any]:
+def _discrimination(label: str, track: str, rs: list[RunRecord], insts: dict[str, Instance]) -> dict[str, Any]:
     """The discrimination check on one group's runs (module docstring)."""
-    z = {r["instance_id"]: insts[r["instance_id"]].complexity.z for r in rs  # type: ignore[union-attr]
-         if insts[r["instance_id"]].complexity is not None}
-    in_z = [r for r in rs if r["instance_id"] in z]
+    z = {r.instance_id: insts[r.instance_id].complexity.z for r in rs  # type: ignore[union-attr]
+         if insts[r.instance_id].complexity is not None}
+    in_z = [r for r in rs if r.instance_id in z]
     quarts = _quartile_rows(in_z, z) if z else []
     out: dict[str, Any] = {"agent": label, "eval_track": track, "runs": len(rs),
-                           "instances": len({r["instance_id"] for r in rs}), "quartiles": quarts,
+                           "instances": len({r.instance_id for r in rs}), "quartiles": quarts,
                            "evaluable": bool(quarts) and all(q["runs"] for q in quarts), "fired": False,
                            "m_q1": None, "m_q4": None, "delta": None}
     if not out["evaluable"]:
@@ -178,8 +179,8 @@ def analyze(runs: Runs, bundle: Bundle, *, reference: str | None = None, mode: s
     insts = _instances(runs, bundle)
     scored = runs.scored()
     scope, fallback = _scope(scored, mode)
-    n_inst = len({r["instance_id"] for r in scope})
-    no_z = sorted({r["instance_id"] for r in scope if insts[r["instance_id"]].complexity is None})
+    n_inst = len({r.instance_id for r in scope})
+    no_z = sorted({r.instance_id for r in scope if insts[r.instance_id].complexity is None})
 
     groups = [_discrimination(label, track, rs, insts) for (label, _, track), rs in sorted(_groups(scope, reference)
                                                                                           .items())]
@@ -195,7 +196,7 @@ def analyze(runs: Runs, bundle: Bundle, *, reference: str | None = None, mode: s
     elif not assessed:
         discrimination["note"] = "not assessed: no group has a scored run in each of the four z(I) quartiles"
 
-    greedy = [r for r in scope if r["agent_name"] == SHORTCUT_AGENT and r["eval_track"] == SHORTCUT_TRACK]
+    greedy = [r for r in scope if r.agent_name == SHORTCUT_AGENT and r.eval_track == SHORTCUT_TRACK]
     goal, cert = _rate(greedy, "goal"), _rate(greedy, "score_c")
     shortcut: dict[str, Any] = {"agent": SHORTCUT_AGENT, "eval_track": SHORTCUT_TRACK, "evaluable": bool(greedy),
                                 "fired": False, "runs": len(greedy), "goal_rate": goal, "certified_rate": cert}
@@ -209,9 +210,9 @@ def analyze(runs: Runs, bundle: Bundle, *, reference: str | None = None, mode: s
     recommendation = _recommend(triggers, discrimination, shortcut, sample)
 
     labels = agent_label(runs.records)
-    slices: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
+    slices: dict[tuple[str, str, str], list[RunRecord]] = defaultdict(list)
     for r in scored:
-        slices[(labels[(r["agent_name"], r["agent_hash"])], r["eval_track"], r["mode"])].append(r)
+        slices[(labels[(r.agent_name, r.agent_hash)], r.eval_track, r.mode)].append(r)
     audit = []
     for (label, tr, md), rs in sorted(slices.items()):
         audit.append({"agent": label, "eval_track": tr, "mode": md, "runs": len(rs),

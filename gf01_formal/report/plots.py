@@ -67,6 +67,50 @@ def _title(key: dict[str, Any]) -> str:
     return f"{key.get('eval_track', '')} · {key.get('renderer_track', '')} · {key.get('adaptation_condition', '')}"
 
 
+def headline_figure(headline: list[dict[str, Any]], varying: list[str]) -> str:
+    """Score_C and goal rate per agent with their Wilson intervals, one panel per headline (track, mode, split)."""
+
+    def build(fig: Any, data: list[dict[str, Any]]) -> None:
+        most = max(len(h["agents"]) for h in data)
+        rows = (len(data) + 1) // 2
+        axes_h = 0.35 + 0.35 * most  # inches per panel; 0.9 in between rows for a title and the axis label
+        fig.set_size_inches(4.2 * min(2, len(data)), rows * (axes_h + 0.9) + 0.5)
+        axes = fig.subplots(rows, min(2, len(data)), squeeze=False)
+        for ax in axes.flat[len(data):]:
+            ax.set_visible(False)
+        drawn: dict[str, Any] = {}
+        for ax, h in zip(axes.flat, data, strict=False):
+            agents = h["agents"]
+            ys = list(range(len(agents)))[::-1]  # the first agent on top, as in the table
+            for field, marker, shift, colour in (("score_c", "o", 0.12, "#1f5fa8"), ("goal", "s", -0.12, "#c06a1a")):
+                pts = [(a[field]["rate"], a[field]["ci"], y) for a, y in zip(agents, ys, strict=True) if a[field]["n"]]
+                if not pts:
+                    continue
+                err = [[r - ci[0] for r, ci, _ in pts], [ci[1] - r for r, ci, _ in pts]]
+                drawn[field] = ax.errorbar([r for r, _, _ in pts], [y + shift for _, _, y in pts], xerr=err,
+                                           fmt=marker, capsize=3, color=colour)
+            ax.set_yticks(ys, [a["agent"] for a in agents])
+            ax.set_ylim(-0.6, len(agents) - 0.4)
+            ax.set_xlim(-0.03, 1.03)
+            ax.set_xlabel("rate (95 % Wilson interval)")
+            key = h["key"]
+            title = f"{key['eval_track']} · {key['mode']}"
+            title += f" · {key['split_id']}" if key.get("split_id") is not None else ""
+            title += "".join(f" · {key[f]}" for f in varying if f not in ("eval_track", "mode", "split_id"))
+            ax.set_title(title)
+            if not any(a["n"] for a in agents):
+                ax.text(0.5, 0.5, "no scored run", ha="center", va="center", transform=ax.transAxes)
+        w, hgt = fig.get_size_inches()
+        if drawn:  # one legend for the figure, above the panels: inside a panel it hides points at 0 or 1
+            names = {"score_c": "Score_C", "goal": "goal"}
+            fig.legend([drawn[f] for f in names if f in drawn], [names[f] for f in names if f in drawn],
+                       loc="upper right", ncols=2, fontsize=8, frameon=False)
+        fig.subplots_adjust(left=1.1 / w, right=1 - 0.15 / w, bottom=0.55 / hgt, top=1 - 0.55 / hgt,
+                            wspace=1.3 / (w / 2), hspace=0.9 / axes_h)
+
+    return _draw(build, headline)
+
+
 def quartile_figure(figure: dict[str, Any]) -> str:
     """Score_C rate by z(I) quartile per agent with Wilson intervals, one panel per (split, mode)."""
 

@@ -16,20 +16,19 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from gf01_formal.agents.base import ACCESS_OF_TRACK, TRACKS, AgentSpec
-from gf01_formal.instances.io import check_instance, load_artifact
-from gf01_formal.instances.model import Bundle, Instance
-from gf01_formal.instances.splits import difficulty_band
-from gf01_formal.runs.record import PEER_RUN_SCHEMA, RunRecord, run_id
-from gf01_formal.runs.runner import RunOutcome, benchmark_version
+from encoders.problem import Problem
+from gf01_formal.agents.base import TRACKS, AgentSpec
+from gf01_formal.instances.io import load_set
+from gf01_formal.instances.model import Instance
+from gf01_formal.runs.record import PEER_RUN_SCHEMA, RunOutcome, finished_record, record_base
 from gf01_formal.runs.store import read_records
 from gf01_formal.scoring.certificates import GoldSet, certificate_to_json, parse_certificate
 from gf01_formal.scoring.scores import Scorer
+from gf01_formal.scoring.values import SCORE_FIELDS
 from hoa.errors import Gf01Error, quote
 
-#: Peer score fields compared with the exact re-scoring.
-CLAIMS = ("suff", "min1", "valid", "goal", "eff_t", "eff_a", "ap_precision", "ap_recall", "ap_f1", "ts_precision",
-          "ts_recall", "ts_f1")
+#: Our score fields that the peer's records have too (its claims, compared with the exact re-scoring).
+CLAIMS = tuple(k for k in SCORE_FIELDS if k not in ("score_c", "kappa", "best_match_gold"))
 _BOOLS = {"true": True, "false": False}
 
 
@@ -46,12 +45,12 @@ def import_peer_runs(path: str | os.PathLike[str], bundle: str | os.PathLike[str
                      gold_set: GoldSet = "M") -> PeerImport:
     """Our run records of the peer rows in ``path``, re-scored against ``bundle`` (module docstring), the best match
     ranked in ``gold_set`` (M(I) by default)."""
-    art = load_artifact(bundle, check_all=False)
-    instances = {i.instance_id: i for i in ([art] if isinstance(art, Instance) else art.instances)}
-    bundle_hash = art.instances_hash if isinstance(art, Bundle) else None
+    loaded = load_set(bundle)
+    instances = loaded.by_id
+    bundle_hash = loaded.bundle_hash
     name = quote(os.fspath(path), 200, bare=True)
     result = PeerImport()
-    scorers: dict[str, Any] = {}
+    scorers: dict[str, tuple[Problem, Scorer]] = {}
     for number, row in read_records(path):
         row = {k: _typed(v) for k, v in row.items()}
         iid = row.get("instance_id")
@@ -64,7 +63,7 @@ def import_peer_runs(path: str | os.PathLike[str], bundle: str | os.PathLike[str
             continue
         inst = instances[iid]
         if iid not in scorers:
-            problem = check_instance(inst, file=os.fspath(bundle))
+            problem = loaded.problem(inst)
             scorers[iid] = (problem, Scorer(problem, gold_set_name=gold_set))
         problem, scorer = scorers[iid]
         try:
@@ -96,7 +95,7 @@ def _typed(value: Any) -> Any:
     return value
 
 
-def _record(row: dict[str, Any], inst: Instance, problem: Any, scorer: Scorer, bundle_hash: str | None,
+def _record(row: dict[str, Any], inst: Instance, problem: Problem, scorer: Scorer, bundle_hash: str | None,
             where: str) -> RunOutcome:
     track = row.get("eval_track") if row.get("eval_track") in TRACKS else "EVAL-CB"
     seed = row.get("seed") if isinstance(row.get("seed"), int) and not isinstance(row.get("seed"), bool) else 0
@@ -105,58 +104,30 @@ def _record(row: dict[str, Any], inst: Instance, problem: Any, scorer: Scorer, b
     parsed = parse_certificate(row["certificate"], problem.system.inputs, horizon=problem.horizon,
                                budget_t=problem.budget_t)
     scores = scorer.score_submitted(parsed)
-    scores.pop("timing")
     if parsed.errors:
         certificate = row["certificate"] if isinstance(row["certificate"], list) else None
     else:
         certificate = certificate_to_json(parsed.atoms, problem.system.inputs)
     claims = {k: row[k] for k in CLAIMS if k in row}
-    differ = sorted(k for k, v in claims.items() if scores.get(k) != v)
+    differ = sorted(k for k, v in claims.items() if getattr(scores, k) != v)
     meta = {"source": where, "peer_schema": row.get("schema_version", PEER_RUN_SCHEMA), "peer_claims": claims,
             "disagreements": differ}
     for key in ("benchmark_version", "harness_version", "checker_version", "git_commit", "config_hash"):
         if key in row:
             meta[f"peer_{key}"] = row[key]
     renderer = row.get("renderer_track") if row.get("renderer_track") in ("json", "visual") else "json"
-    record = RunRecord(
-        run_id=run_id(inst.instance_id, inst.content_hash, spec.digest, seed),
-        status="completed",
-        instance_id=inst.instance_id,
-        instance_hash=inst.content_hash,
-        bundle_hash=bundle_hash,
-        split_id=inst.split_id,
-        mode=inst.mode,
-        t_star=inst.t_star,
-        window_size=inst.window,
-        budget_timestep=inst.budget_t,
-        budget_atoms=inst.budget_a,
-        difficulty_slice=difficulty_band(inst),
-        complexity_z=None if inst.complexity is None else inst.complexity.z,
-        generator_version=inst.meta.generator_version,
-        agent_name=agent,
-        agent_spec=spec.to_json(),
-        agent_hash=spec.digest,
-        agent_access=ACCESS_OF_TRACK[track],
-        agent_meta=meta,
-        seed=seed,
-        eval_track=track,
-        tool_allowlist_id=str(row.get("tool_allowlist_id", spec.tool_allowlist_id)),
+    base = record_base(inst, spec, seed, bundle_hash=bundle_hash, renderer_track=renderer,
+                       renderer_profile_id=str(row.get("renderer_profile_id", "canonical-json-v1")), protocol="peer")
+    record = finished_record(
+        base, certificate, scores, steps=[], certificate_errors=list(parsed.errors), agent_meta=meta,
+        agent_name=agent,  # the spec is "peer"'s; the record names the peer's agent, as the peer's row does
         tool_log_hash=str(row.get("tool_log_hash", "")),
+        tool_allowlist_id=str(row.get("tool_allowlist_id", spec.tool_allowlist_id)),
         play_protocol=row.get("play_protocol", "commit_only"),
         scored_commit_episode=row.get("scored_commit_episode", True) is True,
-        renderer_track=renderer,
-        renderer_profile_id=str(row.get("renderer_profile_id", "canonical-json-v1")),
-        protocol="peer",
         adaptation_condition=row.get("adaptation_condition", "no_adaptation"),
         adaptation_budget_tokens=int(row.get("adaptation_budget_tokens", 0)),
         adaptation_data_scope=str(row.get("adaptation_data_scope", "none")),
         adaptation_protocol_id=str(row.get("adaptation_protocol_id", "none")),
-        benchmark_version=benchmark_version(),
-        certificate=certificate,
-        certificate_errors=list(parsed.errors),
-        **scores,
-        steps=[],
-        refusals=0,
-        agent_errors=0,
     )
     return RunOutcome(record)

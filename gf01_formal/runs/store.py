@@ -1,28 +1,37 @@
 """Runs files: append-only JSON Lines of run records that survive a crash, kill -9 or Ctrl-C, with their side files.
 
-A record is appended as one line, flushed and fsync'd before the next run starts, by a single writer, so a crash
+A record is appended as one line, flushed and fsync'd before the next run starts, by a single writer (an exclusive
+lock on the file, held while it is open: a second writer is refused, naming the first one's process), so a crash
 can at worst leave a torn last line: opening the file again cuts it off (and says so), and removes the temporary
 file of a side-file write it interrupted. A run id may appear more than once: a later record supersedes an earlier
 one (a run recorded as ``harness_error`` is played again), and :meth:`RunsFile.final_ids` tells which runs are
 done. Side files (tool logs, transcripts) are written, atomically and by content hash, into the directory
 ``<runs file>.d/``.
 
->>> store = RunsFile("runs.jsonl")          # doctest: +SKIP
->>> store.append(outcome)                   # doctest: +SKIP
+>>> from gf01_formal.agents.base import AgentSpec
+>>> from gf01_formal.runs.runner import play_run
+>>> from gf01_formal.scoring.scores import Scorer
+>>> outcome = play_run(instance, problem, AgentSpec("oracle", "EVAL-OC"), seed=0, scorer=Scorer(problem))
+>>> store = RunsFile("runs.jsonl")
+>>> store.append(outcome)
+>>> store.done(outcome.record.run_id)
+True
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from gf01_formal.artifacts import canonical_json, write_text_atomic
-from gf01_formal.runs.record import FINAL_STATUSES, RUN_SCHEMA, RUN_SCHEMA_V1
-from gf01_formal.runs.runner import RunOutcome
+from gf01_formal.runs.record import FINAL_STATUSES, RUN_SCHEMA, RUN_SCHEMA_V1, RunOutcome
 from hoa.errors import Gf01Error, quote
+from hoa.files import iter_lines
 
 
 class RunsFile:
@@ -31,9 +40,19 @@ class RunsFile:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         self.side_dir = Path(f"{self.path}.d")
-        # One read: the check returns the whole records, which also tell which runs are done.
-        records = check_runs_file(self.path)
-        self.repaired = cut_torn_tail(self.path)
+        self._lock_fd: int | None = None
+        # The lock first: what is done, and the torn tail, are only known while no one else writes.
+        self._lock_fd = lock_exclusive(self.path)
+        # A device (-o /dev/null) is written through: its records go where the device sends them, and side files
+        # are not made beside it (no /dev/null.d).
+        self.device = self._lock_fd is None
+        try:
+            # One read: the check returns the whole records, which also tell which runs are done.
+            records = check_runs_file(self.path)
+            self.repaired = cut_torn_tail(self.path)
+        except BaseException:
+            self.close()
+            raise
         self._sweep()
         last = {r["run_id"]: r for r in records if isinstance(r.get("run_id"), str)}
         self._final = {rid for rid, rec in last.items() if rec.get("status") in FINAL_STATUSES}
@@ -47,9 +66,24 @@ class RunsFile:
                             "gold set, or write to a new runs file", file=quote(os.fspath(self.path), 200, bare=True),
                             field="--gold-set")
 
+    def close(self) -> None:
+        """Release the lock (another writer may then open the file)."""
+        if getattr(self, "_lock_fd", None) is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    def __enter__(self) -> RunsFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        self.close()
+
     def _sweep(self) -> None:
         """Remove the temporary files of side-file writes that a kill -9 interrupted (one writer: none is live)."""
-        if self.side_dir.is_dir():
+        if not self.device and self.side_dir.is_dir():
             for tmp in self.side_dir.rglob(".*.tmp"):
                 tmp.unlink(missing_ok=True)
 
@@ -65,34 +99,80 @@ class RunsFile:
         """Write the outcome's side files, then append its record as one line (flushed and fsync'd)."""
         for rel, text in sorted(outcome.side_files.items()):
             target = self.side_dir / rel
-            if not target.exists():
+            if not self.device and not target.exists():
                 write_text_atomic(target, text)
-        line = canonical_json(outcome.record.model_dump(mode="json")) + "\n"
+        line = canonical_json(outcome.record.to_json()) + "\n"
         try:
             with self.path.open("a", encoding="utf-8") as fh:
                 fh.write(line)
                 fh.flush()
-                os.fsync(fh.fileno())
+                if not self.device:  # fsync of a character device is EINVAL
+                    os.fsync(fh.fileno())
         except OSError as ex:
             raise Gf01Error(f"cannot write: {ex.strerror or ex}", file=str(self.path)) from None
         if outcome.record.status in FINAL_STATUSES:
             self._final.add(outcome.record.run_id)
 
 
+def lock_exclusive(path: Path) -> int | None:
+    """Open ``path`` (created when missing) and take an exclusive lock on it; the descriptor holds the lock until it
+    is closed (or the process dies). A second writer gets a Gf01Error naming the holder's process id. A character
+    device (``-o /dev/null``) is written through unlocked; a FIFO or socket is refused: a runs file is read back."""
+    name = quote(os.fspath(path), 200, bare=True)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
+    except OSError as ex:
+        raise Gf01Error(f"cannot write: {ex.strerror or ex}", file=name) from None
+    st = os.fstat(fd)
+    if stat.S_ISCHR(st.st_mode):
+        os.close(fd)
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise Gf01Error("not a regular file: a runs file is read back (to resume) and locked; give a regular file",
+                        file=name)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        holder = lock_holder(st)
+        os.close(fd)
+        who = f"process {holder}" if holder is not None else "another process"
+        raise Gf01Error(f"{who} is writing this runs file (it holds the lock); wait for it to finish, or give "
+                        "another file", file=name) from None
+    return fd
+
+
+def lock_holder(st: os.stat_result) -> int | None:
+    """The process id that holds a flock on the file of ``st``, from /proc/locks (None when it cannot be told)."""
+    dev = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    try:
+        with open("/proc/locks", encoding="ascii") as fh:
+            for line in fh:
+                parts = line.split()
+                # "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF" (a blocked waiter has "->" after the number)
+                if len(parts) >= 6 and parts[1] == "FLOCK" and parts[5] == dev:
+                    return int(parts[4])
+    except (OSError, ValueError):
+        pass
+    return None
+
+
 def check_runs_file(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """The whole records of ``path`` (none when it is missing or empty); a Gf01Error unless it holds run records of
     this toolkit only (its last line may be torn). Appending to another file (a bundle, the peer's records, any JSON
     Lines) would first cut its "torn" tail, that is destroy it, and then mix records into it."""
-    from hoa.files import read_text
-
     target = Path(path)
     if not target.is_file() or target.stat().st_size == 0:
         return []
     name = quote(os.fspath(path), 200, bare=True)
     hint = f"not a runs file (gf01-formal run records, {RUN_SCHEMA}): give a new file or a runs file"
-    *lines, tail = read_text(target, limit=1 << 34).split("\n")
     records: list[dict[str, Any]] = []
-    for number, line in enumerate(lines, start=1):
+    tail, number = "", 0
+    # Line by line: memory holds the records, never a buffer sized for the largest file there could be.
+    for number, line in enumerate(iter_lines(target), start=1):
+        if not line.endswith("\n"):  # only the last line lacks its newline: torn, or whole but unterminated
+            tail = line
+            break
         if not line.strip():
             continue
         try:
@@ -112,14 +192,14 @@ def check_runs_file(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     # A torn last line is the start of a record that was being written: canonical JSON, so it begins with '{"'.
     if tail and not tail.startswith('{"'):
         raise Gf01Error(f"{hint} (its last line is neither a record nor the start of one)", file=name,
-                        line=len(lines) + 1)
+                        line=number)
     if tail:
         try:
             obj = json.loads(tail)
         except (ValueError, RecursionError):
             return records
         if not isinstance(obj, dict) or obj.get("schema_version") != RUN_SCHEMA:
-            raise Gf01Error(f"{hint} (its last line is a JSON value of another kind)", file=name, line=len(lines) + 1)
+            raise Gf01Error(f"{hint} (its last line is a JSON value of another kind)", file=name, line=number)
     return records
 
 
@@ -164,10 +244,8 @@ def read_records(path: str | os.PathLike[str]) -> list[tuple[int, dict[str, Any]
 
 def read_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, Any]]]:
     """The (line number, decoded object) pairs of a JSON Lines file; a bad line is a Gf01Error naming it."""
-    from hoa.files import read_text
-
     name = quote(os.fspath(path), 200, bare=True)
-    for number, line in enumerate(read_text(path, limit=1 << 34).splitlines(), start=1):
+    for number, line in enumerate(iter_lines(path), start=1):
         if not line.strip():
             continue
         try:

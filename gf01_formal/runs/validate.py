@@ -11,12 +11,16 @@ is null unless ``diagnostic_status`` is ``exact``, and then a boolean; ``diagnos
 ``infeasible`` one hit, and only then); and for a finished run its step log: the certificate is exactly the atoms
 its steps committed, ``refusals`` and ``agent_errors`` are the steps' counts, and only an imported peer row (protocol
 ``peer``) has no step log. With a bundle: the instance is there with the same content hash and task fields, the
-recorded certificate re-verifies to every recorded score, and an exact SubsetMin diagnostic is decided again (under
-``recheck_limits``: one that runs out of them is a note, not a violation). With ``official``: also no run may have
-failed (harness or provider error), an EVAL-TA run's planner log must be in the side directory, and the bundle is
-required.
+step log replays on it as recorded (:func:`gf01_formal.runs.replay.replay`, the browser's and the inspect
+importer's replay too), the recorded certificate re-verifies to every recorded score, and an exact SubsetMin
+diagnostic is decided again (under ``recheck_limits``: one that runs out of them is a note, not a violation). With
+``official``: also no run may have failed (harness or provider error), an EVAL-TA run's planner log must be in the
+side directory, and the bundle is required.
 
->>> [str(v) for v in validate(["runs.jsonl"], bundle="bundle.json")]   # doctest: +SKIP
+>>> from gf01_formal.agents.base import AgentSpec
+>>> from gf01_formal.campaign.evaluate import evaluate
+>>> _ = evaluate("bundle.json", [AgentSpec("random", "EVAL-CB")], "runs.jsonl")
+>>> [str(v) for v in validate(["runs.jsonl"], bundle="bundle.json")]
 []
 """
 
@@ -24,26 +28,32 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from gf01_formal.agents import PANEL_TRACK
 from gf01_formal.agents.base import ACCESS_OF_TRACK, ALLOWLIST_OF_TRACK
-from gf01_formal.instances.io import check_instance, load_artifact
+from gf01_formal.instances.io import check_instance, load_set
 from gf01_formal.instances.model import Instance
 from gf01_formal.runs.record import FINAL_STATUSES, RunRecord, run_id, upgrade_record
+from gf01_formal.runs.replay import log_faults
 from gf01_formal.runs.store import read_records
+from gf01_formal.scoring.values import SCORE_FIELDS
 from hoa.errors import Gf01Error, quote
-from solvers.limits import Limits, Unknown
+from solvers.limits import Limits
+
+if TYPE_CHECKING:
+    from encoders.problem import Atom, Problem
+    from gf01_formal.scoring.scores import Scorer
+    from gf01_formal.scoring.values import Diagnostic
 
 RENDERERS = {"json": "canonical-json-v1", "visual": "GF-01-R1"}
 #: The recorded fields a re-verification recomputes (floats compared exactly: both sides come from exact rationals).
-RESCORED = ("suff", "min1", "valid", "goal", "eff_t", "eff_a", "score_c", "kappa", "ap_precision", "ap_recall",
-            "ap_f1", "ts_precision", "ts_recall", "ts_f1", "best_match_gold", "within_budget")
+RESCORED = SCORE_FIELDS
 #: The protocol of imported peer rows, the only records without a step log (the peer kept none).
 PEER_PROTOCOL = "peer"
 #: Default cap (wall seconds) of re-deciding one recorded exact SubsetMin diagnostic: validation runs inside every
@@ -81,10 +91,12 @@ class _Context:
     official: bool
     rescore: bool
     recheck_limits: Limits
+    #: (pilot id, participant id, signature) -> whether the participant was issued (None: the pilot is not known)
+    issued: Callable[[str, str, Any], bool | None] | None = None
     gold_set: str | None = None  # the gold set every scored record must name (None: any)
-    problems: dict[str, Any] = field(default_factory=dict)  # instance id -> Problem
-    scorers: dict[tuple[str, str], Any] = field(default_factory=dict)  # (instance id, gold set) -> Scorer
-    diagnostics: dict[tuple[str, tuple[Any, ...]], bool | Unknown] = field(default_factory=dict)
+    problems: dict[str, tuple[Problem, Scorer]] = field(default_factory=dict)
+    scorers: dict[tuple[str, str], Scorer] = field(default_factory=dict)  # (instance id, gold set) -> Scorer
+    diagnostics: dict[tuple[str, tuple[Atom, ...]], Diagnostic] = field(default_factory=dict)
 
 
 def validate(paths: Sequence[str | os.PathLike[str]], *, bundle: str | None = None, official: bool = False,
@@ -95,7 +107,9 @@ def validate(paths: Sequence[str | os.PathLike[str]], *, bundle: str | None = No
 
 
 def check_runs(paths: Sequence[str | os.PathLike[str]], *, bundle: str | None = None, official: bool = False,
-               recheck_limits: Limits | None = None, gold_set: str | None = None) -> Validation:
+               recheck_limits: Limits | None = None,
+               issued: Callable[[str, str, Any], bool | None] | None = None,
+               gold_set: str | None = None) -> Validation:
     """The violations in the runs files ``paths`` (module docstring) and the notes on what could not be re-checked
     within ``recheck_limits`` (default: :data:`RECHECK_SECONDS` per SubsetMin diagnostic), in file and line order.
     ``gold_set`` (M or MB) requires every scored record's best match to be ranked there; ``official`` requires M."""
@@ -106,11 +120,10 @@ def check_runs(paths: Sequence[str | os.PathLike[str]], *, bundle: str | None = 
         raise Gf01Error("--official re-verifies every certificate: give the bundle (--bundle)", field="--bundle")
     instances: dict[str, Instance] = {}
     if bundle is not None:
-        art = load_artifact(bundle, check_all=False)
-        instances = {i.instance_id: i for i in ([art] if isinstance(art, Instance) else art.instances)}
+        instances = load_set(bundle).by_id
     ctx = _Context(instances, official, bundle is not None,
-                   Limits(seconds=RECHECK_SECONDS) if recheck_limits is None else recheck_limits,
-                   gold_set="M" if official else gold_set)
+                   Limits(seconds=RECHECK_SECONDS) if recheck_limits is None else recheck_limits, issued,
+                   "M" if official else gold_set)
     out = Validation()
     for path in paths:
         name = quote(os.fspath(path), 200, bare=True)
@@ -157,15 +170,38 @@ def _check(obj: dict[str, Any], side: Path, ctx: _Context,
     if rec.play_protocol != "commit_only" or rec.scored_commit_episode is not True:
         yield "play_protocol", "official runs are commit_only with a scored commit episode (DEC-046)"
     yield from _diagnostic_fields(rec)
+    if ctx.official and rec.agent_name == "human" and rec.agent_meta.get("session") == "pilot":
+        yield from _pilot_participant(rec, ctx)
+    if ctx.official and rec.agent_name == "cmd" and rec.sandbox != "bwrap":
+        # An unsandboxed program can read the bundle its harness names: its scores say nothing of closed book.
+        yield "sandbox", (f"the external agent ran with sandbox {rec.sandbox}" if rec.sandbox else
+                          "the external agent's sandbox is not recorded") + ": official runs of --agent-cmd " \
+            "programs are sandboxed (bwrap)"
     if ctx.official and rec.status not in FINAL_STATUSES:
         yield "status", f"{rec.status}: the run did not finish ({quote(rec.error or '', 120, bare=True)})"
     if rec.status in FINAL_STATUSES and ctx.gold_set is not None and rec.gold_set != ctx.gold_set:
         yield "gold_set", f"{rec.gold_set}, but {ctx.gold_set} is required" + \
             (" (official runs rank their best match in M(I), section 7.3)" if ctx.official else "")
     if rec.status in FINAL_STATUSES:
-        yield from _step_log(rec)
-        if ctx.rescore:
+        if not rec.steps and rec.protocol != PEER_PROTOCOL:
+            yield "steps", f"a finished {rec.protocol} episode has a step log (only imported peer rows have none)"
+        elif ctx.rescore:
             yield from _rescore(rec, ctx, notes)
+        else:
+            yield from ((f.field, f.message) for f in log_faults(rec))
+
+
+def _pilot_participant(rec: RunRecord, ctx: _Context) -> Iterator[tuple[str, str]]:
+    """A pilot's run is official only from a participant the experimenter issued (a link signed with the pilot's
+    key, which the record carries): a throwaway id is not a participant."""
+    meta = rec.agent_meta
+    pilot_id, pid = str(meta.get("pilot_id")), str(meta.get("participant_id"))
+    known = None if ctx.issued is None else ctx.issued(pilot_id, pid, meta.get("issued"))
+    if known is None:
+        yield "agent_meta", f"a run of pilot {quote(pilot_id, 64)}: give its pilot file (--pilot FILE) so that " \
+                            "its participant can be checked"
+    elif not known:
+        yield "agent_meta", f"participant {quote(pid, 64)} was never issued a link of pilot {quote(pilot_id, 64)}"
 
 
 def _spec_hash(spec: dict[str, Any]) -> str:
@@ -197,16 +233,22 @@ def _tool_policy(rec: RunRecord, side: Path, official: bool) -> Iterator[tuple[s
         return
     log = side / "tool-logs" / f"{rec.tool_log_hash}.jsonl"
     if not log.exists():
-        # The planner's log is what shows an EVAL-TA agent used only its budgeted black box: publication audits it.
-        if official and rec.eval_track == "EVAL-TA":
-            yield "tool_log_hash", f"the planner's log tool-logs/{log.name} is not in {quote(str(side), 200)}"
+        # The tool log is what shows an agent used only its track's budgeted tool: publication audits it.
+        if official and rec.eval_track in ("EVAL-TA", "EVAL-OC"):
+            yield "tool_log_hash", f"the tool log tool-logs/{log.name} is not in {quote(str(side), 200)}"
         return
     if hashlib.sha256(log.read_bytes()).hexdigest() != rec.tool_log_hash:
         yield "tool_log_hash", f"the side file {log.name} does not hash to it"
 
 
 def _adaptation_policy(rec: RunRecord) -> Iterator[tuple[str, str]]:
-    """DEC-055 (gf01.adaptation_policy.v1)."""
+    """DEC-055 (gf01.adaptation_policy.v1); a declaration in the agent spec must be the record's."""
+    declared = rec.agent_spec.get("adaptation") if isinstance(rec.agent_spec, dict) else None
+    if isinstance(declared, dict):
+        got = {"condition": rec.adaptation_condition, "budget_tokens": rec.adaptation_budget_tokens,
+               "data_scope": rec.adaptation_data_scope, "protocol_id": rec.adaptation_protocol_id}
+        if declared != got:
+            yield "adaptation_condition", "the adaptation fields differ from the agent spec's declaration"
     if rec.adaptation_condition == "no_adaptation":
         if (rec.adaptation_budget_tokens, rec.adaptation_data_scope, rec.adaptation_protocol_id) != (0, "none", "none"):
             yield "adaptation_condition", "no_adaptation requires budget 0, data scope none and protocol id none"
@@ -234,62 +276,21 @@ def _diagnostic_fields(rec: RunRecord) -> Iterator[tuple[str, str]]:
                                  f"{rec.diagnostic_status!r})"
 
 
-def _step_log(rec: RunRecord) -> Iterator[tuple[str, str]]:
-    """A finished run's certificate is the atoms its steps committed, and its counts are its steps' (an episode's
-    certificate is every committed atom: the record cannot carry another run's certificate with its own steps)."""
-    if not rec.steps:
-        if rec.protocol != PEER_PROTOCOL:
-            yield "steps", f"a finished {rec.protocol} episode has a step log (only imported peer rows have none)"
-        return
-    committed: list[tuple[int, str, int]] = []
-    refusals = 0
-    for i, step in enumerate(rec.steps):
-        if step.get("t") != i:
-            yield f"steps.{i}.t", f"{quote(step.get('t'), 40)} at position {i} of the step log"
-            return
-        atoms = step.get("committed")
-        if not isinstance(atoms, list) or not all(_is_atom(a, i) for a in atoms):
-            yield f"steps.{i}.committed", f"not a list of [{i}, input, 0 or 1] atoms"
-            return
-        refused = step.get("refused")
-        if not isinstance(refused, list):
-            yield f"steps.{i}.refused", "not a list of refusals"
-            return
-        committed += [(a[0], a[1], a[2]) for a in atoms]
-        refusals += len(refused)
-    played = [list(a) for a in sorted(committed)]
-    if rec.certificate != played:
-        yield "certificate", f"is not the atoms its step log committed ({_shown_atoms(played)})"
-    if rec.refusals != refusals:
-        yield "refusals", f"recorded {rec.refusals}, the step log refuses {refusals}"
-    errors = sum(1 for s in rec.steps if s.get("agent_error") is not None)
-    if rec.agent_errors != errors:
-        yield "agent_errors", f"recorded {rec.agent_errors}, the step log has {errors}"
-
-
-def _is_atom(atom: Any, t: int) -> bool:
-    """``[t, input, 0|1]`` at step ``t`` (a bool is not an int here: JSON true is not 1)."""
-    return (isinstance(atom, list) and len(atom) == 3 and type(atom[0]) is int and atom[0] == t
-            and isinstance(atom[1], str) and type(atom[2]) is int and atom[2] in (0, 1))
-
-
-def _shown_atoms(atoms: list[list[Any]]) -> str:
-    text = ", ".join(f"({t}, {a}, {v})" for t, a, v in atoms)
-    return quote("{" + text + "}", 160, bare=True)
-
-
 def _rescore(rec: RunRecord, ctx: _Context, notes: list[tuple[str, str]]) -> Iterator[tuple[str, str]]:
     """The recorded certificate, re-verified against the bundle, must give every recorded score, and an exact
     SubsetMin diagnostic its recorded answer."""
+    from gf01_formal.runs.replay import replay, score_faults
     from gf01_formal.scoring.certificates import parse_certificate
     from gf01_formal.scoring.scores import Scorer
 
     inst = ctx.instances.get(rec.instance_id)
     if inst is None:
         yield "instance_id", "not in the bundle"
+        yield from ((f.field, f.message) for f in log_faults(rec))
         return
     if inst.content_hash != rec.instance_hash:
         yield "instance_hash", "differs from the bundle's instance"
+        yield from ((f.field, f.message) for f in log_faults(rec))
         return
     for fld, want in (("mode", inst.mode), ("t_star", inst.t_star), ("window_size", inst.window),
                       ("budget_timestep", inst.budget_t), ("budget_atoms", inst.budget_a)):
@@ -299,40 +300,39 @@ def _rescore(rec: RunRecord, ctx: _Context, notes: list[tuple[str, str]]) -> Ite
         yield "gold_set", "null, but the run is scored (M or MB)"
         return
     if rec.instance_id not in ctx.problems:
-        ctx.problems[rec.instance_id] = check_instance(inst)
-    problem = ctx.problems[rec.instance_id]
+        problem = check_instance(inst)
+        ctx.problems[rec.instance_id] = (problem, Scorer(problem))
+    problem, _ = ctx.problems[rec.instance_id]
     # Each record is re-scored against the gold set it names (a v1 record's is M_B(I)).
-    scorer = ctx.scorers.setdefault((rec.instance_id, rec.gold_set),
-                                    Scorer(problem, gold_set_name=rec.gold_set))
+    key = (rec.instance_id, rec.gold_set)
+    if key not in ctx.scorers:
+        ctx.scorers[key] = Scorer(problem, gold_set_name=rec.gold_set)
+    scorer = ctx.scorers[key]
+    if rec.steps:
+        yield from ((f.field, f.message) for f in replay(rec, problem).faults)
     parsed = parse_certificate(rec.certificate, problem.system.inputs, horizon=problem.horizon,
                                budget_t=problem.budget_t)
     if list(parsed.errors) != rec.certificate_errors:
         yield "certificate_errors", f"recorded {rec.certificate_errors!r}, re-verified {list(parsed.errors)!r}"
-    got = scorer.score_submitted(parsed)
-    for fld in RESCORED:
-        if getattr(rec, fld) != got[fld]:
-            yield fld, f"recorded {getattr(rec, fld)!r}, re-verified {got[fld]!r}"
+    yield from ((f.field, f.message) for f in score_faults(rec, scorer.score_submitted(parsed)))
     if rec.diagnostic_status != "exact" or rec.subset_min is None:
         return  # nothing to re-decide (_diagnostic_fields has judged the fields themselves)
     if not parsed.well_formed:
         yield "diagnostic_status", "exact, but SubsetMin is not defined on a malformed certificate"
         return
     answer = _subset_min(problem, rec.instance_id, parsed.atoms, ctx)
-    if isinstance(answer, Unknown):
-        notes.append(("subset_min", f"could not re-check within limits ({answer.reason})"))
-    elif answer != rec.subset_min:
-        yield "subset_min", f"recorded {rec.subset_min}, re-checked {answer}"
+    if answer.diagnostic_status != "exact":
+        notes.append(("subset_min", f"could not re-check within limits ({answer.diagnostic_note})"))
+    elif answer.subset_min != rec.subset_min:
+        yield "subset_min", f"recorded {rec.subset_min}, re-checked {answer.subset_min}"
 
 
-def _subset_min(problem: Any, instance_id: str, atoms: tuple[Any, ...], ctx: _Context) -> bool | Unknown:
-    """SubsetMin decided as the scorer decides it (:func:`solvers.api.subset_min`), once per instance and
-    certificate (the panel's agents often commit the same one), or the Unknown that ``recheck_limits`` gave."""
-    from solvers import api
+def _subset_min(problem: Problem, instance_id: str, atoms: tuple[Atom, ...], ctx: _Context) -> Diagnostic:
+    """SubsetMin decided as the scorer decides it (:func:`gf01_formal.scoring.scores.diagnose`), once per instance
+    and certificate (the panel's agents often commit the same one), under ``recheck_limits``."""
+    from gf01_formal.scoring.scores import diagnose
 
     key = (instance_id, tuple(atoms))
     if key not in ctx.diagnostics:
-        try:
-            ctx.diagnostics[key] = api.subset_min(problem, atoms, limits=ctx.recheck_limits)
-        except Unknown as ex:
-            ctx.diagnostics[key] = ex
+        ctx.diagnostics[key] = diagnose(problem, atoms, limits=ctx.recheck_limits)[0]
     return ctx.diagnostics[key]

@@ -15,8 +15,7 @@ from typing import Any
 
 from encoders.problem import Problem
 from gf01_formal.artifacts import parse_json
-from gf01_formal.instances.io import check_instance, parse_artifact
-from gf01_formal.instances.model import Instance
+from gf01_formal.instances.io import InstanceSet, parse_artifact
 from gf01_formal.instances.sources import is_hoa_text, open_instance
 from gf01_formal.scoring.certificates import (
     GoldSet,
@@ -54,20 +53,14 @@ def verify_lines(
     """
     text = read_text(source)
     if is_hoa_text(text) or options is not None:
-        inst, problem = open_instance(source, instance_id, options)
-        instances: dict[str, Instance] = {inst.instance_id: inst}
-        problems: dict[str, Problem] = {inst.instance_id: problem}
+        loaded = InstanceSet((open_instance(source, instance_id, options)[0],), None, source)
     else:
-        art = parse_artifact(parse_json(text, file=source), file=source, check_all=False)
-        listed = [art] if isinstance(art, Instance) else list(art.instances)
-        instances = {i.instance_id: i for i in listed}
-        problems = {}
+        loaded = InstanceSet.of(parse_artifact(parse_json(text, file=source), file=source, check_all=False), source)
+    instances = loaded.by_id
     only = next(iter(instances)) if len(instances) == 1 else instance_id
 
     def problem_of(iid: str) -> Problem:
-        if iid not in problems:
-            problems[iid] = check_instance(instances[iid], file=source)
-        return problems[iid]
+        return loaded.problem(instances[iid])
 
     # Every line is read and checked before the first is scored: a bad line is an error with no result printed,
     # never a run of results that stops part-way.

@@ -198,10 +198,10 @@ def score(
     if cert.errors:
         return Score(False, False, False, cert.eff_t, cert.eff_a, None, cert.errors, cert.within_budget)
     atoms = canonical(problem, cert.atoms)
-    s = api.suff(problem, atoms, backend)
-    m = api.min1(problem, atoms, backend)
+    checked = api.check(problem, atoms, backend)
     sm = api.subset_min(problem, atoms, backend, limits=limits) if subset_min else None
-    return Score(s, m, s and m, len(timesteps(atoms)), len(atoms), sm, (), cert.within_budget)
+    return Score(checked.suff, checked.min1, checked.valid, len(timesteps(atoms)), len(atoms), sm, (),
+                 cert.within_budget)
 
 
 def score_many(problem: Problem, certs: Sequence[ParsedCertificate]) -> list[Score]:

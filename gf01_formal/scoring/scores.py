@@ -6,8 +6,8 @@ once (listed completely when it has at most ``GOLD_LIST_MAX`` members, else left
 per run, which is exact too). Nothing here guesses: a diagnostic that runs out of its limits is recorded as
 ``infeasible``, and a best match that runs out raises :class:`solvers.limits.Unknown` to the caller.
 
->>> scorer = Scorer(problem)                        # doctest: +SKIP
->>> scorer.score(episode.certificate)["score_c"]    # doctest: +SKIP
+>>> scorer = Scorer(problem)
+>>> scorer.score([(20, 2, 1), (21, 2, 1)]).score_c
 1
 """
 
@@ -16,10 +16,10 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from encoders.problem import Atom, Certificate, Problem
 from gf01_formal.scoring.certificates import GoldSet, ParsedCertificate, certificate_to_json, gold_budget, score
+from gf01_formal.scoring.values import PRF_FIELDS, Diagnostic, Scores
 from solvers import api
 from solvers.limits import Limits, Unknown
 from solvers.results import BestMatch, best_match_among
@@ -57,50 +57,41 @@ class Scorer:
             return best_match_among(self.problem, atoms, golds)
         return api.best_match(self.problem, atoms, gold_budget(self.problem, self.gold_set_name), limits=self.limits)
 
-    def score_submitted(self, cert: ParsedCertificate) -> dict[str, Any]:
+    def score_submitted(self, cert: ParsedCertificate) -> Scores:
         """The scores of a certificate as submitted (an imported one may be malformed: then it scores false, with
         no best match, and its Eff counts the atoms as submitted; one over B_T is scored by Definitions 10-12 and
         flagged ``within_budget: false``)."""
         if cert.well_formed:
             return self.score(cert.atoms)
-        s = score(self.problem, cert).to_json()
-        return {**{k: v for k, v in s.items() if k not in ("subset_min", "errors")},
-                **dict.fromkeys(("ap_precision", "ap_recall", "ap_f1", "ts_precision", "ts_recall", "ts_f1"), 0.0),
-                "best_match_gold": None, "gold_set": self.gold_set_name, "subset_min": None,
-                "diagnostic_status": "not-run", "diagnostic_note": None, "timing": {}}
+        s = score(self.problem, cert)
+        return Scores(suff=s.suff, min1=s.min1, valid=s.valid, goal=s.goal, eff_t=s.eff_t, eff_a=s.eff_a,
+                      score_c=s.score_c, kappa=list(s.kappa), **dict.fromkeys(PRF_FIELDS, 0.0), best_match_gold=None,
+                      gold_set=self.gold_set_name, within_budget=s.within_budget)
 
-    def score(
-        self, atoms: Sequence[Atom], *, subset_min: bool = False, diagnostic_limits: Limits | None = None
-    ) -> dict[str, Any]:
-        """The scores of a well-formed certificate (an episode's is always well formed), as run-record fields.
-
-        Timings of the diagnostic are under ``timing`` (the only field that depends on the machine).
-        """
+    def score(self, atoms: Sequence[Atom]) -> Scores:
+        """The scores of a well-formed certificate (an episode's is always well formed)."""
         p = self.problem
         eff_t = len({a[0] for a in atoms})
         within = None if p.budget_t is None else eff_t <= p.budget_t
-        cert = ParsedCertificate(tuple(atoms), eff_t=eff_t, eff_a=len(atoms), within_budget=within)
-        s = score(p, cert)
+        s = score(p, ParsedCertificate(tuple(atoms), eff_t=eff_t, eff_a=len(atoms), within_budget=within))
         bm = self.best_match(atoms)
-        record: dict[str, Any] = {
-            **{k: v for k, v in s.to_json().items() if k not in ("subset_min", "errors")},
-            **bm.metrics(),
-            # null when the gold set is empty: [] would say that the empty certificate is the gold.
-            "best_match_gold": None if self.gold_set() == [] else certificate_to_json(bm.gold, p.system.inputs),
-            "gold_set": self.gold_set_name,
-            "subset_min": None,
-            "diagnostic_status": "not-run",
-            "diagnostic_note": None,
-        }
-        timing: dict[str, Any] = {}
-        if subset_min:
-            start = time.perf_counter()
-            try:
-                record["subset_min"] = api.subset_min(p, atoms, limits=diagnostic_limits)
-                record["diagnostic_status"] = "exact"
-            except Unknown as ex:
-                record["diagnostic_status"] = "infeasible"
-                record["diagnostic_note"] = ex.reason
-            timing["diagnostic_ms"] = round((time.perf_counter() - start) * 1000, 3)
-        record["timing"] = timing
-        return record
+        return Scores(suff=s.suff, min1=s.min1, valid=s.valid, goal=s.goal, eff_t=s.eff_t, eff_a=s.eff_a,
+                      score_c=s.score_c, kappa=list(s.kappa), **bm.metrics(),
+                      # null when the gold set is empty: [] would say that the empty certificate is the gold.
+                      best_match_gold=None if self.gold_set() == [] else certificate_to_json(bm.gold,
+                                                                                             p.system.inputs),
+                      gold_set=self.gold_set_name, within_budget=s.within_budget)
+
+
+def diagnose(problem: Problem, atoms: Sequence[Atom], *, backend: str | None = None,
+             limits: Limits | None = None) -> tuple[Diagnostic, float]:
+    """The SubsetMin diagnostic of a well-formed certificate and the milliseconds it took: ``exact`` with its answer,
+    or ``infeasible`` with the reason when it ran out of ``limits`` (never a guess). Every diagnostic of the toolkit
+    (a run's, a campaign's under its caps, validation's re-check) is decided here."""
+    start = time.perf_counter()
+    try:
+        diagnostic = Diagnostic(subset_min=api.subset_min(problem, atoms, backend, limits=limits),
+                                diagnostic_status="exact")
+    except Unknown as ex:
+        diagnostic = Diagnostic(subset_min=None, diagnostic_status="infeasible", diagnostic_note=ex.reason)
+    return diagnostic, round((time.perf_counter() - start) * 1000, 3)

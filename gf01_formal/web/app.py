@@ -24,7 +24,10 @@ size limit (413), and :mod:`.games` checks their schema and the step order.
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import json
+import sys
 from collections.abc import Awaitable, Callable
 from importlib import resources
 from typing import Any
@@ -33,8 +36,8 @@ from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import MutableHeaders
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
-from starlette.responses import PlainTextResponse, RedirectResponse, Response
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -62,13 +65,20 @@ SECURITY_HEADERS = {
 LOOPBACK_NAMES = {"127.0.0.1", "localhost", "::1"}
 
 
+#: Where a page holds the rules ("How to play", static/how-to-play.part): free play and a pilot's first page show
+#: the same text, from one file.
+HOW_TO_PLAY = b"<!-- how-to-play -->"
+
+
 def load_assets() -> dict[str, tuple[bytes, str]]:
     """The static assets shipped in the package (name -> bytes and media type), read once."""
+    static = resources.files("gf01_formal.web") / "static"
+    rules = (static / "how-to-play.part").read_bytes().strip()
     out = {}
-    for entry in (resources.files("gf01_formal.web") / "static").iterdir():
+    for entry in static.iterdir():
         ext = entry.name.rsplit(".", 1)[-1]
         if entry.is_file() and ext in MEDIA_TYPES:
-            out[entry.name] = (entry.read_bytes(), MEDIA_TYPES[ext])
+            out[entry.name] = (entry.read_bytes().replace(HOW_TO_PLAY, rules), MEDIA_TYPES[ext])
     return out
 
 
@@ -95,10 +105,17 @@ async def read_json(request: Request, limit: int) -> Any:
     if declared is not None and (not declared.isdigit() or int(declared) > limit):
         raise RequestError(413, f"the body is {declared} bytes; this request takes at most {limit}")
     body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > limit:  # a body without a length (chunked) is cut off the same way
-            raise RequestError(413, f"the body is longer than {limit} bytes, the most this request takes")
+    seconds = request.app.state.body_timeout
+    try:
+        # A client that sends its headers and then too little of its body would hold the request (and its memory)
+        # open forever: the body has a deadline.
+        async with asyncio.timeout(seconds):
+            async for chunk in request.stream():
+                body += chunk
+                if len(body) > limit:  # a body without a length (chunked) is cut off the same way
+                    raise RequestError(413, f"the body is longer than {limit} bytes, the most this request takes")
+    except TimeoutError:
+        raise RequestError(408, f"the request's body did not arrive within {seconds:g} s") from None
     try:
         return json.loads(body)
     except (ValueError, RecursionError) as ex:
@@ -116,9 +133,9 @@ def _page(request: Request, name: str) -> Response:
 
 
 async def index(request: Request) -> Response:
-    """Free play: the instance list; a pilot's participants are sent to the consent page."""
+    """Free play: the instance list; under a pilot, the pilot's page (how to play, consent)."""
     if _games(request).pilot is not None:
-        return RedirectResponse("/pilot", status_code=303)
+        return _page(request, "pilot.html")
     return _page(request, "index.html")
 
 
@@ -167,8 +184,9 @@ async def api_instances(request: Request) -> Response:
 
 async def api_start(request: Request) -> Response:
     """Free play: begin an episode of one instance."""
-    return await _begin(request, _games(request).start_free, ("instance_id", "participant_id"),
-                        'send {"instance_id": ID} (and optionally "participant_id")')
+    client = request.client.host if request.client is not None else None
+    return await _begin(request, functools.partial(_games(request).start_free, client=client),
+                        ("instance_id", "participant_id"), 'send {"instance_id": ID} (and optionally "participant_id")')
 
 
 async def api_pilot(request: Request) -> Response:
@@ -178,8 +196,8 @@ async def api_pilot(request: Request) -> Response:
 
 async def api_pilot_start(request: Request) -> Response:
     """A participant who accepted the consent text begins the pilot's first episode."""
-    return await _begin(request, _games(request).start_pilot, ("participant_id", "consent"),
-                        'send {"participant_id": ID, "consent": true}')
+    return await _begin(request, _games(request).start_pilot, ("participant_id", "consent", "sig", "platform_id"),
+                        'send {"participant_id": ID, "consent": true, "sig": SIG} (and optionally "platform_id")')
 
 
 async def api_state(request: Request) -> Response:
@@ -209,6 +227,14 @@ async def refused(request: Request, exc: Exception) -> Response:
     """A RequestError as its status and message."""
     assert isinstance(exc, RequestError)
     return error(exc.status, exc.message)
+
+
+async def dropped(request: Request, exc: Exception) -> Response:
+    """A client that went away mid-request: one line on the server's stderr (no traceback, no answer to send)."""
+    client = request.client.host if request.client is not None else "a client"
+    print(f"gf01 serve: {client} dropped its request {request.method} {request.url.path} before sending all of it",
+          file=sys.stderr, flush=True)
+    return Response(status_code=499)
 
 
 async def http_error(request: Request, exc: Exception) -> Response:
@@ -275,11 +301,13 @@ class Guard:
         await self.app(scope, receive, send_with_headers)
 
 
-def create_app(games: Games, *, allowed_hosts: set[str] | None = None) -> ASGIApp:
-    """The ASGI application serving ``games``; with ``allowed_hosts``, requests for other Host names are refused."""
+def create_app(games: Games, *, allowed_hosts: set[str] | None = None, body_timeout: float = 30.0) -> ASGIApp:
+    """The ASGI application serving ``games``; with ``allowed_hosts``, requests for other Host names are refused;
+    a request body that takes longer than ``body_timeout`` seconds to arrive is refused (408)."""
     handlers: dict[Any, Callable[[Request, Exception], Awaitable[Response]]] = {
-        RequestError: refused, HTTPException: http_error}
+        RequestError: refused, HTTPException: http_error, ClientDisconnect: dropped}
     app = Starlette(routes=ROUTES, exception_handlers=handlers)
     app.state.games = games
+    app.state.body_timeout = body_timeout
     app.state.assets = load_assets()
     return Guard(app, allowed_hosts)

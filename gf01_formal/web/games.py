@@ -15,9 +15,9 @@ Threads: the HTTP layer calls in from worker threads. Each episode has a lock (i
 are serial), each instance has one (its scorer is built once and used by one thread at a time), and one lock guards
 the tables and the journal; they are taken in that order only.
 
->>> games = Games.open("bundle.json", runs_out="runs.jsonl")              # doctest: +SKIP
->>> token = games.start_free("gf01f-0123456789abcdef").token             # doctest: +SKIP
->>> games.step(token, {"action": {"t": 0, "set": {"req": 1}}})["done"]   # doctest: +SKIP
+>>> games = Games.open("instance.json", runs_out="runs.jsonl")
+>>> token = games.start_free(instance.instance_id).token
+>>> games.step(token, {"action": {"t": 0, "set": {"r0": 1}}})["done"]
 False
 """
 
@@ -37,19 +37,21 @@ from typing import Any
 from pydantic import ValidationError
 
 from encoders.problem import Problem
+from gf01_formal.agents.adaptation import Adaptation
 from gf01_formal.agents.base import AgentSpec
 from gf01_formal.artifacts import canonical_json
-from gf01_formal.instances.io import check_instance, load_artifact
+from gf01_formal.instances.io import InstanceSet, load_artifact
 from gf01_formal.instances.model import Bundle, Instance
 from gf01_formal.play.episode import Episode
 from gf01_formal.play.protocol import Action, GoalPanel, Observation
-from gf01_formal.runs.record import FINAL_STATUSES, RunRecord, run_id, upgrade_record
-from gf01_formal.runs.runner import RunOutcome, failed_record, finished_record, record_base
+from gf01_formal.runs.record import FINAL_STATUSES, RunOutcome, RunRecord, record_base, run_id, upgrade_record
+from gf01_formal.runs.recorder import EpisodeRecorder
+from gf01_formal.runs.replay import replay, score_faults
 from gf01_formal.runs.store import RunsFile, cut_torn_tail, latest, read_lines
-from gf01_formal.runs.validate import RESCORED
 from gf01_formal.scoring.certificates import GoldSet, certificate_to_json
 from gf01_formal.scoring.scores import Scorer
-from gf01_formal.web.pilot import ID_PATTERN, Pilot, load_pilot
+from gf01_formal.scoring.values import SCORE_FIELDS, Scores
+from gf01_formal.web.pilot import ID_PATTERN, Pilot, completion_code, is_issued, load_key, load_pilot
 from hoa.errors import Gf01Error, quote
 
 RENDERER_TRACK = "visual"
@@ -60,9 +62,10 @@ TOKEN = re.compile(r"[A-Za-z0-9_-]{32}")
 PARTICIPANT = re.compile(ID_PATTERN)
 #: A response time above a day is not one.
 MAX_RESPONSE_MS = 86_400_000.0
-RECORD_FIELDS = ("status", "error", "run_id", "certificate", "suff", "min1", "valid", "goal", "eff_t", "eff_a",
-                 "score_c", "kappa", "ap_precision", "ap_recall", "ap_f1", "ts_precision", "ts_recall", "ts_f1",
-                 "best_match_gold", "refusals")
+#: Free-play episodes one client address may begin (docs/browser.md: what free play reveals).
+FREE_EPISODES_PER_CLIENT = 200
+#: What the page shows of a record.
+RECORD_FIELDS = ("status", "error", "run_id", "certificate", *SCORE_FIELDS, "refusals")
 
 
 class RequestError(Exception):
@@ -107,7 +110,8 @@ class Served:
 
 @dataclass
 class Game:
-    """One human episode: its engine, what it has sent (observations), and how long each step took."""
+    """One human episode: its recorder (engine and step log), what it has sent (observations), and how long each
+    step took."""
 
     token: str
     served: Served
@@ -115,27 +119,39 @@ class Game:
     pilot_id: str | None
     index: int
     consent_sha256: str | None
-    engine: Episode
+    recorder: EpisodeRecorder
     goal: GoalPanel
+    issued: str | None = None  # a pilot participant's signature (web/pilot.py): the record carries it
+    platform_id: str | None = None  # the recruiting platform's id of the participant, when the link bound one
     observations: list[Observation] = field(default_factory=list)
-    steps: list[dict[str, Any]] = field(default_factory=list)
     response_ms: list[float | None] = field(default_factory=list)
     server_ms: list[float | None] = field(default_factory=list)
     shown_at: float | None = None
     record: RunRecord | None = None
     next_token: str | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
+    adaptation: Adaptation | None = None  # DEC-055, as gf01 serve declares it
+
+    @property
+    def engine(self) -> Episode:
+        """The episode engine."""
+        return self.recorder.episode
 
     @property
     def spec(self) -> AgentSpec:
         """The agent spec of a human player (its hash, with the instance, makes the run id)."""
-        return AgentSpec(HUMAN, "EVAL-CB", {"participant_id": self.participant_id})
+        return AgentSpec(HUMAN, "EVAL-CB", {"participant_id": self.participant_id}).adapted(self.adaptation)
 
     @property
     def meta(self) -> dict[str, Any]:
         """What the record says about the player (``agent_meta``)."""
-        return {"participant_id": self.participant_id, "pilot_id": self.pilot_id,
+        meta = {"participant_id": self.participant_id, "pilot_id": self.pilot_id,
                 "consent_sha256": self.consent_sha256, "session": "free" if self.pilot_id is None else "pilot"}
+        if self.issued is not None:
+            meta["issued"] = self.issued
+        if self.platform_id is not None:
+            meta["platform_id"] = self.platform_id
+        return meta
 
     @property
     def run_id(self) -> str:
@@ -178,11 +194,18 @@ class Games:
         file: str | None = None,
         runs_out: str | os.PathLike[str] | None = None,
         pilot: Pilot | None = None,
+        pilot_key: bytes | None = None,
+        adaptation: Adaptation | None = None,
     ) -> None:
-        instances = [artifact] if isinstance(artifact, Instance) else list(artifact.instances)
-        self.bundle_hash = artifact.instances_hash if isinstance(artifact, Bundle) else None
-        self.served = {i.instance_id: Served(i, check_instance(i, file=file)) for i in instances}
+        self.adaptation = adaptation
+        loaded = InstanceSet.of(artifact, file)
+        self.bundle_hash = loaded.bundle_hash
+        self.served = {i.instance_id: Served(i, loaded.problem(i)) for i in loaded.instances}
         self.pilot = pilot
+        self.pilot_key = pilot_key
+        if pilot is not None and pilot_key is None:
+            raise Gf01Error("a pilot needs its key (gf01 pilot issue makes it with the participants' links)")
+        self.free_started: dict[str, int] = {}  # free play: episodes begun, per client address
         self.games: dict[str, Game] = {}
         self.sessions: dict[tuple[str, str], list[Game]] = {}  # (pilot, participant) -> episodes, in order
         self._lock = threading.Lock()
@@ -193,12 +216,15 @@ class Games:
 
     @classmethod
     def open(cls, bundle: str | os.PathLike[str], *, runs_out: str | os.PathLike[str] | None = None,
-             pilot: str | os.PathLike[str] | None = None) -> Games:
+             pilot: str | os.PathLike[str] | None = None, adaptation: Adaptation | None = None) -> Games:
         """The games of a bundle (or one instance file), with a pilot file and a runs file when given."""
         name = quote(os.fspath(bundle), 200, bare=True)
         art = load_artifact(bundle, check_all=False)
-        ids = [art.instance_id] if isinstance(art, Instance) else [i.instance_id for i in art.instances]
-        return cls(art, file=name, runs_out=runs_out, pilot=None if pilot is None else load_pilot(pilot, ids))
+        ids = InstanceSet.of(art).ids
+        if pilot is None:
+            return cls(art, file=name, runs_out=runs_out, adaptation=adaptation)
+        return cls(art, file=name, runs_out=runs_out, pilot=load_pilot(pilot, ids), pilot_key=load_key(pilot),
+                   adaptation=adaptation)
 
     # -- what a browser may see -------------------------------------------------------------------------------
 
@@ -246,8 +272,10 @@ class Games:
 
     # -- what a browser may do --------------------------------------------------------------------------------
 
-    def start_free(self, instance_id: Any, participant_id: Any = None) -> Game:
-        """Free play: a new episode of one instance (participant optional: an anonymous id is drawn)."""
+    def start_free(self, instance_id: Any, participant_id: Any = None, client: str | None = None) -> Game:
+        """Free play: a new episode of one instance (participant optional: an anonymous id is drawn). A client
+        (by address) begins at most ``FREE_EPISODES_PER_CLIENT`` episodes, whatever ids it names: each holds an
+        engine and, ended, shows a gold, so they are not handed out without bound."""
         if self.pilot is not None:
             raise RequestError(403, "this server runs a pilot: participants start at /pilot")
         served = self.served.get(instance_id) if isinstance(instance_id, str) else None
@@ -257,16 +285,27 @@ class Games:
             participant_id = f"anon-{secrets.token_hex(6)}"
         pid = _participant(participant_id)
         with self._lock:
+            if client is not None:
+                if self.free_started.get(client, 0) >= FREE_EPISODES_PER_CLIENT:
+                    raise RequestError(429, f"this address has begun {FREE_EPISODES_PER_CLIENT} episodes, the most "
+                                            "a server gives one client; restart the server for more")
+                self.free_started[client] = self.free_started.get(client, 0) + 1
             self._check_unplayed(pid, [served.instance.instance_id])
             return self._begin(served, pid, index=0, pilot_id=None, consent_sha256=None)
 
-    def start_pilot(self, participant_id: Any, consent: Any) -> Game:
-        """A pilot participant's first episode, once they accepted the consent text."""
+    def start_pilot(self, participant_id: Any, consent: Any, sig: Any = None, platform_id: Any = None) -> Game:
+        """A pilot participant's first episode, once they accepted the consent text: only an issued participant
+        (``sig``, from the link the experimenter sent: web/pilot.py), optionally bound to a platform's id."""
         if self.pilot is None:
             raise RequestError(404, "this server runs no pilot")
         if consent is not True:
             raise RequestError(422, "consent: taking part needs your consent (tick the box)")
         pid = _participant(participant_id)
+        assert self.pilot_key is not None
+        if not is_issued(self.pilot_key, self.pilot.pilot_id, pid, sig):
+            raise RequestError(403, f"participant {pid} has no invitation to this study: open the link the "
+                                    "experimenter sent you (it carries your id and its signature)")
+        platform = None if platform_id in (None, "") else _participant(platform_id, "platform_id")
         with self._lock:
             if (self.pilot.pilot_id, pid) in self.sessions:
                 raise RequestError(409, f"participant {pid} has already started: continue in the browser where you "
@@ -274,18 +313,21 @@ class Games:
                                         "progress is saved), or ask the experimenter")
             self._check_unplayed(pid, self.pilot.instances)
             game = self._begin(self.served[self.pilot.instances[0]], pid, index=0, pilot_id=self.pilot.pilot_id,
-                               consent_sha256=self.pilot.consent_sha256)
+                               consent_sha256=self.pilot.consent_sha256, issued=sig, platform_id=platform)
             return game
 
     def step(self, token: str, body: Any) -> dict[str, Any]:
         """Commit one step: ``body`` is ``{"action": {"t", "set", "commit"}, "response_ms"}``. Returns the step's
         observation; the episode's last step also scores and records the run."""
         game = self._game(token)
-        action, response_ms = parse_step(body, game.goal.inputs)
+        action, response_ms = parse_step(body)
         with game.lock:
             engine = game.engine
             if engine.done:
                 raise RequestError(409, "the episode has ended: no step can be committed")
+            void = engine.judge(action.set)
+            if void is not None:  # the episode would void it; a person gets to send the step again instead
+                raise RequestError(422, f"action.set: {void}")
             if action.t != engine.t:
                 when = "is already committed" if action.t < engine.t else "is not reached"  # type: ignore[operator]
                 raise RequestError(409, f"step {action.t} {when}: the current step is {engine.t}")
@@ -320,41 +362,22 @@ class Games:
         if served.instance.content_hash != rec.instance_hash:
             raise RequestError(422, f"the record was played on another version of {rec.instance_id} (its "
                                     "instance_hash differs from the bundle's)")
-        engine = Episode(served.problem, rec.instance_id)
-        goal = engine.reset()
-        inputs = served.problem.system.inputs
-        observations, reconstructed = [], not rec.steps
-        if reconstructed:  # an imported record has no step log: its certificate, step by step, is its play
-            if rec.certificate is None or rec.certificate_errors:
-                raise RequestError(422, "the record has neither a step log nor a well-formed certificate to replay")
-            actions = [(_atoms_at(rec.certificate, t), False, None) for t in range(served.problem.horizon)]
-        else:
-            actions = [_recorded_action(s, i) for i, s in enumerate(rec.steps)]
-        for i, (assignment, commit, at) in enumerate(actions):
-            if engine.done:
-                raise RequestError(422, f"step {i}: the record goes on after its episode ended")
-            observations.append(engine.step(assignment, commit=commit, at=at))
-            if not reconstructed and certificate_to_json(engine.log[-1].committed, inputs) != rec.steps[i].get(
-                    "committed"):
-                raise RequestError(422, f"step {i}: replaying commits other atoms than the record says")
-        if rec.certificate is not None and not rec.certificate_errors and \
-                certificate_to_json(engine.certificate, inputs) != rec.certificate:
-            raise RequestError(422, "replaying the record's steps does not give its certificate")
+        replayed = replay(rec, served.problem)
+        if replayed.faults:
+            raise RequestError(422, f"the record does not replay as recorded: {replayed.faults[0]}")
+        reconstructed = replayed.reconstructed
         if rec.status in FINAL_STATUSES and rec.certificate is not None and not rec.certificate_errors:
             # The page shows the record's scores: they must be the exact ones of its certificate.
             with served.lock:
-                exact = served.scorer(rec.gold_set or "M").score(engine.certificate)
-            wrong = [k for k in RESCORED if exact[k] != getattr(rec, k)]
+                wrong = score_faults(rec, served.scorer(rec.gold_set or "M").score(replayed.certificate))
             if wrong:
-                k = wrong[0]
-                raise RequestError(422, f"the record's scores are not those of its certificate ({k}: recorded "
-                                        f"{getattr(rec, k)!r}, exact {exact[k]!r})")
+                raise RequestError(422, f"the record's scores are not those of its certificate ({wrong[0]})")
         summary = {k: getattr(rec, k) for k in RECORD_FIELDS}
         summary.update(agent_name=rec.agent_name, eval_track=rec.eval_track, renderer_track=rec.renderer_track,
                        renderer_profile_id=rec.renderer_profile_id, participant_id=rec.agent_meta.get("participant_id"),
                        reconstructed=reconstructed)
-        return {"instance_id": rec.instance_id, "goal": goal.model_dump(mode="json"),
-                "observations": [o.model_dump(mode="json") for o in observations], "record": summary}
+        return {"instance_id": rec.instance_id, "goal": replayed.goal.model_dump(mode="json"),
+                "observations": [o.model_dump(mode="json") for o in replayed.observations], "record": summary}
 
     def check_replay(self) -> None:
         """Refuse replays (403) while a pilot runs (:meth:`replay` says why)."""
@@ -374,21 +397,26 @@ class Games:
         """Refuse a second run of one participant on one instance (its run id would repeat; hold ``_lock``)."""
         for iid in instance_ids:
             served = self.served[iid]
-            spec = AgentSpec(HUMAN, "EVAL-CB", {"participant_id": pid})
+            spec = AgentSpec(HUMAN, "EVAL-CB", {"participant_id": pid}).adapted(self.adaptation)
             rid = run_id(iid, served.instance.content_hash, spec.digest, 0)
             if (self.runs is not None and self.runs.done(rid)) or any(g.run_id == rid for g in self.games.values()):
                 raise RequestError(409, f"participant {pid} has already played instance {iid}")
 
     def _begin(self, served: Served, pid: str, *, index: int, pilot_id: str | None, consent_sha256: str | None,
-               token: str | None = None, journal: bool = True) -> Game:
+               token: str | None = None, journal: bool = True, issued: str | None = None,
+               platform_id: str | None = None) -> Game:
         """A new episode (hold ``_lock``): journaled, then registered."""
         token = token or secrets.token_urlsafe(24)
-        engine = Episode(served.problem, served.instance.instance_id)
-        game = Game(token, served, pid, pilot_id, index, consent_sha256, engine, engine.reset())
+        recorder = EpisodeRecorder(served.problem, served.instance.instance_id)
+        game = Game(token, served, pid, pilot_id, index, consent_sha256, recorder, recorder.start(), issued=issued,
+                    platform_id=platform_id, adaptation=self.adaptation)
         if journal:
-            self._write({"event": "episode", "token": token, "instance_id": served.instance.instance_id,
-                         "instance_hash": served.instance.content_hash, "participant_id": pid, "pilot_id": pilot_id,
-                         "index": index, "consent_sha256": consent_sha256})
+            event = {"event": "episode", "token": token, "instance_id": served.instance.instance_id,
+                     "instance_hash": served.instance.content_hash, "participant_id": pid, "pilot_id": pilot_id,
+                     "index": index, "consent_sha256": consent_sha256}
+            if issued is not None:
+                event.update(issued=issued, platform_id=platform_id)
+            self._write(event)
         self.games[token] = game
         if pilot_id is not None:
             self.sessions.setdefault((pilot_id, pid), []).append(game)
@@ -405,11 +433,7 @@ class Games:
 
     @staticmethod
     def _apply(game: Game, action: Action, response_ms: float | None, server_ms: float | None) -> Observation:
-        engine = game.engine
-        obs = engine.step(action.set, commit=action.commit, at=action.t)
-        entry = engine.log[-1].to_json(engine.problem.system.inputs)
-        entry["agent_error"] = None  # a human's step is never an agent fault (the page sends only valid actions)
-        game.steps.append(entry)
+        obs = game.recorder.step(action)
         game.observations.append(obs)
         game.response_ms.append(response_ms)
         game.server_ms.append(server_ms)
@@ -417,26 +441,23 @@ class Games:
 
     def _finish(self, game: Game) -> None:
         """Score the ended episode and record it (hold ``game.lock``); in a pilot, open the next episode."""
-        inst = game.served.instance
-        base = record_base(inst, game.spec, 0, bundle_hash=self.bundle_hash, renderer_track=RENDERER_TRACK,
-                           renderer_profile_id=RENDERER_PROFILE)
-        result: dict[str, Any] | None = None
+        scores: Scores | None = None
         error = ""
         with game.served.lock:
             try:
-                result = game.served.scorer().score(game.engine.certificate)
+                scores = game.served.scorer().score(game.recorder.certificate)
                 game.served.oracle()
             except Exception as ex:  # our failure: keep the participant's steps in a record that says so
                 error = f"scoring failed: {type(ex).__name__}: {ex}"
         known = [ms for ms in game.response_ms if ms is not None]
         timing = {"step_ms": game.response_ms, "server_step_ms": game.server_ms,
                   "total_ms": round(sum(known), 3)}
-        if result is None:
-            record = failed_record(base, error, game.steps)
-            record = record.model_copy(update={"agent_meta": game.meta, "timing": timing})
+        base = record_base(game.served.instance, game.spec, 0, bundle_hash=self.bundle_hash,
+                           renderer_track=RENDERER_TRACK, renderer_profile_id=RENDERER_PROFILE)
+        if scores is None:
+            record = game.recorder.fail(base, error, agent_meta=game.meta, timing=timing)
         else:
-            record = finished_record(base, game.engine, result, steps=game.steps, agent_meta=game.meta,
-                                     timing=timing)
+            record = game.recorder.finish(base, scores, agent_meta=game.meta, timing=timing)
         with self._lock:
             if self.runs is not None:
                 if not self.runs.done(record.run_id):
@@ -460,26 +481,42 @@ class Games:
             game.next_token = session[game.index + 1].token
         elif game.index + 1 < len(pilot.instances):
             nxt = self._begin(self.served[pilot.instances[game.index + 1]], game.participant_id,
-                              index=game.index + 1, pilot_id=pilot.pilot_id, consent_sha256=game.consent_sha256)
+                              index=game.index + 1, pilot_id=pilot.pilot_id, consent_sha256=game.consent_sha256,
+                              issued=game.issued, platform_id=game.platform_id)
             game.next_token = nxt.token
 
     def _pilot_state(self, game: Game) -> dict[str, Any] | None:
         pilot = self.pilot
         if game.pilot_id is None or pilot is None or game.pilot_id != pilot.pilot_id:
             return None
-        session = self.sessions.get((pilot.pilot_id, game.participant_id), [])
-        complete = len(session) == len(pilot.instances) and all(g.record is not None for g in session)
+        complete = self._pilot_complete(game)
+        assert self.pilot_key is not None
         return {"pilot_id": pilot.pilot_id, "title": pilot.title, "participant_id": game.participant_id,
                 "index": game.index, "total": len(pilot.instances),
                 "next": None if game.next_token is None else f"/play/{game.next_token}",
-                "completion_code": pilot.completion_code if complete else None}
+                "completion_code": completion_code(self.pilot_key, pilot, game.participant_id) if complete else None}
+
+    def _pilot_complete(self, game: Game) -> bool:
+        """Whether the pilot participant of ``game`` has finished every instance."""
+        pilot = self.pilot
+        assert pilot is not None
+        session = self.sessions.get((pilot.pilot_id, game.participant_id), [])
+        return len(session) == len(pilot.instances) and all(g.record is not None for g in session)
 
     def _result(self, game: Game) -> dict[str, Any] | None:
+        """The end screen's content. Under a pilot, the best-match gold and the oracle's optimum (members of M(I))
+        wait until the participant has finished every instance: shown earlier, an id that commits at once would
+        learn each instance's answer before playing it under another id."""
         rec = game.record
         if rec is None:
             return None
         out = {k: getattr(rec, k) for k in RECORD_FIELDS}
         out["recorded"] = self.runs is not None
+        if game.pilot_id is not None and not self._pilot_complete(game):
+            out["best_match_gold"] = None
+            out["oracle"] = None
+            out["withheld"] = "the answers are shown when you have finished every episode of the study"
+            return out
         with game.served.lock:
             out["oracle"] = game.served.oracle()
         return out
@@ -517,7 +554,8 @@ class Games:
                     raise ValueError(f"episode {ev['index']} of participant {ev['participant_id']} does not follow "
                                      "the pilot's order of instances")
             self._begin(served, ev["participant_id"], index=ev["index"], pilot_id=pilot_id,
-                        consent_sha256=ev["consent_sha256"], token=ev["token"], journal=False)
+                        consent_sha256=ev["consent_sha256"], token=ev["token"], journal=False,
+                        issued=ev.get("issued"), platform_id=ev.get("platform_id"))
         elif kind == "step":
             game = self.games[ev["token"]]
             action = Action(set=ev["set"], commit=ev["commit"], t=ev["t"])
@@ -532,8 +570,9 @@ class Games:
             raise ValueError(f"unknown event {kind!r}")
 
 
-def parse_step(body: Any, inputs: list[str]) -> tuple[Action, float | None]:
-    """The action and response time of a step request; a RequestError (422) says what is wrong with it."""
+def parse_step(body: Any) -> tuple[Action, float | None]:
+    """The action and response time of a step request; a RequestError (422) says what is wrong with its form (what
+    it asks for is the episode's to judge: :meth:`Games.step`)."""
     if not isinstance(body, dict):
         raise RequestError(422, 'a step is a JSON object {"action": {"t": ..., "set": {...}}}')
     extra = sorted(set(body) - {"action", "response_ms"})
@@ -551,11 +590,6 @@ def parse_step(body: Any, inputs: list[str]) -> tuple[Action, float | None]:
     assignment = action.get("set", {})
     if not isinstance(assignment, dict):
         raise RequestError(422, "action.set: an object {input: 0 or 1}")
-    for name, value in assignment.items():
-        if name not in inputs:
-            raise RequestError(422, f"action.set: {quote(name, 60)} is not an input ({', '.join(inputs)})")
-        if type(value) is not int or value not in (0, 1):  # 1.0 == 1 and True == 1, but neither is a value
-            raise RequestError(422, f"action.set.{name}: {quote(value, 40)} must be 0 or 1")
     commit = action.get("commit", False)
     if not isinstance(commit, bool):
         raise RequestError(422, "action.commit: true or false")
@@ -566,22 +600,8 @@ def parse_step(body: Any, inputs: list[str]) -> tuple[Action, float | None]:
     return Action(set=dict(assignment), commit=commit, t=t), None if ms is None else round(float(ms), 3)
 
 
-def _participant(value: Any) -> str:
+def _participant(value: Any, name: str = "participant_id") -> str:
     if not isinstance(value, str) or not PARTICIPANT.fullmatch(value):
-        raise RequestError(422, "participant_id: 1 to 64 letters, digits, '.', '_' or '-', starting with a letter "
+        raise RequestError(422, f"{name}: 1 to 64 letters, digits, '.', '_' or '-', starting with a letter "
                                 "or digit")
     return value
-
-
-def _atoms_at(certificate: list[list[Any]], t: int) -> dict[str, Any]:
-    return {a: v for (s, a, v) in certificate if s == t}
-
-
-def _recorded_action(step: dict[str, Any], i: int) -> tuple[dict[str, Any], bool, int | None]:
-    """The action a record's step log says was taken (a refused wrong-step action is replayed as one)."""
-    submitted = step.get("submitted")
-    if not isinstance(submitted, dict):
-        raise RequestError(422, f"step {i}: no submitted assignment in the record")
-    wrong = [r.get("value") for r in step.get("refused", []) if isinstance(r, dict) and r.get("reason") == "wrong_step"]
-    at = wrong[0] if wrong and isinstance(wrong[0], int) else None
-    return submitted, bool(step.get("commit")), at

@@ -13,10 +13,14 @@ import os
 import socket
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gf01_formal.artifacts import check_output
 from gf01_formal.web.app import LOOPBACK_NAMES, create_app
 from gf01_formal.web.games import Games
+
+if TYPE_CHECKING:
+    from gf01_formal.agents.adaptation import Adaptation
 from hoa.errors import Gf01Error, quote
 
 #: Seconds an in-flight request may take to finish once Ctrl-C is pressed.
@@ -61,23 +65,27 @@ def url_of(sock: socket.socket) -> str:
 
 
 def serve(bundle: str | os.PathLike[str], *, host: str = "127.0.0.1", port: int = 8000,
-          runs_out: str | os.PathLike[str] | None = None, pilot: str | os.PathLike[str] | None = None) -> None:
+          runs_out: str | os.PathLike[str] | None = None, pilot: str | os.PathLike[str] | None = None,
+          body_timeout: float = 30.0, adaptation: Adaptation | None = None) -> None:
     """Serve GF-01-R1 for ``bundle`` until interrupted (KeyboardInterrupt reaches the caller after a clean stop)."""
     import uvicorn
 
     if pilot is not None and runs_out is None:
         raise Gf01Error("a pilot records every episode: give the runs file (--runs-out)", field="--runs-out")
     if runs_out is not None:
-        check_output(runs_out)
-    games = Games.open(bundle, runs_out=runs_out, pilot=pilot)
+        key = None if pilot is None else f"{os.fspath(pilot)}.key"
+        check_output(runs_out, inputs=[bundle, pilot, key], reread=True)
+    games = Games.open(bundle, runs_out=runs_out, pilot=pilot, adaptation=adaptation)
     sock = bind(host, port)
     loopback = is_loopback(host)
-    app = create_app(games, allowed_hosts=LOOPBACK_NAMES | {host.lower()} if loopback else None)
+    app = create_app(games, allowed_hosts=LOOPBACK_NAMES | {host.lower()} if loopback else None,
+                     body_timeout=body_timeout)
     base = url_of(sock)
     print(f"gf01 serve: {len(games.served)} instance{'s' if len(games.served) != 1 else ''} of "
           f"{Path(bundle).name} at {base}/", flush=True)
     if games.pilot is not None:
-        print(f"pilot {games.pilot.pilot_id}: participants open {base}/pilot?participant=<their id>")
+        print(f"pilot {games.pilot.pilot_id}: participants open the links of 'gf01 pilot issue' "
+              f"({base}/pilot?participant=ID&sig=SIG); other ids are refused")
     if games.runs is not None:
         resumed = sum(1 for g in games.games.values() if not g.engine.done)
         print(f"recording to {runs_out}; steps are saved in {games.journal.path if games.journal else ''} "

@@ -45,7 +45,10 @@ async function start(event) {
   }
   if (await resume(participant)) return;
   try {
-    const answer = await api("POST", "/api/pilot", { participant_id: participant, consent: true });
+    const link = new URLSearchParams(location.search);
+    const body = { participant_id: participant, consent: true, sig: link.get("sig") || "" };
+    if (link.get("platform_id")) body.platform_id = link.get("platform_id");
+    const answer = await api("POST", "/api/pilot", body);
     try {
       localStorage.setItem(key(participant), answer.token);
     } catch (err) {

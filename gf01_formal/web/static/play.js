@@ -182,13 +182,14 @@ function showEnd() {
   ];
   const body = clear($("scores").tBodies[0]);
   for (const [name, value, id] of rows) body.append(el("tr", {}, el("th", { scope: "row" }, name), el("td", { id }, String(value))));
-  const oracle = r.oracle
+  // In a pilot the answers wait until every episode is finished (r.withheld says so).
+  const oracle = r.withheld ? r.withheld : r.oracle
     ? `${certText(r.oracle.certificate)}: Eff_t = ${r.oracle.eff_t}, Eff_a = ${r.oracle.eff_a}`
     : "no valid certificate exists within B_T";
+  const best = r.withheld ? r.withheld : r.best_match_gold ? certText(r.best_match_gold) : "none";
   facts($("certs"), [
     ["Your certificate", certText(r.certificate), "cert-mine"],
-    ["Best match in M(I) (AP/TS are measured against it)", r.best_match_gold ? certText(r.best_match_gold) : "none",
-      "cert-best"],
+    ["Best match in M(I) (AP/TS are measured against it)", best, "cert-best"],
     ["The oracle's optimum (fewest steps, then edits)", oracle, "cert-oracle"],
     ["Saved", r.recorded ? `yes, run ${r.run_id}` : "no (this server is not recording)", "saved"],
   ]);
