@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from gf01_formal.agents.base import AgentSpec
+from gf01_formal.campaign.evaluate import Settings, evaluate
 from gf01_formal.cli import main
 from gf01_formal.instances.io import check_instance, load_artifact
 from gf01_formal.report.load import load_runs
-from gf01_formal.runs.evaluate import Settings, evaluate
 from gf01_formal.runs.record import RUN_SCHEMA_V1
 from gf01_formal.runs.validate import validate
 from gf01_formal.scoring.certificates import certificate_from_json
@@ -77,7 +77,7 @@ def test_v1_records_are_read_as_ranked_in_mb_and_not_appended_to(runs: dict[str,
     path = tmp_path / "v1.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in old))
     loaded = load_runs([path]).records
-    assert [(r["gold_set"], r["within_budget"]) for r in loaded] == [("MB", True)] * len(old)
+    assert [(r.gold_set, r.within_budget) for r in loaded] == [("MB", True)] * len(old)
     assert validate([path], bundle=str(INSTANCE)) == []
     with pytest.raises(Gf01Error, match=r"gf01-formal\.run_record\.v1 records"):
         evaluate(INSTANCE, PANEL, path)
