@@ -13,21 +13,26 @@ def ask(tool, atoms):
     return reply["result"]
 
 
-plan = {}
-for line in sys.stdin:
-    msg = json.loads(line)
-    if msg["type"] == "start":
-        offered = msg.get("tools") or []
-        tool = sys.argv[1] if len(sys.argv) > 1 else (offered[0] if offered else "local-planner-v1")
-        if tool == "oracle-exact-search-v1":
-            cert = ask(tool, None)["certificate"] or []
-            assert ask(tool, cert)["valid"] is True
-            for t, a, v in cert:
-                plan.setdefault(t, {})[a] = v
-        else:
-            ask(tool, [[0, msg["goal"]["inputs"][0], 1]])
-        print(json.dumps({"set": plan.get(0, {})}), flush=True)
-    elif msg["type"] == "observation" and not msg.get("done"):
-        print(json.dumps({"set": plan.get(msg["t"] + 1, {})}), flush=True)
-    elif msg["type"] == "end":
-        break
+def main():
+    plan = {}
+    for line in sys.stdin:
+        msg = json.loads(line)
+        if msg["type"] == "start":
+            offered = msg.get("tools") or []
+            tool = sys.argv[1] if len(sys.argv) > 1 else (offered[0] if offered else "local-planner-v1")
+            if tool == "oracle-exact-search-v1":
+                cert = ask(tool, None)["certificate"] or []
+                assert ask(tool, cert)["valid"] is True
+                for t, a, v in cert:
+                    plan.setdefault(t, {})[a] = v
+            else:
+                ask(tool, [[0, msg["goal"]["inputs"][0], 1]])
+            print(json.dumps({"set": plan.get(0, {})}), flush=True)
+        elif msg["type"] == "observation" and not msg.get("done"):
+            print(json.dumps({"set": plan.get(msg["t"] + 1, {})}), flush=True)
+        elif msg["type"] == "end":
+            break
+
+
+if __name__ == "__main__":  # a program, not a test module: pytest's doctest collection imports it
+    main()
