@@ -27,11 +27,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from gf01_formal.agents import BUILTIN  # noqa: E402
+from gf01_formal.agents import BUILTIN, PANELS  # noqa: E402
 from gf01_formal.campaign.run import run_campaign  # noqa: E402
 from gf01_formal.instances.generator import generate, load_config  # noqa: E402
 from gf01_formal.instances.io import save_artifact  # noqa: E402
-from gf01_formal.report.coverage import PANELS  # noqa: E402
 
 PEER_INSTANCES_PER_S = 100 / (14 * 60)
 PEER_RUNS_PER_S = 5 * 100 / (14 * 60)  # the peer's panel had 5 agents; ours may have fewer (see "panel:")

@@ -17,8 +17,8 @@ are conjoined latest position first (measured 60-450x faster than forward order 
 Circuits. On a circuit system Suff is built forward instead, composing the AND gates over the flip variables step
 by step (:func:`_encode_circuit`): no state variables and no state enumeration; Valid is the same.
 
->>> enc = encode(problem)          # doctest: +SKIP
->>> valid = valid_bdd(enc)         # doctest: +SKIP
+>>> enc = encode(problem)
+>>> valid = valid_bdd(enc)
 """
 
 from __future__ import annotations

@@ -21,8 +21,9 @@ Variable numbering is canonical (one ``pysat.formula.IDPool``, deterministic con
 ``("f", t, i)`` = ``1 + t * |AP_in| + i``, then ``("true",)``, then named literals (``("ts", t)``, ``("suff",)``,
 ``("suff", t, i)``, ``("valid",)``) and hash-consed gates ``("and", lits)`` / ``("or", lits)`` in creation order.
 
->>> enc = encode(problem, with_valid=True)  # doctest: +SKIP
->>> enc.write_dimacs(fp, assert_lits=[enc.valid])  # doctest: +SKIP
+>>> enc = encode(problem, with_valid=True)
+>>> with open("valid.cnf", "w") as fp:
+...     enc.write_dimacs(fp, assert_lits=[enc.valid])
 """
 
 from __future__ import annotations

@@ -13,8 +13,9 @@ Programs a process starts in process groups of their own (external agents) use t
 registered with :func:`hold_group`: while it holds one, a SIGTERM to the process (which is how :func:`kill` stops a
 worker), or its exit, first SIGKILLs those groups, so the programs' own children end too.
 
->>> with pool(2) as ex:  # doctest: +SKIP
-...     results = [f.result() for f in [ex.submit(pow, 2, 10)]]
+>>> with pool(2) as ex:
+...     [f.result() for f in [ex.submit(pow, 2, 10)]]
+[1024]
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
-"""HOA v1: label expressions, automaton model, parser, validator, writer, the per-file records of ``gf01 hoa check``
-and the Mealy view of a controller; with the project's one error type (``hoa.errors``) and its one reader of user
-files (``hoa.files``), which every layer above uses.
+"""HOA v1: label expressions, automaton model, parser (with the token positions it records, ``hoa.spans``),
+validator, writer, the per-file records of ``gf01 hoa check`` and the Mealy view of a controller; with the
+project's one error type (``hoa.errors``) and its one reader of user files (``hoa.files``), which every layer above
+uses.
 
 The names below are imported on first use (PEP 562), so ``from hoa.errors import Gf01Error`` costs nothing more.
 """

@@ -1,8 +1,9 @@
 """Reading user files as text: one reader, so every command reports a missing, unreadable, binary or non-UTF-8 file
 (and one too large to read safely) with the same one-line message naming the file.
 
->>> read_text("missing.hoa")  # doctest: +SKIP
-Gf01Error: missing.hoa: cannot read: No such file or directory
+>>> read_text("missing.hoa")
+Traceback (most recent call last):
+hoa.errors.Gf01Error: missing.hoa: cannot read: No such file or directory
 """
 
 from __future__ import annotations

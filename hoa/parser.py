@@ -16,13 +16,13 @@ import re
 from bisect import bisect_left
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from hoa.errors import Gf01Error, quote
 from hoa.label import AliasRef, And, Const, Expr, Not, Or, Var
 from hoa.lexer import Tokens, decode_string, tokenize
 from hoa.model import AccAnd, AccConst, AccExpr, AccOr, AccSet, Automaton, Edge, State
+from hoa.spans import Atom, Spans
 from hoa.validate import validate
 
 #: Headers that may occur more than once (spec: every other HEADERNAME at most once).
@@ -32,37 +32,6 @@ SUPPORTED_VERSIONS = frozenset({"v1"})
 #: expressions (parser, writer, validator, Mealy view) far below Python's recursion limit.
 MAX_DEPTH = 100
 
-Atom = tuple[int | str, int]  # (AP index or alias name, token index)
-
-
-@dataclass
-class Spans:
-    """Token indices of one automaton, recorded by the parser for the validator's messages (not part of the model).
-
-    Body labels, destinations and acceptance signatures are not recorded one by one (that would cost as much as the
-    parse): the validator checks them on the model and, on an error, finds the token from the edge's first token.
-    """
-
-    begin: int
-    headers: dict[str, list[int]] = field(default_factory=dict)
-    ap_count: int | None = None
-    ap_names: list[int] = field(default_factory=list)
-    alias_names: list[int] = field(default_factory=list)
-    alias_atoms: list[list[Atom]] = field(default_factory=list)
-    acc_count: int | None = None
-    acc_atoms: list[tuple[int, int]] = field(default_factory=list)
-    controllable: list[int] = field(default_factory=list)
-    properties: list[int] = field(default_factory=list)
-    start_states: list[list[int]] = field(default_factory=list)
-    states: list[int] = field(default_factory=list)  # token of each "State:" item, in file order
-    state_index: list[int] = field(default_factory=list)  # token of each state's number
-    state_label: list[int | None] = field(default_factory=list)
-    state_acc: list[int | None] = field(default_factory=list)
-    edges: list[list[int]] = field(default_factory=list)  # per State item, token of each edge's first token
-    edge_acc_first: int | None = None  # token of the first edge acceptance signature
-    label_max_ap: int = -1  # the largest AP number in a body label
-    label_aliases: frozenset[str] = frozenset()  # the aliases used in body labels
-    univ_first: int | None = None  # first conjunction of states (Start: or edge)
 
 
 class _Reader:

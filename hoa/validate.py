@@ -1,6 +1,6 @@
 """HOA v1 semantic checks: the rules a syntactically correct automaton can still break, located at line:col.
 
-Each check raises Gf01Error at the offending token (token indices come from the parser's :class:`hoa.parser.Spans`):
+Each check raises Gf01Error at the offending token (token indices come from the parser's :class:`hoa.spans.Spans`):
 AP count and names, aliases (used before definition, redefined, undefined), AP, acceptance set and state numbers in
 range, implicit-label edge counts, state labels mixed with edge labels, labelled and unlabelled edges in one state,
 ``controllable-AP`` indices, duplicate ``State:`` items, and ``properties:`` that contradict each other or the
@@ -11,15 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hoa.errors import Gf01Error
 from hoa.label import AliasRef, And, Const, Expr, Not, Or, Var, aliases_used, variables
 from hoa.lexer import Tokens
 from hoa.model import Automaton, State
-
-if TYPE_CHECKING:
-    from hoa.parser import Spans
+from hoa.spans import Spans
 
 #: Deepest nesting of an alias definition once its aliases are expanded: like the parser's MAX_DEPTH, it keeps every
 #: recursive walk over resolved labels (validator, Mealy view) far below Python's recursion limit.

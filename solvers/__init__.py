@@ -1,6 +1,10 @@
-"""Exact GF-01 queries (suff, min1, valid, subset_min, witness, count, enumerate, oracle, best_match) on backends.
+"""Exact GF-01 queries (suff, min1, valid, check, subset_min, witness, count, enumerate, oracle, best_match, sample)
+on backends: the contract (:mod:`.contract`), one dispatch table (:mod:`.api`), the backends (:mod:`.explicit`,
+:mod:`.forward`, :mod:`.sat`, :mod:`.bdd`) and the check of a backend against the contract (:mod:`.conformance`).
 
 >>> from solvers import oracle, valid
+>>> valid(problem, oracle(problem, problem.budget_t).certificate)
+True
 """
 
 from solvers.api import (

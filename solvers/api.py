@@ -5,11 +5,14 @@ Every backend implements :class:`solvers.contract.Backend` with the same signatu
 :data:`DEFAULT_CIRCUIT_BACKEND` on a circuit) and calls it. Conventions on atoms,
 budgets and limits are those of :mod:`solvers.contract`.
 
->>> valid(problem, [(2, 0, 1)])  # doctest: +SKIP
+>>> valid(problem, [(20, 2, 1), (21, 2, 1)])
 True
->>> oracle(problem, problem.budget_t).certificate  # doctest: +SKIP
-((2, 0, 1),)
->>> sample(problem, problem.budget_t, k=5, seed=1)  # doctest: +SKIP
+>>> oracle(problem, problem.budget_t).certificate
+((20, 2, 1), (21, 2, 1))
+>>> check(problem, [(21, 2, 1)])
+Check(suff=False, min1=True)
+>>> len(sample(problem, problem.budget_t, k=5, seed=1))
+5
 """
 
 from __future__ import annotations
@@ -19,10 +22,11 @@ from collections.abc import Iterable, Iterator
 
 from encoders.problem import Atom, Certificate, Problem
 from hoa.errors import Gf01Error
+from solvers import contract
 from solvers.canonical import certificate_digest
 from solvers.contract import Backend
 from solvers.limits import Limits
-from solvers.results import BestMatch, OracleResult, best_match_among
+from solvers.results import BestMatch, Check, OracleResult, best_match_among
 
 #: Backend name -> (module, attribute naming the backend object, or "" for the module itself). Imported on first use,
 #: so that a query on one backend does not pay for the others' libraries (python-sat, dd).
@@ -40,6 +44,7 @@ DEFAULT_BACKEND: dict[str, str] = {
     "suff": "explicit",
     "min1": "explicit",
     "valid": "explicit",
+    "check": "explicit",
     "subset_min": "sat",
     "witness": "explicit",
     "count": "forward",
@@ -57,6 +62,7 @@ DEFAULT_CIRCUIT_BACKEND: dict[str, str] = {
     "suff": "explicit",
     "min1": "explicit",
     "valid": "explicit",
+    "check": "explicit",
     "subset_min": "sat",
     "witness": "sat",
     "count": "bdd",
@@ -105,6 +111,13 @@ def min1(problem: Problem, atoms: Iterable[Atom], backend: str | None = None, *,
 def valid(problem: Problem, atoms: Iterable[Atom], backend: str | None = None, *, limits: Limits | None = None) -> bool:
     """Valid(C) = Suff(C) and Min1(C) (Definition 12)."""
     return bool(_pick("valid", backend, problem).valid(problem, list(atoms), limits=limits))
+
+
+def check(
+    problem: Problem, atoms: Iterable[Atom], backend: str | None = None, *, limits: Limits | None = None
+) -> Check:
+    """Suff(C) and Min1(C) in one query (:func:`solvers.contract.check`): one simulation on the explicit backend."""
+    return contract.check(_pick("check", backend, problem), problem, list(atoms), limits=limits)
 
 
 def subset_min(
@@ -183,6 +196,7 @@ __all__ = [
     "backend",
     "best_match",
     "best_match_among",
+    "check",
     "count",
     "default_backend",
     "enumerate_certificates",

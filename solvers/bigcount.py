@@ -6,8 +6,12 @@ the regular node and ``u.negated`` says the edge is complemented) and walked in 
 
 An edge is the int ``2 * node + negated``; node 0 is the terminal "true", so edge 0 is true and edge 1 is false.
 
->>> dag = export(bdd, u, num_vars=4)      # doctest: +SKIP
->>> count(dag)                            # doctest: +SKIP
+>>> from dd import autoref
+>>> bdd = autoref.BDD()
+>>> bdd.declare("a", "b", "c", "d")
+>>> u = bdd.add_expr("a | b")
+>>> count(export(bdd, u, num_vars=4))
+12
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ Shared conventions:
 
 >>> from solvers.api import backend
 >>> b = backend("explicit")
->>> b.valid(problem, [(2, 0, 1)])  # doctest: +SKIP
+>>> b.valid(problem, [(20, 2, 1), (21, 2, 1)])
 True
 """
 
@@ -28,10 +28,12 @@ from typing import Protocol, runtime_checkable
 
 from encoders.problem import Atom, Certificate, Problem
 from solvers.limits import Limits
-from solvers.results import BestMatch, OracleResult
+from solvers.results import BestMatch, Check, OracleResult
 
 #: The queries of the contract, in the order the docs list them.
 QUERIES = ("suff", "min1", "valid", "subset_min", "witness", "count", "enumerate_certificates", "oracle", "best_match")
+#: Queries a backend may answer itself; :mod:`solvers.api` answers them from the others where it does not.
+OPTIONAL_QUERIES = ("check",)
 
 
 @runtime_checkable
@@ -79,4 +81,14 @@ class Backend(Protocol):
         ...
 
 
-__all__ = ["QUERIES", "Backend"]
+__all__ = ["OPTIONAL_QUERIES", "QUERIES", "Backend", "check"]
+
+
+def check(backend: Backend, problem: Problem, atoms: Sequence[Atom], *, limits: Limits | None = None) -> Check:
+    """Suff(C) and Min1(C) together: the backend's own ``check`` where it has one (the explicit backend answers both
+    from one simulation), else its ``suff`` and ``min1`` one after the other. ``check`` is an optional query: a
+    backend that answers it must give what ``suff`` and ``min1`` give (the per-backend suite compares them)."""
+    own = getattr(backend, "check", None)
+    if own is not None:
+        return own(problem, atoms, limits=limits)  # type: ignore[no-any-return]
+    return Check(bool(backend.suff(problem, atoms, limits=limits)), bool(backend.min1(problem, atoms, limits=limits)))

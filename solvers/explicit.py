@@ -16,7 +16,7 @@ from hoa.label import evaluate
 from solvers import paths
 from solvers.canonical import canonical, effective_flips, order_key
 from solvers.limits import NO_LIMITS, Limits, guarded
-from solvers.results import BestMatch, OracleResult, best_match_among
+from solvers.results import BestMatch, Check, OracleResult, best_match_among
 from solvers.simulate import check_many
 
 
@@ -30,6 +30,13 @@ def suff(problem: Problem, atoms: Sequence[Atom], *, limits: Limits | None = Non
 def min1(problem: Problem, atoms: Sequence[Atom], *, limits: Limits | None = None) -> bool:
     """Definition 11 by simulation of the |C| runs with one atom removed."""
     return bool(check_many(problem, [list(atoms)])[1][0])
+
+
+@guarded("check")
+def check(problem: Problem, atoms: Sequence[Atom], *, limits: Limits | None = None) -> Check:
+    """Suff and Min1 from one simulation of C and its |C| single removals."""
+    s, m = check_many(problem, [list(atoms)])
+    return Check(bool(s[0]), bool(m[0]))
 
 
 @guarded("valid")

@@ -16,6 +16,19 @@ from solvers.canonical import certificate_digest, timesteps
 
 
 @dataclass(frozen=True)
+class Check:
+    """Suff(C) and Min1(C) of one certificate, answered together (the ``check`` query); Valid is their conjunction."""
+
+    suff: bool
+    min1: bool
+
+    @property
+    def valid(self) -> bool:
+        """Valid(C) = Suff(C) and Min1(C) (Definition 12)."""
+        return self.suff and self.min1
+
+
+@dataclass(frozen=True)
 class OracleResult:
     """The valid certificate (within the budget) minimising (Eff_t, Eff_a); ``optimal`` is True when proven."""
 

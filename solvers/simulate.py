@@ -5,7 +5,9 @@ from the cached base-run state there; atoms after t* cannot change the effect an
 :func:`check_many` answers suff and min1 for many certificates at once: all |C|+1 variants of every certificate
 (C itself and C minus each atom) run in lock-step through :meth:`hoa.mealy.MealyView.simulate`.
 
->>> suff_arr, min1_arr = check_many(problem, [((0, 1, 1),), ((2, 0, 0), (3, 0, 1))])  # doctest: +SKIP
+>>> suff_arr, min1_arr = check_many(problem, [((0, 1, 1),), ((20, 2, 1), (21, 2, 1))])
+>>> suff_arr.tolist(), min1_arr.tolist()
+([False, True], [True, True])
 """
 
 from __future__ import annotations

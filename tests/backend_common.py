@@ -26,11 +26,11 @@ from strategies import as_circuit, certificates, circuit_problems, problems
 from encoders.problem import Problem
 from hoa.label import Var
 from hoa.mealy import MealyView
-from solvers import api
+from solvers import api, contract
 from solvers.canonical import order_key
 from solvers.contract import QUERIES, Backend
 from solvers.limits import Limits, Unknown
-from solvers.results import BestMatch
+from solvers.results import BestMatch, Check
 
 # One test body runs for several subclasses (executors); each backend is a separate test, so this is intended.
 SETTINGS = settings(
@@ -79,6 +79,8 @@ class Common:
         assert self.b.min1(problem, cert) == brute_min1(problem, cert)
         assert self.b.valid(problem, cert) == brute_valid(problem, cert)
         assert self.b.subset_min(problem, cert) == brute_subset_min(problem, cert)
+        # The optional check query: the backend's own where it has one, else the shared one from suff and min1.
+        assert contract.check(self.b, problem, cert) == Check(brute_suff(problem, cert), brute_min1(problem, cert))
 
     @SETTINGS
     @given(problem=problems(max_flips=9))

@@ -40,6 +40,9 @@ class Reply:
     usage: bool = True
     raw: str | None = None
     content_type: str = "application/json"
+    #: Tool calls (OpenAI function calling) instead of a final answer: each ``(name, arguments)``, arguments a
+    #: JSON-able object sent as its JSON text.
+    tool_calls: tuple[tuple[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -123,6 +126,12 @@ class ScriptedServer:
             "choices": [{"index": 0, "finish_reason": "stop",
                          "message": {"role": "assistant", "content": reply.content}}],
         }
+        if reply.tool_calls:
+            out["choices"][0]["finish_reason"] = "tool_calls"
+            out["choices"][0]["message"] = {"role": "assistant", "content": reply.content or None, "tool_calls": [
+                {"id": f"call_{key[:8]}_{k}", "type": "function",
+                 "function": {"name": name, "arguments": json.dumps(args)}}
+                for k, (name, args) in enumerate(reply.tool_calls)]}
         if reply.usage:
             out["usage"] = {"prompt_tokens": prompt, "completion_tokens": completion,
                             "total_tokens": prompt + completion}

@@ -12,8 +12,7 @@ import pytest
 from gf01_formal import agents
 from gf01_formal.agents.base import Access, AgentSpec
 from gf01_formal.agents.planner import Planner
-from gf01_formal.instances.generator import GenConfig, generate
-from gf01_formal.instances.io import check_instance
+from gf01_formal.instances.io import check_instance, load_bundle
 from gf01_formal.runs.runner import play_run
 from gf01_formal.scoring.scores import Scorer
 from hoa.errors import Gf01Error
@@ -22,9 +21,9 @@ CB = ("random", "greedy", "search")
 
 
 @pytest.fixture(scope="module")
-def cases():
+def cases(generated_bundle):
     """A small generated bundle (certified: M_B(I) is non-empty for each), with each instance's Problem and Scorer."""
-    bundle = generate(21, 14, GenConfig(horizon=[5, 14]))
+    bundle = load_bundle(generated_bundle(21, 14, {"horizon": [5, 14]}))
     assert len(bundle.instances) >= 12
     out = []
     for inst in bundle.instances:
@@ -123,10 +122,11 @@ def test_the_tool_agent_stays_within_its_query_budget(cases):
 def test_specs_are_checked_before_any_episode():
     agents.check(AgentSpec("greedy", "EVAL-CB"))
     agents.check(AgentSpec("cmd", "EVAL-CB", {"cmd": "python3 -c pass", "step_timeout": 2}))
+    agents.check(AgentSpec("cmd", "EVAL-TA", {"cmd": "python3 -c pass"}))  # every track is open to a program
     bad = [
         (AgentSpec("nobody", "EVAL-CB"), "unknown agent"),
         (AgentSpec("tool", "EVAL-CB"), "plays on EVAL-TA"),
-        (AgentSpec("cmd", "EVAL-TA", {"cmd": "python3"}), "plays on EVAL-CB"),
+        (AgentSpec("random", "EVAL-OC"), "plays on EVAL-CB"),
         (AgentSpec("greedy", "EVAL-CB", {"depth": 3}), "takes no param 'depth'"),
         (AgentSpec("cmd", "EVAL-CB", {}), "command is empty"),
         (AgentSpec("cmd", "EVAL-CB", {"cmd": "   "}), "command is empty"),

@@ -54,6 +54,11 @@ class Workspace:
         return str(EXAMPLES / "arbiter.hoa")
 
     @property
+    def bundle(self) -> str:
+        """A bundle holding the example instance alone."""
+        return str(self.root / "bundle.json")
+
+    @property
     def aiger(self) -> str:
         """A good AIGER circuit (a 2-entry FIFO: inputs push, pop, d0; outputs empty, full, q0, overflow)."""
         return str(self.root / "fifo.aag")
@@ -203,6 +208,8 @@ CASES: list[Case] = [
     *_file_rows("verify", "CERT", lambda ws, f: ["verify", ws.instance, f], _cert_status),
     *_file_rows("verify", "--certs", lambda ws, f: ["verify", ws.instance, "--certs", f], _certs_status),
     _option("verify", "--seconds -1", lambda ws: ["verify", ws.instance, ws.cert, "--seconds", "-1"], "--seconds"),
+    _option("verify", "--gold-set X", lambda ws: ["verify", ws.instance, ws.cert, "--best-match", "--gold-set", "X"],
+            "--gold-set"),
     _option("verify", "--id 10 MB", lambda ws: ["verify", ws.instance, ws.cert, "--id", HUGE], HUGE_NAMED),
     _option("verify", "--trace-file and --trace", lambda ws: ["verify", ws.hoa, ws.cert, *_hoa_flags(),
                                                               "--trace-file", ws.cert], "--trace"),
@@ -299,6 +306,12 @@ CASES: list[Case] = [
                                                               "--manifest", str(ws.out / "m.json"), "--key-file",
                                                               ws.bad(k)], lambda ws, k=kind: ws.bad(k))
       for kind in ("missing", "directory", "empty")],
+    _option("split", "a size the split policy cannot meet",
+            lambda ws: ["split", str(ws.root / "bundle-of-one.json"), "-o", str(ws.out / "s.json"), "--manifest",
+                        str(ws.out / "m.json")], "cannot meet gf01.split_policy.v1"),
+    *[Case("generate", f"--key-file {kind}", lambda ws, k=kind: ["generate", "--count", "1", "--key-file", ws.bad(k),
+                                                                 "-o", str(ws.out / "b.json")],
+           lambda ws, k=kind: ws.bad(k)) for kind in ("missing", "directory", "empty")],
     _option("split", "--release under a regular file", lambda ws: ["split", ws.instance, "-o", str(ws.out / "s.json"),
             "--manifest", str(ws.out / "m.json"), "--release", str(ws.out / "file" / "r")], "file"),
     *_file_rows("split-policy-check", "MANIFEST", lambda ws, f: ["split-policy-check", f]),
@@ -327,6 +340,13 @@ CASES: list[Case] = [
     *_file_rows("validate", "RUNS", lambda ws, f: ["validate", f]),
     *_file_rows("validate", "--bundle", lambda ws, f: ["validate", ws.runs, "--bundle", f]),
     _option("validate", "--official without --bundle", lambda ws: ["validate", ws.runs, "--official"], "--bundle"),
+    _option("validate", "--official --gold-set MB", lambda ws: ["validate", ws.runs, "--bundle", ws.instance,
+                                                                "--official", "--gold-set", "MB"], "--gold-set"),
+    _option("evaluate", "--gold-set X", lambda ws: ["evaluate", ws.instance, "--agent", "random", "--gold-set", "X",
+                                                    "-o", str(ws.out / "r.jsonl")], "--gold-set"),
+    _option("pilot-analyze", "--reference nobody", lambda ws: ["pilot-analyze", ws.runs, "--bundle", ws.bundle,
+                                                               "--reference", "nobody", "-o", str(ws.out / "a.json")],
+            "--reference"),
     *_file_rows("import runs", "PEER_RUNS", lambda ws, f: ["import", "runs", f, "--bundle", ws.instance, "-o",
                                                            str(ws.out / "r.jsonl")]),
     *_file_rows("import runs", "--bundle", lambda ws, f: ["import", "runs", ws.peer_runs, "--bundle", f, "-o",
@@ -343,6 +363,15 @@ CASES: list[Case] = [
     _option("report", "--official without --manifest and --bundle", lambda ws: ["report", ws.runs, "--official",
                                                                                "-o", str(ws.out / "r.json")],
             "--official"),
+    _option("report", "--official --panel core", lambda ws: ["report", ws.runs, "--official", "--panel", "core",
+                                                              "-o", str(ws.out / "r.json")], "full panel"),
+    _option("report", "--official with provisional --caps", lambda ws: [
+        "report", ws.runs, "--official", "--caps", str(ws.root / "caps-provisional.json"), "-o",
+        str(ws.out / "r.json")], "--allow-provisional-caps"),
+    *_file_rows("report", "--caps", lambda ws, f: ["report", ws.runs, "--caps", f, "-o", str(ws.out / "r.json")]),
+    _option("campaign", "provisional --caps", lambda ws: ["campaign", ws.instance, "--agents", "random", "--caps",
+                                                          str(ws.root / "caps-provisional.json"), "-o",
+                                                          str(ws.out / "c")], "--allow-provisional-caps"),
     *(_option("report", f"--price-per-mtok {bad}", lambda ws, b=bad: ["report", ws.runs, "--price-per-mtok", b, "-o",
                                                                       str(ws.out / "r.json")], "--price-per-mtok")
       for bad in ("cheap", "1", "1,2,3", "-1,2", "nan,1", "1,inf")),
@@ -363,6 +392,16 @@ CASES: list[Case] = [
                                 ("a regular file", lambda ws: str(ws.out / "file"), lambda ws, p: p(ws)),
                                 ("10 MB name", lambda ws: HUGE, lambda ws, p: HUGE_NAMED))],
     *_output_rows("release package", "-o", lambda ws, o: ["release", "package", str(ws.root), "-o", o]),
+    _option("release check", "--panel core (not official)", lambda ws: ["release", "check", str(ws.root), "--panel",
+                                                                         "core"], "full panel"),
+    _option("release package", "--panel core (not official)", lambda ws: ["release", "package", str(ws.root),
+                                                                           "--panel", "core", "-o",
+                                                                           str(ws.out / "pkg")], "full panel"),
+    *_file_rows("release reveal", "--bundle", lambda ws, f: ["release", "reveal", str(ws.root), "--bundle", f,
+                                                             "--key-file", ws.instance]),
+    *[Case("release reveal", f"--key-file {kind}", lambda ws, k=kind: ["release", "reveal", str(ws.root), "--bundle",
+                                                                       ws.instance, "--key-file", ws.bad(k)],
+           lambda ws, k=kind: ws.bad(k)) for kind in ("missing", "directory", "empty")],
     *_file_rows("campaign", "BUNDLE", lambda ws, f: ["campaign", f, "--agents", "random", "-o", str(ws.out / "c")]),
     *_output_rows("campaign", "-o", lambda ws, o: ["campaign", ws.instance, "--agents", "random", "-o", o]),
     _option("campaign", "--jobs 0", lambda ws: ["campaign", ws.instance, "--agents", "random", "--jobs", "0", "-o",
@@ -371,6 +410,15 @@ CASES: list[Case] = [
                                                           "--executor", "nowhere", "-o", str(ws.out / "c")],
             "--executor"),
     *_file_rows("play", "INSTANCE", lambda ws, f: ["play", f, "--agent", "random"]),
+    _option("play", "--track EVAL-OC for a person", lambda ws: ["play", ws.instance, "--track", "EVAL-OC"],
+            "--track"),
+    _option("play", "--track EVAL-TA for random", lambda ws: ["play", ws.instance, "--agent", "random", "--track",
+                                                              "EVAL-TA"], "--track"),
+    _option("play", "--track EVAL-XX", lambda ws: ["play", ws.instance, "--agent-cmd", "python3", "--track",
+                                                   "EVAL-XX"], "--track"),
+    _option("evaluate", "--track EVAL-TA for random", lambda ws: ["evaluate", ws.instance, "--agent", "random",
+                                                                  "--track", "EVAL-TA", "-o",
+                                                                  str(ws.out / "r.jsonl")], "--track"),
     _option("play", "--agent nobody", lambda ws: ["play", ws.instance, "--agent", "nobody"], "nobody"),
     _option("play", "--trace 10 MB literal", lambda ws: ["play", ws.hoa, "--agent", "random", "--trace", HUGE,
                                                           "--effect", "g0"], "trace"),
@@ -379,6 +427,19 @@ CASES: list[Case] = [
                                                    str(ws.out / "r.jsonl"), "--port", "0"]),
     *_output_rows("serve", "--runs-out", lambda ws, o: ["serve", "--bundle", ws.instance, "--runs-out", o,
                                                         "--port", "0"]),
+    *[_option(name, f"--adaptation-condition {cond} {what}", lambda ws, c=cmd, a=args: [*c(ws), *a], named)
+      for name, cmd in (
+          ("evaluate", lambda ws: ["evaluate", ws.instance, "--agent", "random", "-o", str(ws.out / "r.jsonl")]),
+          ("campaign", lambda ws: ["campaign", ws.instance, "--agents", "random", "-o", str(ws.out / "c")]),
+          ("serve", lambda ws: ["serve", "--bundle", ws.instance, "--port", "0"]))
+      for cond, what, args, named in (
+          ("prompt_adaptation", "without a budget", ["--adaptation-condition", "prompt_adaptation"],
+           "--adaptation-budget-tokens"),
+          ("weight_finetune", "without a scope", ["--adaptation-condition", "weight_finetune",
+                                                  "--adaptation-budget-tokens", "5"], "--adaptation-data-scope"),
+          ("no_adaptation", "with a protocol", ["--adaptation-protocol-id", "p1"], "--adaptation-protocol-id"),
+          ("lora", "(unknown)", ["--adaptation-condition", "lora"], "lora"),
+          ("-", "budget -1", ["--adaptation-budget-tokens", "-1"], "--adaptation-budget-tokens"))],
     # Output = input: refused before anything is written, for every command that writes (issue 19).
     _is_an_input("cnf", lambda ws: ["cnf", ws.copy("instance.json"), ws.copy("instance.json")]),
     _is_an_input("generate", lambda ws: ["generate", "--count", "1", "--cfg", ws.copy("cfg.json"), "-o",
@@ -441,6 +502,15 @@ CASES: list[Case] = [
     _option("serve", "--body-timeout 0", lambda ws: ["serve", "--bundle", ws.instance, "--body-timeout", "0",
                                                      "--port", "0"], "--body-timeout"),
     _option("serve", "--port 70000", lambda ws: ["serve", "--bundle", ws.instance, "--port", "70000"], "--port"),
+    *_file_rows("agent check", "--bundle", lambda ws, f: ["agent", "check", "python3", "--bundle", f]),
+    _option("agent check", "CMD that cannot start", lambda ws: ["agent", "check", "no-such-agent-program"], "CMD"),
+    _option("agent check", "CMD empty", lambda ws: ["agent", "check", " "], "CMD"),
+    _option("agent check", "CMD 10 MB", lambda ws: ["agent", "check", HUGE], "CMD"),
+    _option("evaluate", "--agent-cmd 10 MB", lambda ws: ["evaluate", ws.instance, "--agent-cmd", HUGE, "-o",
+                                                         str(ws.out / "r.jsonl")], "--agent-cmd"),
+    _option("agent check", "--episodes 0", lambda ws: ["agent", "check", "python3", "--episodes", "0"], "--episodes"),
+    _option("agent check", "--step-timeout 0", lambda ws: ["agent", "check", "python3", "--step-timeout", "0"],
+            "--step-timeout"),
 ]
 
 
@@ -478,9 +548,14 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
         elif isinstance(content, bytes):
             (bad / name).write_bytes(content)
     from gf01_formal.agents.base import AgentSpec
-    from gf01_formal.runs.evaluate import evaluate
+    from gf01_formal.campaign.evaluate import evaluate
 
     evaluate(EXAMPLES / "arbiter_priority.json", [AgentSpec("random", "EVAL-CB")], root / "runs.jsonl")
+    from gf01_formal.instances.io import load_artifact, save_artifact
+    from gf01_formal.instances.model import make_bundle
+
+    save_artifact(root / "bundle.json", make_bundle([load_artifact(EXAMPLES / "arbiter_priority.json")],
+                                                 generator_version="test", provenance="import:hoa"))
     from aig.build import fifo
     from aig.writer import canonical
 
@@ -509,6 +584,17 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copyfile(root / "fifo.aag", copies / "circuit.aag")
     (copies / "cfg.json").write_text(json.dumps({"families": [{"kind": "random_mealy"}]}))
     (root / "cfg-string.json").write_text(json.dumps({"families": [{"kind": "random_mealy", "states": "5"}]}))
+    from gf01_formal.instances.io import load_instance, save_artifact
+    from gf01_formal.instances.model import make_bundle
+
+    one = load_instance(EXAMPLES / "arbiter_priority.json")
+    save_artifact(root / "bundle-of-one.json", make_bundle([one], generator_version="test", provenance="test"))
+    cap = {"cap": 3, "unit": "conflicts"}
+    (root / "caps-provisional.json").write_text(json.dumps({
+        "schema_version": "gf01-formal.caps.v1", "backend": "sat", "provisional": True,
+        "platform": {"seconds": {"cap": 1.0}, "memory_kib": {"cap": None}},
+        "algorithmic": {"conflicts": cap, "nodes": {"cap": None}},
+        "sample": {"instances": 8, "checkpoint": {"target": 240, "reached": False}}}))
     return root
 
 

@@ -5,15 +5,16 @@ normative scores never touched by a cap."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from bundles import CAMPAIGN
 
 from gf01_formal.agents.base import AgentSpec
 from gf01_formal.campaign.shards import Plan, play_batch, tasks
 from gf01_formal.cli import main
-from gf01_formal.instances.generator import GenConfig, generate
-from gf01_formal.instances.io import check_instance, load_bundle, save_artifact
+from gf01_formal.instances.io import check_instance, load_bundle
 from gf01_formal.report.caps import CapSet, derive, load_caps, run_diagnostic
 from gf01_formal.report.load import load_runs
 from gf01_formal.runs.record import RunRecord
@@ -21,17 +22,14 @@ from gf01_formal.runs.runner import RunOutcome
 from gf01_formal.runs.store import RunsFile
 from hoa.errors import Gf01Error
 
-SMALL = {"families": [{"kind": "random_mealy", "states": [3, 6], "inputs": [3, 3], "outputs": [2, 2]}],
-         "horizon": [8, 14]}
+SMALL = {**CAMPAIGN, "horizon": [8, 14]}
 PANEL = [AgentSpec("random", "EVAL-CB"), AgentSpec("oracle", "EVAL-OC")]
 DIAGNOSTIC = ("subset_min", "diagnostic_status", "diagnostic_note", "timing")
 
 
 @pytest.fixture(scope="module")
-def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("caps") / "bundle.json"
-    save_artifact(path, generate(41, 8, GenConfig.model_validate(SMALL)))
-    return path
+def bundle(generated_bundle: Callable[..., Path]) -> Path:
+    return generated_bundle(41, 8, SMALL)
 
 
 def play(bundle: Path, out: Path, caps: CapSet) -> list[dict]:
@@ -166,9 +164,29 @@ def test_caps_derive_then_campaign_under_the_caps(bundle: Path, pilot: Path, tmp
     assert summary["conflicts"] == caps.conflicts and caps.backend == "sat" and caps.nodes is None
     assert caps.seconds is not None and caps.memory_kib is not None
     out = tmp_path / "camp"
-    assert main(["campaign", str(bundle), "--panel", "core", "--agents", "random,oracle", "--jobs", "1", "--caps",
-                 str(caps_path), "-o", str(out)]) == 0
+    # A pilot of 8 instances is short of the DEC-021 checkpoint: its caps are provisional and refused by default.
+    assert summary["sample"]["checkpoint"]["reached"] is False and caps.provisional and caps.sample_instances == 8
+    capsys.readouterr()
+    argv = ["campaign", str(bundle), "--panel", "core", "--agents", "random,oracle", "--jobs", "1", "--caps",
+            str(caps_path), "-o", str(out)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "provisional caps: derived from 8 pilot instance(s)" in err
+    assert not out.exists()
+    assert main([*argv, "--allow-provisional-caps"]) == 0
     assert json.loads((out / "campaign.json").read_text())["diagnostic"] == caps.to_json()
+    assert "PROVISIONAL: derived from 8 pilot instances" in (out / "report.md").read_text()
+    rep = json.loads((out / "report.json").read_text())["caps"]
+    assert rep["provisional"] and rep["conflicts"] == caps.conflicts
+    # report --official refuses them too (before anything else), and names them when allowed.
+    capsys.readouterr()
+    official = ["report", str(out / "runs.jsonl"), "--official", "--caps", str(caps_path), "-o",
+                str(tmp_path / "r.json")]
+    assert main(official) == 2
+    assert "report --official refuses them" in capsys.readouterr().err and not (tmp_path / "r.json").exists()
+    assert main(["report", str(out / "runs.jsonl"), "--caps", str(out / "campaign.json"), "-o",
+                 str(tmp_path / "r.md")]) == 0
+    assert (tmp_path / "r.md").read_text() == (out / "report.md").read_text()
     rows = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
     assert {r["diagnostic_status"] for r in rows} <= {"exact", "infeasible"}
     assert all(r["timing"]["diagnostic_spent"]["conflicts"] <= caps.conflicts for r in rows

@@ -36,7 +36,7 @@ def test_verify_valid_certificate(capsys: pytest.CaptureFixture[str], backend: s
     rec = run_json(capsys, "verify", HOA, str(EXAMPLES / "arbiter_cert_valid.json"), "--subset-min",
                    "--backend", backend)
     assert rec == {"suff": True, "min1": True, "valid": True, "goal": True, "eff_t": 1, "eff_a": 2, "score_c": 1,
-                   "kappa": [1, 1, -1, -2], "subset_min": True, "errors": []}
+                   "kappa": [1, 1, -1, -2], "subset_min": True, "within_budget": True, "errors": []}
 
 
 def test_verify_sufficient_but_not_min1(capsys: pytest.CaptureFixture[str]) -> None:
@@ -62,8 +62,13 @@ def test_verify_malformed_certificate_scores_false_with_reasons(capsys: pytest.C
 
 
 def test_verify_over_budget(capsys: pytest.CaptureFixture[str]) -> None:
-    rec = run_json(capsys, "verify", HOA, str(EXAMPLES / "arbiter_cert_not_min1.json"), "--budget-t", "1")
-    assert rec["errors"] == ["the certificate touches 2 timesteps, more than B_T = 1"] and not rec["suff"]
+    # Definitions 10-12 have no budget: a certificate over B_T is scored by them, and flagged.
+    cert = str(EXAMPLES / "arbiter_cert_not_min1.json")
+    rec = run_json(capsys, "verify", HOA, cert, "--budget-t", "1")
+    within = run_json(capsys, "verify", HOA, cert, "--budget-t", "2")
+    assert rec["errors"] == [] and rec["within_budget"] is False and within["within_budget"] is True
+    assert (rec["suff"], rec["min1"], rec["valid"]) == (within["suff"], within["min1"], within["valid"]) \
+        == (True, False, False)
 
 
 @pytest.mark.parametrize("backend", ["explicit", "sat"])
@@ -197,7 +202,8 @@ def test_instance_files_are_accepted(tmp_path: Path, capsys: pytest.CaptureFixtu
 
 
 def test_verify_best_match_on_the_bundled_instance(capsys: pytest.CaptureFixture[str]) -> None:
-    """verify --best-match (symbolic, bdd) agrees with ranking the SAT backend's complete M_B(I), and by hand."""
+    """verify --best-match ranks M(I) by default and M_B(I) with --gold-set MB, as the SAT backend's complete
+    enumeration does, and by hand."""
     from solvers import api
 
     inst, cert = str(EXAMPLES / "arbiter_priority.json"), str(EXAMPLES / "arbiter_priority_cert.json")
@@ -206,13 +212,16 @@ def test_verify_best_match_on_the_bundled_instance(capsys: pytest.CaptureFixture
                                budget_t=problem.budget_t)
     atoms = parsed.atoms
     assert not parsed.errors
-    assert main(["verify", inst, cert, "--best-match", "--json"]) == 0
-    got = json.loads(capsys.readouterr().out)["best_match"]
-    want = api.best_match(problem, atoms, problem.budget_t, "sat")
     names = problem.system.inputs
-    assert got["gold"] == [[t, names[i], v] for t, i, v in want.gold] == [[20, "r2", 1], [21, "r2", 1]]
-    for key in ("ap_precision", "ap_recall", "ap_f1", "ts_precision", "ts_recall", "ts_f1"):
-        assert got[key] == pytest.approx(getattr(want, key))
+    assert api.count(problem, None) > api.count(problem, problem.budget_t)  # M(I) != M_B(I) here
+    for flag, budget in (("M", None), ("MB", problem.budget_t)):
+        assert main(["verify", inst, cert, "--best-match", "--gold-set", flag, "--json"]) == 0
+        got = json.loads(capsys.readouterr().out)["best_match"]
+        want = api.best_match(problem, atoms, budget, "sat")
+        assert got["gold_set"] == flag
+        assert got["gold"] == [[t, names[i], v] for t, i, v in want.gold] == [[20, "r2", 1], [21, "r2", 1]]
+        for key in ("ap_precision", "ap_recall", "ap_f1", "ts_precision", "ts_recall", "ts_f1"):
+            assert got[key] == getattr(want, key)
     # 2 of the agent's 3 atoms are the gold's 2 atoms; both touch steps {20, 21}.
     assert (got["ap_precision"], got["ap_recall"], got["ts_f1"]) == (pytest.approx(2 / 3), 1.0, 1.0)
 

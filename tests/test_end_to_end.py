@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from gf01_formal.agents import PANELS
 from gf01_formal.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
-PANEL = ["random", "greedy", "search", "tool", "oracle"]
+PANEL = list(PANELS["full"])
 SCORES = ("suff", "min1", "valid", "goal", "eff_t", "eff_a", "score_c", "kappa")
 
 

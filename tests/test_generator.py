@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import subprocess
 import sys
@@ -166,9 +167,31 @@ def test_generate_cli_with_cfg_and_split(tmp_path, capsys):
     assert "wrote 3 instances" in capsys.readouterr().out
     assert main(["generate", "--count", "1", "--split", "holdout", "-o", str(out)]) == 2
     assert "'holdout' is not one of 'public_dev', 'public_val', 'private_eval'" in capsys.readouterr().err
-    cfg.write_text('{"families": [{"kind": "counter"}], "horizon": [1, 3]}')
+    cfg.write_text('{"families": [{"kind": "counter"}], "horizon": [0, 3]}')
     assert main(["generate", "--count", "1", "--cfg", str(cfg), "-o", str(out)]) == 2
-    assert "horizon" in capsys.readouterr().err
+    assert "horizon [0, 3] must satisfy 1 <= min" in capsys.readouterr().err
+
+
+def test_a_one_step_bundle_generates_plays_validates_and_reports(tmp_path, capsys):
+    """Section 8.1: generation for every T >= 1. At T = 1 every certificate touches step 0 only, so the
+    single-timestep cap cannot apply; the window w(I) may exceed the trace."""
+    from gf01_formal.cli import main
+
+    cfg = tmp_path / "cfg.json"
+    cfg.write_text('{"horizon": [1, 1]}')
+    bundle, runs = tmp_path / "b.json", tmp_path / "runs.jsonl"
+    assert main(["generate", "--seed", "3", "--count", "4", "--cfg", str(cfg), "--jobs", "1", "-o", str(bundle)]) == 0
+    b = load_bundle(bundle)
+    assert len(b.instances) == 4 and all(len(i.base_trace) == 1 and i.t_star == 0 for i in b.instances)
+    panel = [a for name in ("random", "greedy", "search", "tool", "oracle") for a in ("--agent", name)]
+    assert main(["evaluate", str(bundle), *panel, "-o", str(runs)]) == 0
+    recs = [json.loads(line) for line in runs.read_text().splitlines()]
+    assert len(recs) == 20 and all(r["status"] == "completed" for r in recs)
+    assert all(r["valid"] for r in recs if r["agent_name"] == "oracle")
+    capsys.readouterr()
+    assert main(["validate", str(runs), "--bundle", str(bundle)]) == 0
+    assert main(["report", str(runs), "--format", "md", "-o", str(tmp_path / "report.md")]) == 0
+    assert main(["pilot-analyze", str(runs), "--bundle", str(bundle), "-o", str(tmp_path / "a.json")]) == 0
 
 
 @settings(max_examples=12, deadline=None)

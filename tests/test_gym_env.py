@@ -10,8 +10,7 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from gf01_formal.instances.generator import GenConfig, generate
-from gf01_formal.instances.io import check_instance, save_artifact
+from gf01_formal.instances.io import check_instance, load_bundle
 from gf01_formal.play.episode import Episode
 from gf01_formal.play.gym_env import ENV_ID, SET_0, SET_1, UNCHANGED, GF01Env
 from gf01_formal.scoring.certificates import certificate_from_json
@@ -20,11 +19,9 @@ from gf01_formal.scoring.values import NOT_RUN
 
 
 @pytest.fixture(scope="module")
-def bundle(tmp_path_factory):
-    b = generate(4, 4, GenConfig(horizon=[5, 9]))
-    path = tmp_path_factory.mktemp("gym") / "bundle.json"
-    save_artifact(path, b)
-    return path, b
+def bundle(generated_bundle):
+    path = generated_bundle(4, 4, {"horizon": [5, 9]})
+    return path, load_bundle(path)
 
 
 def _oracle_actions(inst):
@@ -115,13 +112,14 @@ def test_bad_actions_and_bad_instances_are_refused(bundle):
 
 
 @pytest.fixture(scope="module")
-def sixteen(tmp_path_factory):
+def sixteen(tmp_path_factory, generated_bundle):
     """A 16-instance bundle of mixed sizes, split by the public key."""
+    from gf01_formal.instances.io import save_artifact
     from gf01_formal.instances.splits import PUBLIC_KEY, split_bundle
 
-    cfg = GenConfig.model_validate({"families": [{"kind": "random_mealy", "states": [3, 6], "inputs": [2, 4],
-                                                  "outputs": [1, 3]}], "horizon": [5, 12]})
-    b, _ = split_bundle(generate(8, 16, cfg), PUBLIC_KEY)
+    cfg = {"families": [{"kind": "random_mealy", "states": [3, 6], "inputs": [2, 4], "outputs": [1, 3]}],
+           "horizon": [5, 12]}
+    b, _ = split_bundle(load_bundle(generated_bundle(8, 16, cfg)), PUBLIC_KEY)
     path = tmp_path_factory.mktemp("gym16") / "bundle.json"
     save_artifact(path, b)
     return path, b

@@ -28,12 +28,11 @@ import pytest
 from llm_server import Call, Reply, ScriptedServer, reply_for, step_of
 
 from gf01_formal.agents import BUILTIN
-from gf01_formal.agents.base import AgentSpec
+from gf01_formal.agents.base import Agent, AgentSpec
+from gf01_formal.campaign.evaluate import evaluate
 from gf01_formal.cli import main
-from gf01_formal.instances.generator import GenConfig, generate
-from gf01_formal.instances.io import check_instance, load_artifact, save_artifact
+from gf01_formal.instances.io import check_instance, load_artifact
 from gf01_formal.play.protocol import Action, End, Observation, Start
-from gf01_formal.runs.evaluate import evaluate
 from gf01_formal.runs.runner import play_run
 from gf01_formal.runs.store import RunsFile
 from gf01_formal.runs.validate import validate
@@ -43,7 +42,6 @@ from solvers import api
 ROOT = Path(__file__).resolve().parent.parent
 KEY_CLI = "sk-gf01-cli-91d2e7c04b8a"
 KEY_INSPECT = "sk-gf01-inspect-3c5f0a9e17d6"
-SMALL = {"families": [{"kind": "random_mealy", "states": [4, 6], "inputs": [2, 3]}], "horizon": [6, 9]}
 #: What may differ between the paths: who the agent was and what it spent.
 AGENT_FIELDS = {"run_id", "agent_name", "agent_spec", "agent_hash", "agent_meta", "usage", "timing", "sandbox"}
 
@@ -66,7 +64,7 @@ for line in sys.stdin:
 '''
 
 
-class ScriptedAgent:
+class ScriptedAgent(Agent):
     """The same scripted player in process (what ``--agent-cmd`` runs, for a branch without the cmd adapter)."""
 
     def __init__(self, plans: dict[str, list[dict[str, Any]]]) -> None:
@@ -119,11 +117,10 @@ def records(path: Path) -> dict[str, dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def played(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def played(tmp_path_factory: pytest.TempPathFactory, chat_bundle: Path) -> dict[str, Any]:
     """Play the bundle by the three paths (and the llm path again in process, one job) against one server."""
     tmp = tmp_path_factory.mktemp("parity")
-    bundle = tmp / "bundle.json"
-    save_artifact(bundle, generate(5, 4, GenConfig.model_validate(SMALL)))
+    bundle = chat_bundle
     plans = make_plans(bundle)
     (tmp / "plans.json").write_text(json.dumps(plans))
     (tmp / "agent.py").write_text(AGENT_SCRIPT)

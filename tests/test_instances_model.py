@@ -103,7 +103,7 @@ def rehashed(data: dict) -> dict:
         (lambda d: d["base_trace"][1].update({"zz": 1}), "base_trace", "unknown input 'zz'"),
         (lambda d: d.update(effect="o & nope"), "effect", "unknown name 'nope'"),
         (lambda d: d.update(t_star=3), "t_star", "outside [0, 2]"),
-        (lambda d: d.update(window=9), "window", "outside [0, 3]"),
+        (lambda d: d.update(window=9), "window", "outside [0, 6]"),  # w(I) <= w_max = 6 even when T < 6
         (lambda d: d.update(budget_t=0), "budget_t", "outside [1, 3]"),
         (lambda d: d.update(budget_a=4), "budget_a", "outside [1, 3]"),
         (lambda d: d["system"]["table"].update(next=[[0, 5], [0, 1]]), "system.table.next", "out of range"),

@@ -1,6 +1,6 @@
-"""Ctrl-C and kill -9 of ``gf01 generate --jobs 2``: exit 130 within 2 s, no output, no worker left running; and of
-``gf01 evaluate --agent-cmd``: no external agent left running either, nor a child it started, even an agent that
-ignores SIGTERM and never answers.
+"""Ctrl-C and kill -9 of ``gf01 generate --jobs 2``: exit 130 (waited for with a generous ceiling), no output, no
+worker left running; and of ``gf01 evaluate --agent-cmd``: no external agent left running either, nor a child it
+started, even an agent that ignores SIGTERM and never answers.
 
 A terminal's Ctrl-C sends SIGINT to the whole foreground process group, so the tests start the command in a session
 of its own and signal its group. The workers are found in /proc by their process group (Linux only); the agents,
@@ -16,13 +16,13 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from waits import CEILING
 
 from gf01_formal import workers
-from gf01_formal.instances.generator import GenConfig, generate
-from gf01_formal.instances.io import save_artifact
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes from /proc (Linux)")
 
@@ -71,14 +71,11 @@ def _wait_for(pred, seconds: float, what: str) -> None:
         time.sleep(0.02)
 
 
-def _ctrl_c_stops_within_2_s(p: subprocess.Popen[str]) -> None:
-    """Ctrl-C the command's process group: it says it was interrupted, exits 130, and within 2 s."""
-    sent = time.monotonic()
+def _ctrl_c_stops(p: subprocess.Popen[str]) -> None:
+    """Ctrl-C the command's process group: it says it was interrupted and exits 130 (how fast: bench/)."""
     os.killpg(p.pid, signal.SIGINT)
-    _, err = p.communicate(timeout=10)
-    took = time.monotonic() - sent
+    _, err = p.communicate(timeout=CEILING)
     assert p.returncode in INTERRUPTED and err == "gf01: interrupted\n"
-    assert took < 2.0, f"took {took:.2f} s to stop"
 
 
 @pytest.fixture
@@ -102,7 +99,7 @@ def test_ctrl_c_stops_at_once_and_leaves_nothing(run, tmp_path: Path) -> None:
     p = run()
     # Working: both workers have spent a second of CPU time (their start-up takes about half of that).
     _wait_for(lambda: len(w := _workers(p.pid)) == 2 and min(w.values()) >= 1.0, 60, "two busy workers")
-    _ctrl_c_stops_within_2_s(p)
+    _ctrl_c_stops(p)
     _wait_for(lambda: not _group(p.pid), 2, "the workers to be gone")
     assert not (tmp_path / "out").exists() or list((tmp_path / "out").iterdir()) == []  # no output, no temp file
 
@@ -146,7 +143,6 @@ signal.signal(signal.SIGTERM, signal.SIG_IGN)
 sys.stdin.readline()
 time.sleep(300)
 """
-SMALL = {"families": [{"kind": "random_mealy", "states": [4, 6], "inputs": [2, 3]}], "horizon": [6, 10]}
 
 
 def _argv_under(prefix: str) -> list[int]:
@@ -169,10 +165,8 @@ def _argv_under(prefix: str) -> list[int]:
 
 
 @pytest.fixture(scope="module")
-def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("bundle") / "bundle.json"
-    save_artifact(path, generate(3, 4, GenConfig.model_validate(SMALL)))  # 4 instances: both workers play
-    return path
+def bundle(generated_bundle: Callable[..., Path]) -> Path:
+    return generated_bundle(3, 4)  # 4 instances: both workers play
 
 
 @pytest.fixture
@@ -234,7 +228,7 @@ def test_ctrl_c_of_evaluate_ends_every_agent_at_once(harness, agent, bundle, tmp
     p = _evaluate(harness, bundle, command(via), jobs, tmp_path)
     _wait_for(lambda: len(alive("agent.py")) == jobs, 60, f"{jobs} agents to start")
     time.sleep(0.2)  # the agents are waiting for nothing now: deep in the step's wait
-    _ctrl_c_stops_within_2_s(p)
+    _ctrl_c_stops(p)
     _wait_for(lambda: not alive(), 1, "the agents to be gone")
 
 
@@ -269,15 +263,14 @@ def test_ctrl_c_of_a_threaded_evaluation_ends_every_agent(harness, agent, bundle
     command, alive = agent
     script = ("import sys\n"
               "from gf01_formal.agents.base import AgentSpec\n"
-              "from gf01_formal.runs.evaluate import evaluate\n"
+              "from gf01_formal.campaign.evaluate import evaluate\n"
               "spec = AgentSpec('cmd', 'EVAL-CB', {'cmd': sys.argv[2], 'step_timeout': 120.0, 'sandbox': 'none'})\n"
               "evaluate(sys.argv[1], [spec], sys.argv[3], jobs=2, threads=True)\n")
     p = harness("-c", script, str(bundle), command("shell"), str(tmp_path / "runs.jsonl"))
     _wait_for(lambda: len(alive("agent.py")) == 2, 60, "2 agents to start")
-    sent = time.monotonic()
     os.killpg(p.pid, signal.SIGINT)
-    _, err = p.communicate(timeout=10)
-    assert "KeyboardInterrupt" in err and time.monotonic() - sent < 2.0
+    _, err = p.communicate(timeout=CEILING)
+    assert "KeyboardInterrupt" in err
     _wait_for(lambda: not alive(), 1, "the agents to be gone")
 
 
@@ -318,7 +311,8 @@ def test_no_child_is_left_behind_at_exit(command: str, bundle: Path, tmp_path: P
     argv = {"generate": ["generate", "-o", str(tmp_path / "g.json"), "--count", "3", "--jobs", "2", "--cfg",
                          str(tmp_path / "cfg.json")],
             "campaign": ["campaign", str(bundle), "--panel", "core", "--jobs", "2", "-o", str(tmp_path / "c")]}[command]
-    (tmp_path / "cfg.json").write_text(json.dumps(SMALL))
+    (tmp_path / "cfg.json").write_text(json.dumps({"families": [{"kind": "random_mealy", "states": [4, 6],
+                                                                 "inputs": [2, 3]}], "horizon": [6, 10]}))
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     # A session of its own: its id is the command's pid, and every process it starts stays in it.
     p = subprocess.Popen([sys.executable, "-m", "gf01_formal", *argv], env=env, start_new_session=True,

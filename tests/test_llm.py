@@ -20,27 +20,23 @@ from llm_server import STYLES, Call, Reply, ScriptedServer, reply_for, step_of
 
 from gf01_formal.agents.llm import Backoff, check_base_url, llm_spec
 from gf01_formal.agents.llm_prompt import Dialogue, ReplyError, drive, load_template, parse_reply
+from gf01_formal.campaign.evaluate import evaluate
 from gf01_formal.cli import main
-from gf01_formal.instances.generator import GenConfig, generate
-from gf01_formal.instances.io import check_instance, load_artifact, save_artifact
+from gf01_formal.instances.io import check_instance, load_artifact
 from gf01_formal.play.episode import Episode
 from gf01_formal.play.protocol import Start, text
-from gf01_formal.runs.evaluate import evaluate
 from gf01_formal.runs.validate import validate
 from hoa.errors import Gf01Error
 from solvers import api
 
 ROOT = Path(__file__).resolve().parent.parent
 KEY = "sk-gf01-test-7f3c9a1e5b2d4c6a8e0f"  # appears nowhere but in the environment of the runs
-SMALL = {"families": [{"kind": "random_mealy", "states": [4, 6], "inputs": [2, 3]}], "horizon": [6, 9]}
 REASK = "Your last reply had no usable action"
 
 
 @pytest.fixture(scope="module")
-def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("llm-bundle") / "bundle.json"
-    save_artifact(path, generate(11, 4, GenConfig.model_validate(SMALL)))
-    return path
+def bundle(chat_bundle: Path) -> Path:
+    return chat_bundle
 
 
 def plans(bundle: Path) -> dict[str, list[dict[str, Any]]]:

@@ -28,7 +28,7 @@ INSTANCE = str(EXAMPLES / "arbiter_priority.json")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A good runs file (the random agent on the example instance)."""
     from gf01_formal.agents.base import AgentSpec
-    from gf01_formal.runs.evaluate import evaluate
+    from gf01_formal.campaign.evaluate import evaluate
 
     path = tmp_path_factory.mktemp("runs") / "runs.jsonl"
     evaluate(INSTANCE, [AgentSpec("random", "EVAL-CB")], path)

@@ -14,16 +14,18 @@ from pathlib import Path
 
 import pytest
 
+from gf01_formal.agents import PANEL_TRACK, PANELS
 from gf01_formal.agents.base import AgentSpec
 from gf01_formal.artifacts import pretty_json, read_json, write_json_atomic
+from gf01_formal.campaign.evaluate import evaluate
 from gf01_formal.cli import main
 from gf01_formal.instances.generator import GenConfig, generate
-from gf01_formal.instances.splits import PUBLIC_KEY, split_bundle, write_release
+from gf01_formal.instances.splits import split_bundle, write_release
 from gf01_formal.report.release import check, package
-from gf01_formal.runs.evaluate import evaluate
 from hoa.errors import Gf01Error
 
 ROOT = Path(__file__).resolve().parent.parent
+KEY = b"a test split key, not the public one"
 SMALL = {"families": [{"kind": "random_mealy", "states": [3, 6], "inputs": [2, 3], "outputs": [1, 2]}],
          "horizon": [6, 10]}
 
@@ -31,29 +33,28 @@ SMALL = {"families": [{"kind": "random_mealy", "states": [3, 6], "inputs": [2, 3
 def make_report(d: Path, *formats: str) -> None:
     """The release's report, as ``gf01 report`` writes it, in the given formats (all three by default)."""
     outs = [a for f in formats or ("json", "md", "html") for a in ("-o", str(d / f"report.{f}"))]
-    assert main(["report", str(d / "runs.jsonl"), "--manifest", str(d / "split_manifest.json"), "--panel", "core",
+    assert main(["report", str(d / "runs.jsonl"), "--manifest", str(d / "split_manifest.json"),
                  *outs]) == 0
 
 
 @pytest.fixture(scope="module")
 def release(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A release directory: split files, the runs of the core panel (random, greedy, oracle) on every instance, and
-    their report in its three formats."""
+    """The key holder's release directory: split files (a sealed split: keyed generation and split), the runs of
+    the full panel on every instance, and their report in its three formats."""
     d = tmp_path_factory.mktemp("release") / "rel"
-    bundle, manifest = split_bundle(generate(51, 10, GenConfig.model_validate(SMALL)), PUBLIC_KEY)
+    bundle, manifest = split_bundle(generate(51, 10, GenConfig.model_validate(SMALL), key=KEY), KEY)
     write_release(d, bundle, manifest)
     from gf01_formal.instances.io import save_artifact
 
     save_artifact(d.parent / "bundle.json", bundle)  # the full bundle stays outside the release
-    evaluate(d.parent / "bundle.json", [AgentSpec("random", "EVAL-CB"), AgentSpec("greedy", "EVAL-CB"),
-                                        AgentSpec("oracle", "EVAL-OC")], d / "runs.jsonl")
+    evaluate(d.parent / "bundle.json", [AgentSpec(n, PANEL_TRACK[n]) for n in PANELS["full"]], d / "runs.jsonl")
     make_report(d)
     return d
 
 
 @pytest.fixture(scope="module")
 def no_greedy(release: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The release without greedy's runs (and with their own report): the core panel is not covered."""
+    """The release without greedy's runs (and with their own report): the full panel is not covered."""
     d = tmp_path_factory.mktemp("no-greedy") / "rel"
     shutil.copytree(release, d)
     rows = [line for line in (d / "runs.jsonl").read_text().splitlines() if json.loads(line)["agent_name"] != "greedy"]
@@ -68,7 +69,7 @@ def by_name(result: dict) -> dict[str, dict]:
 
 def test_coverage_of_the_real_panel_names_the_missing_baseline(no_greedy: Path,
                                                                capsys: pytest.CaptureFixture[str]) -> None:
-    result = check(no_greedy, panel="core")
+    result = check(no_greedy, holder=True)
     checks = by_name(result)
     assert not result["ok"] and not checks["coverage"]["ok"]
     assert checks["split_policy"]["ok"] and checks["report"]["ok"] and checks["layout"]["ok"]
@@ -77,17 +78,17 @@ def test_coverage_of_the_real_panel_names_the_missing_baseline(no_greedy: Path,
     manifest = read_json(no_greedy / "split_manifest.json")
     assert slices == {(e["split_id"], e["mode"]) for e in manifest["instances"]}  # greedy misses every slice
     assert {p["agent"] for p in checks["coverage"]["incomplete"]} == {"greedy"}
-    assert main(["release", "check", str(no_greedy), "--panel", "core"]) == 2
+    assert main(["release", "check", str(no_greedy), "--holder"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "greedy (EVAL-CB) misses" in err
 
 
 def test_a_covered_release_passes_and_rotation_is_checked(release: Path, tmp_path: Path) -> None:
-    result = check(release, panel="core")
+    result = check(release, holder=True)
     assert result["ok"], result
     checks = by_name(result)
     assert checks["reproduction"]["files"] == dict.fromkeys(("report.json", "report.md", "report.html"), "identical")
-    assert checks["coverage"]["covered_tracks"] and all(v == ["EVAL-CB", "EVAL-OC"]
+    assert checks["coverage"]["covered_tracks"] and all(v == ["EVAL-CB", "EVAL-OC", "EVAL-TA"]
                                                         for v in checks["coverage"]["covered_tracks"].values())
     manifest = read_json(release / "split_manifest.json")
     public = [e for e in manifest["instances"] if e["split_id"] != "private_eval"]
@@ -95,15 +96,15 @@ def test_a_covered_release_passes_and_rotation_is_checked(release: Path, tmp_pat
     # The previous release had one of today's public instances in private_eval: a leak.
     leak = {**manifest, "instances": [{**public[0], "split_id": "private_eval"}]}
     write_json_atomic(tmp_path / "leak.json", leak)
-    rot = by_name(check(release, previous=tmp_path / "leak.json", panel="core"))["rotation"]
+    rot = by_name(check(release, previous=tmp_path / "leak.json", holder=True))["rotation"]
     assert not rot["ok"] and rot["previous_private_now_public"] == [public[0]["content_hash"]]
     # The previous release published the same public instances: novelty 0 < 0.10.
     write_json_atomic(tmp_path / "same.json", {**manifest, "instances": public})
-    rot = by_name(check(release, previous=tmp_path / "same.json", panel="core"))["rotation"]
+    rot = by_name(check(release, previous=tmp_path / "same.json", holder=True))["rotation"]
     assert not rot["ok"] and rot["public_novelty"] == 0.0 and rot["previous_private_now_public"] == []
     # Previously all of today's instances were unseen except private ones still private: novelty 1.
     write_json_atomic(tmp_path / "old.json", {**manifest, "instances": private})
-    rot = by_name(check(release, previous=tmp_path / "old.json", panel="core"))["rotation"]
+    rot = by_name(check(release, previous=tmp_path / "old.json", holder=True))["rotation"]
     assert rot["ok"] and rot["public_novelty"] == 1.0 and rot["identity"] == "content_hash"
 
 
@@ -114,21 +115,21 @@ def test_inconsistent_releases_fail_their_checks(release: Path, tmp_path: Path) 
     write_json_atomic(bad / "public_dev.bundle.json", {**pub, "instances": pub["instances"][1:]})
     rows = (bad / "runs.jsonl").read_text().splitlines()
     (bad / "runs.jsonl").write_text("\n".join(rows[1:]) + "\n")
-    checks = by_name(check(bad, panel="core"))
+    checks = by_name(check(bad, holder=True))
     assert not checks["layout"]["ok"] and "public_dev.bundle.json" in checks["layout"]["problems"][0]
     assert not checks["report"]["ok"] and not checks["coverage"]["ok"] and not checks["reproduction"]["ok"]
     man = read_json(bad / "split_manifest.json")
     write_json_atomic(bad / "split_manifest.json", {**man, "instances": [{**e, "split_id": "public_dev"}
                                                                          for e in man["instances"]]})
-    assert not by_name(check(bad, panel="core"))["split_policy"]["ok"]
+    assert not by_name(check(bad, holder=True))["split_policy"]["ok"]
     (bad / "report.json").unlink()
     with pytest.raises(Gf01Error, match=r"report\.json is missing"):
-        check(bad)
+        check(bad, holder=True)
 
 
 def test_package_reproduces_every_figure_from_the_package_alone(release: Path, tmp_path: Path) -> None:
     out = tmp_path / "pkg"
-    result = package(release, out, panel="core")
+    result = package(release, out)
     names = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
     assert {"SHA256SUMS", "package.json", "RERUN.md", "rerun.sh", "artifacts/runs.jsonl", "artifacts/report.html",
             "artifacts/split_manifest.json", "artifacts/private_eval.hashes.json"} <= names
@@ -143,7 +144,7 @@ def test_package_reproduces_every_figure_from_the_package_alone(release: Path, t
     assert done.returncode == 0, done.stderr
     assert "every file matches" in done.stdout and "byte-identical" in done.stdout
     for f in ("report.json", "report.md", "report.html"):
-        assert (moved / "rerun" / f).read_bytes() == (release / f).read_bytes()
+        assert (moved / "rerun" / f).read_bytes() == (out / "artifacts" / f).read_bytes()
     # A changed artifact is caught before anything is recomputed.
     (moved / "artifacts" / "report.md").write_text("edited\n")
     done = subprocess.run(["sh", str(moved / "rerun.sh")], env=env, capture_output=True, text=True, timeout=300)
@@ -153,7 +154,7 @@ def test_package_reproduces_every_figure_from_the_package_alone(release: Path, t
 
 def test_package_refuses_a_failing_release_and_writes_nothing(release: Path, no_greedy: Path, tmp_path: Path,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["release", "package", str(no_greedy), "--panel", "core", "-o", str(tmp_path / "pkg")]) == 2
+    assert main(["release", "package", str(no_greedy), "-o", str(tmp_path / "pkg")]) == 2
     assert "greedy" in capsys.readouterr().err
     assert not (tmp_path / "pkg").exists() and [p.name for p in tmp_path.iterdir()] == []
     (tmp_path / "full").mkdir()
@@ -179,18 +180,18 @@ def test_an_edited_or_stale_report_file_fails_the_check(release: Path, no_greedy
         shutil.copyfile(no_greedy / name, bad / name)
     else:
         (bad / name).write_bytes((bad / name).read_bytes() + b"\nA line added by hand.\n")
-    result = check(bad, panel="core")
+    result = check(bad, holder=True)
     checks = by_name(result)
     assert not result["ok"] and checks["report"]["ok"] and checks["coverage"]["ok"]
     files = checks["reproduction"]["files"]
     assert files == {f: "differs" if f == name else "identical" for f in ("report.json", "report.md", "report.html")}
     assert checks["reproduction"]["error"].startswith(f"{name} differs from the report computed again")
     assert "software versions" not in checks["reproduction"]["error"]
-    assert main(["release", "check", str(bad), "--panel", "core"]) == 2
+    assert main(["release", "check", str(bad), "--holder"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"reproduction ({name} differs" in err
     if (name, how) == ("report.md", "appended"):  # the audit's case: it used to pass the check and be packaged
-        assert main(["release", "package", str(bad), "--panel", "core", "-o", str(tmp_path / "pkg")]) == 2
+        assert main(["release", "package", str(bad), "-o", str(tmp_path / "pkg")]) == 2
         assert "reproduction (report.md differs" in capsys.readouterr().err and not (tmp_path / "pkg").exists()
 
 
@@ -200,7 +201,7 @@ def test_a_report_of_other_software_versions_says_so(release: Path, tmp_path: Pa
     data = read_json(bad / "report.json")
     data["software"]["numpy"] = "0.0.1"
     (bad / "report.json").write_text(pretty_json(data))
-    rep = by_name(check(bad, panel="core"))["reproduction"]
+    rep = by_name(check(bad, holder=True))["reproduction"]
     assert not rep["ok"] and rep["files"]["report.json"] == "differs"
     assert "numpy 0.0.1" in rep["error"] and "byte-identity holds on the same versions" in rep["error"]
 
@@ -210,9 +211,9 @@ def test_a_release_without_renderings_packages_and_reruns(release: Path, tmp_pat
     shutil.copytree(release, rel)
     (rel / "report.md").unlink()
     (rel / "report.html").unlink()
-    rep = by_name(check(rel, panel="core"))["reproduction"]
+    rep = by_name(check(rel, holder=True))["reproduction"]
     assert rep["ok"] and rep["files"] == {"report.json": "identical", "report.md": "absent", "report.html": "absent"}
-    package(rel, tmp_path / "pkg", panel="core")
+    package(rel, tmp_path / "pkg")
     env = {**os.environ, "PYTHON": sys.executable, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(["sh", str(tmp_path / "pkg" / "rerun.sh")], env=env, capture_output=True, text=True,
                           timeout=300)
@@ -235,7 +236,7 @@ def test_package_on_a_full_disk_is_a_user_error(release: Path, tmp_path: Path,
                                                        capture_output=True, check=False).returncode != 0:
         pytest.skip("cannot mount a tmpfs here (not root, or no mount namespace rights)")
     try:
-        status = main(["release", "package", str(release), "--panel", "core", "-o", str(mnt / "pkg")])
+        status = main(["release", "package", str(release), "-o", str(mnt / "pkg")])
         err = capsys.readouterr().err
         assert status == 2, err
         assert err.count("\n") == 1 and err.startswith("gf01: error: ") and "No space left" in err, err
@@ -248,5 +249,5 @@ def test_package_into_a_symlink_follows_it(release: Path, tmp_path: Path, capsys
     """-o a dangling symlink: the package is made where it points, and the link stays a link (not exit 70)."""
     link = tmp_path / "pkg"
     link.symlink_to(tmp_path / "made" / "pkg")
-    assert main(["release", "package", str(release), "--panel", "core", "-o", str(link)]) == 0, capsys.readouterr()
+    assert main(["release", "package", str(release), "-o", str(link)]) == 0, capsys.readouterr()
     assert link.is_symlink() and (tmp_path / "made" / "pkg" / "SHA256SUMS").is_file()

@@ -6,18 +6,20 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
+from bundles import REPORTED
 from scipy.stats import binomtest
 from statsmodels.stats.proportion import proportion_confint
 
 from gf01_formal.agents.base import AgentSpec
 from gf01_formal.artifacts import sha256_hex, write_json_atomic
+from gf01_formal.campaign.evaluate import evaluate
 from gf01_formal.cli import main
-from gf01_formal.instances.generator import GenConfig, generate
-from gf01_formal.instances.io import save_artifact
+from gf01_formal.instances.io import load_bundle, save_artifact
 from gf01_formal.instances.splits import PUBLIC_KEY, split_bundle
 from gf01_formal.report import coverage as coverage_mod
 from gf01_formal.report import stats
@@ -25,18 +27,15 @@ from gf01_formal.report.build import KEY_FIELDS, build_report
 from gf01_formal.report.coverage import load_manifest
 from gf01_formal.report.load import load_runs
 from gf01_formal.report.render import markdown
-from gf01_formal.runs.evaluate import evaluate
 from hoa.errors import Gf01Error
 
-SMALL = {"families": [{"kind": "random_mealy", "states": [3, 6], "inputs": [2, 3], "outputs": [1, 2]}],
-         "horizon": [6, 10]}
 PANEL = [AgentSpec("random", "EVAL-CB"), AgentSpec("oracle", "EVAL-OC")]
 
 
 @pytest.fixture(scope="module")
-def played(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+def played(tmp_path_factory: pytest.TempPathFactory, generated_bundle: Callable[..., Path]) -> dict[str, Path]:
     d = tmp_path_factory.mktemp("report")
-    bundle, manifest = split_bundle(generate(11, 12, GenConfig.model_validate(SMALL)), PUBLIC_KEY)
+    bundle, manifest = split_bundle(load_bundle(generated_bundle(11, 12, REPORTED)), PUBLIC_KEY)
     save_artifact(d / "bundle.json", bundle)
     write_json_atomic(d / "manifest.json", manifest.model_dump(mode="json"))
     evaluate(d / "bundle.json", PANEL, d / "runs.jsonl")
@@ -204,16 +203,20 @@ def test_coverage_names_what_is_missing_and_official_refuses(played: dict[str, P
     assert {s["agent"] for s in missing} == {"oracle", "greedy"}  # greedy: required by core, not played
     assert sum(s["expected"] for s in cov["slices"] if s["agent"] == "random") == len(man.entries)
     assert main(["report", str(partial), "--manifest", str(played["manifest"]), "--bundle", str(played["bundle"]),
-                 "--official", "--panel", "core", "-o", str(tmp_path / "r.json")]) == 2
+                 "--official", "--panel", "full", "-o", str(tmp_path / "r.json")]) == 2
     assert not (tmp_path / "r.json").exists()
-    # With the core panel narrowed to the agents these runs played, the gate passes the complete runs.
-    monkeypatch.setitem(coverage_mod.PANELS, "core", ("random", "oracle"))
+    # Official means the full panel: the core panel is refused before anything else (DEC-056).
+    assert main(["report", str(played["runs"]), "--manifest", str(played["manifest"]), "--bundle",
+                 str(played["bundle"]), "--official", "--panel", "core", "-o", str(tmp_path / "r.json")]) == 2
+    assert not (tmp_path / "r.json").exists()
+    # With the full panel narrowed to the agents these runs played, the gate passes the complete runs.
+    monkeypatch.setitem(coverage_mod.PANELS, "full", ("random", "oracle"))
     args = ["report", "--manifest", str(played["manifest"]), "--bundle", str(played["bundle"]), "--official",
-            "--panel", "core"]
+            "--panel", "full"]
     assert main([*args, str(partial), "-o", str(tmp_path / "r.json")]) == 2
     assert main([*args, str(played["runs"]), "-o", str(tmp_path / "r.json")]) == 0
     plain = tmp_path / "plain.json"
-    assert main(["report", str(played["runs"]), "--manifest", str(played["manifest"]), "--panel", "core", "-o",
+    assert main(["report", str(played["runs"]), "--manifest", str(played["manifest"]), "--panel", "full", "-o",
                  str(plain)]) == 0
     assert plain.read_bytes() == (tmp_path / "r.json").read_bytes()  # --official is a gate, not content
     tampered = [dict(r) for r in recs]

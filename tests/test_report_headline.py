@@ -5,30 +5,27 @@ pairs without discordant instances left untested."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from bundles import REPORTED
 
 from gf01_formal.agents.base import AgentSpec
 from gf01_formal.artifacts import sha256_hex
+from gf01_formal.campaign.evaluate import evaluate
 from gf01_formal.cli import main
-from gf01_formal.instances.generator import GenConfig, generate
-from gf01_formal.instances.io import save_artifact
 from gf01_formal.report.build import FEW_INSTANCES, HEADLINE_KEY, build_report
 from gf01_formal.report.load import load_runs
 from gf01_formal.report.render import headline_tables, html_page, markdown
-from gf01_formal.runs.evaluate import evaluate
 
-SMALL = {"families": [{"kind": "random_mealy", "states": [3, 6], "inputs": [2, 3], "outputs": [1, 2]}],
-         "horizon": [6, 10]}
 PANEL = [AgentSpec("random", "EVAL-CB"), AgentSpec("greedy", "EVAL-CB"), AgentSpec("oracle", "EVAL-OC")]
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def runs(tmp_path_factory: pytest.TempPathFactory, generated_bundle: Callable[..., Path]) -> Path:
     d = tmp_path_factory.mktemp("headline")
-    save_artifact(d / "bundle.json", generate(5, 12, GenConfig.model_validate(SMALL)))
-    evaluate(d / "bundle.json", PANEL, d / "runs.jsonl")
+    evaluate(generated_bundle(5, 12, REPORTED), PANEL, d / "runs.jsonl")
     return d / "runs.jsonl"
 
 

@@ -6,31 +6,30 @@ from __future__ import annotations
 
 import io
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from bundles import REPORTED
 
 from gf01_formal.agents.base import AgentSpec
 from gf01_formal.artifacts import write_json_atomic
+from gf01_formal.campaign.evaluate import evaluate
 from gf01_formal.cli import main
-from gf01_formal.instances.generator import GenConfig, generate
-from gf01_formal.instances.io import save_artifact
+from gf01_formal.instances.io import load_bundle, save_artifact
 from gf01_formal.instances.splits import PUBLIC_KEY, split_bundle
-from gf01_formal.runs.evaluate import evaluate
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
         "--disable-sync", "--no-first-run"]
-SMALL = {"families": [{"kind": "random_mealy", "states": [3, 6], "inputs": [2, 3], "outputs": [1, 2]}],
-         "horizon": [6, 10]}
 
 
 @pytest.mark.skipif(shutil.which(CHROMIUM) is None, reason="needs Chromium at /usr/bin/chromium")
-def test_html_report_renders_tables_and_figures_offline(tmp_path: Path) -> None:
+def test_html_report_renders_tables_and_figures_offline(tmp_path: Path, generated_bundle: Callable[..., Path]) -> None:
     from PIL import Image
     from playwright.sync_api import sync_playwright
 
-    bundle, manifest = split_bundle(generate(4, 6, GenConfig.model_validate(SMALL)), PUBLIC_KEY)
+    bundle, manifest = split_bundle(load_bundle(generated_bundle(4, 6, REPORTED)), PUBLIC_KEY)
     save_artifact(tmp_path / "bundle.json", bundle)
     write_json_atomic(tmp_path / "manifest.json", manifest.model_dump(mode="json"))
     evaluate(tmp_path / "bundle.json", [AgentSpec("random", "EVAL-CB"), AgentSpec("oracle", "EVAL-OC")],

@@ -9,19 +9,14 @@ import pytest
 from corpus import corpus_path, needs_corpus
 
 from gf01_formal.cli import main
-from gf01_formal.instances.generator import GenConfig, generate
-from gf01_formal.instances.io import save_artifact
 from gf01_formal.runs.store import RunsFile
 
 PEER = corpus_path("peer")
-SMALL = {"families": [{"kind": "random_mealy", "states": [3, 4], "inputs": [2, 2]}], "horizon": [5, 6]}
 
 
 @pytest.fixture(scope="module")
-def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("store") / "bundle.json"
-    save_artifact(path, generate(1, 2, GenConfig.model_validate(SMALL)))
-    return path
+def bundle(tiny_bundle: Path) -> Path:
+    return tiny_bundle
 
 
 def evaluate(bundle: Path, out: Path) -> int:

@@ -9,30 +9,27 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from gf01_formal.agents.base import ACCESS_OF_TRACK, ALLOWLIST_OF_TRACK, AgentSpec
+from gf01_formal.campaign.evaluate import Settings, evaluate
 from gf01_formal.cli import main
-from gf01_formal.instances.generator import GenConfig, generate
-from gf01_formal.instances.io import save_artifact
-from gf01_formal.runs.evaluate import Settings, evaluate
 from gf01_formal.runs.record import run_id
 from gf01_formal.runs.validate import RESCORED, Violation, check_runs, validate
 from solvers.limits import Limits
 
-SMALL = {"families": [{"kind": "random_mealy", "states": [4, 6], "inputs": [2, 3]}], "horizon": [6, 10]}
 PANEL = [AgentSpec("random", "EVAL-CB"), AgentSpec("greedy", "EVAL-CB"), AgentSpec("search", "EVAL-CB"),
          AgentSpec("tool", "EVAL-TA"), AgentSpec("oracle", "EVAL-OC")]
 
 
 @pytest.fixture(scope="module")
-def played(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+def played(tmp_path_factory: pytest.TempPathFactory, generated_bundle: Callable[..., Path]) -> tuple[Path, Path]:
     """A bundle of five instances and the whole panel's runs on it, each with its exact SubsetMin diagnostic."""
     where = tmp_path_factory.mktemp("validate")
-    bundle = where / "bundle.json"
-    save_artifact(bundle, generate(11, 5, GenConfig.model_validate(SMALL)))
+    bundle = generated_bundle(11, 5)
     runs = where / "runs.jsonl"
     summary = evaluate(bundle, PANEL, runs, settings=Settings(subset_min=True))
     assert summary.statuses == {"completed": 25}
@@ -143,7 +140,7 @@ def test_official_needs_the_tool_agents_planner_log(played: tuple[Path, Path], t
     (Path(f"{path}.d") / "tool-logs" / f"{rows[k]['tool_log_hash']}.jsonl").unlink()
     assert validate([path], bundle=str(bundle)) == []  # outside publication a missing log is not checked
     got = validate([path], bundle=str(bundle), official=True)
-    assert on(rows, k, got) == {"tool_log_hash"} and "planner's log" in str(got[0])
+    assert on(rows, k, got) == {"tool_log_hash"} and "the tool log tool-logs/" in str(got[0])
 
 
 @pytest.mark.parametrize(("agent", "track"), [("random", "EVAL-TA"), ("oracle", "EVAL-CB"), ("tool", "EVAL-OC")])

@@ -22,23 +22,22 @@ import pytest
 from browser import Server
 
 from gf01_formal.agents.base import AgentSpec
+from gf01_formal.campaign.evaluate import evaluate
 from gf01_formal.cli import main
-from gf01_formal.instances.generator import GenConfig, generate
 from gf01_formal.instances.io import load_artifact, load_bundle, save_artifact
 from gf01_formal.instances.model import make_bundle
 from gf01_formal.play.episode import Episode
-from gf01_formal.runs.evaluate import evaluate
 from gf01_formal.runs.validate import check_runs, validate
 
 ROOT = Path(__file__).resolve().parent.parent
 ARBITER = ROOT / "gf01_formal" / "examples" / "arbiter_priority.json"
-SMALL = {"families": [{"kind": "random_mealy", "states": [3, 4], "inputs": [2, 2]}], "horizon": [5, 6]}
 JSON = {"content-type": "application/json"}
 
 
-def write_bundle(directory: Path) -> Path:
-    """Two small generated instances (one normal, one hard) and the priority arbiter (named states, T = 30)."""
-    small = generate(2, 2, GenConfig.model_validate(SMALL))
+def write_bundle(directory: Path, tiny: Path) -> Path:
+    """The two instances of the ``tiny`` bundle (one normal, one hard) and the priority arbiter (named states,
+    T = 30)."""
+    small = load_bundle(tiny)
     arbiter = load_artifact(ARBITER)
     path = directory / "bundle.json"
     save_artifact(path, make_bundle([*small.instances, arbiter], generator_version=small.generator_version,
@@ -76,8 +75,8 @@ def snapshot(*paths: Path) -> list[bytes | None]:
 
 
 @pytest.fixture(scope="module")
-def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_bundle(tmp_path_factory.mktemp("web-bundle"))
+def bundle(tmp_path_factory: pytest.TempPathFactory, tiny_bundle: Path) -> Path:
+    return write_bundle(tmp_path_factory.mktemp("web-bundle"), tiny_bundle)
 
 
 @pytest.fixture(scope="module")
@@ -143,15 +142,13 @@ def test_serve_refuses_bad_command_lines(bundle: Path, ids: list[str], tmp_path:
     assert not (tmp_path / "runs.jsonl").exists()
 
 
-def test_ctrl_c_stops_the_server_within_two_seconds(bundle: Path, tmp_path: Path) -> None:
+def test_ctrl_c_stops_the_server(bundle: Path, tmp_path: Path) -> None:
     runs = tmp_path / "runs.jsonl"
     server = Server(["--bundle", str(bundle), "--runs-out", str(runs)]).start()
     with httpx.Client(base_url=server.url) as client:  # a kept-alive connection must not hold the server up
         token = begin(client, load_bundle(bundle).instances[0].instance_id)
         play(client, token, 0)
-        start = time.monotonic()
-        status, err = server.stop(signal.SIGINT)
-        assert time.monotonic() - start < 2.0
+        status, err = server.stop(signal.SIGINT)  # waits for the exit (tests/browser.py), with a ceiling
     assert status == 130 and "interrupted" in err
     lines = journal_of(runs).read_text().splitlines()
     assert [json.loads(x)["event"] for x in lines] == ["episode", "step"]  # whole lines only

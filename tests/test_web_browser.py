@@ -18,13 +18,13 @@ import pytest
 from browser import Responses, Server, artifacts_on_failure, focus_to
 from test_web import begin, play, serve_free, sig, write_bundle, write_pilot
 
-from gf01_formal.agents.base import AgentSpec
+from gf01_formal.agents.base import Agent, AgentSpec
 from gf01_formal.artifacts import canonical_json
+from gf01_formal.campaign.evaluate import evaluate
 from gf01_formal.cli import main
 from gf01_formal.instances.io import check_instance, load_bundle
 from gf01_formal.play.episode import Episode
 from gf01_formal.play.protocol import Action, End, Observation, Start
-from gf01_formal.runs.evaluate import evaluate
 from gf01_formal.runs.runner import play_run
 from gf01_formal.scoring.scores import Scorer
 from solvers import api
@@ -41,8 +41,8 @@ def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[s
 
 
 @pytest.fixture(scope="module")
-def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_bundle(tmp_path_factory.mktemp("web-browser-bundle"))
+def bundle(tmp_path_factory: pytest.TempPathFactory, tiny_bundle: Path) -> Path:
+    return write_bundle(tmp_path_factory.mktemp("web-browser-bundle"), tiny_bundle)
 
 
 @pytest.fixture(scope="module")
@@ -102,7 +102,7 @@ def step_answers(received: list[browser.Received]) -> list[dict[str, Any]]:
 # -- the pilot, by keyboard alone ------------------------------------------------------------------------------------
 
 
-class Scripted:
+class Scripted(Agent):
     """An agent that plays given actions (EVAL-CB: it sees the messages only) and keeps the observations it gets."""
 
     def __init__(self, actions: list[Action], meta: dict[str, Any]) -> None:

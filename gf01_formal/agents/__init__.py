@@ -1,7 +1,10 @@
-"""The agents: the baseline panel of DEC-056 (tracks: docs/runs.md) and the adapter to agents outside the process.
+"""The agents: the baseline panel of DEC-056 (:data:`PANELS`, defined here once; tracks: docs/runs.md), the adapter to
+agents outside the process (``gf01 agent check`` plays one through a few episodes:
+:mod:`gf01_formal.runs.agent_check`).
 
-``check(spec)`` refuses a spec that cannot be played (before any episode); ``build(spec, access)`` makes the agent a
-spec names from what its track grants (:mod:`.base`). Agents (docs/agents.md):
+Every agent subclasses :class:`~.base.Agent` (its hooks have defaults there). ``check(spec)`` refuses a spec that
+cannot be played (before any episode); ``build(spec, access)`` makes the agent a spec names from what its track
+grants (:mod:`.base`). Agents (docs/agents.md):
 
 ========  ========  ============================================================================
 name      track     what it does
@@ -20,7 +23,10 @@ Every factory reads from :class:`Access` only what its track grants: the CB fact
 the planner, ``oracle`` the problem (tests/test_agents.py holds them to it).
 
 >>> spec = AgentSpec("cmd", "EVAL-CB", {"cmd": "python3 examples/agent_example.py", "step_timeout": 30.0})
->>> check(spec)                                                  # doctest: +SKIP
+>>> check(spec)
+>>> check(AgentSpec("random", "EVAL-OC"))
+Traceback (most recent call last):
+hoa.errors.Gf01Error: track: agent random plays on EVAL-CB, not EVAL-OC
 """
 
 from __future__ import annotations
@@ -45,6 +51,12 @@ class BuiltIn:
     summary: str
     params: tuple[str, ...] = ()
     check: Callable[[dict[str, Any]], None] | None = None  # refuses bad params before any episode
+    #: Other tracks it may play on (its tools then come from the track: agents/tools.py); the baselines have none.
+    also: tuple[Track, ...] = ()
+
+    def plays(self, track: str) -> bool:
+        """Whether it may play on ``track``."""
+        return track == self.track or track in self.also
 
 
 def _random(spec: AgentSpec, access: Access) -> Agent:
@@ -81,8 +93,10 @@ def _oracle(spec: AgentSpec, access: Access) -> Agent:
 
 def _llm(spec: AgentSpec, access: Access) -> Agent:
     from gf01_formal.agents.llm import LLMAgent, LLMConfig
+    from gf01_formal.agents.tools import for_access
 
-    return LLMAgent(LLMConfig.from_params(spec.params), access.seed)
+    tools = for_access(access)
+    return LLMAgent(LLMConfig.from_params(spec.params), access.seed, tools=tools if tools.allowed else None)
 
 
 def _check_llm(params: dict[str, Any]) -> None:
@@ -105,9 +119,12 @@ def _check_cmd(params: dict[str, Any]) -> None:
 def _cmd(spec: AgentSpec, access: Access) -> Agent:
     from gf01_formal.agents.sandbox import resolve
     from gf01_formal.agents.subprocess_agent import SubprocessAgent, check_command
+    from gf01_formal.agents.tools import for_access
 
+    tools = for_access(access)
     return SubprocessAgent(check_command(spec.params.get("cmd")), _step_timeout(spec.params),
-                           sandbox=resolve(_sandbox(spec.params)), network=spec.params.get("network") is True)
+                           sandbox=resolve(_sandbox(spec.params)), network=spec.params.get("network") is True,
+                           tools=tools if tools.allowed else None)
 
 
 def _sandbox(params: dict[str, Any]) -> str:
@@ -126,15 +143,21 @@ BUILTIN: dict[str, BuiltIn] = {
     "oracle": BuiltIn("EVAL-OC", _oracle, "plays the exact oracle's optimal certificate"),
     "llm": BuiltIn("EVAL-CB", _llm, "a language model behind an OpenAI-compatible endpoint (--model)",
                    params=("api_key_env", "base_url", "max_tokens", "model", "prompt", "request_timeout",
-                           "temperature"), check=_check_llm),
+                           "temperature"), check=_check_llm, also=("EVAL-TA", "EVAL-OC")),
     CMD: BuiltIn("EVAL-CB", _cmd, "an external program speaking gf01.agent.v1", params=("cmd", "network", "sandbox",
                                                                                          "step_timeout"),
-                 check=_check_cmd),
+                 check=_check_cmd, also=("EVAL-TA", "EVAL-OC")),
 }
 
-#: The baseline panel of DEC-056, each agent on the one track its factory reads from (``check`` refuses another):
-#: a record of one of them on another track was not played by it.
-PANEL_TRACK: dict[str, Track] = {name: BUILTIN[name].track for name in ("random", "greedy", "search", "tool", "oracle")}
+#: The baseline panels of DEC-056, defined here once: the full panel of official publication campaigns and the core
+#: panel of smoke checks.
+PANELS: dict[str, tuple[str, ...]] = {
+    "full": ("random", "greedy", "search", "tool", "oracle"),
+    "core": ("random", "greedy", "oracle"),
+}
+#: The full panel's agents, each on the one track its factory reads from (``check`` refuses another): a record of one
+#: of them on another track was not played by it.
+PANEL_TRACK: dict[str, Track] = {name: BUILTIN[name].track for name in PANELS["full"]}
 
 
 def default_track(name: str) -> Track:
@@ -146,7 +169,7 @@ def check(spec: AgentSpec) -> None:
     """Refuse, with a Gf01Error, a spec that cannot be played: an unknown agent, the wrong track, unknown or bad
     params, or (``cmd``) a command that cannot be started. Call it before the first episode."""
     builtin = _builtin(spec.name)
-    if builtin.track != spec.track:
+    if not builtin.plays(spec.track):
         raise Gf01Error(f"agent {spec.name} plays on {builtin.track}, not {spec.track}", field="track")
     unknown = sorted(set(spec.params) - set(builtin.params))
     if unknown:
@@ -160,7 +183,7 @@ def check(spec: AgentSpec) -> None:
 def build(spec: AgentSpec, access: Access) -> Agent:
     """The agent ``spec`` names, made from ``access`` (which holds only what ``spec.track`` grants)."""
     builtin = _builtin(spec.name)
-    if builtin.track != spec.track:
+    if not builtin.plays(spec.track):
         raise Gf01Error(f"agent {spec.name} plays on {builtin.track}, not {spec.track}", field="track")
     return builtin.make(spec, access)
 
@@ -181,5 +204,5 @@ def _step_timeout(params: dict[str, Any]) -> float:
     return float(value)
 
 
-__all__ = ["BUILTIN", "CMD", "PANEL_TRACK", "Access", "Agent", "AgentSpec", "BuiltIn", "build", "check",
+__all__ = ["BUILTIN", "CMD", "PANELS", "PANEL_TRACK", "Access", "Agent", "AgentSpec", "BuiltIn", "build", "check",
            "default_track"]

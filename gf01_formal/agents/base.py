@@ -10,26 +10,35 @@ from an :class:`Access`, which holds only what the track grants (docs/runs.md, "
 - EVAL-OC (oracle ceiling): the Problem itself, for the exact solvers (``oracle-exact-search-v1``).
 
 An agent that misbehaves raises :class:`AgentFault` from ``act``; the harness records it as an agent error and the
-step proceeds with no edit. Optional attributes the harness reads after the episode: ``tool_log`` (JSON objects, one
-per call and answer, for the EVAL-OC tool log), ``meta`` (what the agent reports about itself), ``usage`` (tokens,
-calls), ``side_files`` (path relative to the runs' side directory -> text, e.g. a transcript by its hash).
+step proceeds with no edit.
 
-Optional hooks: an agent with a method ``observe(observation)`` is handed the episode's last observation (``done``
-true, no action expected) before ``end``; the external-agent adapter forwards it, as gf01.agent.v1 promises. An
-agent with a method ``abort()`` has it called instead of ``close`` when the harness is stopping (Ctrl-C): release
-at once, without the grace a normal end may give (the adapter SIGKILLs its program's process group).
+Every agent subclasses :class:`Agent` and implements ``act``; everything else the harness calls or reads is declared
+there with a default, so an agent overrides only what it has:
+
+- ``observe(observation)``: the episode's last observation (``done`` true, no action expected), before ``end``; the
+  external-agent adapter forwards it, as gf01.agent.v1 promises. Default: ignored.
+- ``abort()``: called instead of ``close`` when the harness is stopping (Ctrl-C): release at once, without the grace
+  a normal end may give (the adapter SIGKILLs its program's process group). Default: ``close()``.
+- read after the episode: ``tool_log`` (JSON objects, one per call and answer, for the EVAL-OC tool log), ``meta``
+  (what the agent reports about itself), ``usage`` (tokens, calls; None when it spends none), ``side_files`` (path
+  relative to the runs' side directory -> text, e.g. a transcript by its hash), ``sandbox`` (how its program was
+  confined). Defaults: empty (None).
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Literal
 
 from gf01_formal.artifacts import canonical_json, sha256_hex
 from gf01_formal.play.protocol import Action, End, Observation, Start
 
 if TYPE_CHECKING:
     from encoders.problem import Problem
+    from gf01_formal.agents.adaptation import Adaptation
     from gf01_formal.agents.planner import Planner
 
 Track = Literal["EVAL-CB", "EVAL-TA", "EVAL-OC"]
@@ -57,24 +66,43 @@ class ProviderError(Exception):
     ``provider_error``, never scored as the agent's, and ``gf01 evaluate`` plays it again on the next invocation."""
 
 
-class Agent(Protocol):
-    """One agent, for one episode at a time."""
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
 
-    def start(self, message: Start) -> None:
+
+class Agent(ABC):
+    """One agent, for one episode at a time: ``act`` is its own; every other hook has a default (module docstring)."""
+
+    #: What the agent reports about itself (the record's ``agent_meta``).
+    meta: Mapping[str, Any] = _EMPTY
+    #: Tokens and calls spent (the record's ``usage``); None for an agent that spends none.
+    usage: dict[str, Any] | None = None
+    #: Files to keep beside the runs file (path relative to its side directory -> text).
+    side_files: Mapping[str, str] = _EMPTY
+    #: The agent's own tool calls and answers (EVAL-OC), one JSON object each.
+    tool_log: Sequence[dict[str, Any]] = ()
+    #: How the agent's program was confined (the record's ``sandbox``: ``bwrap`` or ``none``); None for an agent that
+    #: runs no program.
+    sandbox: str | None = None
+
+    def start(self, message: Start) -> None:  # noqa: B027 - a hook with a default, not an abstract method
         """The episode begins: the goal panel and the instance id."""
-        ...
 
+    @abstractmethod
     def act(self, observation: Observation | None) -> Action:
         """The action for the current step, given the last observation (None before step 0)."""
-        ...
 
-    def end(self, message: End) -> None:
+    def observe(self, observation: Observation) -> None:  # noqa: B027
+        """The episode's last observation (``done`` true): no action is expected."""
+
+    def end(self, message: End) -> None:  # noqa: B027
         """The episode is over: its scored result."""
-        ...
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027
         """Release what the agent holds (a process, a connection); called once, whatever happened."""
-        ...
+
+    def abort(self) -> None:
+        """Release at once: the harness is stopping (called instead of :meth:`close`)."""
+        self.close()
 
 
 @dataclass(frozen=True)
@@ -88,6 +116,8 @@ class AgentSpec:
     name: str
     track: Track
     params: dict[str, Any] = field(default_factory=dict)
+    #: DEC-055's declaration (agents/adaptation.py); None is no_adaptation, the default, kept out of the spec's JSON.
+    adaptation: Adaptation | None = None
 
     @property
     def access(self) -> str:
@@ -100,8 +130,32 @@ class AgentSpec:
         return ALLOWLIST_OF_TRACK[self.track]
 
     def to_json(self) -> dict[str, Any]:
-        """The spec as JSON (what the run record stores)."""
-        return {"name": self.name, "track": self.track, "params": dict(sorted(self.params.items()))}
+        """The spec as JSON (what the run record stores); a declared adaptation other than the default joins it."""
+        out: dict[str, Any] = {"name": self.name, "track": self.track, "params": dict(sorted(self.params.items()))}
+        if self.adaptation is not None and not self.adaptation.is_default:
+            out["adaptation"] = self.adaptation.to_json()
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> AgentSpec:
+        """The spec :meth:`to_json` wrote (how specs travel to worker processes)."""
+        from gf01_formal.agents.adaptation import from_json
+
+        ad = data.get("adaptation")
+        return cls(data["name"], data["track"], dict(data.get("params") or {}),
+                   None if ad is None else from_json(ad))
+
+    def adapted(self, adaptation: Adaptation | None) -> AgentSpec:
+        """This spec with ``adaptation`` declared (the default declaration leaves it as it is)."""
+        if adaptation is None or adaptation.is_default:
+            return self
+        return AgentSpec(self.name, self.track, self.params, adaptation)
+
+    def adaptation_fields(self) -> dict[str, Any]:
+        """The run record's DEC-055 fields for this spec."""
+        from gf01_formal.agents.adaptation import Adaptation
+
+        return (self.adaptation or Adaptation()).record_fields()
 
     @property
     def digest(self) -> str:

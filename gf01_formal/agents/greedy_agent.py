@@ -16,23 +16,16 @@ Seeded (numpy PCG64): the same seed and observations give the same actions.
 
 from __future__ import annotations
 
-import numpy as np
-
-from gf01_formal.agents.heuristics import EditStats, EffectDistance
-from gf01_formal.play.protocol import Action, End, Observation, Start
+from gf01_formal.agents.heuristics import DistanceAgent
+from gf01_formal.play.protocol import Action, Observation, Start
 
 
-class GreedyAgent:
+class GreedyAgent(DistanceAgent):
     """Online greedy edits near the effect steps (module docstring)."""
 
-    def __init__(self, seed: int) -> None:
-        self._rng = np.random.Generator(np.random.PCG64(seed))
-
     def start(self, message: Start) -> None:
+        super().start(message)
         goal = message.goal
-        self._goal = goal
-        self._distance = EffectDistance(goal.effect, goal.outputs)
-        self._stats = EditStats(goal, self._rng)
         first, last = goal.effect_steps
         width = last - first + 1
         self._zone = range(max(0, first - max(0, goal.budget_t - width)), last + 1)
@@ -48,9 +41,3 @@ class GreedyAgent:
             return Action()
         edit = self._stats.best()
         return Action() if edit is None else Action(set={edit[0]: edit[1]})
-
-    def end(self, message: End) -> None:
-        pass
-
-    def close(self) -> None:
-        pass

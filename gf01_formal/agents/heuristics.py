@@ -16,8 +16,9 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from gf01_formal.agents.base import Agent
 from gf01_formal.instances.traces import parse_effect
-from gf01_formal.play.protocol import GoalPanel, Observation
+from gf01_formal.play.protocol import GoalPanel, Observation, Start
 from hoa.label import evaluate, variables
 
 #: Effects reading more outputs than this get the coarse distance 0 (holds) / 1 (does not): listing the models
@@ -89,3 +90,16 @@ class EditStats:
     def mean(self, edit: Edit) -> float | None:
         """The edit's mean credit, None when never tried."""
         return float(np.mean(self.credit[edit])) if self.credit[edit] else None
+
+
+class DistanceAgent(Agent):
+    """The part the ``greedy`` and ``search`` agents share: a seeded generator, and per episode the goal panel, the
+    effect distance and the statistics of their own edits (``start`` sets them; subclasses add their plan)."""
+
+    def __init__(self, seed: int) -> None:
+        self._rng = np.random.Generator(np.random.PCG64(seed))
+
+    def start(self, message: Start) -> None:
+        self._goal = message.goal
+        self._distance = EffectDistance(message.goal.effect, message.goal.outputs)
+        self._stats = EditStats(message.goal, self._rng)

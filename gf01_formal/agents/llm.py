@@ -20,8 +20,12 @@ texts from the endpoint are cleaned of it). A run records the model, the endpoin
 and sha256, token counts per step and in total, retries, and the full transcript as a side file
 ``transcripts/<sha256>.json`` referenced by its hash in ``agent_meta``. Nothing recorded depends on a clock.
 
->>> spec = llm_spec("gpt-4o-mini", base_url="http://127.0.0.1:8000/v1")     # doctest: +SKIP
->>> agent = LLMAgent(LLMConfig.from_params(spec.params), seed=7)            # doctest: +SKIP
+>>> import os
+>>> os.environ["GF01_EXAMPLE_KEY"] = "sk-example"
+>>> spec = llm_spec("gpt-4o-mini", base_url="http://127.0.0.1:8000/v1", api_key_env="GF01_EXAMPLE_KEY")
+>>> agent = LLMAgent(LLMConfig.from_params(spec.params), seed=7)
+>>> agent.model_seed
+7
 """
 
 from __future__ import annotations
@@ -32,16 +36,19 @@ import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import numpy as np
 
-from gf01_formal.agents.base import AgentSpec, ProviderError
+from gf01_formal.agents.base import Agent, AgentFault, AgentSpec, ProviderError
 from gf01_formal.agents.llm_prompt import TEMPLATE_ID, Dialogue, Message, drive, load_template
 from gf01_formal.artifacts import canonical_json
-from gf01_formal.play.protocol import Action, End, Observation, Start
+from gf01_formal.play.protocol import Action, Observation, Start
 from hoa.errors import Gf01Error, quote
+
+if TYPE_CHECKING:
+    from gf01_formal.agents.tools import TrackTools
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
@@ -220,12 +227,15 @@ def preflight(config: LLMConfig) -> None:
                         "ends in /v1)", field="--base-url")
 
 
-class LLMAgent:
+class LLMAgent(Agent):
     """Plays one episode at a time through a chat-completions endpoint (module docstring)."""
 
-    def __init__(self, config: LLMConfig, seed: int, *, backoff: Backoff = Backoff()) -> None:
+    def __init__(self, config: LLMConfig, seed: int, *, backoff: Backoff = Backoff(),
+                 tools: TrackTools | None = None) -> None:
         from openai import OpenAI  # heavy, and only this agent needs it
 
+        self.tools = tools  # the track's tool, offered as an OpenAI function (agents/tools.py); None on EVAL-CB
+        self._tool_calls: list[tuple[str, str, str]] = []  # (id, name, arguments) of the last reply
         self.config = config
         self.backoff = backoff
         self.template = load_template(config.prompt)
@@ -254,9 +264,6 @@ class LLMAgent:
         self._steps.append({"t": 0 if observation is None else observation.t + 1, "calls": 0, "retries": 0,
                             "input_tokens": 0, "output_tokens": 0})
         return drive(self._dialogue.turn(observation), self._complete)
-
-    def end(self, message: End) -> None:
-        pass
 
     def close(self) -> None:
         self._client.close()
@@ -306,7 +313,51 @@ class LLMAgent:
             out["max_tokens"] = self.config.max_tokens
         return out
 
+    @property
+    def tool_log(self) -> list[dict[str, Any]]:
+        """The oracle search's log entries, header first (the runner takes EVAL-TA's from the planner itself)."""
+        if self.tools is None or self.tools.oracle is None:
+            return []
+        return [json.loads(x) for x in self.tools.oracle.log_text().splitlines()]
+
+    def _tool_specs(self) -> list[dict[str, Any]]:
+        """The track's tool as an OpenAI function (chat-completions ``tools``)."""
+        assert self.tools is not None and self.tools.allowed is not None
+        what = ("simulates the run with these edits: the outputs at every step, whether the effect holds, the "
+                "queries left" if self.tools.planner is not None else
+                "exact checks of a candidate certificate (suff, min1, valid); with atoms null, an optimal valid "
+                "certificate")
+        atoms = {"type": ["array", "null"], "items": {"type": "array"},
+                 "description": 'the edits as [[t, "input", 0 or 1], ...]'}
+        return [{"type": "function", "function": {
+            "name": self.tools.allowed, "description": f"{self.tools.allowed}: {what}",
+            "parameters": {"type": "object", "properties": {"atoms": atoms}, "required": ["atoms"]}}}]
+
     def _complete(self, kind: str, messages: list[Message]) -> str:
+        """The model's reply text to ``messages``; tool calls in between are answered (each answer appended to
+        the conversation as a ``tool`` message, every call in the run's tool log) and the model asked again. A
+        tool call on EVAL-CB, for another track's tool, or past the budget is a fatal AgentFault (``tool_denied``)."""
+        reply = self._request(kind, messages)
+        while self._tool_calls:
+            if self.tools is None:
+                raise AgentFault("tool_denied", f"asked for tool {self._tool_calls[0][1]!r}: EVAL-CB allows no tool",
+                                 fatal=True)
+            calls, self._tool_calls = self._tool_calls, []
+            messages.append({"role": "assistant", "content": reply or None, "tool_calls": [  # type: ignore[dict-item]
+                {"id": cid, "type": "function", "function": {"name": name, "arguments": args}}
+                for cid, name, args in calls]})
+            for cid, name, args in calls:
+                try:
+                    decoded = json.loads(args)
+                except ValueError:
+                    decoded = args
+                atoms = decoded.get("atoms") if isinstance(decoded, dict) else decoded
+                result = self.tools.call(name, atoms)
+                messages.append({"role": "tool", "tool_call_id": cid, "content": canonical_json(result)})
+            reply = self._request("tool", messages)
+        return reply
+
+    def _request(self, kind: str, messages: list[Message]) -> str:
         """The model's reply to the conversation ``messages`` (module docstring: retries and errors)."""
         step = self._steps[-1]
         call: dict[str, Any] = {"t": step["t"], "kind": kind, "sent": len(messages), "reply": None, "errors": [],
@@ -315,8 +366,9 @@ class LLMAgent:
         step["calls"] += 1
         for n in range(self.backoff.retries + 1):
             try:
+                extra = {} if self.tools is None else {"tools": self._tool_specs()}
                 response = self._client.chat.completions.create(model=self.config.model, messages=list(messages),
-                                                                **self._request_params())
+                                                                **self._request_params(), **extra)
                 reply = self._read(response, call, step, len(messages))
             except Exception as ex:
                 verdict, what = self._classify(ex)
@@ -362,6 +414,13 @@ class LLMAgent:
         finish = getattr(choice, "finish_reason", None)
         call["finish_reason"] = finish if isinstance(finish, str) else None
         call["reply"] = index  # the index the reply will have in the conversation
+        self._tool_calls = []
+        for tc in getattr(message, "tool_calls", None) or []:
+            fn = getattr(tc, "function", None)
+            name, args = getattr(fn, "name", None), getattr(fn, "arguments", None)
+            if not isinstance(name, str) or not isinstance(args, str):
+                raise MalformedResponse("a tool call without a function name and arguments")
+            self._tool_calls.append((str(getattr(tc, "id", "") or f"call-{len(self._tool_calls)}"), name, args))
         reasoning = getattr(message, "reasoning_content", None)  # vLLM / DeepSeek reasoning parsers
         if isinstance(reasoning, str) and reasoning:
             call["reasoning"] = reasoning

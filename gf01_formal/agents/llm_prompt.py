@@ -11,8 +11,12 @@ One conversation per episode, one action per step: :meth:`Dialogue.turn` is a ge
 send and receives the reply text, so the same rules (one bounded re-ask, then an agent error) drive a synchronous
 client and an async one alike.
 
->>> d = Dialogue(load_template(), start)                 # doctest: +SKIP
->>> action = drive(d.turn(None), lambda kind, msgs: '{"set": {}}')   # doctest: +SKIP
+>>> from gf01_formal.play.episode import Episode
+>>> from gf01_formal.play.protocol import Start
+>>> start = Start(instance_id=instance.instance_id, goal=Episode(problem, instance.instance_id).reset())
+>>> d = Dialogue(load_template(), start)
+>>> drive(d.turn(None), lambda kind, msgs: '{"set": {"r2": 1}}').set
+{'r2': 1}
 """
 
 from __future__ import annotations

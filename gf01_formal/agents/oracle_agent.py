@@ -7,14 +7,15 @@ from __future__ import annotations
 from typing import Any
 
 from encoders.problem import Problem
-from gf01_formal.play.protocol import Action, End, Observation, Start
+from gf01_formal.agents.base import Agent
+from gf01_formal.play.protocol import Action, Observation, Start
 from gf01_formal.scoring.certificates import certificate_to_json
 from solvers import api
 
 TOOL_ID = "oracle-exact-search-v1"
 
 
-class OracleAgent:
+class OracleAgent(Agent):
     """Plays the exact oracle's certificate (module docstring)."""
 
     def __init__(self, problem: Problem) -> None:
@@ -37,9 +38,3 @@ class OracleAgent:
     def act(self, observation: Observation | None) -> Action:
         t = 0 if observation is None else observation.t + 1
         return Action(set=self._plan.get(t, {}))
-
-    def end(self, message: End) -> None:
-        pass
-
-    def close(self) -> None:
-        pass

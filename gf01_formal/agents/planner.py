@@ -5,8 +5,8 @@ whether the effect is achieved: what the agent would see by playing them, never 
 the base trace. It answers at most ``max_queries`` calls; every call and its answer go to :attr:`Planner.log`,
 whose canonical JSON Lines text is the run's tool log (its sha256 is the run's ``tool_log_hash``).
 
->>> planner = Planner(problem)                                # doctest: +SKIP
->>> planner.simulate([[3, "req", 1]])["effect"]               # doctest: +SKIP
+>>> planner = Planner(problem)
+>>> planner.simulate([[20, "r2", 1], [21, "r2", 1]])["effect"]
 True
 """
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from gf01_formal.play.protocol import Action, End, Observation, Start
+from gf01_formal.agents.base import Agent
+from gf01_formal.play.protocol import Action, Observation, Start
 
 
-class RandomAgent:
+class RandomAgent(Agent):
     """Random edits on observations only (module docstring)."""
 
     def __init__(self, seed: int) -> None:
@@ -28,9 +29,3 @@ class RandomAgent:
             return Action()
         name = g.inputs[int(self._rng.integers(len(g.inputs)))]
         return Action(set={name: int(self._rng.integers(2))})
-
-    def end(self, message: End) -> None:
-        pass
-
-    def close(self) -> None:
-        pass

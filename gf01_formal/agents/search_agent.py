@@ -19,21 +19,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from gf01_formal.agents.heuristics import EditStats, EffectDistance
-from gf01_formal.play.protocol import Action, End, Observation, Start
+from gf01_formal.agents.heuristics import DistanceAgent
+from gf01_formal.play.protocol import Action, Observation, Start
 
 
-class SearchAgent:
+class SearchAgent(DistanceAgent):
     """Probe early, exploit at the effect steps (module docstring)."""
 
-    def __init__(self, seed: int) -> None:
-        self._rng = np.random.Generator(np.random.PCG64(seed))
-
     def start(self, message: Start) -> None:
+        super().start(message)
         goal = message.goal
-        self._goal = goal
-        self._distance = EffectDistance(goal.effect, goal.outputs)
-        self._stats = EditStats(goal, self._rng)
         first, _ = goal.effect_steps
         probes = min(goal.budget_t // 2, first)
         # Evenly spaced over [0, first): probes far apart see different states, and the last one is not adjacent
@@ -70,9 +65,3 @@ class SearchAgent:
                 chosen[edit[0]] = edit[1]
         ranked = sorted(chosen.items(), key=lambda e: -(self._stats.mean(e) or 0.0))
         return Action(set=dict(ranked[:share]))
-
-    def end(self, message: End) -> None:
-        pass
-
-    def close(self) -> None:
-        pass

@@ -31,7 +31,9 @@ Built from a spec (``gf01 evaluate --agent-cmd``, ``gf01 play --agent-cmd``), th
 sandbox (:mod:`gf01_formal.agents.sandbox`): its own PID, mount and network namespaces, so it can see neither the
 harness's processes nor the bundle, and everything it started dies with the sandbox's init when the episode ends.
 
->>> agent = SubprocessAgent(check_command("python3 examples/agent_example.py"), step_timeout=5.0)  # doctest: +SKIP
+>>> agent = SubprocessAgent(check_command("python3 examples/agent_example.py"), step_timeout=5.0)
+>>> agent.meta
+{'cmd': 'python3 examples/agent_example.py'}
 """
 
 from __future__ import annotations
@@ -47,17 +49,31 @@ import signal
 import subprocess
 import time
 from collections import deque
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gf01_formal.agents.base import AgentFault
+from gf01_formal.agents.base import Agent, AgentFault
 from gf01_formal.agents.sandbox import Kind, wrap
-from gf01_formal.play.protocol import Action, End, Observation, Start, parse_action, text
+from gf01_formal.play.protocol import (
+    Action,
+    End,
+    Observation,
+    Start,
+    ToolRequest,
+    ToolResult,
+    parse_action,
+    text,
+)
 from gf01_formal.workers import hold_group, kills, release_group
 from hoa.errors import Gf01Error, quote
 from solvers.limits import die_with_parent
 
+if TYPE_CHECKING:
+    from gf01_formal.agents.tools import TrackTools
+
 #: Longest action line read (bytes, newline excluded); a longer line is a bad action and is skipped to its end.
 MAX_LINE = 64 * 1024
+#: Longest agent command line accepted (Linux's MAX_ARG_STRLEN, the most one argument may hold).
+MAX_COMMAND = 128 * 1024
 #: Bytes of the program's stderr kept for error messages.
 STDERR_TAIL = 2000
 #: Seconds a program gets to exit after its stdin closes, then after SIGTERM, before SIGKILL.
@@ -72,6 +88,9 @@ def check_command(cmd: Any) -> list[str]:
     if not isinstance(cmd, str) or not cmd.strip():
         raise Gf01Error("the agent command is empty (give a command line, e.g. 'python3 my_agent.py')",
                         field="--agent-cmd")
+    if len(cmd) > MAX_COMMAND:  # longer than the kernel takes as one argument; and shlex is slow on megabytes
+        raise Gf01Error(f"the agent command {quote(cmd, 80)} is longer than {MAX_COMMAND} characters",
+                        field="--agent-cmd")
     try:
         argv = shlex.split(cmd)
     except ValueError as ex:
@@ -84,13 +103,15 @@ def check_command(cmd: Any) -> list[str]:
     return argv
 
 
-class SubprocessAgent:
+class SubprocessAgent(Agent):
     """An external agent process speaking gf01.agent.v1 (module docstring); one process per episode."""
 
     def __init__(
         self, argv: list[str], step_timeout: float = DEFAULT_STEP_TIMEOUT, *, max_line: int = MAX_LINE,
         sandbox: Kind = "none", network: bool = False,
+        tools: TrackTools | None = None,
     ) -> None:
+        self.tools = tools  # what the track allows during a turn (agents/tools.py); None: nothing (EVAL-CB)
         self.argv = list(argv)
         #: How the program is isolated (:mod:`gf01_formal.agents.sandbox`); the run record carries it.
         self.sandbox: Kind = sandbox
@@ -151,8 +172,16 @@ class SubprocessAgent:
                 self._deadline = time.monotonic() + self.step_timeout
                 self._queue(text(observation))
             line = self._read_line()
-        except AgentFault as fault:  # timeout or crash: fatal, nothing more is sent to the program
+            while line is not None and _is_tool_line(line):
+                # A tool request before the action: answered by one result line, the step's clock restarted
+                # (the harness's answering time is not the agent's). Denied on a track without that tool.
+                self._queue(text(self._tool_result(line)))
+                self._deadline = time.monotonic() + self.step_timeout
+                line = self._read_line()
+        except AgentFault as fault:  # timeout, crash or a denied tool: fatal, nothing more is sent to the program
             self._dead = fault
+            if fault.kind == "tool_denied":
+                self._kill()
             raise
         if line is None:
             raise AgentFault("bad_action", f"an action line is longer than {self.max_line} bytes")
@@ -166,6 +195,25 @@ class SubprocessAgent:
         except Gf01Error as ex:
             raise AgentFault("bad_action", f"{ex.message}: {quote(_shown(line), 120)}") from None
         return action  # what it asks for is the episode's to judge (an unknown input voids it: docs/agent-protocol.md)
+
+    def _tool_result(self, line: bytes) -> ToolResult:
+        """The answer to a tool line; AgentFault ``tool_denied`` (fatal) when the track allows no such tool or the
+        line is not a well-formed request."""
+        try:
+            request = ToolRequest.model_validate_json(line)
+        except ValueError as ex:
+            raise AgentFault("tool_denied", f"a malformed tool request ({quote(str(ex), 120, bare=True)}): "
+                             f"{quote(_shown(line), 120)}", fatal=True) from None
+        if self.tools is None:
+            raise AgentFault("tool_denied", f"asked for tool {request.tool!r}: EVAL-CB allows no tool", fatal=True)
+        return ToolResult(tool=request.tool, result=self.tools.call(request.tool, request.atoms))
+
+    @property
+    def tool_log(self) -> list[dict[str, Any]]:
+        """The oracle search's log entries, header first (the runner takes EVAL-TA's from the planner itself)."""
+        if self.tools is None or self.tools.oracle is None:
+            return []
+        return [json.loads(x) for x in self.tools.oracle.log_text().splitlines()]
 
     def observe(self, observation: Observation) -> None:
         """Send the episode's last observation (``done`` is true: no action is expected)."""
@@ -250,13 +298,19 @@ class SubprocessAgent:
             if left <= 0:
                 self._kill()
                 raise AgentFault("timeout", f"no action within {self.step_timeout:g} s", fatal=True)
-            for key, _ in selector.select(left):
-                if key.data == "in":
-                    self._write(proc)
-                elif key.data == "out":
-                    self._read_out(proc)
-                else:
-                    self._read_err(proc)
+            self._serve(proc, left)
+
+    def _serve(self, proc: subprocess.Popen[bytes], wait: float) -> None:
+        """One round of I/O: wait up to ``wait`` seconds for the program's pipes, then write and read what is ready
+        (``crash`` when the program stopped reading its input)."""
+        assert self._selector is not None
+        for key, _ in self._selector.select(wait):
+            if key.data == "in":
+                self._write(proc)
+            elif key.data == "out":
+                self._read_out(proc)
+            else:
+                self._read_err(proc)
 
     def _write(self, proc: subprocess.Popen[bytes]) -> None:
         assert proc.stdin is not None
@@ -342,6 +396,15 @@ class SubprocessAgent:
     def _kill(self) -> None:
         if self._proc is not None:
             _signal_group(self._proc.pid, signal.SIGKILL)
+
+
+def _is_tool_line(line: bytes) -> bool:
+    """Whether a line is a tool request (an object whose ``type`` is ``tool``), not an action."""
+    try:
+        obj = json.loads(line)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(obj, dict) and obj.get("type") == "tool"
 
 
 def _registered(selector: selectors.BaseSelector) -> set[int]:

@@ -24,8 +24,9 @@ from typing import Any
 
 import numpy as np
 
+from gf01_formal.agents.base import Agent
 from gf01_formal.agents.planner import Planner
-from gf01_formal.play.protocol import Action, End, GoalPanel, Observation, Start
+from gf01_formal.play.protocol import Action, GoalPanel, Observation, Start
 
 #: One atom of a plan: (t, input name, value).
 PlanAtom = tuple[int, str, int]
@@ -34,7 +35,7 @@ PlanAtom = tuple[int, str, int]
 DENSITIES = (1.0, 0.5)
 
 
-class ToolAgent:
+class ToolAgent(Agent):
     """Plans with local-planner-v1, then plays the plan (module docstring)."""
 
     def __init__(self, planner: Planner, seed: int) -> None:
@@ -57,11 +58,6 @@ class ToolAgent:
         # Committing after the plan's last step ends the episode early: nothing after it could help.
         return Action(set=self._plan.get(t, {}), commit=t == self._last)
 
-    def end(self, message: End) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
 
 
 class _Oracle:

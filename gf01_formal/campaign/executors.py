@@ -1,6 +1,13 @@
-"""Where a campaign's tasks run: in the driver (one job), on a local process pool, or on an existing dask.distributed
-cluster. Each executor yields task results as they finish (completion order); the driver appends them at once.
+"""Where tasks run: in the driver (one job), in threads, on a local process pool, or on an existing dask.distributed
+cluster (:func:`run` picks one). Each executor yields task results as they finish (completion order); the driver
+(:mod:`gf01_formal.campaign.driver`) appends them at once.
 
+- ``inline``: every task in the driver's own thread, in order.
+- ``threads``: for agents that mostly wait on I/O (a model endpoint). The threads are daemons: on Ctrl-C or an
+  error the driver does not wait for the episodes in flight (their records were never written, so the next run plays
+  them), a stop flag keeps the threads from starting new tasks, and the external agents' programs of those episodes
+  are killed with their children (every group this process holds: :func:`gf01_formal.workers.kill_groups`), since
+  no thread will close them.
 - ``local``: :func:`gf01_formal.workers.pool` (fresh interpreters that die with the driver, even on kill -9, and
   stop at once on Ctrl-C), with a bounded window of tasks in flight. A worker that dies (killed, out of memory)
   breaks a ``ProcessPoolExecutor``: the pool is then replaced and the tasks that had not returned are submitted
@@ -39,10 +46,82 @@ def parse_executor(text: str) -> tuple[str, str | None]:
     raise Gf01Error(f"unknown executor {text!r} (local or dask://HOST:PORT)", field="--executor")
 
 
+#: The kinds of executor :func:`run` knows.
+KINDS = ("inline", "threads", "local", "dask")
+
+
+def run(tasks: Iterable[dict[str, Any]], kind: str, *, jobs: int = 1, address: str | None = None,
+        one_thread: bool = False, on_pool: Callable[[list[int]], None] | None = None) -> Iterator[Result]:
+    """The results of ``tasks`` on the executor ``kind`` (one of :data:`KINDS`; module docstring). ``threads`` and
+    ``local`` with one job run inline; ``address`` is the Dask scheduler's, ``one_thread`` requires single-threaded
+    Dask workers (the diagnostic meters memory per process)."""
+    if kind == "dask":
+        if address is None:
+            raise Gf01Error("the dask executor needs a scheduler address (dask://HOST:PORT)", field="--executor")
+        return run_dask(tasks, address, one_thread=one_thread)
+    if kind not in KINDS:
+        raise Gf01Error(f"unknown executor {kind!r} (one of {', '.join(KINDS)})", field="--executor")
+    if kind == "inline" or jobs <= 1:
+        return run_inline(tasks)
+    if kind == "threads":
+        return run_threads(tasks, jobs)
+    return run_local(tasks, jobs, on_pool)
+
+
 def run_inline(tasks: Iterable[dict[str, Any]]) -> Iterator[Result]:
     """Every task in this process, in order."""
     for task in tasks:
         yield play_batch(task)
+
+
+def run_threads(tasks: Iterable[dict[str, Any]], jobs: int) -> Iterator[Result]:
+    """Tasks on ``jobs`` daemon threads of this process (module docstring), results as they finish."""
+    import queue
+    import threading
+
+    from gf01_formal.workers import kill_groups
+
+    work: queue.SimpleQueue[dict[str, Any]] = queue.SimpleQueue()
+    count = 0
+    for task in tasks:
+        work.put(task)
+        count += 1
+    results: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
+    stop = threading.Event()
+
+    def worker() -> None:
+        while not stop.is_set():
+            try:
+                task = work.get_nowait()
+            except queue.Empty:
+                break
+            try:
+                results.put(("result", play_batch(task)))
+            except BaseException as ex:  # a user error (e.g. a refused key) stops the work in the driver
+                results.put(("error", ex))
+        results.put(("done", None))
+
+    running = min(jobs, count)
+    for i in range(running):
+        threading.Thread(target=worker, daemon=True, name=f"gf01-play-{i}").start()
+    try:
+        while running:
+            try:
+                kind, value = results.get(timeout=0.2)  # a timed wait, so Ctrl-C is seen at once
+            except queue.Empty:
+                continue
+            if kind == "done":
+                running -= 1
+            elif kind == "error":
+                raise value
+            else:
+                yield value
+    except BaseException:
+        stop.set()
+        kill_groups()
+        raise
+    finally:
+        stop.set()
 
 
 def run_local(tasks: Iterable[dict[str, Any]], jobs: int,

@@ -10,11 +10,10 @@ A campaign directory holds (docs/campaigns.md):
 ``analysis.json``      :mod:`gf01_formal.report.pilot`, with ``plots/`` (Score_C against each knob)
 =====================  ============================================================================================
 
-Resumable: the runs file is append-only (one fsync'd line per record, written by the driver alone, a torn last line
-cut on reopen), and the work is planned from the run ids that have no final record yet; so a rerun after a crash,
-kill -9 or Ctrl-C of the driver or of a worker plays exactly the missing runs, and the final artifacts, made from
-the runs sorted by run id, are the same bytes as an uninterrupted campaign's (``timing`` aside, which no artifact
-but the runs file holds).
+The runs are played by the driver that ``gf01 evaluate`` uses too (:mod:`gf01_formal.campaign.driver`), so a
+campaign is as resumable: a rerun after a crash, kill -9 or Ctrl-C of the driver or of a worker plays exactly the
+missing runs, and the final artifacts, made from the runs sorted by run id, are the same bytes as an uninterrupted
+campaign's (``timing`` aside, which no artifact but the runs file holds).
 """
 
 from __future__ import annotations
@@ -24,17 +23,19 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from gf01_formal.agents import PANELS
 from gf01_formal.agents.base import AgentSpec
 from gf01_formal.artifacts import pretty_json, read_json, write_json_atomic, write_text_atomic
 from gf01_formal.campaign import executors
-from gf01_formal.campaign.shards import Plan, tasks
-from gf01_formal.report.coverage import PANELS, TRACK_OF
-from gf01_formal.runs.record import RunRecord
-from gf01_formal.runs.runner import RunOutcome
+from gf01_formal.campaign.driver import drive
+from gf01_formal.campaign.shards import Plan
 from gf01_formal.runs.store import RunsFile
 from hoa.errors import Gf01Error
+
+if TYPE_CHECKING:
+    from gf01_formal.agents.adaptation import Adaptation
 
 CAMPAIGN_SCHEMA = "gf01-formal.campaign.v1"
 #: Instances per task by default: a task is then a fraction of a second to seconds of work, far above Dask's
@@ -58,6 +59,8 @@ class CampaignSummary:
     statuses: Counter[str] = field(default_factory=Counter)
     violations: int = 0
     recommendation: str | None = None
+    triggers: list[str] = field(default_factory=list)  # the pilot analysis's fired triggers, one sentence each
+    pilot_notes: list[str] = field(default_factory=list)  # what it could not assess
 
     def to_json(self) -> dict[str, Any]:
         """The summary as JSON (sorted keys)."""
@@ -65,7 +68,8 @@ class CampaignSummary:
                 "panel_complete": not self.missing_from_panel, "missing_from_panel": self.missing_from_panel,
                 "played": self.played, "skipped": self.skipped, "repaired_bytes": self.repaired_bytes,
                 "statuses": dict(sorted(self.statuses.items())), "violations": self.violations,
-                "recommendation": self.recommendation}
+                "recommendation": self.recommendation, "triggers": self.triggers,
+                "pilot_notes": self.pilot_notes}
 
 
 def panel_specs(panel: str, agents: Sequence[str] | None) -> tuple[list[AgentSpec], list[str]]:
@@ -97,18 +101,15 @@ def panel_specs(panel: str, agents: Sequence[str] | None) -> tuple[list[AgentSpe
                         f"{', '.join(playable)}){hint}", field="--agents")
     if len(set(names)) != len(names):
         raise Gf01Error("an agent is named twice", field="--agents")
-    specs = []
-    for n in names:
-        track = BUILTIN[n].track
-        if n in TRACK_OF and track != TRACK_OF[n]:
-            raise Gf01Error(f"agent {n} plays on {track}, but DEC-056 puts it on {TRACK_OF[n]}", field="--agents")
-        specs.append(AgentSpec(n, track))
+    # Each on its factory's track, which for the panel's agents is their DEC-056 track (agents.PANEL_TRACK).
+    specs = [AgentSpec(n, BUILTIN[n].track) for n in names]
     return specs, [n for n in PANELS[panel] if n not in names]
 
 
 def _campaign_json(plan: Plan, bundle_hash: str | None, panel: str) -> dict[str, Any]:
     return {"schema_version": CAMPAIGN_SCHEMA, "bundle_instances_hash": bundle_hash, "panel": panel,
-            "agents": [s.to_json() for s in plan.specs], "seed": plan.seed, "diagnostic": plan.caps}
+            "agents": [s.to_json() for s in plan.specs], "seed": plan.seed, "diagnostic": plan.caps,
+            "gold_set": plan.gold_set}
 
 
 def _check_same(directory: Path, spec: dict[str, Any]) -> None:
@@ -134,13 +135,16 @@ def run_campaign(
     jobs: int | None = None,
     seed: int = 0,
     caps: dict[str, Any] | None = None,
+    gold_set: str = "M",
     batch: int = DEFAULT_BATCH,
     manifest: str | os.PathLike[str] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    adaptation: Adaptation | None = None,
     on_pool: Callable[[list[int]], None] | None = None,
 ) -> CampaignSummary:
     """Play, validate, report and analyse (module docstring). ``caps`` (:meth:`CapSet.to_json`) turns the
-    SubsetMin diagnostic on, metered under those caps; ``jobs`` defaults to every core (local executor)."""
+    SubsetMin diagnostic on, metered under those caps; ``jobs`` defaults to every core (local executor);
+    ``gold_set`` is where the best match ranks its gold (M: M(I), the specification's; MB: M_B(I))."""
     from gf01_formal.instances.io import load_artifact
     from gf01_formal.instances.model import Bundle
 
@@ -155,6 +159,7 @@ def run_campaign(
     if out.exists() and not out.is_dir():
         raise Gf01Error("is not a directory", file=str(out))
     specs, missing = panel_specs(panel, agents)
+    specs = [s.adapted(adaptation) for s in specs]
     art = load_artifact(bundle_path, check_all=False)
     if not isinstance(art, Bundle):
         raise Gf01Error("a campaign plays a bundle (gf01 generate, gf01 import); this is one instance",
@@ -166,59 +171,43 @@ def run_campaign(
         from gf01_formal.report.coverage import load_manifest
 
         man = load_manifest(manifest)
-    plan = Plan(instances=instances, specs=specs, seed=seed, bundle_hash=bundle_hash, caps=caps)
+    plan = Plan(instances=instances, specs=specs, seed=seed, bundle_hash=bundle_hash, caps=caps, gold_set=gold_set)
     spec = _campaign_json(plan, bundle_hash, panel)
     _check_same(out, spec)
     out.mkdir(parents=True, exist_ok=True)
     store = RunsFile(out / "runs.jsonl")  # the lock before anything is written: one campaign per directory
     try:
+        store.check_gold_set(gold_set)
         write_json_atomic(out / "campaign.json", spec)
-        return _play(store, out, bundle_path, plan, man, panel, specs, missing, kind, address, caps, jobs, batch,
-                     on_pool, progress)
+        return _play(store, out, bundle_path, plan, man, panel, specs, missing, kind, address, jobs, batch, on_pool,
+                     progress)
     finally:  # the lock is held through the reports: they are made from the whole file
         store.close()
 
 
+
 def _play(store: RunsFile, out: Path, bundle_path: str | os.PathLike[str], plan: Plan, man: Any, panel: str,
-          specs: list[AgentSpec], missing: list[str], kind: str, address: str | None, caps: dict[str, Any] | None,
-          jobs: int | None, batch: int, on_pool: Callable[..., Any] | None,
-          progress: Callable[[int, int], None] | None) -> CampaignSummary:
-    """The runs not yet in ``store`` played, appended, then :func:`finish`."""
-    instances = plan.instances
-    summary = CampaignSummary(str(out), panel, [s.name for s in specs], missing, repaired_bytes=store.repaired)
-    done = store.final_ids()
-    total = len(instances) * len(specs)
-    summary.skipped = sum(1 for inst in instances for _, rid in plan.run_ids(inst) if rid in done)
-    todo = tasks(plan, done, batch)
-    if kind == "dask":
-        assert address is not None
-        results = executors.run_dask(todo, address, one_thread=caps is not None)
-    else:
-        n = jobs if jobs is not None else (os.cpu_count() or 1)
-        results = executors.run_inline(todo) if n <= 1 else executors.run_local(todo, n, on_pool)
-    count = summary.skipped
-    if progress is not None:
-        progress(count, total)
-    for result in results:
-        for rec_json, side in result:
-            rec = RunRecord.model_validate(rec_json)
-            store.append(RunOutcome(rec, side))
-            summary.played += 1
-            summary.statuses[rec.status] += 1
-            count += 1
-        if progress is not None:
-            progress(count, total)
-    finish(out, bundle_path, man, panel, summary)
+          specs: list[AgentSpec], missing: list[str], kind: str, address: str | None, jobs: int | None, batch: int,
+          on_pool: Callable[..., Any] | None, progress: Callable[[int, int], None] | None) -> CampaignSummary:
+    """The runs not yet in ``store`` played and appended (:func:`gf01_formal.campaign.driver.drive`), then
+    :func:`finish`."""
+    tally = drive(plan, store, executor=kind, jobs=jobs if jobs is not None else (os.cpu_count() or 1),
+                  address=address, batch=batch, progress=progress, on_pool=on_pool)
+    summary = CampaignSummary(str(out), panel, [s.name for s in specs], missing, played=tally.played,
+                              skipped=tally.skipped, repaired_bytes=tally.repaired_bytes, statuses=tally.statuses)
+    finish(out, bundle_path, man, panel, summary, plan.caps)
     return summary
 
 
 def finish(out: Path, bundle_path: str | os.PathLike[str], manifest: Any, panel: str,
-           summary: CampaignSummary) -> None:
-    """The final artifacts, made from the whole runs file (the same bytes however the runs were played)."""
+           summary: CampaignSummary, caps: dict[str, Any] | None = None) -> None:
+    """The final artifacts, made from the whole runs file (the same bytes however the runs were played). The report
+    names the diagnostic caps when the runs ran under any (``caps``: CapSet.to_json)."""
     from gf01_formal.instances.io import load_bundle
     from gf01_formal.report.build import build_report
+    from gf01_formal.report.caps import CapSet
     from gf01_formal.report.load import load_runs
-    from gf01_formal.report.pilot import analyze, knob_plots
+    from gf01_formal.report.pilot import analyze, knob_plots, pilot_notes
     from gf01_formal.report.render import html_page, markdown
     from gf01_formal.runs.validate import validate
 
@@ -227,7 +216,9 @@ def finish(out: Path, bundle_path: str | os.PathLike[str], manifest: Any, panel:
     summary.violations = len(violations)
     write_json_atomic(out / "validation.json", {"ok": not violations, "violations": [str(v) for v in violations]})
     runs = load_runs([runs_path])
-    report = build_report(runs, manifest=manifest, panel=panel if manifest is not None else None)
+    capset = None if caps is None else CapSet(**caps)
+    report = build_report(runs, manifest=manifest, panel=panel if manifest is not None else None,
+                          caps=capset.report_section() if capset is not None and capset.capped() else None)
     write_text_atomic(out / "report.json", pretty_json(report))
     write_text_atomic(out / "report.md", markdown(report))
     write_text_atomic(out / "report.html", html_page(report))
@@ -237,3 +228,5 @@ def finish(out: Path, bundle_path: str | os.PathLike[str], manifest: Any, panel:
     for name, svg in sorted(knob_plots(analysis).items()):
         write_text_atomic(out / "plots" / name, svg)
     summary.recommendation = analysis["recommendation"]["decision"]
+    summary.triggers = [t["sentence"] for t in analysis["triggers"]]
+    summary.pilot_notes = pilot_notes(analysis)

@@ -1,5 +1,5 @@
-"""The work of a campaign as tasks: batches of episodes, each with a deterministic shard key, and the function a
-worker runs on one (:func:`play_batch`).
+"""The work of a campaign (or of ``gf01 evaluate``) as tasks: batches of episodes, each with a deterministic shard
+key, and the function a worker runs on one (:func:`play_batch`).
 
 A task holds a few instances (``batch`` of them, in bundle order) and, for each, the agents that still lack a final
 record there; its key hashes the run ids it will produce and the settings that shape their records, so the same
@@ -29,18 +29,28 @@ Result = list[tuple[dict[str, Any], dict[str, str]]]
 
 @dataclass(frozen=True)
 class Plan:
-    """What a campaign plays: the bundle's instances, the agents, the seed, the bundle hash and the diagnostic."""
+    """What is played: the instances, the agents, the seed, the bundle hash and the diagnostic.
+
+    The SubsetMin diagnostic runs under a campaign's ``caps`` (metered, :mod:`gf01_formal.report.caps`) or, for
+    ``gf01 evaluate``, with ``subset_min`` under ``diagnostic_seconds``; ``file`` names the instances' file in
+    messages.
+    """
 
     instances: Sequence[Instance]
     specs: Sequence[AgentSpec]
     seed: int
     bundle_hash: str | None
     caps: dict[str, Any] | None = None  # CapSet.to_json() when the diagnostic runs, else None
+    subset_min: bool = False
+    diagnostic_seconds: float | None = None
+    file: str | None = None
+    gold_set: str = "M"  # where the best match ranks its gold (M(I), or MB: M_B(I))
 
     def settings(self) -> dict[str, Any]:
         """The settings that shape records (part of every shard key)."""
         return {"seed": self.seed, "bundle_hash": self.bundle_hash, "caps": self.caps,
-                "harness_version": HARNESS_VERSION, "checker_version": CHECKER_VERSION}
+                "subset_min": self.subset_min, "diagnostic_seconds": self.diagnostic_seconds,
+                "gold_set": self.gold_set, "harness_version": HARNESS_VERSION, "checker_version": CHECKER_VERSION}
 
     def run_ids(self, inst: Instance) -> list[tuple[AgentSpec, str]]:
         """(spec, run id) of every agent on ``inst``."""
@@ -63,6 +73,7 @@ def tasks(plan: Plan, done: set[str], batch: int) -> Iterator[dict[str, Any]]:
             "runs": len(rids),
             "items": [(inst.model_dump(mode="json"), [s.to_json() for s in specs]) for inst, specs, _ in chunk],
             "settings": settings,
+            "file": plan.file,
             "versions": _versions(),
         }
 
@@ -79,22 +90,26 @@ def play_batch(task: dict[str, Any]) -> Result:
     from gf01_formal.report.caps import CapSet, run_diagnostic
     from gf01_formal.runs.runner import play_run
     from gf01_formal.scoring.scores import Scorer
+    from solvers.limits import Limits
 
     if task["versions"] != _versions():
         raise Gf01Error(f"this worker runs {_versions()}, the driver {task['versions']}: install the same "
                         "gf01-formal on every worker")
     settings = task["settings"]
     caps = None if settings["caps"] is None else CapSet(**settings["caps"])
+    seconds = settings["diagnostic_seconds"]
+    limits = None if seconds is None else Limits(seconds=seconds)
     out: Result = []
     for inst_json, specs in task["items"]:
         inst = Instance.model_validate(inst_json)
-        problem = check_instance(inst)
-        scorer = Scorer(problem)
+        problem = check_instance(inst, file=task["file"])
+        scorer = Scorer(problem, gold_set_name=settings["gold_set"])
         inputs = list(problem.system.inputs)
         for spec in specs:
-            agent = AgentSpec(spec["name"], spec["track"], spec["params"])
+            agent = AgentSpec.from_json(spec)
             outcome = play_run(inst, problem, agent, seed=settings["seed"], scorer=scorer,
-                               bundle_hash=settings["bundle_hash"])
+                               bundle_hash=settings["bundle_hash"], subset_min=settings["subset_min"],
+                               diagnostic_limits=limits)
             rec = outcome.record
             if caps is not None and rec.status in FINAL_STATUSES and rec.certificate is not None:
                 atoms = [(int(t), inputs.index(a), int(v)) for t, a, v in rec.certificate]

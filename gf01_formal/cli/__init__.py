@@ -17,9 +17,10 @@ import os
 import sys
 from typing import Any
 
+from gf01_formal.cli.exits import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_UNKNOWN, EXIT_USER_ERROR
+
 #: Longest error line printed: a message may quote user input, which is cut well before this.
 MAX_ERROR_CHARS = 2000
-EXIT_USER_ERROR, EXIT_UNKNOWN, EXIT_INTERNAL, EXIT_INTERRUPTED = 2, 3, 70, 130
 
 
 def __getattr__(name: str) -> Any:

@@ -96,6 +96,10 @@ MAX_SECONDS = 1e6
 MAX_JOBS = 1024
 MAX_COUNT = 10**7
 
+StepTimeoutOpt = Annotated[
+    float, typer.Option("--step-timeout", metavar="S", min=0.001, max=MAX_SECONDS,
+                        help="External agents: seconds per step.")
+]
 SecondsOpt = Annotated[
     float | None,
     typer.Option("--seconds", metavar="S", min=0.0, max=MAX_SECONDS,
@@ -112,6 +116,30 @@ MemoryOpt = Annotated[
                  "past it the answer is 'unknown' (exit 3), never a guess."),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON (one object per line).")]
+
+# DEC-055: the declared adaptation of the agents a command plays (agents/adaptation.py; docs/runs.md).
+AdaptationCondition = Literal["no_adaptation", "prompt_adaptation", "weight_finetune"]
+AdaptConditionOpt = Annotated[AdaptationCondition | None, typer.Option(
+    "--adaptation-condition", help="DEC-055: how the model was adapted to GF-01 (default no_adaptation).")]
+AdaptBudgetOpt = Annotated[int | None, typer.Option(
+    "--adaptation-budget-tokens", metavar="N", min=0, max=10**15,
+    help="DEC-055: tokens spent adapting (0 for no_adaptation, > 0 otherwise).")]
+AdaptScopeOpt = Annotated[str | None, typer.Option(
+    "--adaptation-data-scope", metavar="SCOPE", help="DEC-055: what data the adaptation saw (none for "
+    "no_adaptation; e.g. public_dev).")]
+AdaptProtocolOpt = Annotated[str | None, typer.Option(
+    "--adaptation-protocol-id", metavar="ID", help="DEC-055: the adaptation protocol's id (none for "
+    "no_adaptation).")]
+
+
+def adaptation_of(condition: str | None, budget_tokens: int | None, data_scope: str | None,
+                  protocol_id: str | None) -> Any:
+    """The checked DEC-055 declaration of the four options (an Adaptation), None when none was given."""
+    if condition is None and budget_tokens is None and data_scope is None and protocol_id is None:
+        return None
+    from gf01_formal.agents.adaptation import declare
+
+    return declare(condition, budget_tokens, data_scope, protocol_id)
 BackendOpt = Annotated[
     BackendName | None,
     typer.Option("--backend", metavar="NAME", help="Solver backend: explicit, sat, bdd, bdd-autoref or forward "
@@ -119,6 +147,11 @@ BackendOpt = Annotated[
 ]
 UnboundedOpt = Annotated[
     bool, typer.Option("--unbounded", help="M(I) rather than M_B(I): certificates may exceed B_T.")
+]
+GoldSetOpt = Annotated[
+    Literal["M", "MB"],
+    typer.Option("--gold-set", help="Where the AP/TS best match ranks its gold: M, every valid certificate (section "
+                 "7.3, DEC-025), or MB, only those within B_T (budget-feasible gold; not the specification's)."),
 ]
 OutputOpt = Annotated[Path, typer.Option("-o", "--output", metavar="FILE", help="Where to write (atomically).")]
 
@@ -185,8 +218,10 @@ def with_instance_options(command: Callable[..., None]) -> Callable[..., None]:
     """``command`` with the instance options (--trace ... --outputs) added to its parameters, which typer reads from
     the signature; the command receives them as one argument ``options``, :func:`instance_options` of their values.
 
-    >>> @with_instance_options  # doctest: +SKIP
+    >>> @with_instance_options
     ... def oracle_cmd(instance: InstanceArg, options: Any = None) -> None: ...
+    >>> "trace" in inspect.signature(oracle_cmd).parameters
+    True
     """
     own = inspect.signature(command, eval_str=True)
     params = [p for name, p in own.parameters.items() if name != "options"]

@@ -42,6 +42,12 @@ def generate_cmd(
         Path | None, typer.Option("--cfg", metavar="FILE", help="Generator config JSON (docs/instances.md).")
     ] = None,
     split: Annotated[SplitName | None, typer.Option("--split", help="Label every instance with a split.")] = None,
+    key_file: Annotated[
+        Path | None,
+        typer.Option("--key-file", metavar="FILE",
+                     help="The split key: slot seeds derive from it, so the public seed and cfg regenerate nothing "
+                          "without it (a sealed release: docs/release.md)."),
+    ] = None,
     jobs: Annotated[
         int, typer.Option("--jobs", metavar="N", min=1, max=MAX_JOBS,
                           help="Worker processes (the output does not depend on it).")
@@ -62,12 +68,14 @@ def generate_cmd(
     from gf01_formal.artifacts import read_json
     from gf01_formal.instances.generator import generate, load_config, summary
     from gf01_formal.instances.io import save_artifact
+    from gf01_formal.instances.keys import read_key
     from solvers.limits import Limits
 
     check_output(output, inputs=[cfg])
     config = load_config(read_json(cfg) if cfg else None, file=str(cfg) if cfg else None)
+    key = read_key(key_file) if key_file is not None else None
     with progress_bar("generate", count) as advance:
-        bundle = generate(seed, count, config, split_id=split, jobs=jobs, progress=advance,
+        bundle = generate(seed, count, config, split_id=split, key=key, jobs=jobs, progress=advance,
                           slot_limits=None if slot_seconds is None and memory is None
                           else Limits(seconds=slot_seconds, memory=memory))
     save_artifact(output, bundle)
@@ -214,14 +222,15 @@ def split_cmd(
     if release is not None:
         check_output(release / "split_manifest.json", inputs=[bundle, key_file])
     key = read_key(key_file)
+    # The assignment and its policy check come first: a split that cannot meet the policy writes nothing.
     new, man = split_bundle(load_bundle(bundle), key)
+    report = policy_check(man.model_dump(mode="json"), file=str(manifest))
     save_artifact(output, new)
     write_json_atomic(manifest, man.model_dump(mode="json"))
     if key_file is None:
         print("note: the public default split key was used; a private release must pass --key-file", file=sys.stderr)
     if release is not None:
         write_release(release, new, man)
-    report = policy_check(man.model_dump(mode="json"), file=str(manifest))
     record = {s: r["count"] for s, r in report["splits"].items()}
     emit(record, json_out, lambda r: [", ".join(f"{k}: {v}" for k, v in sorted(r.items()))])
 

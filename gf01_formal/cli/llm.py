@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from gf01_formal.cli.common import MAX_COUNT, MAX_SECONDS, JsonOpt, OutputOpt, check_output, emit
+from gf01_formal.cli.common import MAX_COUNT, MAX_SECONDS, GoldSetOpt, JsonOpt, OutputOpt, check_output, emit
 
 ModelOpt = Annotated[
     str | None, typer.Option("--model", metavar="M", help="--agent llm: the model the endpoint serves.")
@@ -52,6 +52,7 @@ def with_llm_options(
 ) -> list[Any]:
     """``specs`` with the ``llm`` spec (from ``--agent llm``) given its options; the options without ``--agent llm``,
     or ``--agent llm`` without a model, a key or a usable base URL, are a Gf01Error (exit 2)."""
+    from gf01_formal.agents.base import AgentSpec
     from gf01_formal.agents.llm import DEFAULT_KEY_ENV, DEFAULT_TIMEOUT, llm_spec
     from hoa.errors import Gf01Error
 
@@ -70,7 +71,7 @@ def with_llm_options(
     require("llm", "--agent llm")
     llm = llm_spec(model, base_url=base_url, api_key_env=api_key_env, temperature=temperature,
                    max_tokens=max_tokens, request_timeout=request_timeout)
-    return [llm if s.name == "llm" else s for s in specs]
+    return [AgentSpec(llm.name, s.track, llm.params) if s.name == "llm" else s for s in specs]
 
 
 class TokenProgress:
@@ -129,6 +130,7 @@ def import_inspect_cmd(
         Path | None, typer.Option("--bundle", metavar="BUNDLE", help="The bundle the log was played on (default: "
                                   "the task's bundle argument, as recorded in the log).")
     ] = None,
+    gold_set: GoldSetOpt = "M",
     json_out: JsonOpt = False,
 ) -> None:
     """Turn an inspect_ai eval log of the GF-01 task into run records (re-scored by the exact checks), with the
@@ -140,7 +142,7 @@ def import_inspect_cmd(
     from gf01_formal.integrations.inspect_import import import_inspect_log
 
     check_output(output, inputs=[log, bundle])
-    got = import_inspect_log(log, bundle=None if bundle is None else str(bundle))
+    got = import_inspect_log(log, bundle=None if bundle is None else str(bundle), gold_set=gold_set)
     side = Path(f"{output}.d")
     for outcome in got.outcomes:
         for rel, text in sorted(outcome.side_files.items()):

@@ -8,10 +8,11 @@ input or Ctrl-C at the prompt leaves with exit status 130.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
+from gf01_formal.agents.base import Agent
 from gf01_formal.cli.common import (
     MAX_SECONDS,
     AgentNetworkOpt,
@@ -69,6 +70,9 @@ def play_cmd(
     seed: Annotated[int, typer.Option("--seed", metavar="N", min=0, help="The agent's seed.")] = 0,
     sandbox: SandboxOpt = "auto",
     agent_network: AgentNetworkOpt = False,
+    track: Annotated[Literal["EVAL-CB", "EVAL-TA", "EVAL-OC"] | None, typer.Option(
+        "--track", help="The track of --agent-cmd (EVAL-TA: it may call local-planner-v1, EVAL-OC: "
+        "oracle-exact-search-v1; docs/agent-protocol.md); a built-in agent plays on its own.")] = None,
     json_out: JsonOpt = False,
     instance_id: IdOpt = None,
     trace: TraceOpt = None,
@@ -94,8 +98,13 @@ def play_cmd(
         spec = AgentSpec(agent, agents.default_track(agent))
         if agent == agents.CMD:
             raise Gf01Error("an external agent is given with --agent-cmd CMD", field="--agent")
+        if track is not None and track != spec.track:
+            raise Gf01Error(f"agent {agent} plays on {spec.track}, not {track}", field="--track")
     elif agent_cmd is not None:
-        spec = AgentSpec(agents.CMD, "EVAL-CB", cmd_params(agent_cmd, step_timeout, sandbox, agent_network))
+        spec = AgentSpec(agents.CMD, track or "EVAL-CB", cmd_params(agent_cmd, step_timeout, sandbox, agent_network))
+    elif track not in (None, "EVAL-CB"):
+        raise Gf01Error("a person plays at the prompt on EVAL-CB (no tool prompt); --track is for --agent-cmd",
+                        field="--track")
     if spec is not None:
         agents.check(spec)
     options = instance_options(trace, trace_file, effect, t_star, mode, window, budget_t, budget_a, outputs)
@@ -156,7 +165,7 @@ def step_line(obs: Observation, goal: GoalPanel, submitted: dict[str, Any] | Non
     return line
 
 
-class Terminal:
+class Terminal(Agent):
     """A person at the prompt, as an agent: sees the goal panel and the observations, types one action per step."""
 
     def __init__(self, out: Callable[[str], None], read: Callable[[str], str] = input) -> None:
@@ -186,11 +195,6 @@ class Terminal:
     def observe(self, observation: Observation) -> None:
         self._out(step_line(observation, self._goal))
 
-    def end(self, message: End) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
 
 
 def prompt(t: int, goal: GoalPanel) -> str:
@@ -223,16 +227,18 @@ def parse_prompt(answer: str, goal: GoalPanel) -> tuple[Action | None, str | Non
     return Action(set=edits, commit=commit), None
 
 
-class Watched:
+class Watched(Agent):
     """An agent played as usual, each step shown as it happens."""
 
-    def __init__(self, agent: Any, out: Callable[[str], None]) -> None:
+    def __init__(self, agent: Agent, out: Callable[[str], None]) -> None:
         self._agent, self._out = agent, out
 
-    def __getattr__(self, name: str) -> Any:  # tool_log, meta, usage: the run record reads them from the agent
-        if name.startswith("_"):
-            raise AttributeError(name)
-        return getattr(self._agent, name)
+    # What the run record reads after the episode is the watched agent's.
+    meta = property(lambda self: self._agent.meta)
+    usage = property(lambda self: self._agent.usage)  # type: ignore[assignment]
+    side_files = property(lambda self: self._agent.side_files)
+    tool_log = property(lambda self: self._agent.tool_log)
+    sandbox = property(lambda self: self._agent.sandbox)  # type: ignore[assignment]
 
     def start(self, message: Start) -> None:
         self._goal = message.goal
@@ -248,15 +254,16 @@ class Watched:
 
     def observe(self, observation: Observation) -> None:
         self._out(step_line(observation, self._goal))
-        hook = getattr(self._agent, "observe", None)
-        if hook is not None:
-            hook(observation)
+        self._agent.observe(observation)
 
     def end(self, message: End) -> None:
         self._agent.end(message)
 
     def close(self) -> None:
         self._agent.close()
+
+    def abort(self) -> None:
+        self._agent.abort()
 
 
 def _result_lines(r: RunRecord) -> list[str]:

@@ -15,6 +15,7 @@ from gf01_formal.cli.common import (
     DEFAULT_MEMORY,
     BackendOpt,
     Deadline,
+    GoldSetOpt,
     IdOpt,
     InstanceArg,
     JsonOpt,
@@ -44,8 +45,10 @@ def verify(
     ] = None,
     subset_min: Annotated[bool, typer.Option("--subset-min", help="Also decide exact subset-minimality.")] = False,
     best_match: Annotated[
-        bool, typer.Option("--best-match", help="Also score AP/TS precision, recall and F1 against the exact M_B(I).")
+        bool, typer.Option("--best-match", help="Also score AP/TS precision, recall and F1 against the best-matching "
+                           "member of the exact M(I) (M_B(I) with --gold-set MB).")
     ] = False,
+    gold_set: GoldSetOpt = "M",
     backend: BackendOpt = None,
     seconds: SecondsOpt = None,
     memory: MemoryOpt = DEFAULT_MEMORY,
@@ -65,7 +68,7 @@ def verify(
     if certs is not None:
         for record in verify_lines(instance, lambda: iter_lines(certs), options, file=str(certs),
                                    instance_id=instance_id, subset_min=subset_min, best_match=best_match,
-                                   backend=backend, limits=deadline.limits):
+                                   gold_set=gold_set, backend=backend, limits=deadline.limits):
             emit(record, json_out, _batch_line)
         return
     assert cert is not None
@@ -76,7 +79,8 @@ def verify(
                                budget_t=problem.budget_t)
     record = score(problem, parsed, subset_min=subset_min, backend=backend, limits=deadline.limits()).to_json()
     if best_match:
-        record["best_match"] = best_match_record(problem, parsed, backend=backend, limits=deadline.limits())
+        record["best_match"] = best_match_record(problem, parsed, gold_set=gold_set, backend=backend,
+                                                 limits=deadline.limits())
     shown = certificate_text(parsed.atoms, problem.system.inputs) if parsed.well_formed else _raw(parsed.submitted)
     emit(record, json_out, lambda r: _verify_lines(r, shown))
 
@@ -89,10 +93,12 @@ def _verify_lines(r: dict[str, Any], shown: str) -> list[str]:
     pairs: list[tuple[str, Any]] = [("certificate", shown)]
     pairs += [(k, r[k]) for k in ("suff", "min1", "valid", "goal", "subset_min", "eff_t", "eff_a", "score_c", "kappa")
               if r[k] is not None]
+    if r["within_budget"] is False:  # a flag worth a line only when it is raised (--json always has it)
+        pairs.append(("within_budget", False))
     bm = r.get("best_match")
     if bm is not None:
         gold = "{" + ", ".join(f"({t}, {a}, {v})" for t, a, v in bm["gold"]) + "}"
-        pairs.append(("best-match gold", gold))
+        pairs.append((f"best-match gold (in {'M(I)' if bm['gold_set'] == 'M' else 'M_B(I)'})", gold))
         for level in ("ap", "ts"):
             p, rc, f = (bm[f"{level}_{m}"] for m in ("precision", "recall", "f1"))
             pairs.append((f"{level.upper()} P / R / F1", f"{p:.3f} / {rc:.3f} / {f:.3f}"))
@@ -127,7 +133,7 @@ def enumerate_cmd(
 ) -> None:
     """Count and list the valid certificates M_B(I) (M(I) with --unbounded) in canonical order, as they are found;
     or a uniform random sample of them (--sample)."""
-    from gf01_formal.cli import EXIT_UNKNOWN
+    from gf01_formal.cli.exits import EXIT_UNKNOWN
     from gf01_formal.scoring.certificates import certificate_text, certificate_to_json
     from hoa.errors import Gf01Error
     from solvers import api

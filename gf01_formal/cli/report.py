@@ -11,7 +11,20 @@ from typing import Annotated, Any, Literal
 
 import typer
 
-from gf01_formal.cli.common import MAX_COUNT, MAX_JOBS, JsonOpt, check_output, emit, progress_bar
+from gf01_formal.cli.common import (
+    MAX_COUNT,
+    MAX_JOBS,
+    AdaptBudgetOpt,
+    AdaptConditionOpt,
+    AdaptProtocolOpt,
+    AdaptScopeOpt,
+    GoldSetOpt,
+    JsonOpt,
+    adaptation_of,
+    check_output,
+    emit,
+    progress_bar,
+)
 
 PanelName = Literal["full", "core"]
 Format = Literal["json", "md", "html"]
@@ -22,6 +35,9 @@ OutOpt = Annotated[Path | None, typer.Option("-o", "--output", metavar="FILE",
 PanelOpt = Annotated[PanelName, typer.Option("--panel", help="The required baseline panel of DEC-056: full "
                                              "(random, greedy, search, tool, oracle) or core (random, greedy, "
                                              "oracle).")]
+AllowProvisionalOpt = Annotated[bool, typer.Option("--allow-provisional-caps", help="Accept caps derived before "
+                                                   "the DEC-021 checkpoint (240 pilot instances); the report says "
+                                                   "they are provisional.")]
 ManifestOpt = Annotated[Path | None, typer.Option("--manifest", metavar="FILE", help="The split manifest: coverage "
                                                   "per (split, mode, track, agent).")]
 
@@ -69,6 +85,10 @@ def report_cmd(
     bundle: Annotated[Path | None, typer.Option("--bundle", metavar="BUNDLE", help="The bundle the runs were played "
                                                 "on (--official re-verifies every run against it).")] = None,
     panel: PanelOpt = "full",
+    caps: Annotated[Path | None, typer.Option("--caps", metavar="FILE", help="The caps the runs' diagnostics ran "
+                                              "under (caps.json, or the campaign's campaign.json): the report "
+                                              "names them, provisional or frozen.")] = None,
+    allow_provisional_caps: AllowProvisionalOpt = False,
     output: Annotated[list[Path] | None, typer.Option("-o", "--output", metavar="FILE", help="Where to write "
                                                       "(atomically); repeat for several formats, each from its "
                                                       "suffix; default: standard output.")] = None,
@@ -95,11 +115,23 @@ def report_cmd(
                         field="--format")
     for path in outputs:
         if path is not None:
-            check_output(path, inputs=[*runs, manifest, bundle])
+            check_output(path, inputs=[*runs, manifest, bundle, caps])
+    if official:
+        from gf01_formal.report.release import refuse_core
+
+        refuse_core(panel, "report --official")
+    capset = None
+    if caps is not None:
+        from gf01_formal.report.caps import load_caps
+
+        capset = load_caps(caps)
+        if official:
+            capset.refuse_provisional(allow_provisional_caps, "report --official")
     prices = None if price is None else parse_price(price)
     man = None if manifest is None else load_manifest(manifest)
     loaded = load_runs(runs)
-    report = build_report(loaded, manifest=man, panel=panel if man is not None else None, price=prices)
+    report = build_report(loaded, manifest=man, panel=panel if man is not None else None, price=prices,
+                          caps=None if capset is None else capset.report_section())
     if official:
         official_checks(report, runs, bundle=None if bundle is None else str(bundle), manifest=man, panel=panel)
     written = []
@@ -137,25 +169,27 @@ def pilot_cmd(
     output: OutOpt = None,
     plots: Annotated[Path | None, typer.Option("--plots", metavar="DIR", help="Also draw Score_C against each knob "
                                                "(SVG files) into DIR.")] = None,
-    agent: Annotated[str, typer.Option("--agent", metavar="NAME", help="The reference agent of the triggers.")]
-    = "greedy",
+    reference: Annotated[str | None, typer.Option("--reference", metavar="AGENT[#HASH]", help="Measure "
+                                                  "discrimination on this agent spec only (default: every "
+                                                  "non-baseline agent spec and the people in the runs).")] = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """The DEC-014c/d calibration audit: z(I) quartiles, the discrimination and shortcut triggers, the sample target,
-    per-knob diagnostics (DEC-058) and the recommendation."""
+    """The DEC-014c/d calibration audit: the shortcut check on greedy, the discrimination check (z(I) quartiles) on
+    the population calibrated for, the checkpoint at N = 240, per-knob diagnostics (DEC-058) and the
+    recommendation, each fired trigger explained in one sentence."""
     from gf01_formal.extras import require
 
     require("report", "gf01 pilot-analyze")
     from gf01_formal.artifacts import pretty_json, write_text_atomic
     from gf01_formal.instances.io import load_bundle
     from gf01_formal.report.load import load_runs
-    from gf01_formal.report.pilot import analyze, knob_plots
+    from gf01_formal.report.pilot import analyze, knob_plots, pilot_notes
 
     if output is not None:
         check_output(output, inputs=[*runs, bundle])
     if plots is not None:
         check_output(plots / "score_c-by-z.svg", inputs=[*runs, bundle])
-    analysis = analyze(load_runs(runs), load_bundle(bundle), agent=agent)
+    analysis = analyze(load_runs(runs), load_bundle(bundle), reference=reference)
     if plots is not None:
         for name, svg in sorted(knob_plots(analysis).items()):
             write_text_atomic(plots / name, svg)
@@ -168,30 +202,31 @@ def pilot_cmd(
     record = {"file": None if output is None else str(output), "recommendation": rec["decision"],
               "reason": rec["reason"], "provisional": rec["provisional"],
               "discrimination_fired": analysis["discrimination"]["fired"],
-              "shortcut_fired": analysis["shortcut"]["fired"], "sample": analysis["sample"]}
+              "discrimination_assessed": analysis["discrimination"]["assessed"],
+              "shortcut_fired": analysis["shortcut"]["fired"], "sample": analysis["sample"],
+              "triggers": [t["sentence"] for t in analysis["triggers"]], "notes": pilot_notes(analysis)}
     emit(record, json_out, lambda r: pilot_summary(analysis, r["file"]))
 
 
 def pilot_summary(analysis: dict[str, Any], file: str | None) -> list[str]:
-    """A few lines a person reads at the terminal: the recommendation and why, the triggers, the sample, and the
-    reference agent's Score_C per z(I) quartile; the whole analysis is in ``file`` (-o) or under --json."""
-    rec, sample, scope = analysis["recommendation"], analysis["sample"], analysis.get("scope", {})
+    """A few lines a person reads at the terminal: the recommendation, one sentence per fired trigger, what could not
+    be assessed, the sample, and each discrimination group's Score_C per z(I) quartile; the whole analysis is in
+    ``file`` (-o) or under --json."""
+    from gf01_formal.report.pilot import pilot_notes
 
-    def fired(name: str) -> str:
-        trig = analysis[name]
-        return "not evaluable" if not trig.get("evaluable", True) else "fired" if trig["fired"] else "quiet"
-
-    lines = [f"{rec['decision']}{' (provisional)' if rec['provisional'] else ''}: {rec['reason']}"]
-    if scope:
-        lines.append(f"reference: {scope.get('agent')} on {scope.get('eval_track')}, {scope.get('mode')} mode, "
-                     f"{scope.get('instances')} instances, {scope.get('runs')} runs")
-    lines.append(f"discrimination trigger: {fired('discrimination')}; shortcut trigger: {fired('shortcut')}")
+    rec, sample = analysis["recommendation"], analysis["sample"]
+    lines = [f"{rec['decision']}{' (provisional)' if rec['provisional'] else ''}"]
+    lines += [f"trigger: {t['sentence']}" for t in analysis["triggers"]]
+    lines += [f"note: {n}" for n in pilot_notes(analysis)]
+    if not analysis["triggers"]:
+        lines.append(rec["reason"])
     lines.append(f"sample: {sample['instances']} of {sample['target']} instances"
                  + ("" if sample["reached"] else f" ({sample['remaining']} to go)"))
-    quarts = [q for q in analysis.get("quartiles", []) if q.get("score_c", {}).get("n")]
-    if quarts:
-        lines.append("Score_C by z(I) quartile: " + ", ".join(
-            f"Q{q['quartile']} {q['score_c']['k']}/{q['score_c']['n']}" for q in quarts))
+    for g in analysis["discrimination"]["groups"]:
+        quarts = [q for q in g["quartiles"] if q["score_c"]["n"]]
+        if quarts:
+            lines.append(f"{g['agent']} ({g['eval_track']}) Score_C by z(I) quartile: " + ", ".join(
+                f"Q{q['quartile']} {q['score_c']['k']}/{q['score_c']['n']}" for q in quarts))
     lines.append(f"-> {file}" if file is not None else "the whole analysis: -o FILE or --json")
     return lines
 
@@ -229,27 +264,32 @@ release_app = typer.Typer(name="release", help="Publication checks and packages.
                           add_completion=False, rich_markup_mode=None)
 PreviousOpt = Annotated[Path | None, typer.Option("--previous", metavar="PATH", help="The previous release (its "
                                                   "directory or split_manifest.json), for the rotation check.")]
+HolderOpt = Annotated[bool, typer.Option("--holder", help="The split-key holder's own release, private runs "
+                                          "included (never to be published; docs/release.md).")]
 
 
 @release_app.command("check", short_help="Check a release directory (split policy, rotation, coverage).")
 def release_check_cmd(
-    directory: Annotated[Path, typer.Argument(metavar="DIR", help="The release directory.", show_default=False)],
+    directory: Annotated[Path, typer.Argument(metavar="DIR", help="The release directory or package.",
+                                              show_default=False)],
     previous: PreviousOpt = None,
     panel: PanelOpt = "full",
+    holder: HolderOpt = False,
     json_out: JsonOpt = False,
 ) -> None:
     """Check the split policy (DEC-054), rotation against a previous release, that report.json is the report of the
-    runs and that it and report.md / report.html are byte for byte the report computed again from the runs, and that
-    the required panel covers every (split, mode) slice; exit 2 if a check fails."""
+    runs and that it and report.md / report.html are byte for byte the report computed again from the runs, that
+    the required panel covers every (split, mode) slice, and (unless --holder) that nothing in it regenerates or
+    answers a private_eval instance; exit 2 if a check fails. The core panel is refused (DEC-056)."""
     from gf01_formal.extras import require
 
     require("report", "gf01 release check")  # it computes the report again
     from gf01_formal.report.release import check, failed_names
 
-    result = check(directory, previous=previous, panel=panel)
+    result = check(directory, previous=previous, panel=panel, holder=holder)
 
     def human(r: dict[str, Any]) -> list[str]:
-        return [f"{c['name']}: {'ok' if c['ok'] else 'FAILED'}" + (" (skipped: no --previous)" if c.get("skipped")
+        return [f"{c['name']}: {'ok' if c['ok'] else 'FAILED'}" + (f" (skipped: {c['note']})" if c.get("skipped")
                                                                     else "") for c in r["checks"]]
 
     emit(result, json_out, human)
@@ -264,18 +304,42 @@ def release_package_cmd(
     output: Annotated[Path, typer.Option("-o", "--output", metavar="DIR", help="The package directory (new).")],
     previous: PreviousOpt = None,
     panel: PanelOpt = "full",
+    holder: HolderOpt = False,
     json_out: JsonOpt = False,
 ) -> None:
-    """Copy a release that passes its checks into a package with SHA256SUMS, package.json, RERUN.md and rerun.sh
-    (which reproduces every table and figure of the report from the package alone)."""
+    """Package a release that passes its checks with SHA256SUMS, package.json, RERUN.md and rerun.sh (which
+    reproduces every table and figure of its report from the package alone). Public by default: public instances
+    and runs in full, private_eval as aggregates and commitments only; --holder packages everything."""
     from gf01_formal.extras import require
 
     require("report", "gf01 release package")  # it checks the release first
     from gf01_formal.report.release import package
 
     check_output(output / "package.json")
-    result = package(directory, output, panel=panel, previous=previous)
-    emit(result, json_out, lambda r: [f"packaged {r['files']} files -> {r['dir']} (check: sh {r['dir']}/rerun.sh)"])
+    result = package(directory, output, panel=panel, previous=previous, holder=holder)
+    emit(result, json_out, lambda r: [f"packaged {r['files']} files ({r['kind']}) -> {r['dir']} (check: sh "
+                                      f"{r['dir']}/rerun.sh)"])
+
+
+@release_app.command("reveal", short_help="Check a reveal (key, private bundle, runs) against a package's "
+                     "commitments.")
+def release_reveal_cmd(
+    directory: Annotated[Path, typer.Argument(metavar="DIR", help="The public package (or its artifacts).",
+                                              show_default=False)],
+    bundle: Annotated[Path, typer.Option("--bundle", metavar="FILE", help="The revealed split bundle.")],
+    key_file: Annotated[Path, typer.Option("--key-file", metavar="FILE", help="The revealed split key.")],
+    runs: Annotated[Path | None, typer.Option("--runs", metavar="FILE", help="The revealed full runs file.")] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Check revealed private artifacts against the commitments a public package published; exit 2 on a mismatch."""
+    from gf01_formal.report.release import reveal
+
+    result = reveal(directory, bundle, key_file, runs)
+    emit(result, json_out, lambda r: [f"{c['name']}: {'ok' if c['ok'] else 'MISMATCH'}" for c in r["checks"]])
+    if not result["ok"]:
+        bad = ", ".join(c["name"] for c in result["checks"] if not c["ok"])
+        print(f"gf01: error: the reveal does not match the package's commitments: {bad}", file=sys.stderr, flush=True)
+        raise typer.Exit(2)
 
 
 def campaign_cmd(
@@ -295,11 +359,17 @@ def campaign_cmd(
                                              "for 'gf01 caps derive').")] = False,
     caps: Annotated[Path | None, typer.Option("--caps", metavar="FILE", help="Run the diagnostic under these caps "
                                               "(caps.json).")] = None,
+    allow_provisional_caps: AllowProvisionalOpt = False,
     diagnostic_backend: Annotated[Literal["sat", "bdd"], typer.Option("--diagnostic-backend", help="With "
                                   "--subset-min: the backend whose work is metered (conflicts or BDD nodes).")]
     = "sat",
     batch: Annotated[int, typer.Option("--batch", metavar="N", min=1, max=MAX_COUNT, help="Instances per task.")] = 4,
+    gold_set: GoldSetOpt = "M",
     manifest: ManifestOpt = None,
+    adaptation_condition: AdaptConditionOpt = None,
+    adaptation_budget_tokens: AdaptBudgetOpt = None,
+    adaptation_data_scope: AdaptScopeOpt = None,
+    adaptation_protocol_id: AdaptProtocolOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Play a DEC-056 panel over every instance, then validate, report and analyse; resumable (run it again)."""
@@ -314,15 +384,20 @@ def campaign_cmd(
 
     check_output_dir(output, inputs=[bundle, caps, manifest], names=ARTIFACTS)
     check_output(output / "runs.jsonl", reread=True)
+    adaptation = adaptation_of(adaptation_condition, adaptation_budget_tokens, adaptation_data_scope,
+                               adaptation_protocol_id)
     names = [n.strip() for a in agents or [] for n in a.split(",") if n.strip()] or None
     cap_json = None
     if caps is not None:
-        cap_json = load_caps(caps).to_json()
+        capset = load_caps(caps)
+        capset.refuse_provisional(allow_provisional_caps, "campaign --caps")
+        cap_json = capset.to_json()
     elif subset_min:
         cap_json = CapSet(backend=diagnostic_backend).to_json()
     with progress_bar("runs") as bar:
         summary = run_campaign(bundle, output, panel=panel, agents=names, executor=executor, jobs=jobs, seed=seed,
-                               caps=cap_json, batch=batch, manifest=manifest, progress=bar)
+                               caps=cap_json, gold_set=gold_set, batch=batch, manifest=manifest, progress=bar,
+                               adaptation=adaptation)
     record = summary.to_json()
 
     def human(r: dict[str, Any]) -> list[str]:
@@ -334,6 +409,8 @@ def campaign_cmd(
         lines += [f"status {s}: {n}" for s, n in r["statuses"].items() if s != "completed"]
         lines.append("validation: ok" if not r["violations"] else f"validation: {r['violations']} violations")
         lines.append(f"pilot analysis: {r['recommendation']}")
+        lines += [f"  trigger: {t}" for t in r["triggers"]]
+        lines += [f"  note: {n}" for n in r["pilot_notes"]]
         return lines
 
     emit(record, json_out, human)

@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from gf01_formal.cli import hoa, instances, play, query, report, runs, serve
+from gf01_formal.cli import agent, hoa, instances, play, query, report, runs, serve
 
 app = typer.Typer(
     name="gf01",
@@ -50,6 +50,7 @@ runs.register(app, instances.import_app)
 serve.register(app)
 play.register(app)
 report.register(app)
+agent.register(app)
 
 
 __all__ = ["app"]

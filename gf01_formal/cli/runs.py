@@ -14,10 +14,17 @@ import typer
 from gf01_formal.cli.common import (
     MAX_JOBS,
     MAX_SECONDS,
+    AdaptBudgetOpt,
+    AdaptConditionOpt,
+    AdaptProtocolOpt,
+    AdaptScopeOpt,
     AgentNetworkOpt,
+    GoldSetOpt,
     JsonOpt,
     OutputOpt,
     SandboxOpt,
+    StepTimeoutOpt,
+    adaptation_of,
     check_output,
     cmd_params,
     emit,
@@ -63,10 +70,7 @@ def evaluate_cmd(
     seed: Annotated[int, typer.Option("--seed", metavar="N", min=0, help="The runs' seed (part of the run id).")] = 0,
     jobs: Annotated[int, typer.Option("--jobs", metavar="N", min=1, max=MAX_JOBS, help="Worker processes (threads with "
                                       "--agent llm).")] = 1,
-    step_timeout: Annotated[
-        float, typer.Option("--step-timeout", metavar="S", min=0.001, max=MAX_SECONDS,
-                            help="External agents: seconds per step.")
-    ] = 30.0,
+    step_timeout: StepTimeoutOpt = 30.0,
     subset_min: Annotated[
         bool, typer.Option("--subset-min", help="Also run the exact SubsetMin diagnostic on each certificate.")
     ] = False,
@@ -82,19 +86,27 @@ def evaluate_cmd(
     request_timeout: RequestTimeoutOpt = 60.0,
     sandbox: SandboxOpt = "auto",
     agent_network: AgentNetworkOpt = False,
+    adaptation_condition: AdaptConditionOpt = None,
+    adaptation_budget_tokens: AdaptBudgetOpt = None,
+    adaptation_data_scope: AdaptScopeOpt = None,
+    adaptation_protocol_id: AdaptProtocolOpt = None,
+    gold_set: GoldSetOpt = "M",
     json_out: JsonOpt = False,
 ) -> None:
     """Play every instance with every agent, appending one run record per episode to the output as it finishes.
 
     Run again after an interruption: finished runs are skipped by run id, the rest are played.
     """
-    from gf01_formal.runs.evaluate import Settings, evaluate
+    from gf01_formal.campaign.evaluate import Settings, evaluate
 
     check_output(output, inputs=[source], reread=True)
+    adaptation = adaptation_of(adaptation_condition, adaptation_budget_tokens, adaptation_data_scope,
+                               adaptation_protocol_id)
     specs = with_llm_options(agent_specs(agent or [], agent_cmd, track, step_timeout, sandbox, agent_network),
                              model=model,
                              base_url=base_url, api_key_env=api_key_env, temperature=temperature,
                              max_tokens=max_tokens, request_timeout=request_timeout)
+    specs = [s.adapted(adaptation) for s in specs]
     from gf01_formal.agents import check
 
     for spec in specs:  # before any episode: an agent that cannot be played is a user error, not 100 agent errors
@@ -105,7 +117,7 @@ def evaluate_cmd(
         # One request now: a wrong or dead endpoint is one line in seconds, not every run's retries.
         for config in sorted({LLMConfig.from_params(s.params) for s in specs if s.name == "llm"}, key=repr):
             preflight(config)
-    settings = Settings(seed=seed, subset_min=subset_min, diagnostic_seconds=diagnostic_seconds)
+    settings = Settings(seed=seed, subset_min=subset_min, diagnostic_seconds=diagnostic_seconds, gold_set=gold_set)
     if any(s.name == "llm" for s in specs):  # I/O bound: threads, and the tokens spent on the bar
         with TokenProgress() as tok:
             summary = evaluate(source, specs, output, settings=settings, jobs=jobs, progress=tok.progress,
@@ -159,7 +171,7 @@ def unscored_note(statuses: Mapping[str, int]) -> str | None:
 def agent_specs(names: list[str], cmd: str | None, track: str | None, step_timeout: float, sandbox: str = "auto",
                 network: bool = False) -> list[Any]:
     """The agent specs of ``--agent`` (built-ins, repeatable) and ``--agent-cmd`` (with its sandbox)."""
-    from gf01_formal.agents import default_track
+    from gf01_formal.agents import BUILTIN, default_track
     from gf01_formal.agents.base import AgentSpec
     from hoa.errors import Gf01Error
 
@@ -170,9 +182,9 @@ def agent_specs(names: list[str], cmd: str | None, track: str | None, step_timeo
         if name == "cmd":
             raise Gf01Error("an external agent is given by its command: --agent-cmd CMD", field="--agent")
         own = default_track(name)
-        if track is not None and track != own:
+        if track is not None and not BUILTIN[name].plays(track):
             raise Gf01Error(f"agent {name} plays on {own}, not {track}", field="--track")
-        specs.append(AgentSpec(name, own))
+        specs.append(AgentSpec(name, own if track is None or track == own else track))
     if cmd is not None:
         if not cmd.strip():
             raise Gf01Error("the agent command is empty", field="--agent-cmd")
@@ -199,6 +211,11 @@ def validate_cmd(
                                         "FILE.key beside it) whose participants' runs are checked as issued; "
                                         "repeat for several pilots.")
     ] = None,
+    gold_set: Annotated[
+        Literal["M", "MB"] | None,
+        typer.Option("--gold-set", help="Require every scored record's best match to be ranked in this set (M: "
+                     "M(I); MB: M_B(I)); --official requires M. Re-scoring uses each record's own gold_set.")
+    ] = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Check run records against the policies (track, tools, access, adaptation, renderer, protocol, diagnostic,
@@ -208,7 +225,7 @@ def validate_cmd(
 
     found = check_runs(runs, bundle=None if bundle is None else str(bundle), official=official,
                        recheck_limits=None if diagnostic_seconds is None else Limits(seconds=diagnostic_seconds),
-                       issued=_issued_checker(pilot or []))
+                       issued=_issued_checker(pilot or []), gold_set=gold_set)
     violations = found.violations
     record = {"ok": not violations, "violations": [str(v) for v in violations], "notes": [str(n) for n in found.notes]}
 
@@ -249,6 +266,7 @@ def import_runs_cmd(
     bundle: Annotated[
         Path, typer.Option("--bundle", metavar="BUNDLE", help="The peer's bundle imported with 'gf01 import peer'.")
     ],
+    gold_set: GoldSetOpt = "M",
     json_out: JsonOpt = False,
 ) -> None:
     """Import the peer's run records, re-scored by the exact checks (its claims are kept beside)."""
@@ -257,7 +275,7 @@ def import_runs_cmd(
     from hoa.errors import Gf01Error, quote
 
     check_output(output, inputs=[peer_runs, bundle])
-    got = import_peer_runs(peer_runs, bundle)
+    got = import_peer_runs(peer_runs, bundle, gold_set=gold_set)
     if not got.outcomes:
         # An empty runs file is not a runs file (validate and report refuse it): write none, say why.
         first = f": {got.skipped[0]}" if got.skipped else ""

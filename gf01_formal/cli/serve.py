@@ -7,6 +7,14 @@ from typing import Annotated
 
 import typer
 
+from gf01_formal.cli.common import (
+    AdaptBudgetOpt,
+    AdaptConditionOpt,
+    AdaptProtocolOpt,
+    AdaptScopeOpt,
+    adaptation_of,
+)
+
 
 def serve_cmd(
     bundle: Annotated[Path, typer.Option("--bundle", metavar="BUNDLE", help="The bundle (or one instance file) to "
@@ -22,6 +30,10 @@ def serve_cmd(
     body_timeout: Annotated[float, typer.Option("--body-timeout", metavar="S", min=0.1, max=3600.0,
                                                 help="Seconds a request's body may take to arrive (then 408).")]
     = 30.0,
+    adaptation_condition: AdaptConditionOpt = None,
+    adaptation_budget_tokens: AdaptBudgetOpt = None,
+    adaptation_data_scope: AdaptScopeOpt = None,
+    adaptation_protocol_id: AdaptProtocolOpt = None,
 ) -> None:
     """Serve the GF-01-R1 side-scroller in the browser until Ctrl-C: free play, or a pilot with --pilot."""
     from gf01_formal.extras import require
@@ -29,7 +41,10 @@ def serve_cmd(
     require("web", "gf01 serve")
     from gf01_formal.web.server import serve
 
-    serve(bundle, host=host, port=port, runs_out=runs_out, pilot=pilot, body_timeout=body_timeout)
+    adaptation = adaptation_of(adaptation_condition, adaptation_budget_tokens, adaptation_data_scope,
+                               adaptation_protocol_id)
+    serve(bundle, host=host, port=port, runs_out=runs_out, pilot=pilot, body_timeout=body_timeout,
+          adaptation=adaptation)
 
 
 PilotOpt = Annotated[Path, typer.Option("--pilot", metavar="FILE", help="The pilot file (its key is FILE.key).")]

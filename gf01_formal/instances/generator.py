@@ -117,8 +117,8 @@ def load_config(data: dict[str, Any] | None, *, file: str | None = None) -> GenC
         except Gf01Error as ex:
             raise Gf01Error(ex.message, file=file, field=ex.field) from None
     lo, hi = cfg.horizon
-    if not 2 <= lo <= hi <= MAX_HORIZON:
-        raise Gf01Error(f"horizon [{quote(lo, 30)}, {quote(hi, 30)}] must satisfy 2 <= min <= max <= {MAX_HORIZON}",
+    if not 1 <= lo <= hi <= MAX_HORIZON:
+        raise Gf01Error(f"horizon [{quote(lo, 30)}, {quote(hi, 30)}] must satisfy 1 <= min <= max <= {MAX_HORIZON}",
                         file=file, field="horizon")
     for name in ("budget_slack", "atom_slack"):
         a, b = getattr(cfg, name)
@@ -168,11 +168,13 @@ class Allowances:
     greedy: bool = True
 
 
-def _check_targets(cfg: GenConfig, allow: Allowances, eff_t: int, eff_a: int) -> None:
-    """Reject an optimum (Eff_t, Eff_a) that misses the cfg targets or the slot's allowances."""
+def _check_targets(cfg: GenConfig, allow: Allowances, eff_t: int, eff_a: int, t_star: int) -> None:
+    """Reject an optimum (Eff_t, Eff_a) that misses the cfg targets or the slot's allowances. At t* = 0 (always so
+    when T = 1) every certificate touches the one step 0, so the single-timestep cap does not apply there: generation
+    is defined for every T >= 1 (section 8.1), and the cap would refuse them all."""
     if eff_t < cfg.targets.min_oracle_eff_t:
         raise Rejected("oracle Eff_t below target")
-    if eff_t == 1 and not allow.single_timestep:
+    if eff_t == 1 and not allow.single_timestep and t_star > 0:
         raise Rejected("single-timestep optimum (slot not allowed)")
     if eff_a == 1 and not allow.single_atom:
         raise Rejected("single-atom optimum (slot not allowed)")
@@ -202,7 +204,7 @@ def _cheap_checks(
         raise Rejected("base trace achieves the effect")
     narrow = api.oracle(replace(widest, window=W_MIN), budget_t, backend=cfg.oracle_backend)
     if narrow is not None:
-        _check_targets(cfg, allow, narrow.eff_t, narrow.eff_a)
+        _check_targets(cfg, allow, narrow.eff_t, narrow.eff_a, t_star)
     if mode == "hard" and not allow.greedy and greedy_result(widest)[1]:  # hard mode: the window plays no part
         raise Rejected("greedy certifies it (slot not allowed)")
     return hard_best.eff_t, budget_t, widest
@@ -264,7 +266,7 @@ def _attempt(
     best = api.oracle(problem, budget_t, backend=cfg.oracle_backend)
     if best is None:
         raise Rejected("M_B(I) empty")
-    _check_targets(cfg, allow, best.eff_t, best.eff_a)
+    _check_targets(cfg, allow, best.eff_t, best.eff_a, t_star)
     _, greedy_ok = greedy_result(problem)
     if greedy_ok and not allow.greedy:
         raise Rejected("greedy certifies it (slot not allowed)")
@@ -354,6 +356,7 @@ def generate(
     cfg: GenConfig | None = None,
     *,
     split_id: str | None = None,
+    key: bytes | None = None,
     jobs: int = 1,
     progress: Callable[[int], None] | None = None,
     slot_limits: Limits | None = None,
@@ -361,19 +364,27 @@ def generate(
     """Generate a bundle of up to ``count`` certified instances on ``jobs`` processes (same bytes for any ``jobs``).
 
     Slots are independent (their own seed, their own allowances), so they run in any order and are assembled by
-    slot number. ``progress(done)`` is called after each finished slot. ``slot_limits`` (seconds, memory) bounds
-    each slot: one past them raises Unknown and no bundle is made (never one whose slots depend on the machine).
+    slot number. ``progress(done)`` is called after each finished slot. With a split ``key`` slot k draws from the
+    keyed seed ``keys.slot_seed(key, seed, k)`` instead of ``seed`` (a sealed release: docs/release.md).
+    ``slot_limits`` (seconds, memory) bounds each slot: one past them raises Unknown and no bundle is made (never one
+    whose slots depend on the machine).
     """
+    from gf01_formal.instances.keys import key_id, slot_seed
+
     cfg = cfg or GenConfig()
     if count < 0:
         raise Gf01Error("count must be >= 0", field="count")
     if seed < 0:
         raise Gf01Error("seed must be >= 0", field="seed")
     chash = config_hash(cfg)
+
+    def seed_of(slot: int) -> int:
+        return seed if key is None else slot_seed(key, seed, slot)
+
     results: dict[int, Instance | Skip] = {}
     if jobs <= 1 or count <= 1:
         for slot in range(count):
-            results[slot] = _slot(seed, slot, cfg, chash, slot_limits)
+            results[slot] = _slot(seed_of(slot), slot, cfg, chash, slot_limits)
             if progress is not None:
                 progress(len(results))
     else:
@@ -389,7 +400,7 @@ def generate(
             running: set[Future[tuple[int, dict[str, Any], bool]]] = set()
             while True:
                 for slot in itertools.islice(slots, 2 * jobs - len(running)):
-                    running.add(ex.submit(_slot_job, (seed, slot, cfg_json, chash, slot_limits)))
+                    running.add(ex.submit(_slot_job, (seed_of(slot), slot, cfg_json, chash, slot_limits)))
                 if not running:
                     break
                 done, running = wait(running, return_when=FIRST_COMPLETED)
@@ -406,7 +417,7 @@ def generate(
         if isinstance(res, Skip):
             skipped.append(res)
         elif res.instance_id in seen:  # two slots drew the same task: keep the first
-            skipped.append(Skip(slot=slot, seed=[seed, slot], attempts=0, reasons={"duplicate instance": 1}))
+            skipped.append(Skip(slot=slot, seed=[seed_of(slot), slot], attempts=0, reasons={"duplicate instance": 1}))
         else:
             seen.add(res.instance_id)
             instances.append(res.model_copy(update={"split_id": split_id}) if split_id else res)
@@ -418,6 +429,7 @@ def generate(
         cfg=cfg.model_dump(mode="json"),
         cfg_hash=chash,
         count_requested=count,
+        seed_key_id=None if key is None else key_id(key),
         skipped=skipped,
     )
 

@@ -1,14 +1,20 @@
 """Reading, checking and writing instance files and bundles; the solver-level Problem of an instance.
 
-Every command that takes INSTANCE accepts an instance file, or a bundle plus an id (``load_instance``). Loading
+Every artifact loads as a bundle (:func:`load_set`: an instance file is a bundle of one, without a bundle hash), and
+every command that takes INSTANCE accepts an instance file, or a bundle plus an id (``load_instance``). Loading
 refuses a bad instance with a message naming the field: unknown AP in the trace or effect, t* out of range, window
 or budgets out of range, system not input-complete, hash mismatch.
 
->>> # inst = load_instance("bundle.json", "gf01f-0123456789abcdef"); problem = instance_problem(inst)
+An instance's Problem is built once per process (:func:`check_instance` keeps the checked Problems of recent
+instances, keyed by their content hash): the runner, the scorer, validate, the browser and the integrations all ask
+it, and none keeps a cache of its own.
 """
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -18,6 +24,7 @@ from aig.view import CircuitView
 from aig.writer import canonical as canonical_aiger
 from encoders.problem import Problem
 from gf01_formal.artifacts import canonical_json, read_json, write_text_atomic
+from gf01_formal.instances.complexity import W_MAX
 from gf01_formal.instances.model import (
     BUNDLE_SCHEMA,
     INSTANCE_SCHEMA,
@@ -139,8 +146,11 @@ def instance_problem(inst: Instance) -> Problem:
     if not 0 <= inst.t_star < T:
         raise Gf01Error(f"t* = {inst.t_star} is outside [0, {T - 1}]", field="t_star")
     low = 1 if inst.mode == "normal" else 0  # w_min = 1 (DEC-014b); a hard-mode window plays no part
-    if not low <= inst.window <= T:
-        raise Gf01Error(f"window {inst.window} is outside [{low}, {T}] ({inst.mode} mode)", field="window")
+    # w(I) does not depend on T (alpha_T = 0), so a short trace may get a window up to w_max = 6 longer than itself;
+    # E_norm reads [max(0, t* - w), t*], where any w >= t* covers the whole prefix.
+    high = max(T, W_MAX)
+    if not low <= inst.window <= high:
+        raise Gf01Error(f"window {inst.window} is outside [{low}, {high}] ({inst.mode} mode)", field="window")
     if not 1 <= inst.budget_t <= T:
         raise Gf01Error(f"B_T = {inst.budget_t} is outside [1, {T}]", field="budget_t")
     max_atoms = T * view.num_inputs
@@ -173,14 +183,75 @@ def output_names(inst: Instance) -> tuple[str, ...]:
     return tuple(inst.system.outputs)
 
 
+#: Checked Problems kept by :func:`check_instance` (least recently used dropped first): far more than a task's or an
+#: evaluation's working set, small next to the views the Problems share (:func:`system_view`).
+PROBLEM_CACHE_SIZE = 4096
+_problems: OrderedDict[tuple[str, int | None], Problem] = OrderedDict()
+_problems_lock = threading.Lock()
+
+
 def check_instance(inst: Instance, *, file: str | None = None) -> Problem:
-    """Check hashes and semantics of an instance; returns its Problem. Errors name the file and field."""
+    """Check hashes and semantics of an instance; returns its Problem. Errors name the file and field.
+
+    The hashes are checked on every call; the semantic check and the Problem it builds happen once per content (the
+    content hash, which the hash check has just tied to the content, and the oracle's Eff_a that B_A is checked
+    against): every caller shares that one Problem.
+    """
     try:
         check_hashes(inst)
-        return instance_problem(inst)
+        cert = inst.certification
+        key = (inst.content_hash, None if cert is None else cert.oracle_eff_a)
+        with _problems_lock:
+            problem = _problems.get(key)
+            if problem is not None:
+                _problems.move_to_end(key)
+                return problem
+        problem = instance_problem(inst)
     except Gf01Error as ex:
         msg = ex.message if ex.message.startswith("instance ") else f"instance {inst.instance_id}: {ex.message}"
         raise Gf01Error(msg, file=file or ex.file, line=ex.line, col=ex.col, field=ex.field) from ex
+    with _problems_lock:
+        _problems[key] = problem
+        while len(_problems) > PROBLEM_CACHE_SIZE:
+            _problems.popitem(last=False)
+    return problem
+
+
+@dataclass(frozen=True)
+class InstanceSet:
+    """An instance file or a bundle seen as a bundle: its instances in order, the bundle hash (None for an instance
+    file, whose runs name no bundle) and the file it came from (for messages)."""
+
+    instances: tuple[Instance, ...]
+    bundle_hash: str | None
+    file: str | None = None
+
+    @classmethod
+    def of(cls, art: Instance | Bundle, file: str | None = None) -> InstanceSet:
+        """The set of a loaded artifact."""
+        if isinstance(art, Instance):
+            return cls((art,), None, file)
+        return cls(tuple(art.instances), art.instances_hash, file)
+
+    @property
+    def by_id(self) -> dict[str, Instance]:
+        """The instances by id."""
+        return {i.instance_id: i for i in self.instances}
+
+    @property
+    def ids(self) -> list[str]:
+        """The instance ids, in order."""
+        return [i.instance_id for i in self.instances]
+
+    def problem(self, inst: Instance) -> Problem:
+        """The checked Problem of one of the instances (:func:`check_instance`, errors naming this file)."""
+        return check_instance(inst, file=self.file)
+
+
+def load_set(path: str | Path, *, check_all: bool = False) -> InstanceSet:
+    """An instance file or a bundle as an :class:`InstanceSet`. Hashes and ids are checked; the semantics of every
+    instance too with ``check_all``, else of each instance when its Problem is first asked for."""
+    return InstanceSet.of(load_artifact(path, check_all=check_all), str(path))
 
 
 def parse_artifact(data: Any, *, file: str | None = None, check_all: bool = True) -> Instance | Bundle:
@@ -239,9 +310,8 @@ def load_bundle(path: str | Path) -> Bundle:
 
 
 def load_instances(path: str | Path) -> list[Instance]:
-    """All instances of an instance file (one) or a bundle (in bundle order)."""
-    art = load_artifact(path)
-    return [art] if isinstance(art, Instance) else list(art.instances)
+    """All instances of an instance file (one) or a bundle (in bundle order), every one checked."""
+    return list(load_set(path, check_all=True).instances)
 
 
 def load_instance(path: str | Path, instance_id: str | None = None) -> Instance:

@@ -117,8 +117,9 @@ class Meta(BaseModel):
     model_config = _FROZEN
     generator_version: str
     provenance: Literal["generated", "import:peer", "import:hoa", "import:aiger"]
-    id_scheme: Literal["content", "imported"] = Field(
-        description="content: instance_id derives from content_hash; imported: an id kept from the source"
+    id_scheme: Literal["content", "imported", "sealed"] = Field(
+        description="content: instance_id derives from content_hash; imported: an id kept from the source; "
+        "sealed: the opaque id of a private_eval instance, keyed by the split key (instances/keys.py)"
     )
     seed: int | None = None
     slot: int | None = None
@@ -172,6 +173,11 @@ class Bundle(BaseModel):
     cfg: dict[str, Any] | None = None
     cfg_hash: str | None = None
     count_requested: int | None = None
+    seed_key_id: str | None = Field(
+        default=None, exclude_if=lambda v: v is None,
+        description="key_id of the split key the slot seeds derive from (gf01 generate --key-file); absent when the "
+        "seed alone regenerates the bundle",
+    )
     instances: list[Instance]
     instances_hash: str = Field(description="sha256 of the canonical JSON of the list of instances")
     skipped: list[Skip] = Field(default_factory=list)

@@ -4,8 +4,10 @@ INSTANCE argument into an instance and its solver-level Problem; :func:`instance
 text to an instance (``gf01 import hoa`` writes what it returns), :func:`instance_from_aiger` from a circuit
 (``gf01 import aiger``).
 
->>> inst, problem = open_instance("bundle.json", "gf01f-0123456789abcdef")  # doctest: +SKIP
->>> inst, problem = open_instance("arbiter.hoa", options=InstanceOptions(trace="r0;!r0", effect="g0"))  # doctest: +SKIP
+>>> inst, problem = open_instance("bundle.json", bundle.instances[0].instance_id)
+>>> inst, problem = open_instance("arbiter.hoa", options=InstanceOptions(trace="r0&!r1;!r0&r1", effect="g0"))
+>>> problem.horizon, inst.meta.provenance
+(2, 'import:hoa')
 """
 
 from __future__ import annotations

@@ -5,8 +5,15 @@ and, inside each, instances are ordered by HMAC-SHA256(key, instance_id). Walkin
 ``PATTERN[k mod 5]`` = dev, val, private, private, private; so every stratum is split about 20/20/60 and the whole
 bundle within one instance of it. Without the key nobody can tell which instances are private.
 
+The counts are the pattern's whenever those meet the policy (0.20/0.20/0.60 within 0.05); for the few n where they
+do not but some counts do (11, 12, 13, 17, 22), the walk takes the feasible counts nearest the targets and skips a
+label whose quota is spent. For n where no counts can (1-4, 6-8) the split is refused before anything is written.
+
 The default key is public (``PUBLIC_KEY``): fine for tests and for the public splits, but a private release must
-supply its own key (``--key-file``), otherwise anyone can recompute the assignment.
+supply its own key (``--key-file``), otherwise anyone can recompute the assignment. The key also seals the release
+(instances/keys.py, docs/release.md): private_eval instances get opaque ids, the manifest carries the commitments
+to the key and to the private instances, and a generated bundle must have been generated under the same key (else
+its public seed and cfg regenerate the private instances).
 """
 
 from __future__ import annotations
@@ -14,14 +21,18 @@ from __future__ import annotations
 import hashlib
 import hmac
 from collections import Counter
+from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from gf01_formal.artifacts import read_json, write_json_atomic
-from gf01_formal.instances.model import SPLITS, Bundle, Instance, make_bundle, validate_model
+from gf01_formal.instances.keys import PUBLIC_KEY, key_commitment, key_id, read_key, sealed_id
+from gf01_formal.instances.model import SPLITS, Bundle, Instance, instances_hash, make_bundle, validate_model
 from hoa.errors import Gf01Error, quote
+
+__all__ = ["PUBLIC_KEY", "key_id", "read_key"]  # re-exported: the key's helpers live in instances/keys.py
 
 POLICY = "gf01.split_policy.v1"
 MANIFEST_SCHEMA = "gf01-formal.split_manifest.v1"
@@ -29,7 +40,6 @@ PEER_MANIFEST_SCHEMA = "gf01.split_manifest.v1"
 TARGETS = {"public_dev": 0.20, "public_val": 0.20, "private_eval": 0.60}
 TOLERANCE = 0.05
 PATTERN = ("public_dev", "public_val", "private_eval", "private_eval", "private_eval")
-PUBLIC_KEY = b"gf01-formal public split key v1 (not for private releases)"
 BANDS = (0.25, 0.5, 0.75)  # z(I) band edges: difficulty strata [0, .25), [.25, .5), [.5, .75), [.75, 1]
 
 
@@ -56,25 +66,42 @@ class SplitManifest(BaseModel):
     public_key: bool = Field(description="whether the documented public default key was used")
     source_bundle_hash: str
     counts: dict[str, int]
+    key_commitment: str | None = Field(
+        default=None, exclude_if=lambda v: v is None,
+        description="sha256 commitment to the split key (keys.key_commitment): a reveal of the key is checked by it")
+    private_bundle_sha256: str | None = Field(
+        default=None, exclude_if=lambda v: v is None,
+        description="instances_hash of the private_eval instances (in bundle order): a reveal is checked by it")
+    seed_key_id: str | None = Field(
+        default=None, exclude_if=lambda v: v is None,
+        description="key_id of the key the source bundle's slot seeds derive from (generated bundles)")
     instances: list[ManifestEntry]
 
 
-def key_id(key: bytes) -> str:
-    """A fingerprint of the split key that does not reveal it."""
-    return hashlib.sha256(b"gf01-split-key-id:" + key).hexdigest()[:16]
+def _meets(counts: tuple[int, int, int], n: int) -> bool:
+    return all(abs(c / n - t) <= TOLERANCE + 1e-12 for c, t in zip(counts, TARGETS.values(), strict=True))
 
 
-def read_key(key_file: str | Path | None) -> bytes:
-    """The split key: the bytes of ``key_file`` (surrounding whitespace stripped), or the public default key."""
-    if key_file is None:
-        return PUBLIC_KEY
-    try:
-        key = Path(key_file).read_bytes().strip()
-    except OSError as ex:
-        raise Gf01Error(f"cannot read the key file: {ex.strerror or ex}", file=str(key_file)) from ex
-    if len(key) < 16:
-        raise Gf01Error("a split key needs at least 16 bytes", file=str(key_file))
-    return key
+@cache
+def split_counts(n: int) -> tuple[int, int, int] | None:
+    """The (public_dev, public_val, private_eval) counts of a split of ``n`` instances: the pattern's when they meet
+    the policy, else the feasible counts nearest the targets; None when no counts meet it."""
+    pattern = tuple(sum(1 for k in range(n) if PATTERN[k % len(PATTERN)] == s) for s in TARGETS)
+    if _meets(pattern, n):  # type: ignore[arg-type]
+        return pattern  # type: ignore[return-value]
+    feasible = [(d, v, n - d - v) for d in range(n + 1) for v in range(n + 1 - d) if _meets((d, v, n - d - v), n)]
+    if not feasible:
+        return None
+    return min(feasible, key=lambda c: (sum(abs(x / n - t) for x, t in zip(c, TARGETS.values(), strict=True)), c))
+
+
+def feasible_sizes_note(n: int) -> str:
+    """Which bundle sizes can meet the policy, for the refusal of a split of ``n`` instances."""
+    small = [m for m in range(1, 30) if split_counts(m) is not None]
+    tail = next(m for m in range(29, 0, -1) if split_counts(m - 1) is None)  # every size from here on can
+    few = [m for m in small if m < tail]
+    return f"the smallest sizes that can are {', '.join(map(str, few))} and any n >= {tail}" if few else (
+        f"any n >= {tail} can")
 
 
 def difficulty_band(inst: Instance) -> str:
@@ -95,21 +122,42 @@ def assign(instances: list[Instance], key: bytes) -> dict[str, str]:
     ids = [i.instance_id for i in instances]
     if len(set(ids)) != len(ids):
         raise Gf01Error("instance ids must be unique to assign splits", field="instances")
+    n = len(instances)
+    counts = split_counts(n) if n else (0, 0, 0)
+    if counts is None:
+        raise Gf01Error(f"a split of {n} instance(s) cannot meet {POLICY} (0.20/0.20/0.60 within {TOLERANCE} per "
+                        f"split): {feasible_sizes_note(n)}; nothing written", field="instances")
     order = sorted(
         instances,
         key=lambda i: (stratum(i), hmac.new(key, i.instance_id.encode("utf-8"), hashlib.sha256).hexdigest()),
     )
-    return {inst.instance_id: PATTERN[k % len(PATTERN)] for k, inst in enumerate(order)}
+    quota = dict(zip(TARGETS, counts, strict=True))
+    out: dict[str, str] = {}
+    for k, inst in enumerate(order):
+        # The pattern's label, or the next one in pattern order whose quota is not spent.
+        label = next(PATTERN[(k + j) % len(PATTERN)] for j in range(len(PATTERN))
+                     if quota[PATTERN[(k + j) % len(PATTERN)]] > 0)
+        quota[label] -= 1
+        out[inst.instance_id] = label
+    return out
 
 
 def split_bundle(bundle: Bundle, key: bytes) -> tuple[Bundle, SplitManifest]:
-    """The bundle with every instance's ``split_id`` set, and its manifest."""
+    """The bundle with every instance's ``split_id`` set and the private_eval instances under their sealed ids, and
+    its manifest. Refuses (Gf01Error, before anything is written) a generated bundle whose seed was not derived from
+    this key, unless the key is the public one, and a size the policy cannot be met for."""
+    if (key != PUBLIC_KEY and bundle.provenance == "generated" and bundle.seed is not None
+            and bundle.seed_key_id != key_id(key)):
+        how = ("under another key" if bundle.seed_key_id else
+               f"without a key: its public seed {bundle.seed} and cfg regenerate every instance, the private ones too")
+        raise Gf01Error(f"the bundle was generated {how}; generate it with the same --key-file to seal its private "
+                        "split (docs/release.md)", field="seed_key_id")
     labels = assign(bundle.instances, key)
-    insts = [i.model_copy(update={"split_id": labels[i.instance_id]}) for i in bundle.instances]
+    insts = [_labelled(i, labels[i.instance_id], key) for i in bundle.instances]
     new = make_bundle(insts, **bundle.model_dump(exclude={"instances", "instances_hash"}))
     entries = sorted(
         (
-            ManifestEntry(instance_id=i.instance_id, content_hash=i.content_hash, split_id=labels[i.instance_id],
+            ManifestEntry(instance_id=i.instance_id, content_hash=i.content_hash, split_id=i.split_id,
                           mode=i.mode, stratum=stratum(i))
             for i in insts
         ),
@@ -123,9 +171,20 @@ def split_bundle(bundle: Bundle, key: bytes) -> tuple[Bundle, SplitManifest]:
         public_key=key == PUBLIC_KEY,
         source_bundle_hash=new.instances_hash,
         counts={s: counts[s] for s in SPLITS},
+        key_commitment=key_commitment(key),
+        private_bundle_sha256=instances_hash([i for i in insts if i.split_id == "private_eval"]),
+        seed_key_id=bundle.seed_key_id,
         instances=entries,
     )
     return new, manifest
+
+
+def _labelled(inst: Instance, split: str, key: bytes) -> Instance:
+    """``inst`` in ``split``; a private_eval instance also under its sealed id (all an agent sees of it)."""
+    if split != "private_eval":
+        return inst.model_copy(update={"split_id": split})
+    meta = inst.meta.model_copy(update={"id_scheme": "sealed"})
+    return inst.model_copy(update={"split_id": split, "instance_id": sealed_id(key, inst.content_hash), "meta": meta})
 
 
 def write_release(directory: str | Path, bundle: Bundle, manifest: SplitManifest) -> list[Path]:
@@ -149,7 +208,10 @@ def write_release(directory: str | Path, bundle: Bundle, manifest: SplitManifest
     )
     p = out / "private_eval.hashes.json"
     write_json_atomic(p, {"schema_version": "gf01-formal.private_hashes.v1", "policy": POLICY,
-                          "source_bundle_hash": manifest.source_bundle_hash, "instances": private})
+                          "source_bundle_hash": manifest.source_bundle_hash,
+                          **{k: v for k, v in (("key_commitment", manifest.key_commitment),
+                                               ("private_bundle_sha256", manifest.private_bundle_sha256)) if v},
+                          "instances": private})
     paths.append(p)
     p = out / "split_manifest.json"
     write_json_atomic(p, manifest.model_dump(mode="json"))

@@ -12,9 +12,8 @@ while the model was being asked (inspect had retried it as configured), else ``h
 is final). The conversation becomes the
 transcript side file ``transcripts/<sha256>.json``, as with the ``llm`` agent.
 
->>> got = import_inspect_log("logs/x.eval")       # doctest: +SKIP
->>> [o.record.status for o in got.outcomes]       # doctest: +SKIP
-['completed', 'completed']
+Usage: ``import_inspect_log("logs/x.eval").outcomes`` are the run outcomes, one per sample and epoch, ready for a
+runs file (tests/test_inspect.py plays a real eval and imports its log).
 """
 
 from __future__ import annotations
@@ -27,16 +26,16 @@ from urllib.parse import urlsplit
 
 from pydantic import ValidationError
 
-from gf01_formal.agents.base import AgentSpec
+from gf01_formal.agents.base import TRACKS, AgentSpec
 from gf01_formal.agents.llm import TRANSCRIPT_SCHEMA, usage_summary
 from gf01_formal.agents.llm_prompt import TEMPLATE_ID
 from gf01_formal.artifacts import canonical_json
-from gf01_formal.instances.io import check_instance, load_artifact
-from gf01_formal.instances.model import Bundle, Instance
+from gf01_formal.instances.io import load_set
 from gf01_formal.play.protocol import Action
 from gf01_formal.runs.record import RunOutcome, Step, failed_record, record_base, step_timing
 from gf01_formal.runs.recorder import EpisodeRecorder
 from gf01_formal.runs.replay import replay_steps
+from gf01_formal.scoring.certificates import GoldSet
 from gf01_formal.scoring.scores import Scorer
 from gf01_formal.scoring.values import SCORE_FIELDS
 from hoa.errors import Gf01Error, quote
@@ -85,8 +84,10 @@ def check_log_size(path: str | os.PathLike[str]) -> None:
                         "may have", file=shown)
 
 
-def import_inspect_log(path: str | os.PathLike[str], *, bundle: str | None = None) -> InspectImport:
-    """The run records of the eval log ``path`` (module docstring); ``bundle`` defaults to the task's argument."""
+def import_inspect_log(path: str | os.PathLike[str], *, bundle: str | None = None,
+                       gold_set: GoldSet = "M") -> InspectImport:
+    """The run records of the eval log ``path`` (module docstring); ``bundle`` defaults to the task's argument; the
+    best match ranks its gold in ``gold_set`` (M(I) by default)."""
     from hoa.files import open_regular
 
     shown = quote(os.fspath(path), 200, bare=True)
@@ -110,14 +111,25 @@ def import_inspect_log(path: str | os.PathLike[str], *, bundle: str | None = Non
     if not isinstance(bundle_path, str) or not os.path.exists(bundle_path):
         raise Gf01Error(f"the bundle {quote(bundle_path, 200)} (the task's argument) is not here: give it with "
                         "--bundle", field="--bundle")
-    art = load_artifact(bundle_path, check_all=False)
-    instances = {i.instance_id: i for i in ([art] if isinstance(art, Instance) else art.instances)}
-    bundle_hash = art.instances_hash if isinstance(art, Bundle) else None
+    loaded = load_set(bundle_path)
+    instances = loaded.by_id
+    bundle_hash = loaded.bundle_hash
     seed = int(args.get("seed", 0))
     prompt = str(args.get("prompt", TEMPLATE_ID))
     config = spec_of.model_generate_config.model_dump(exclude_none=True)
-    spec = AgentSpec("llm", "EVAL-CB", {"harness": "inspect_ai", "model": spec_of.model, "prompt": prompt,
-                                        "config": {k: config[k] for k in CONFIG_KEYS if k in config}})
+    from gf01_formal.agents.adaptation import declare
+
+    try:
+        adaptation = declare(args.get("adaptation_condition"), _int_arg(args.get("adaptation_budget_tokens")),
+                             args.get("adaptation_data_scope"), args.get("adaptation_protocol_id"))
+    except Gf01Error as ex:
+        raise Gf01Error(f"the task's adaptation arguments: {ex}", file=shown) from None
+    track = str(args.get("track", "EVAL-CB"))
+    if track not in TRACKS:
+        raise Gf01Error(f"the task's track {track!r} is not one of {', '.join(TRACKS)}", file=shown)
+    spec = AgentSpec("llm", track, {"harness": "inspect_ai", "model": spec_of.model, "prompt": prompt,  # type: ignore
+                                    "config": {k: config[k] for k in CONFIG_KEYS if k in config}}
+                     ).adapted(adaptation)
     out = InspectImport()
     scorers: dict[str, Scorer] = {}
     for sample in log.samples or []:
@@ -141,6 +153,10 @@ def import_inspect_log(path: str | os.PathLike[str], *, bundle: str | None = Non
         }) + "\n"
         digest = hashlib.sha256(transcript.encode("utf-8")).hexdigest()
         side = {f"transcripts/{digest}.json": transcript}
+        tool_log = played.get("tool_log") or _empty_tool_log(track)
+        tool_hash = hashlib.sha256(tool_log.encode("utf-8")).hexdigest() if tool_log else ""
+        if tool_log:
+            side[f"tool-logs/{tool_hash}.jsonl"] = tool_log
         steps = _steps(played.get("steps", []), iid, shown)
         meta = {"harness": "inspect_ai", "inspect_version": (spec_of.packages or {}).get("inspect_ai"),
                 "inspect_eval_id": spec_of.eval_id, "inspect_sample_uuid": sample.uuid, "model": spec_of.model,
@@ -158,7 +174,7 @@ def import_inspect_log(path: str | os.PathLike[str], *, bundle: str | None = Non
                                                          status=status, usage=usage, agent_meta=meta,
                                                          timing=timing), side))
             continue
-        problem = check_instance(inst, file=bundle_path)
+        problem = loaded.problem(inst)
         recorder = EpisodeRecorder(problem, iid)
         recorder.start()
         status, error = played.get("status", "completed"), played.get("error")
@@ -171,13 +187,13 @@ def import_inspect_log(path: str | os.PathLike[str], *, bundle: str | None = Non
                                            f"{recorder.episode.t}"
             while not recorder.done:
                 recorder.step(Action())
-        scorer = scorers.setdefault(iid, Scorer(problem))
+        scorer = scorers.setdefault(iid, Scorer(problem, gold_set_name=gold_set))
         result = scorer.score(recorder.certificate)
         logged = next(iter((sample.scores or {}).values()), None)
         if logged is None or any((logged.metadata or {}).get(k) != getattr(result, k) for k in SCORE_FIELDS):
             out.disagreements += 1
         record = recorder.finish(base, result, status=status, error=error, agent_meta=meta, usage=usage,
-                                 timing=timing)
+                                 timing=timing, tool_log_hash=tool_hash)
         out.outcomes.append(RunOutcome(record, side))
     return out
 
@@ -231,3 +247,26 @@ def _usage(played: dict[str, Any], calls: list[dict[str, Any]]) -> dict[str, Any
     # Every call kept in the store got an answer: one without token counts leaves its step's tokens unknown.
     unreported = {c["t"] for c in calls if c.get("input_tokens") is None}
     return usage_summary(steps, unreported, reasks=sum(c.get("kind") == "reask" for c in calls))
+
+
+def _int_arg(value: Any) -> int | None:
+    """A task argument that is an integer (inspect keeps -T values as given); None when absent."""
+    if value is None:
+        return None
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise Gf01Error(f"adaptation_budget_tokens {quote(value, 40)} is not an integer") from None
+
+
+def _empty_tool_log(track: str) -> str:
+    """The tool log of an episode that called no tool on a track with one (its header only); "" on EVAL-CB."""
+    from gf01_formal.agents.planner import DEFAULT_MAX_QUERIES
+    from gf01_formal.agents.tools import DEFAULT_ORACLE_QUERIES, ORACLE_ID
+    from gf01_formal.artifacts import canonical_json
+
+    if track == "EVAL-TA":
+        return canonical_json({"max_queries": DEFAULT_MAX_QUERIES, "tool": "local-planner-v1"}) + "\n"
+    if track == "EVAL-OC":
+        return canonical_json({"max_queries": DEFAULT_ORACLE_QUERIES, "tool": ORACLE_ID}) + "\n"
+    return ""

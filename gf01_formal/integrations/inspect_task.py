@@ -14,8 +14,12 @@ DEC-025 best match (each with its mean over samples); the full exact result is t
 
 Task arguments (``-T``): ``bundle`` (a bundle or instance file), ``seed`` (the runs' seed, 0 by default: epoch e
 plays seed + e - 1, and each instance asks the model for the same seed our ``llm`` agent would), ``prompt`` (the
-template id). A relative ``bundle`` is read from the directory the command was started in (:func:`invocation_path`).
-Transient provider errors are retried by inspect itself (``--max-retries``, ``--timeout``).
+template id), ``track`` (EVAL-CB by default; EVAL-TA offers local-planner-v1 and EVAL-OC oracle-exact-search-v1 as
+an inspect tool the model may call during its turn, every call in the run's tool log), and DEC-055's
+``adaptation_condition``, ``adaptation_budget_tokens``, ``adaptation_data_scope``, ``adaptation_protocol_id``
+(no_adaptation, 0, none, none by default; checked when the task is made). A relative ``bundle`` is read from the
+directory the command was started in (:func:`invocation_path`). Transient provider errors are retried by inspect
+itself (``--max-retries``, ``--timeout``).
 
 Requires ``pip install -e '.[inspect]'``.
 """
@@ -42,10 +46,9 @@ from inspect_ai.scorer import Score, Target, mean, scorer
 from inspect_ai.solver import Generate, TaskState, solver
 
 from encoders.problem import Problem
-from gf01_formal.agents.base import AgentFault
+from gf01_formal.agents.base import TRACKS, AgentFault
 from gf01_formal.agents.llm_prompt import TEMPLATE_ID, Dialogue, Message, load_template
-from gf01_formal.instances.io import check_instance, load_artifact
-from gf01_formal.instances.model import Bundle, Instance
+from gf01_formal.instances.io import InstanceSet, load_set
 from gf01_formal.play.episode import Episode
 from gf01_formal.play.protocol import Action, Observation, Start
 from gf01_formal.runs.record import AgentError
@@ -54,6 +57,7 @@ from gf01_formal.runs.runner import episode_seed
 from gf01_formal.scoring.certificates import parse_certificate
 from gf01_formal.scoring.scores import Scorer
 from gf01_formal.scoring.values import NOT_RUN, Result
+from hoa.errors import Gf01Error
 
 #: The sample store key holding the played episode.
 STORE_KEY = "gf01"
@@ -62,33 +66,46 @@ SCORE_KEYS = ("score_c", "goal", "eff_t", "eff_a", "ap_f1", "ts_f1")
 
 
 @task
-def gf01(bundle: str, seed: int = 0, prompt: str = TEMPLATE_ID) -> Task:
+def gf01(bundle: str, seed: int = 0, prompt: str = TEMPLATE_ID, adaptation_condition: str = "no_adaptation",
+         adaptation_budget_tokens: int = 0, adaptation_data_scope: str = "none",
+         adaptation_protocol_id: str = "none", track: str = "EVAL-CB") -> Task:
     """The GF-01 task over the instances of ``bundle`` (module docstring)."""
+    from gf01_formal.agents.adaptation import declare
+
+    if track not in TRACKS:
+        raise Gf01Error(f"unknown track {track!r} (one of {', '.join(TRACKS)})", field="track")
+    # DEC-055, checked before any sample is played; the importer reads the declaration from the task's arguments.
+    adaptation = declare(adaptation_condition, int(adaptation_budget_tokens), adaptation_data_scope,
+                         adaptation_protocol_id)
     bundle = invocation_path(bundle)
     template = load_template(prompt)
-    art, _ = _bundle(bundle)
+    loaded = _bundle(bundle)
     samples = []
-    for inst in ([art] if isinstance(art, Instance) else art.instances):
+    for inst in loaded.instances:
         goal = Episode(_problem(bundle, inst.instance_id), inst.instance_id).goal
         samples.append(Sample(id=inst.instance_id, input=template.start(Start(instance_id=inst.instance_id,
                                                                                 goal=goal)),
                               target="", metadata={"instance_id": inst.instance_id,
                                                    "instance_hash": inst.content_hash}))
-    return Task(dataset=MemoryDataset(samples, name=str(bundle)), solver=gf01_player(bundle, seed, prompt),
+    return Task(dataset=MemoryDataset(samples, name=str(bundle)), solver=gf01_player(bundle, seed, prompt, track),
                 scorer=gf01_scorer(bundle), version=template.id,
                 metadata={"benchmark": "GF-01", "prompt_template": template.id, "prompt_sha256": template.sha256,
                           "bundle_path": bundle,
-                          "bundle_hash": art.instances_hash if isinstance(art, Bundle) else None})
+                          "bundle_hash": loaded.bundle_hash,
+                          "adaptation": adaptation.to_json(), "track": track})
 
 
 @solver
-def gf01_player(bundle: str, seed: int = 0, prompt: str = TEMPLATE_ID) -> Any:
-    """Plays the sample's instance: one chat per episode through the active model, one action per step."""
+def gf01_player(bundle: str, seed: int = 0, prompt: str = TEMPLATE_ID, track: str = "EVAL-CB") -> Any:
+    """Plays the sample's instance: one chat per episode through the active model, one action per step; on EVAL-TA
+    and EVAL-OC the track's tool is offered as an inspect tool and the model's calls are answered in the turn."""
     template = load_template(prompt)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         iid = state.metadata["instance_id"]
         recorder = EpisodeRecorder(_problem(bundle, iid), iid)
+        tools = _track_tools(track, _problem(bundle, iid))
+        offered = [] if tools is None else [_tool_info(tools)]
         episode = recorder.episode
         dialogue = Dialogue(template, Start(instance_id=iid, goal=recorder.start()))
         run_seed = seed + state.epoch - 1
@@ -101,7 +118,13 @@ def gf01_player(bundle: str, seed: int = 0, prompt: str = TEMPLATE_ID) -> Any:
                                   "base_url_host": _host(getattr(model.api, "base_url", None))}
         state.store.set(STORE_KEY, played)
         observation: Observation | None = None
+        dead: AgentError | None = None  # a fatal fault (a denied tool): the rest of the episode has no edits
         while not recorder.done:
+            if dead is not None:
+                observation = recorder.step(Action())
+                played["steps"].append(recorder.steps[-1].model_dump(mode="json"))
+                played["actions"].append(Action().model_dump(mode="json"))
+                continue
             usage = {"t": episode.t, "calls": 0, "retries": 0, "input_tokens": 0, "output_tokens": 0}
             played["usage"].append(usage)
             fault: AgentError | None = None
@@ -116,7 +139,7 @@ def gf01_player(bundle: str, seed: int = 0, prompt: str = TEMPLATE_ID) -> Any:
                     # Counted before the answer, as the llm agent counts: `calls` is requests made, replied or not.
                     usage["calls"] += 1
                     state.store.set(STORE_KEY, played)
-                    output = await model.generate(_chat(messages), config=config)
+                    output = await model.generate(_chat(messages), tools=offered, config=config)
                     played["pending"] = None
                     state.output = output
                     call = {"t": episode.t, "kind": kind, "sent": len(messages), "reply": len(messages), "errors": [],
@@ -128,22 +151,30 @@ def gf01_player(bundle: str, seed: int = 0, prompt: str = TEMPLATE_ID) -> Any:
                         usage["output_tokens"] += output.usage.output_tokens
                     played["calls"].append(call)
                     played["model_reported"] = output.model or None
+                    if output.message.tool_calls:
+                        # Answered here, appended to the conversation, and the model asked again (kind "tool").
+                        _answer_tools(tools, output, messages)
+                        if tools is not None:
+                            played["tool_log"] = tools.log_text()
+                        kind = "tool"
+                        continue
                     kind, messages = turn.send(output.completion)
             except StopIteration as stop:
                 action = stop.value
             except AgentFault as ex:
                 fault = AgentError(kind=ex.kind, message=ex.message)
+                dead = fault if ex.fatal else None
             finally:
                 state.messages = _chat(dialogue.messages)  # the conversation so far, for the viewer and the log
                 # Also when the model's error ends the sample here: the imported record then has this step's time.
                 played["step_ms"].append(round((time.perf_counter() - start) * 1000, 3))
                 state.store.set(STORE_KEY, played)
-            observation = recorder.step(action, fault)
+            observation = recorder.step(action, fault, fatal=dead is not None)
             played["steps"].append(recorder.steps[-1].model_dump(mode="json"))
             played["actions"].append(action.model_dump(mode="json"))
             played["certificate"] = observation.certificate
             state.store.set(STORE_KEY, played)
-        played["status"], played["error"] = recorder.status()
+        played["status"], played["error"] = recorder.status(dead)
         state.store.set(STORE_KEY, played)
         return state
 
@@ -182,8 +213,64 @@ def _host(url: str | None) -> str | None:
 
 
 def _chat(messages: list[Message]) -> list[ChatMessage]:
-    kinds = {"system": ChatMessageSystem, "user": ChatMessageUser, "assistant": ChatMessageAssistant}
-    return [kinds[m["role"]](content=m["content"]) for m in messages]
+    from inspect_ai.model import ChatMessageTool
+    from inspect_ai.tool import ToolCall
+
+    out: list[ChatMessage] = []
+    for m in messages:
+        if m["role"] == "tool":
+            out.append(ChatMessageTool(content=m["content"], tool_call_id=m["tool_call_id"], function=m["function"]))
+        elif m["role"] == "assistant" and m.get("tool_calls"):
+            calls = [ToolCall(id=c["id"], function=c["function"], arguments=c["arguments"])
+                     for c in m["tool_calls"]]  # type: ignore[union-attr]
+            out.append(ChatMessageAssistant(content=m["content"] or "", tool_calls=calls))
+        else:
+            kinds = {"system": ChatMessageSystem, "user": ChatMessageUser, "assistant": ChatMessageAssistant}
+            out.append(kinds[m["role"]](content=m["content"]))
+    return out
+
+
+def _track_tools(track: str, problem: Problem) -> Any:
+    """The track's tool for one episode (agents/tools.py), None on EVAL-CB."""
+    from gf01_formal.agents.planner import Planner
+    from gf01_formal.agents.tools import OracleSearch, TrackTools
+
+    if track == "EVAL-TA":
+        return TrackTools(planner=Planner(problem))
+    if track == "EVAL-OC":
+        return TrackTools(oracle=OracleSearch(problem))
+    return None
+
+
+def _tool_info(tools: Any) -> Any:
+    """The track's tool as an inspect ToolInfo (the same function the llm agent offers)."""
+    from inspect_ai.tool import ToolInfo, ToolParam, ToolParams
+
+    atoms = ToolParam(type=["array", "null"], items={"type": "array"},
+                      description='the edits as [[t, "input", 0 or 1], ...]')
+    what = ("simulates the run with these edits: the outputs at every step, whether the effect holds, the queries "
+            "left" if tools.planner is not None else
+            "exact checks of a candidate certificate (suff, min1, valid); with atoms null, an optimal valid "
+            "certificate")
+    return ToolInfo(name=tools.allowed, description=f"{tools.allowed}: {what}",
+                    parameters=ToolParams(properties={"atoms": atoms}, required=["atoms"]))
+
+
+def _answer_tools(tools: Any, output: Any, messages: list[Message]) -> None:
+    """Answer the tool calls of ``output`` into ``messages`` (the assistant's call, then one tool message each);
+    AgentFault (fatal, ``tool_denied``) on EVAL-CB or for another track's tool."""
+    from gf01_formal.artifacts import canonical_json
+
+    calls = output.message.tool_calls
+    if tools is None:
+        raise AgentFault("tool_denied", f"asked for tool {calls[0].function!r}: EVAL-CB allows no tool", fatal=True)
+    messages.append({"role": "assistant", "content": output.completion,  # type: ignore[dict-item]
+                     "tool_calls": [{"id": c.id, "function": c.function, "arguments": c.arguments} for c in calls]})
+    for c in calls:
+        args = c.arguments if isinstance(c.arguments, dict) else {}
+        result = tools.call(c.function, args.get("atoms"))
+        messages.append({"role": "tool", "tool_call_id": c.id, "function": c.function,
+                         "content": canonical_json(result)})
 
 
 def invocation_path(path: str) -> str:
@@ -202,15 +289,13 @@ def invocation_path(path: str) -> str:
 
 
 @lru_cache(maxsize=4)
-def _bundle(path: str) -> tuple[Bundle | Instance, dict[str, Instance]]:
-    art = load_artifact(path, check_all=False)
-    instances = [art] if isinstance(art, Instance) else list(art.instances)
-    return art, {i.instance_id: i for i in instances}
+def _bundle(path: str) -> InstanceSet:
+    return load_set(path)
 
 
-@lru_cache(maxsize=4096)
 def _problem(path: str, instance_id: str) -> Problem:
-    return check_instance(_bundle(path)[1][instance_id], file=path)
+    loaded = _bundle(path)
+    return loaded.problem(loaded.by_id[instance_id])
 
 
 @lru_cache(maxsize=4096)

@@ -21,11 +21,11 @@ then is the certificate final; :mod:`gf01_formal.scoring.scores` scores it.
 Records played before this rule (built-in, LLM and inspect runs of toolkit versions that refused such atoms one by
 one, reasons ``unknown_input`` and ``bad_value``) are replayed with ``per_atom=True``, the rule they were played with.
 
->>> ep = Episode(problem, "gf01f-0123")        # doctest: +SKIP
->>> goal = ep.reset()                           # doctest: +SKIP
->>> obs = ep.step({"req": 1})                   # doctest: +SKIP
->>> obs.t, obs.certificate, obs.done            # doctest: +SKIP
-(0, [[0, 'req', 1]], False)
+>>> ep = Episode(problem, "gf01f-0123")
+>>> goal = ep.reset()
+>>> obs = ep.step({"r0": 1})
+>>> obs.t, obs.certificate, obs.done
+(0, [[0, 'r0', 1]], False)
 """
 
 from __future__ import annotations

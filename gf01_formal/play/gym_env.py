@@ -4,11 +4,13 @@ Gymnasium 1.x has no plugin discovery, so the environment is registered when thi
 name the module itself, which ``gymnasium.make`` imports first:
 
 >>> import gymnasium
->>> env = gymnasium.make("gf01_formal.play.gym_env:gf01/GF01-v0", bundle="bundle.json", split="public_dev")
-... # doctest: +SKIP
->>> obs, info = env.reset(seed=0)                   # draws one instance of the bundle   # doctest: +SKIP
->>> envs = gymnasium.make_vec("gf01_formal.play.gym_env:gf01/GF01-v0", num_envs=8, bundle="bundle.json")
-... # doctest: +SKIP
+>>> env = gymnasium.make("gf01_formal.play.gym_env:gf01/GF01-v0", bundle="bundle.json")
+>>> obs, info = env.reset(seed=0)                   # draws one instance of the bundle
+>>> int(obs["t"])
+-1
+>>> envs = gymnasium.make_vec("gf01_formal.play.gym_env:gf01/GF01-v0", num_envs=2, bundle="bundle.json")
+>>> envs.num_envs
+2
 
 Instances: ``bundle`` (a bundle or an instance file; ``split`` keeps the instances of one split) gives the
 environment every instance of it, and each ``reset(seed=...)`` draws one, uniformly, from the environment's seeded

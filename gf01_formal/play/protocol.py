@@ -94,6 +94,28 @@ class Start(BaseModel):
     renderer_profile_id: Literal["canonical-json-v1"] = RENDERER_PROFILE
     instance_id: str
     goal: GoalPanel
+    tools: list[str] | None = Field(
+        default=None, exclude_if=lambda v: v is None,
+        description="the tools this track allows during a turn (EVAL-TA: local-planner-v1, EVAL-OC: "
+        "oracle-exact-search-v1); absent on EVAL-CB")
+
+
+class ToolRequest(BaseModel):
+    """A tool call an agent may send before its action, any number of times per turn (EVAL-TA and EVAL-OC)."""
+
+    model_config = _MESSAGE
+    type: Literal["tool"]
+    tool: str = Field(description="local-planner-v1 or oracle-exact-search-v1, the one the track allows")
+    atoms: list[Any] | None = Field(description="[[t, input, v], ...]; null asks the oracle for a certificate")
+
+
+class ToolResult(BaseModel):
+    """The harness's answer to one tool request (docs/agent-protocol.md, "Tools")."""
+
+    model_config = _MESSAGE
+    type: Literal["tool_result"] = "tool_result"
+    tool: str
+    result: dict[str, Any]
 
 
 class End(BaseModel):
@@ -141,4 +163,6 @@ def schema_documents() -> dict[str, dict[str, Any]]:
         "agent_observation.v1.json": Observation.model_json_schema(),
         "agent_action.v1.json": Action.model_json_schema(),
         "agent_end.v1.json": End.model_json_schema(),
+        "agent_tool.v1.json": ToolRequest.model_json_schema(),
+        "agent_tool_result.v1.json": ToolResult.model_json_schema(),
     }

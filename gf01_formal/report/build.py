@@ -27,7 +27,13 @@ The figures' data are part of the report (``figures``): Score_C by complexity qu
 Eff_t distributions, per (split, mode) panel; the renderers (:mod:`.render`) draw from the report alone, so a
 report file reproduces its figures. The report holds no timing, path or clock: the same runs give the same bytes.
 
->>> report = build_report(load_runs(["runs.jsonl"]))  # doctest: +SKIP
+>>> from gf01_formal.agents.base import AgentSpec
+>>> from gf01_formal.campaign.evaluate import evaluate
+>>> from gf01_formal.report.load import load_runs
+>>> _ = evaluate("bundle.json", [AgentSpec("oracle", "EVAL-OC")], "runs.jsonl")
+>>> report = build_report(load_runs(["runs.jsonl"]))
+>>> sorted(report)[:3]
+['agents', 'coverage', 'dimensions']
 """
 
 from __future__ import annotations
@@ -340,9 +346,10 @@ def _hist(values: Any) -> list[list[int]]:
 
 
 def build_report(runs: Runs, *, manifest: Manifest | None = None, panel: str | None = None,
-                 price: tuple[float, float] | None = None) -> dict[str, Any]:
+                 price: tuple[float, float] | None = None, caps: dict[str, Any] | None = None) -> dict[str, Any]:
     """The report of ``runs`` (module docstring); with ``manifest``, its coverage (and ``panel``'s verdict); with
-    ``price`` (per million input and output tokens), the headline's cost of language models' tokens."""
+    ``price`` (per million input and output tokens), the headline's cost of language models' tokens; with ``caps``
+    (CapSet.report_section), the diagnostic caps the runs ran under, provisional or frozen."""
     records = runs.records
     labels = agent_label(records)
     groups: dict[tuple[Any, ...], dict[str, list[RunRecord]]] = defaultdict(lambda: defaultdict(list))
@@ -371,6 +378,8 @@ def build_report(runs: Runs, *, manifest: Manifest | None = None, panel: str | N
                    "digest": runs.digest},
         "versions": {f: sorted({getattr(r, f) for r in records}) for f in ("benchmark_version", "harness_version",
                                                                   "checker_version")},
+        # Where the AP/TS best match of the scored runs was ranked: M (M(I), section 7.3) or MB (the option).
+        "gold_sets": dict(sorted(Counter(r.gold_set for r in records if r.status in SCORED).items())),
         "agents": _agents(records, labels),
         "price_per_mtok": None if price is None else [stats.rnd(price[0]), stats.rnd(price[1])],
         "headline": _headline(records, labels, price),
@@ -378,6 +387,7 @@ def build_report(runs: Runs, *, manifest: Manifest | None = None, panel: str | N
         "strata": strata,
         "figures": _figures(records, labels),
         "coverage": None if manifest is None else coverage(records, manifest, panel),
+        **({} if caps is None else {"caps": caps}),
     }
 
 

@@ -146,6 +146,9 @@ class CapSet:
     memory_kib: int | None = None
     conflicts: int | None = None
     nodes: int | None = None
+    #: Derived from fewer pilot instances than the DEC-021 checkpoint (SAMPLE_TARGET): not frozen caps.
+    provisional: bool = False
+    sample_instances: int | None = None
 
     def limits(self) -> MeteredLimits:
         """Fresh limits for one diagnostic: the caps, and an unreachable budget where the backend must count."""
@@ -155,8 +158,28 @@ class CapSet:
 
     def to_json(self) -> dict[str, Any]:
         """The caps as JSON (what a campaign records)."""
+        out: dict[str, Any] = {"backend": self.backend, "seconds": self.seconds, "memory_kib": self.memory_kib,
+                               "conflicts": self.conflicts, "nodes": self.nodes}
+        if self.provisional:  # only then: campaigns under frozen caps record what they always did
+            out.update(provisional=True, sample_instances=self.sample_instances)
+        return out
+
+    def capped(self) -> bool:
+        """Whether any cap is set (a metered pilot runs with none)."""
+        return any(v is not None for v in (self.seconds, self.memory_kib, self.conflicts, self.nodes))
+
+    def report_section(self) -> dict[str, Any]:
+        """What a report says about the caps its runs' diagnostics ran under."""
         return {"backend": self.backend, "seconds": self.seconds, "memory_kib": self.memory_kib,
-                "conflicts": self.conflicts, "nodes": self.nodes}
+                "conflicts": self.conflicts, "nodes": self.nodes, "provisional": self.provisional,
+                "sample_instances": self.sample_instances, "checkpoint": SAMPLE_TARGET}
+
+    def refuse_provisional(self, allow: bool, where: str) -> None:
+        """Gf01Error when the caps are provisional and ``allow`` (--allow-provisional-caps) was not given."""
+        if self.provisional and not allow:
+            raise Gf01Error(f"provisional caps: derived from {self.sample_instances} pilot instance(s), before the "
+                            f"DEC-021 checkpoint of {SAMPLE_TARGET}; {where} refuses them unless "
+                            "--allow-provisional-caps", field="--caps")
 
 
 def run_diagnostic(problem: Problem, atoms: list[Atom], caps: CapSet) -> tuple[Diagnostic, dict[str, Any]]:
@@ -294,6 +317,7 @@ def derive(runs: Runs) -> dict[str, Any]:
         "algorithmic": {r: caps[r] for r in ALGORITHMIC},
         "sample": {"runs": len(sample), "exact": len(exact), "infeasible": censored, "instances": instances,
                    "checkpoint": {"target": SAMPLE_TARGET, "reached": instances >= SAMPLE_TARGET}},
+        "provisional": instances < SAMPLE_TARGET,
         "inputs_digest": sha256_hex(sorted([r.run_id, r.diagnostic_status, r.timing] for r in sample)),
     }
 
@@ -305,6 +329,15 @@ def load_caps(path: str | os.PathLike[str]) -> CapSet:
 
     name = quote(os.fspath(path), 200, bare=True)
     data = read_json(path)
+    if isinstance(data, dict) and data.get("schema_version") == "gf01-formal.campaign.v1":
+        # A campaign's record of the caps it ran under (campaign.json "diagnostic"): what a release ships.
+        diag = data.get("diagnostic")
+        if not isinstance(diag, dict):
+            raise Gf01Error("this campaign ran no capped diagnostic", file=name, field="diagnostic")
+        try:
+            return CapSet(**diag)
+        except TypeError:
+            raise Gf01Error("the campaign's diagnostic caps are malformed", file=name, field="diagnostic") from None
     if not isinstance(data, dict) or data.get("schema_version") != CAPS_SCHEMA:
         raise Gf01Error(f"not a caps file (schema_version {CAPS_SCHEMA} expected)", file=name, field="schema_version")
     try:
@@ -321,4 +354,13 @@ def load_caps(path: str | os.PathLike[str]) -> CapSet:
     return CapSet(backend=backend, seconds=None if values["seconds"] is None else float(values["seconds"]),
                   memory_kib=None if values["memory_kib"] is None else int(values["memory_kib"]),
                   conflicts=None if values["conflicts"] is None else int(values["conflicts"]),
-                  nodes=None if values["nodes"] is None else int(values["nodes"]))
+                  nodes=None if values["nodes"] is None else int(values["nodes"]), **_provisional(data))
+
+
+def _provisional(data: dict[str, Any]) -> dict[str, Any]:
+    """Whether a caps file is provisional: its own flag, or (files written before the flag) its checkpoint."""
+    sample = data.get("sample") if isinstance(data.get("sample"), dict) else {}
+    reached = (sample.get("checkpoint") or {}).get("reached") if isinstance(sample.get("checkpoint"), dict) else None
+    flag = data.get("provisional", reached is not True)
+    instances = sample.get("instances") if isinstance(sample.get("instances"), int) else None
+    return {"provisional": flag is True, "sample_instances": instances}

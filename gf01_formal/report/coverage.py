@@ -17,19 +17,15 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from gf01_formal.agents import PANEL_TRACK
+from gf01_formal.agents import PANEL_TRACK, PANELS
 from gf01_formal.artifacts import read_json, sha256_hex
 from gf01_formal.report.load import SCORED
 from gf01_formal.runs.record import RunRecord
 from hoa.errors import Gf01Error, quote
 
 POLICY = "gf01.baseline_panel_policy.v1"
-#: DEC-056: the full panel of official publication campaigns and the core panel of smoke checks.
-PANELS: dict[str, tuple[str, ...]] = {
-    "full": ("random", "greedy", "search", "tool", "oracle"),
-    "core": ("random", "greedy", "oracle"),
-}
-#: The track each baseline plays on (docs/runs.md, "Tracks and access").
+#: The track each baseline plays on (docs/runs.md, "Tracks and access"); the panels are :data:`PANELS`, both from
+#: :mod:`gf01_formal.agents`, where the panel is defined once.
 TRACK_OF: dict[str, str] = dict(PANEL_TRACK)
 #: Missing instance ids listed per slice in human output (the JSON lists all of them).
 SHOWN = 5

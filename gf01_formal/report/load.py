@@ -6,8 +6,12 @@ a final record (completed, agent_error) wins over a failed one, two final record
 ``timing`` (the one machine-dependent field), and a disagreement is an error naming both files. The result is
 sorted by run id, so nothing downstream depends on file order or completion order.
 
->>> runs = load_runs(["runs.jsonl"])  # doctest: +SKIP
->>> runs.digest                        # sha256 of the records without timing, sorted by run id  # doctest: +SKIP
+>>> from gf01_formal.agents.base import AgentSpec
+>>> from gf01_formal.campaign.evaluate import evaluate
+>>> _ = evaluate("bundle.json", [AgentSpec("oracle", "EVAL-OC")], "runs.jsonl")
+>>> runs = load_runs(["runs.jsonl"])
+>>> len(runs.digest)  # sha256 of the records without timing, sorted by run id
+64
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from gf01_formal.artifacts import sha256_hex
-from gf01_formal.runs.record import FINAL_STATUSES, RunRecord
+from gf01_formal.runs.record import FINAL_STATUSES, RunRecord, upgrade_record
 from gf01_formal.runs.store import read_lines
 from hoa.errors import Gf01Error, quote
 
@@ -55,7 +59,8 @@ def _read(path: str | os.PathLike[str]) -> dict[str, tuple[int, RunRecord]]:
     """run id -> (line, record) for the last record of each run id in one file, schema-checked."""
     name = quote(os.fspath(path), 200, bare=True)
     last: dict[str, tuple[int, RunRecord]] = {}
-    for number, obj in read_lines(path):
+    for number, raw in read_lines(path):
+        obj = upgrade_record(raw)
         try:
             rec = RunRecord.model_validate(obj)
         except ValidationError as ex:

@@ -46,7 +46,17 @@ MIN_NOVELTY = 0.10
 PUBLIC = ("public_dev", "public_val")
 REQUIRED = ("split_manifest.json", "runs.jsonl", "report.json")
 OPTIONAL = ("report.md", "report.html", "public_dev.bundle.json", "public_val.bundle.json", "private_eval.hashes.json",
-            "analysis.json", "caps.json", "campaign.json", "validation.json")
+            "analysis.json", "caps.json", "campaign.json", "validation.json", "private_eval.results.json",
+            "public_split_manifest.json")
+#: The private_eval aggregates and commitments of a public package (docs/release.md).
+PRIVATE_RESULTS = "private_eval.results.json"
+#: The public rows of the split manifest: what a public package's report is against.
+PUBLIC_MANIFEST = "public_split_manifest.json"
+PRIVATE_RESULTS_SCHEMA = "gf01-formal.private_results.v1"
+#: What a public package copies from the release as it is (analysis.json is left out: its per-instance knobs
+#: describe the private instances; the runs and the report are rewritten to the public runs).
+PUBLIC_COPIED = ("split_manifest.json", "public_dev.bundle.json", "public_val.bundle.json", "private_eval.hashes.json",
+                 "caps.json", "campaign.json", "validation.json")
 
 
 def _manifest_rows(path: Path) -> list[dict[str, Any]]:
@@ -80,14 +90,34 @@ def rotation(current: Path, previous: Path) -> dict[str, Any]:
             "public_novelty": round(novelty, 6), "min_public_novelty": MIN_NOVELTY}
 
 
+def refuse_core(panel: str | None, what: str) -> None:
+    """The one-line refusal of a panel other than full where official is claimed (DEC-056)."""
+    if panel is not None and panel != "full":
+        raise Gf01Error(f"{what} claims to be official, and DEC-056 requires the full panel (random, greedy, search, "
+                        f"tool, oracle): --panel {panel} is for smoke checks that do not", field="--panel")
+
+
+def release_root(directory: str | os.PathLike[str]) -> tuple[Path, Path]:
+    """(the directory holding the release's files, the directory to scan for leaks): a package's ``artifacts/`` and
+    the whole package, or a release directory twice."""
+    root = _release_dir(directory)
+    if (root / "package.json").is_file() and (root / "artifacts").is_dir():
+        return root / "artifacts", root
+    return root, root
+
+
 def check(directory: str | os.PathLike[str], *, previous: str | os.PathLike[str] | None = None,
-          panel: str = "full") -> dict[str, Any]:
-    """Every check of the module docstring on the release ``directory``; ``ok`` when all pass."""
+          panel: str = "full", holder: bool = False) -> dict[str, Any]:
+    """Every check of the module docstring on the release ``directory`` (a release directory or a package);
+    ``ok`` when all pass. ``holder``: the key holder's own release, whose private runs are expected (no sealing
+    check); otherwise the release is public and must not leak the private split (report/sealing.py)."""
     from gf01_formal.instances.splits import policy_check
     from gf01_formal.report.coverage import coverage, load_manifest
     from gf01_formal.report.load import load_runs
+    from gf01_formal.report.sealing import sealing
 
-    root = _release_dir(directory)
+    refuse_core(panel, "a release check")
+    root, scan_root = release_root(directory)
     for name in REQUIRED:
         if not (root / name).is_file():
             raise Gf01Error(f"a release holds {', '.join(REQUIRED)}; {name} is missing", file=str(root))
@@ -106,30 +136,50 @@ def check(directory: str | os.PathLike[str], *, previous: str | os.PathLike[str]
         checks.append({"name": "rotation", "ok": True, "skipped": True,
                        "note": "no previous release given (--previous): nothing to rotate against"})
     manifest = load_manifest(man_path)
+    # A public package's report is against its public manifest (the public rows of split_manifest.json).
+    rep_name = PUBLIC_MANIFEST if not holder and (root / PUBLIC_MANIFEST).is_file() else "split_manifest.json"
+    rep_manifest = manifest if rep_name == "split_manifest.json" else public_manifest(root, manifest)
     runs = load_runs([root / "runs.jsonl"])
     report = read_json(root / "report.json")
     rep_cov = report.get("coverage") if isinstance(report, dict) else None
     rep_ok = (isinstance(report, dict) and report.get("inputs", {}).get("digest") == runs.digest
-              and isinstance(rep_cov, dict) and rep_cov.get("manifest_digest") == manifest.digest)
+              and isinstance(rep_cov, dict) and rep_cov.get("manifest_digest") == rep_manifest.digest)
     checks.append({"name": "report", "ok": bool(rep_ok), "runs_digest": runs.digest,
-                   "manifest_digest": manifest.digest,
+                   "manifest_digest": rep_manifest.digest,
                    **({} if rep_ok else {"error": "report.json is not the report of these runs against this manifest "
                                                   "(make it with: gf01 report runs.jsonl --manifest "
-                                                  "split_manifest.json)"})})
-    checks.append(reproduction(root, runs, manifest, report))
+                                                  f"{rep_name})"})})
+    checks.append(reproduction(root, runs, rep_manifest, report, rep_name))
     cov = coverage(runs.records, manifest, panel)
     verdict = cov["panel"]
+    rows, incomplete = cov["slices"], verdict["incomplete"]
+    attested = root / PRIVATE_RESULTS
+    if not holder and attested.is_file():
+        # A public release holds no private runs: private_eval coverage is the holder's, attested with commitments.
+        res = read_json(attested)
+        rcov = res.get("coverage") if isinstance(res, dict) else None
+        if not isinstance(rcov, dict) or rcov.get("panel") != panel:
+            raise Gf01Error(f"{PRIVATE_RESULTS} holds no private_eval coverage of the {panel} panel",
+                            file=str(attested))
+        rows = [r for r in rows if r["split_id"] != "private_eval"] + list(rcov.get("slices") or [])
+        incomplete = [p for p in incomplete if p["split_id"] != "private_eval"] + list(rcov.get("incomplete") or [])
     tracks: dict[str, list[str]] = {}
-    for row in cov["slices"]:
+    for row in rows:
         if row["missing"] == 0 and row["expected"]:
             tracks.setdefault(f"{row['split_id']}/{row['mode']}", [])
             if row["eval_track"] not in tracks[f"{row['split_id']}/{row['mode']}"]:
                 tracks[f"{row['split_id']}/{row['mode']}"].append(row["eval_track"])
-    checks.append({"name": "coverage", "ok": verdict["complete"], "panel": panel, "required": verdict["required"],
-                   "incomplete": verdict["incomplete"], "covered_tracks": {k: sorted(v) for k, v in
-                                                                            sorted(tracks.items())}})
+    checks.append({"name": "coverage", "ok": not incomplete, "panel": panel, "required": verdict["required"],
+                   "incomplete": incomplete, "covered_tracks": {k: sorted(v) for k, v in sorted(tracks.items())},
+                   **({"private_eval": f"attested by {PRIVATE_RESULTS}"} if not holder and attested.is_file()
+                      else {})})
     checks.append(_layout(root, man_path))
-    return {"ok": all(c["ok"] for c in checks), "checks": checks}
+    if holder:
+        checks.append({"name": "sealing", "ok": True, "skipped": True,
+                       "note": "the key holder's release (--holder): its private runs are expected"})
+    else:
+        checks.append(sealing(scan_root, man_path))
+    return {"ok": all(c["ok"] for c in checks), "checks": checks, "holder": holder}
 
 
 #: The report's files in a release, in the order ``gf01 report -o`` writes them in the rerun script.
@@ -138,20 +188,48 @@ REPORT_FILES = ("report.json", "report.md", "report.html")
 
 def report_panel(report: Any) -> str | None:
     """The panel a release's report was computed with (its coverage verdict's level), None when it names none."""
-    from gf01_formal.report.coverage import PANELS
+    from gf01_formal.agents import PANELS
 
     level = ((report.get("coverage") or {}).get("panel") or {}).get("level") if isinstance(report, dict) else None
     return level if level in PANELS else None
 
 
-def reproduction(root: Path, runs: Runs, manifest: Manifest, report: Any) -> dict[str, Any]:
+def caps_file(root: Path, report: Any) -> str | None:
+    """The release file the report's diagnostic caps come from (campaign.json, else caps.json); None when the report
+    names no caps."""
+    if not (isinstance(report, dict) and report.get("caps")):
+        return None
+    return "campaign.json" if (root / "campaign.json").is_file() else "caps.json"
+
+
+def report_caps(root: Path, report: Any) -> dict[str, Any] | None:
+    """The caps section to compute the report again with (what the report names, read from the release)."""
+    from gf01_formal.report.caps import load_caps
+
+    name = caps_file(root, report)
+    return None if name is None else load_caps(root / name).report_section()
+
+
+def public_manifest(root: Path, manifest: Manifest) -> Manifest:
+    """The public manifest of a public package, which must hold exactly the public rows of the split manifest."""
+    from gf01_formal.report.coverage import load_manifest
+
+    pub = load_manifest(root / PUBLIC_MANIFEST)
+    if pub.entries != {i: e for i, e in manifest.entries.items() if e[0] != "private_eval"}:
+        raise Gf01Error("does not hold exactly the public rows of split_manifest.json", file=str(root /
+                                                                                              PUBLIC_MANIFEST))
+    return pub
+
+
+def reproduction(root: Path, runs: Runs, manifest: Manifest, report: Any,
+                 manifest_name: str = "split_manifest.json") -> dict[str, Any]:
     """report.json, report.md and report.html (those present) against the report computed again from the release's
     runs and manifest with the report's own panel, byte for byte (the claim rerun.sh makes of a package)."""
     from gf01_formal.report.build import build_report, software
     from gf01_formal.report.render import html_page, markdown
 
     panel = report_panel(report)
-    fresh = build_report(runs, manifest=manifest, panel=panel)
+    fresh = build_report(runs, manifest=manifest, panel=panel, caps=report_caps(root, report))
     render = {"report.json": pretty_json, "report.md": markdown, "report.html": html_page}
     files: dict[str, str] = {}
     for name in REPORT_FILES:
@@ -170,9 +248,9 @@ def reproduction(root: Path, runs: Runs, manifest: Manifest, report: Any) -> dic
                                            f"these ({_versions(now)}), and byte-identity holds on the same versions")
         again = " ".join(f"-o {n}" for n in REPORT_FILES if files[n] != "absent")
         out["error"] = (f"{', '.join(differ)} {'differs' if len(differ) == 1 else 'differ'} from the report computed "
-                        "again from runs.jsonl and split_manifest.json (make "
+                        f"again from runs.jsonl and {manifest_name} (make "
                         f"{'it' if len(differ) == 1 else 'them'} again with: gf01 report runs.jsonl --manifest "
-                        f"split_manifest.json{f' --panel {panel}' if panel else ''} {again}){versions}")
+                        f"{manifest_name}{f' --panel {panel}' if panel else ''} {again}){versions}")
     return out
 
 
@@ -239,12 +317,15 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def rerun_script(panel: str | None, files: tuple[str, ...] = REPORT_FILES) -> str:
+def rerun_script(panel: str | None, files: tuple[str, ...] = REPORT_FILES, caps: str | None = None,
+                 manifest: str = "split_manifest.json") -> str:
     """The POSIX shell script that checks the package's hashes and re-renders the report from its runs, in the
-    formats the package holds (``files``: report.json and those of report.md, report.html it ships)."""
+    formats the package holds (``files``: report.json and those of report.md, report.html it ships); ``caps``: the
+    artifact the report's diagnostic caps come from; ``manifest``: the one the report's coverage is against."""
     panel_opt = f" --panel {panel}" if panel else ""
+    panel_opt += f" --caps artifacts/{caps}" if caps else ""
     outs = " ".join(f"-o rerun/{f}" for f in files)
-    report = (f'"$PY" -m gf01_formal report artifacts/runs.jsonl --manifest artifacts/split_manifest.json{panel_opt} '
+    report = (f'"$PY" -m gf01_formal report artifacts/runs.jsonl --manifest artifacts/{manifest}{panel_opt} '
               f"{outs}")
     return f"""#!/bin/sh
 # Reproduce every table and figure of the report from this package alone (RERUN.md says what each step does).
@@ -307,6 +388,20 @@ def rerun_md(report_files: tuple[str, ...], packaged: tuple[str, ...]) -> str:
     lines.append("`gf01 release check artifacts` repeats the publication checks on the packaged files.")
     return "\n".join(_wrap(line) for line in lines) + "\n"
 
+RERUN_PUBLIC = """
+This is a public package (docs/release.md): the runs and the report are those of the public splits
+(public_dev, public_val), the report against `artifacts/public_split_manifest.json` (the public rows of
+`artifacts/split_manifest.json`); the private_eval instances are published as content hashes only, and their results as
+aggregates in `artifacts/private_eval.results.json`, with commitments (sha256 of the split key, of the private
+instances, of the private runs and of the full report) that a later reveal by the key holder is checked against.
+`gf01 report --official` and `gf01 pilot-analyze` need the instances themselves; `validation.json` is packaged as
+produced.
+"""
+
+RERUN_HOLDER = """
+This is the key holder's package: it holds every run, the private_eval ones included, and must not be published.
+"""
+
 
 def _wrap(line: str, width: int = 118) -> str:
     """One paragraph line wrapped at ``width`` (list items keep their indentation)."""
@@ -319,23 +414,26 @@ def _wrap(line: str, width: int = 118) -> str:
 
 
 def package(directory: str | os.PathLike[str], out: str | os.PathLike[str], *, panel: str = "full",
-            previous: str | os.PathLike[str] | None = None) -> dict[str, Any]:
-    """Copy a release that passes :func:`check` into ``out`` with SHA256SUMS, package.json, RERUN.md and rerun.sh.
+            previous: str | os.PathLike[str] | None = None, holder: bool = False) -> dict[str, Any]:
+    """Package the key holder's release ``directory`` (which must pass :func:`check` with ``holder=True``) into
+    ``out`` with SHA256SUMS, package.json, RERUN.md and rerun.sh.
 
+    By default the package is public (docs/release.md): public instances and their runs in full, the report of the
+    public runs, and for private_eval only ``private_eval.results.json`` (aggregates, coverage, commitments); it
+    must pass the public :func:`check` (sealing included) or nothing is written. ``holder``: everything, as is.
     ``out`` must not exist (or be an empty directory); the package is built beside it and renamed into place, so
     an interrupted packaging leaves nothing half-written.
     """
     from gf01_formal.report.build import software
 
-    root = Path(directory)
+    root = _release_dir(directory)
     # A symlink (dangling or not) is followed, never replaced: os.replace onto the link would swap the link itself.
     target = Path(os.path.realpath(out)) if Path(out).is_symlink() else Path(out)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise Gf01Error("exists and is not an empty directory; give a new directory", file=str(target))
-    result = check(root, previous=previous, panel=panel)
+    result = check(root, previous=previous, panel=panel, holder=True)
     if not result["ok"]:
         raise Gf01Error(f"the release fails its checks: {failed_names(result)}", file=str(root))
-    report = read_json(root / "report.json")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
@@ -344,23 +442,30 @@ def package(directory: str | os.PathLike[str], out: str | os.PathLike[str], *, p
     try:
         arts = tmp / "artifacts"
         arts.mkdir()
-        names = [n for n in (*REQUIRED, *OPTIONAL) if (root / n).is_file()]
-        for n in names:
-            shutil.copyfile(root / n, arts / n)
-        side = root / "runs.jsonl.d"
-        if side.is_dir():
-            shutil.copytree(side, arts / "runs.jsonl.d")
-        # Only the formats the release ships are recomputed and compared: cmp on a rendering the package does not
+        if holder:
+            _copy_all(root, arts)
+        else:
+            _public_artifacts(root, arts, panel)
+            result = check(arts, previous=previous, panel=panel)
+            if not result["ok"]:
+                raise Gf01Error(f"the public package fails its checks: {failed_names(result)}", file=str(root))
+        report = read_json(arts / "report.json")
+        # Only the formats the package ships are recomputed and compared: cmp on a rendering the package does not
         # hold would fail the script of a release that passed its checks.
-        shipped = tuple(n for n in REPORT_FILES if (root / n).is_file())
-        (tmp / "rerun.sh").write_text(rerun_script(report_panel(report), shipped), encoding="utf-8")
-        (tmp / "RERUN.md").write_text(rerun_md(shipped, tuple(names)), encoding="utf-8")
+        shipped = tuple(n for n in REPORT_FILES if (arts / n).is_file())
+        manifest_name = "split_manifest.json" if holder else PUBLIC_MANIFEST
+        (tmp / "rerun.sh").write_text(rerun_script(report_panel(report), shipped, caps_file(arts, report),
+                                                   manifest_name), encoding="utf-8")
+        names = sorted(p.name for p in arts.iterdir() if p.is_file())
+        (tmp / "RERUN.md").write_text(rerun_md(shipped, tuple(names)) + (RERUN_HOLDER if holder else RERUN_PUBLIC),
+                                      encoding="utf-8")
         files = sorted(p for p in tmp.rglob("*") if p.is_file())
         entries = [{"path": p.relative_to(tmp).as_posix(), "bytes": p.stat().st_size, "sha256": _sha256(p)}
                    for p in files]
         (tmp / "package.json").write_text(pretty_json({
-            "schema_version": PACKAGE_SCHEMA, "software": software(), "checks": result,
-            "report_digest": report.get("inputs", {}).get("digest"), "files": entries}), encoding="utf-8")
+            "schema_version": PACKAGE_SCHEMA, "kind": "holder" if holder else "public", "software": software(),
+            "checks": result, "report_digest": report.get("inputs", {}).get("digest"), "files": entries}),
+            encoding="utf-8")
         entries.append({"path": "package.json", "sha256": _sha256(tmp / "package.json")})
         (tmp / "SHA256SUMS").write_text("".join(f"{e['sha256']}  {e['path']}\n"
                                                 for e in sorted(entries, key=lambda e: e["path"])), encoding="utf-8")
@@ -373,8 +478,90 @@ def package(directory: str | os.PathLike[str], out: str | os.PathLike[str], *, p
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return {"dir": str(target), "files": len(entries) + 1,
+    return {"dir": str(target), "kind": "holder" if holder else "public", "files": len(entries) + 1,
             "sha256sums": hashlib.sha256((target / "SHA256SUMS").read_bytes()).hexdigest()}
+
+
+def _copy_all(root: Path, arts: Path) -> None:
+    for n in (*REQUIRED, *OPTIONAL):
+        if (root / n).is_file():
+            shutil.copyfile(root / n, arts / n)
+    side = root / "runs.jsonl.d"
+    if side.is_dir():
+        shutil.copytree(side, arts / "runs.jsonl.d")
+
+
+def _public_artifacts(root: Path, arts: Path, panel: str) -> None:
+    """The public package's artifacts: the release's public files, the public runs (with their tool logs) and their
+    report, and the private_eval aggregates with the commitments a later reveal is checked against."""
+    import json
+
+    from gf01_formal.report.build import build_report
+    from gf01_formal.report.coverage import load_manifest
+    from gf01_formal.report.load import load_runs
+    from gf01_formal.report.render import html_page, markdown
+    from gf01_formal.report.sealing import referenced_hashes
+
+    for n in PUBLIC_COPIED:
+        if (root / n).is_file():
+            shutil.copyfile(root / n, arts / n)
+    manifest = load_manifest(root / "split_manifest.json")
+    private_ids = {iid for iid, (split, _) in manifest.entries.items() if split == "private_eval"}
+    # The public report's coverage is against the public rows: its private slices are in PRIVATE_RESULTS.
+    man_data = read_json(root / "split_manifest.json")
+    (arts / PUBLIC_MANIFEST).write_text(pretty_json({**man_data, "instances": [
+        r for r in man_data["instances"] if r.get("split_id") != "private_eval"]}), encoding="utf-8")
+    public = load_manifest(arts / PUBLIC_MANIFEST)
+    public_lines, private = [], hashlib.sha256()
+    logs: set[str] = set()
+    for line in (root / "runs.jsonl").read_bytes().splitlines(keepends=True):
+        if not line.strip():
+            continue
+        rec = json.loads(line)
+        if rec.get("instance_id") in private_ids or rec.get("split_id") == "private_eval":
+            private.update(line)
+            continue
+        public_lines.append(line)
+        logs |= referenced_hashes(rec)
+    (arts / "runs.jsonl").write_bytes(b"".join(public_lines))
+    side = root / "runs.jsonl.d"
+    for p in sorted(x for x in side.rglob("*") if x.is_file()) if side.is_dir() else ():
+        if p.stem in logs:  # a public run's own side file (tool log, transcript); nothing else
+            dest = arts / "runs.jsonl.d" / p.relative_to(side)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(p, dest)
+    full = read_json(root / "report.json")
+    level = report_panel(full)
+    fresh = build_report(load_runs([arts / "runs.jsonl"]), manifest=public, panel=level,
+                         caps=report_caps(root, full))
+    render = {"report.json": pretty_json, "report.md": markdown, "report.html": html_page}
+    for n in REPORT_FILES:
+        if (root / n).is_file():
+            (arts / n).write_text(render[n](fresh), encoding="utf-8")
+    cov = full.get("coverage") or {}
+    verdict = cov.get("panel") or {}
+    man = read_json(root / "split_manifest.json")
+
+    def private_rows(rows: Any) -> list[Any]:
+        return [r for r in rows or [] if (r.get("key") or r).get("split_id") == "private_eval"]
+
+    (arts / PRIVATE_RESULTS).write_text(pretty_json({
+        "schema_version": PRIVATE_RESULTS_SCHEMA,
+        "note": "private_eval results of the key holder's full report; the runs and instances behind them are "
+                "withheld and committed to (docs/release.md)",
+        "commitments": {
+            "key_commitment": man.get("key_commitment"),
+            "private_bundle_sha256": man.get("private_bundle_sha256"),
+            "private_runs_sha256": private.hexdigest(),
+            "full_report_sha256": _sha256(root / "report.json"),
+            "full_runs_digest": (full.get("inputs") or {}).get("digest"),
+        },
+        "inputs": full.get("inputs"),
+        "coverage": {"panel": level if level else panel, "slices": private_rows(cov.get("slices")),
+                     "incomplete": private_rows(verdict.get("incomplete"))},
+        "groups": private_rows(full.get("groups")),
+        "strata": private_rows(full.get("strata")),
+    }), encoding="utf-8")
 
 
 def _release_dir(directory: str | os.PathLike[str]) -> Path:
@@ -388,3 +575,38 @@ def _release_dir(directory: str | os.PathLike[str]) -> Path:
         raise Gf01Error("not a directory (a release directory is expected)", file=quote(os.fspath(directory), 200,
                                                                                            bare=True))
     return root
+
+
+def reveal(directory: str | os.PathLike[str], bundle: str | os.PathLike[str], key_file: str | os.PathLike[str],
+           runs: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    """Check a reveal against a public package's commitments: the key (``key_commitment``), the private instances
+    of the split bundle (``private_bundle_sha256``, their content hashes and sealed ids against the manifest) and,
+    with ``runs`` (the holder's full runs file), the private runs (``private_runs_sha256``)."""
+    import json
+
+    from gf01_formal.instances.io import load_bundle
+    from gf01_formal.instances.keys import key_commitment, read_key, sealed_id
+    from gf01_formal.instances.model import instances_hash
+
+    key = read_key(key_file)
+    full = load_bundle(bundle)
+    root, _ = release_root(directory)
+    man = read_json(root / "split_manifest.json")
+    res_path = root / PRIVATE_RESULTS
+    commitments = (read_json(res_path).get("commitments") or {}) if res_path.is_file() else {}
+    private = [i for i in full.instances if i.split_id == "private_eval"]
+    rows = {r.get("instance_id"): r.get("content_hash") for r in man.get("instances") or []
+            if isinstance(r, dict) and r.get("split_id") == "private_eval"}
+    checks = [
+        {"name": "key", "ok": key_commitment(key) == man.get("key_commitment")},
+        {"name": "private_bundle", "ok": instances_hash(private) == man.get("private_bundle_sha256")
+         and {i.instance_id: i.content_hash for i in private} == rows},
+        {"name": "sealed_ids", "ok": all(i.instance_id == sealed_id(key, i.content_hash) for i in private)},
+    ]
+    if runs is not None:
+        digest = hashlib.sha256()
+        for line in Path(runs).read_bytes().splitlines(keepends=True):
+            if line.strip() and json.loads(line).get("instance_id") in rows:
+                digest.update(line)
+        checks.append({"name": "private_runs", "ok": digest.hexdigest() == commitments.get("private_runs_sha256")})
+    return {"ok": all(c["ok"] for c in checks), "checks": checks}

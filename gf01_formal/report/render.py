@@ -227,6 +227,20 @@ def _summary(report: dict[str, Any]) -> list[str]:
     st = ", ".join(f"{k} {v}" for k, v in inp["statuses"].items())
     lines = [f"{inp['runs']} runs ({st}); {inp['scored']} scored; {inp['instances']} instances; "
              f"records digest {inp['digest'][:16]}."]
+    named = {"M": "M(I), every valid certificate (section 7.3)", "MB": "M_B(I), within B_T (--gold-set MB)"}
+    sets = report.get("gold_sets") or {}
+    if sets:
+        lines.append("AP/TS precision, recall and F1 against the DEC-025 best match in "
+                     + "; ".join(f"{named[k]}{f' ({n} runs)' if len(sets) > 1 else ''}" for k, n in sets.items())
+                     + ("; the sets are mixed: figures over both are not comparable." if len(sets) > 1 else "."))
+    caps = report.get("caps")
+    if caps:
+        shown = ", ".join(f"{k} {caps[k]}" for k in ("seconds", "memory_kib", "conflicts", "nodes")
+                          if caps[k] is not None)
+        lines.append(f"Diagnostic caps ({caps['backend']}): {shown or 'none'}"
+                     + (f"; PROVISIONAL: derived from {caps['sample_instances']} pilot instances, before the DEC-021 "
+                        f"checkpoint of {caps['checkpoint']} (used with --allow-provisional-caps)."
+                        if caps["provisional"] else "; frozen at the DEC-021 checkpoint."))
     return lines
 
 

@@ -18,11 +18,11 @@ from pydantic import ValidationError
 
 from encoders.problem import Problem
 from gf01_formal.agents.base import TRACKS, AgentSpec
-from gf01_formal.instances.io import check_instance, load_artifact
-from gf01_formal.instances.model import Bundle, Instance
+from gf01_formal.instances.io import load_set
+from gf01_formal.instances.model import Instance
 from gf01_formal.runs.record import PEER_RUN_SCHEMA, RunOutcome, finished_record, record_base
 from gf01_formal.runs.store import read_records
-from gf01_formal.scoring.certificates import certificate_to_json, parse_certificate
+from gf01_formal.scoring.certificates import GoldSet, certificate_to_json, parse_certificate
 from gf01_formal.scoring.scores import Scorer
 from gf01_formal.scoring.values import SCORE_FIELDS
 from hoa.errors import Gf01Error, quote
@@ -41,11 +41,13 @@ class PeerImport:
     disagreements: int = 0
 
 
-def import_peer_runs(path: str | os.PathLike[str], bundle: str | os.PathLike[str]) -> PeerImport:
-    """Our run records of the peer rows in ``path``, re-scored against ``bundle`` (module docstring)."""
-    art = load_artifact(bundle, check_all=False)
-    instances = {i.instance_id: i for i in ([art] if isinstance(art, Instance) else art.instances)}
-    bundle_hash = art.instances_hash if isinstance(art, Bundle) else None
+def import_peer_runs(path: str | os.PathLike[str], bundle: str | os.PathLike[str], *,
+                     gold_set: GoldSet = "M") -> PeerImport:
+    """Our run records of the peer rows in ``path``, re-scored against ``bundle`` (module docstring), the best match
+    ranked in ``gold_set`` (M(I) by default)."""
+    loaded = load_set(bundle)
+    instances = loaded.by_id
+    bundle_hash = loaded.bundle_hash
     name = quote(os.fspath(path), 200, bare=True)
     result = PeerImport()
     scorers: dict[str, tuple[Problem, Scorer]] = {}
@@ -61,8 +63,8 @@ def import_peer_runs(path: str | os.PathLike[str], bundle: str | os.PathLike[str
             continue
         inst = instances[iid]
         if iid not in scorers:
-            problem = check_instance(inst, file=os.fspath(bundle))
-            scorers[iid] = (problem, Scorer(problem))
+            problem = loaded.problem(inst)
+            scorers[iid] = (problem, Scorer(problem, gold_set_name=gold_set))
         problem, scorer = scorers[iid]
         try:
             outcome = _record(row, inst, problem, scorer, bundle_hash, f"{name}:{number}")

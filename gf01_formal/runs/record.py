@@ -35,11 +35,14 @@ if TYPE_CHECKING:
     from gf01_formal.agents.base import AgentSpec
     from gf01_formal.instances.model import Instance
 
-RUN_SCHEMA = "gf01-formal.run_record.v1"
+RUN_SCHEMA = "gf01-formal.run_record.v2"
+#: v1 records ranked the best match over M_B(I) and scored an over-budget certificate as malformed; they are read
+#: (reports, validation) by :func:`upgrade_record`, never appended to.
+RUN_SCHEMA_V1 = "gf01-formal.run_record.v1"
 PEER_RUN_SCHEMA = "gf01.run_record.v1"
 #: Versions of what makes a record: the episode engine (play rules) and the scorer (checks).
 HARNESS_VERSION = "gf01-formal.harness.1"
-CHECKER_VERSION = "gf01-formal.checker.1"
+CHECKER_VERSION = "gf01-formal.checker.2"
 FAMILY_ID = "GF-01"
 Status = Literal["completed", "agent_error", "harness_error", "provider_error"]
 #: Statuses whose run is final; the others are played again by ``gf01 evaluate``.
@@ -111,6 +114,12 @@ class RunBase(BaseModel):
     eval_track: Literal["EVAL-CB", "EVAL-TA", "EVAL-OC"]
     tool_allowlist_id: str
 
+    # adaptation (DEC-055): the agent spec's declaration (agents/adaptation.py), no_adaptation by default
+    adaptation_condition: Literal["no_adaptation", "prompt_adaptation", "weight_finetune"] = "no_adaptation"
+    adaptation_budget_tokens: int = 0
+    adaptation_data_scope: str = "none"
+    adaptation_protocol_id: str = "none"
+
     # renderer and protocol (DEC-057)
     renderer_track: Literal["json", "visual"]
     renderer_profile_id: str
@@ -125,7 +134,7 @@ class RunRecord(RunBase, _ScoreColumns, Diagnostic):  # type: ignore[misc,valid-
 
     model_config = _RECORD
 
-    schema_version: Literal["gf01-formal.run_record.v1"] = RUN_SCHEMA
+    schema_version: Literal["gf01-formal.run_record.v2"] = RUN_SCHEMA
     status: Status
     error: str | None = Field(default=None, description="what went wrong, when status is not completed")
     family_id: Literal["GF-01"] = FAMILY_ID
@@ -142,11 +151,6 @@ class RunRecord(RunBase, _ScoreColumns, Diagnostic):  # type: ignore[misc,valid-
     scored_commit_episode: bool = True
     renderer_policy_version: str = "gf01.renderer_policy.v1"
 
-    # adaptation (DEC-055)
-    adaptation_condition: Literal["no_adaptation", "prompt_adaptation", "weight_finetune"] = "no_adaptation"
-    adaptation_budget_tokens: int = 0
-    adaptation_data_scope: str = "none"
-    adaptation_protocol_id: str = "none"
     adaptation_policy_version: str = "gf01.adaptation_policy.v1"
 
     # versions
@@ -243,6 +247,7 @@ def record_base(
         seed=seed,
         eval_track=spec.track,
         tool_allowlist_id=spec.tool_allowlist_id,
+        **spec.adaptation_fields(),
         renderer_track=renderer_track,  # type: ignore[arg-type]
         renderer_profile_id=renderer_profile_id,
         protocol=protocol,
@@ -300,6 +305,23 @@ def failed_record(
                      agent_errors=0, usage=usage, agent_meta=agent_meta or {}, sandbox=sandbox, timing=timing or {})
 
 
+def upgrade_record(obj: dict[str, Any]) -> dict[str, Any]:
+    """A record of this toolkit in the current schema: a v1 record (best match over M_B(I); an over-budget imported
+    certificate was scored malformed) gets ``gold_set`` MB and ``within_budget`` from its certificate and B_T (None
+    for a malformed one), its scores as they were recorded. Anything else is returned as it is (the schema check
+    then judges it)."""
+    if obj.get("schema_version") != RUN_SCHEMA_V1:
+        return obj
+    out = {**obj, "schema_version": RUN_SCHEMA}
+    cert, budget = obj.get("certificate"), obj.get("budget_timestep")
+    scored = obj.get("suff") is not None
+    times = {repr(a[0]) for a in cert if isinstance(a, list) and a} if isinstance(cert, list) else set()
+    out["gold_set"] = "MB" if scored else None
+    malformed = bool(obj.get("certificate_errors"))
+    out["within_budget"] = (len(times) <= budget) if scored and not malformed and isinstance(budget, int) else None
+    return out
+
+
 def schema_documents() -> dict[str, dict[str, Any]]:
     """The JSON Schema of the run record, by file name under docs/schemas/."""
-    return {"run_record.v1.json": RunRecord.model_json_schema()}
+    return {"run_record.v2.json": RunRecord.model_json_schema()}

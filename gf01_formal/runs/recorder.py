@@ -9,9 +9,13 @@ fault on it: the transport's (no JSON, a timeout, ...) or the engine's verdict t
 fixed before play (:func:`gf01_formal.runs.record.record_base`: the inspect solver plays before the agent spec is
 known, its importer records).
 
->>> rec = EpisodeRecorder(problem, "gf01f-0123")                        # doctest: +SKIP
->>> goal = rec.start(); obs = rec.step(Action(set={"req": 1}))          # doctest: +SKIP
->>> rec.finish(base, scorer.score(rec.certificate)).status               # doctest: +SKIP
+>>> from gf01_formal.agents.base import AgentSpec
+>>> from gf01_formal.runs.record import record_base
+>>> from gf01_formal.scoring.scores import Scorer
+>>> rec = EpisodeRecorder(problem, instance.instance_id)
+>>> goal = rec.start(); obs = rec.step(Action(set={"r0": 1}))
+>>> base = record_base(instance, AgentSpec("random", "EVAL-CB"), seed=0)
+>>> rec.finish(base, Scorer(problem).score(rec.certificate)).status
 'completed'
 """
 

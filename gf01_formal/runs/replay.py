@@ -17,7 +17,11 @@ Without the instance (``gf01 validate`` without a bundle) only what needs no eng
 time (``reconstructed``). Steps recorded under the older per-atom rule (refusals ``unknown_input``, ``bad_value``)
 are replayed under it (:mod:`gf01_formal.play.episode`).
 
->>> replay(record, problem).faults    # doctest: +SKIP
+>>> from gf01_formal.agents.base import AgentSpec
+>>> from gf01_formal.runs.runner import play_run
+>>> from gf01_formal.scoring.scores import Scorer
+>>> record = play_run(instance, problem, AgentSpec("oracle", "EVAL-OC"), seed=0, scorer=Scorer(problem)).record
+>>> replay(record, problem).faults
 []
 """
 

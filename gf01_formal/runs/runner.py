@@ -5,9 +5,10 @@ The harness keeps the agent honest: a fault of the agent (:class:`~gf01_formal.a
 its step, which proceeds with no edit; a fatal one (crash, timeout) ends the agent's part and the rest of the episode
 has no edits. A failure of ours (an exception anywhere else) gives a ``harness_error`` record with no scores.
 
->>> spec = AgentSpec("random", "EVAL-CB")                                                  # doctest: +SKIP
->>> play_run(instance, problem, spec, seed=0, scorer=Scorer(problem)).record.score_c      # doctest: +SKIP
-0
+>>> from gf01_formal.scoring.scores import Scorer
+>>> spec = AgentSpec("oracle", "EVAL-OC")
+>>> play_run(instance, problem, spec, seed=0, scorer=Scorer(problem)).record.score_c
+1
 """
 
 from __future__ import annotations
@@ -72,7 +73,8 @@ def play_run(
     stopping = False
     try:
         agent = build(spec, access)
-        status, error = _play(agent, recorder, latencies)
+        status, error = _play(agent, recorder, latencies,
+                              tools=None if spec.track == "EVAL-CB" else [spec.tool_allowlist_id])
         scores = scorer.score(recorder.certificate)
         diagnostic, timing = NOT_RUN, step_timing(latencies)
         if subset_min:
@@ -81,8 +83,8 @@ def play_run(
         agent.end(End(result=Result.of(scores, diagnostic)))
     except ProviderError as ex:  # the model provider failed past its retries: not the agent's fault
         return RunOutcome(recorder.fail(base, str(ex), status="provider_error", usage=_usage(agent),
-                                        agent_meta=dict(getattr(agent, "meta", {}) or {}),
-                                        sandbox=getattr(agent, "sandbox", None),
+                                        agent_meta=_meta(agent),
+                                        sandbox=None if agent is None else agent.sandbox,
                                         timing=step_timing(latencies)), _side_files(agent))
     except Unknown as ex:
         return RunOutcome(recorder.fail(base, f"scoring ran out of its limits: {ex}", timing=step_timing(latencies)))
@@ -96,36 +98,41 @@ def play_run(
         raise
     finally:
         if agent is not None:
-            # Stopping, an agent that can end at once does (the optional hook abort of agents.base): the polite
-            # end waits on the agent, and a stop must not.
-            abort = getattr(agent, "abort", None) if stopping else None
-            (abort if abort is not None else agent.close)()
+            # Stopping, the agent ends at once (the hook abort of agents.base): the polite end waits on the agent,
+            # and a stop must not.
+            (agent.abort if stopping else agent.close)()
     tool_log = _tool_log(agent, access)
     side = _side_files(agent)
     if tool_log:
         side[f"tool-logs/{_sha256(tool_log)}.jsonl"] = tool_log
     record = recorder.finish(base, scores, diagnostic=diagnostic, status=status, error=error,
                              tool_log_hash=_sha256(tool_log) if tool_log else "",
-                             agent_meta=dict(getattr(agent, "meta", {}) or {}), usage=_usage(agent), timing=timing,
-                             sandbox=getattr(agent, "sandbox", None))
+                             agent_meta=_meta(agent), usage=_usage(agent), timing=timing,
+                             sandbox=None if agent is None else agent.sandbox)
     return RunOutcome(record, side)
 
 
 def _usage(agent: Agent | None) -> dict[str, Any] | None:
-    return getattr(agent, "usage", None)
+    return None if agent is None else agent.usage
+
+
+def _meta(agent: Agent | None) -> dict[str, Any]:
+    return {} if agent is None else dict(agent.meta)
 
 
 def _side_files(agent: Agent | None) -> dict[str, str]:
     """Side files the agent produced (e.g. an LLM transcript), by path relative to the runs' side directory."""
-    return dict(getattr(agent, "side_files", {}) or {})
+    return {} if agent is None else dict(agent.side_files)
 
 
-def _play(agent: Agent, recorder: EpisodeRecorder, latencies: list[float]) -> tuple[Status, str | None]:
-    """Play the episode to its end; returns the run's status and error (agent errors are not exceptions here)."""
+def _play(agent: Agent, recorder: EpisodeRecorder, latencies: list[float], *,
+          tools: list[str] | None = None) -> tuple[Status, str | None]:
+    """Play the episode to its end; returns the run's status and error (agent errors are not exceptions here).
+    ``tools``: what the start message says the track allows (None on EVAL-CB: the message has no ``tools``)."""
     dead: AgentError | None = None
     start_fault: AgentError | None = None
     try:
-        agent.start(Start(instance_id=recorder.episode.instance_id, goal=recorder.start()))
+        agent.start(Start(instance_id=recorder.episode.instance_id, goal=recorder.start(), tools=tools))
     except AgentFault as ex:  # the agent failed before its first action: the whole episode has no edits
         dead = start_fault = AgentError(kind=ex.kind, message=ex.message)
     observation: Observation | None = None
@@ -145,9 +152,8 @@ def _play(agent: Agent, recorder: EpisodeRecorder, latencies: list[float]) -> tu
                 # carries the time the last step took up to its failure, retries and waits included.
                 latencies.append(round((time.perf_counter() - start) * 1000, 3))
         observation = recorder.step(action, fault, fatal=fatal)
-    observe = getattr(agent, "observe", None)  # the optional hook of agents.base: the last observation (done)
-    if observe is not None and dead is None and observation is not None:
-        observe(observation)
+    if dead is None and observation is not None:
+        agent.observe(observation)  # the last observation (done)
     return recorder.status(dead)
 
 
@@ -155,7 +161,7 @@ def _tool_log(agent: Agent | None, access: Access) -> str:
     """The run's tool log as canonical JSON Lines: the planner's (EVAL-TA) or the agent's own (EVAL-OC)."""
     if access.planner is not None:
         return access.planner.log_text()
-    entries = getattr(agent, "tool_log", None)
+    entries = None if agent is None else agent.tool_log
     if not entries:
         return ""
     from gf01_formal.artifacts import canonical_json

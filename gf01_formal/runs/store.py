@@ -8,8 +8,14 @@ one (a run recorded as ``harness_error`` is played again), and :meth:`RunsFile.f
 done. Side files (tool logs, transcripts) are written, atomically and by content hash, into the directory
 ``<runs file>.d/``.
 
->>> store = RunsFile("runs.jsonl")          # doctest: +SKIP
->>> store.append(outcome)                   # doctest: +SKIP
+>>> from gf01_formal.agents.base import AgentSpec
+>>> from gf01_formal.runs.runner import play_run
+>>> from gf01_formal.scoring.scores import Scorer
+>>> outcome = play_run(instance, problem, AgentSpec("oracle", "EVAL-OC"), seed=0, scorer=Scorer(problem))
+>>> store = RunsFile("runs.jsonl")
+>>> store.append(outcome)
+>>> store.done(outcome.record.run_id)
+True
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from gf01_formal.artifacts import canonical_json, write_text_atomic
-from gf01_formal.runs.record import FINAL_STATUSES, RUN_SCHEMA, RunOutcome
+from gf01_formal.runs.record import FINAL_STATUSES, RUN_SCHEMA, RUN_SCHEMA_V1, RunOutcome
 from hoa.errors import Gf01Error, quote
 from hoa.files import iter_lines
 
@@ -50,6 +56,15 @@ class RunsFile:
         self._sweep()
         last = {r["run_id"]: r for r in records if isinstance(r.get("run_id"), str)}
         self._final = {rid for rid, rec in last.items() if rec.get("status") in FINAL_STATUSES}
+        self._gold_sets = {rec.get("gold_set") for rec in last.values() if rec.get("status") in FINAL_STATUSES}
+
+    def check_gold_set(self, gold_set: str) -> None:
+        """A Gf01Error when the file's finished runs ranked their gold in another set: resuming would mix two."""
+        other = sorted(g for g in self._gold_sets if g != gold_set and g is not None)
+        if other:
+            raise Gf01Error(f"holds runs scored with --gold-set {other[0]}, not {gold_set}: resume with the same "
+                            "gold set, or write to a new runs file", file=quote(os.fspath(self.path), 200, bare=True),
+                            field="--gold-set")
 
     def close(self) -> None:
         """Release the lock (another writer may then open the file)."""
@@ -166,6 +181,11 @@ def check_runs_file(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
             raise Gf01Error(f"{hint} (this line is not JSON)", file=name, line=number) from None
         if not isinstance(obj, dict) or obj.get("schema_version") != RUN_SCHEMA:
             found = obj.get("schema_version") if isinstance(obj, dict) else None
+            if found == RUN_SCHEMA_V1:
+                # v1 records ranked their gold in M_B(I): new records beside them would mix two gold sets.
+                raise Gf01Error(f"holds {RUN_SCHEMA_V1} records (best match over M_B(I)); new records are "
+                                f"{RUN_SCHEMA}: write them to a new runs file (reports and validate read both)",
+                                file=name, line=number)
             raise Gf01Error(f"{hint} (this line's schema_version is {quote(found, 60)})", file=name,
                             line=number)
         records.append(obj)

@@ -17,7 +17,10 @@ diagnostic is decided again (under ``recheck_limits``: one that runs out of them
 ``official``: also no run may have failed (harness or provider error), an EVAL-TA run's planner log must be in the
 side directory, and the bundle is required.
 
->>> [str(v) for v in validate(["runs.jsonl"], bundle="bundle.json")]   # doctest: +SKIP
+>>> from gf01_formal.agents.base import AgentSpec
+>>> from gf01_formal.campaign.evaluate import evaluate
+>>> _ = evaluate("bundle.json", [AgentSpec("random", "EVAL-CB")], "runs.jsonl")
+>>> [str(v) for v in validate(["runs.jsonl"], bundle="bundle.json")]
 []
 """
 
@@ -34,9 +37,9 @@ from pydantic import ValidationError
 
 from gf01_formal.agents import PANEL_TRACK
 from gf01_formal.agents.base import ACCESS_OF_TRACK, ALLOWLIST_OF_TRACK
-from gf01_formal.instances.io import check_instance, load_artifact
+from gf01_formal.instances.io import check_instance, load_set
 from gf01_formal.instances.model import Instance
-from gf01_formal.runs.record import FINAL_STATUSES, RunRecord, run_id
+from gf01_formal.runs.record import FINAL_STATUSES, RunRecord, run_id, upgrade_record
 from gf01_formal.runs.replay import log_faults
 from gf01_formal.runs.store import read_records
 from gf01_formal.scoring.values import SCORE_FIELDS
@@ -90,29 +93,37 @@ class _Context:
     recheck_limits: Limits
     #: (pilot id, participant id, signature) -> whether the participant was issued (None: the pilot is not known)
     issued: Callable[[str, str, Any], bool | None] | None = None
+    gold_set: str | None = None  # the gold set every scored record must name (None: any)
     problems: dict[str, tuple[Problem, Scorer]] = field(default_factory=dict)
+    scorers: dict[tuple[str, str], Scorer] = field(default_factory=dict)  # (instance id, gold set) -> Scorer
     diagnostics: dict[tuple[str, tuple[Atom, ...]], Diagnostic] = field(default_factory=dict)
 
 
 def validate(paths: Sequence[str | os.PathLike[str]], *, bundle: str | None = None, official: bool = False,
-             recheck_limits: Limits | None = None) -> list[Violation]:
+             recheck_limits: Limits | None = None, gold_set: str | None = None) -> list[Violation]:
     """Every violation in the runs files ``paths`` (module docstring), in file and line order."""
-    return check_runs(paths, bundle=bundle, official=official, recheck_limits=recheck_limits).violations
+    return check_runs(paths, bundle=bundle, official=official, recheck_limits=recheck_limits,
+                      gold_set=gold_set).violations
 
 
 def check_runs(paths: Sequence[str | os.PathLike[str]], *, bundle: str | None = None, official: bool = False,
                recheck_limits: Limits | None = None,
-               issued: Callable[[str, str, Any], bool | None] | None = None) -> Validation:
+               issued: Callable[[str, str, Any], bool | None] | None = None,
+               gold_set: str | None = None) -> Validation:
     """The violations in the runs files ``paths`` (module docstring) and the notes on what could not be re-checked
-    within ``recheck_limits`` (default: :data:`RECHECK_SECONDS` per SubsetMin diagnostic), in file and line order."""
+    within ``recheck_limits`` (default: :data:`RECHECK_SECONDS` per SubsetMin diagnostic), in file and line order.
+    ``gold_set`` (M or MB) requires every scored record's best match to be ranked there; ``official`` requires M."""
+    if official and gold_set == "MB":
+        raise Gf01Error("official runs rank their best match in M(I) (section 7.3): --gold-set MB is not official",
+                        field="--gold-set")
     if official and bundle is None:
         raise Gf01Error("--official re-verifies every certificate: give the bundle (--bundle)", field="--bundle")
     instances: dict[str, Instance] = {}
     if bundle is not None:
-        art = load_artifact(bundle, check_all=False)
-        instances = {i.instance_id: i for i in ([art] if isinstance(art, Instance) else art.instances)}
+        instances = load_set(bundle).by_id
     ctx = _Context(instances, official, bundle is not None,
-                   Limits(seconds=RECHECK_SECONDS) if recheck_limits is None else recheck_limits, issued)
+                   Limits(seconds=RECHECK_SECONDS) if recheck_limits is None else recheck_limits, issued,
+                   "M" if official else gold_set)
     out = Validation()
     for path in paths:
         name = quote(os.fspath(path), 200, bare=True)
@@ -137,7 +148,7 @@ def _check(obj: dict[str, Any], side: Path, ctx: _Context,
            notes: list[tuple[str, str]]) -> Iterator[tuple[str, str]]:
     """The violations of one record (``notes`` receives what could not be re-checked)."""
     try:
-        rec = RunRecord.model_validate(obj)
+        rec = RunRecord.model_validate(upgrade_record(obj))
     except ValidationError as ex:
         for err in ex.errors()[:5]:
             yield ".".join(str(p) for p in err["loc"]) or "record", err["msg"]
@@ -168,6 +179,9 @@ def _check(obj: dict[str, Any], side: Path, ctx: _Context,
             "programs are sandboxed (bwrap)"
     if ctx.official and rec.status not in FINAL_STATUSES:
         yield "status", f"{rec.status}: the run did not finish ({quote(rec.error or '', 120, bare=True)})"
+    if rec.status in FINAL_STATUSES and ctx.gold_set is not None and rec.gold_set != ctx.gold_set:
+        yield "gold_set", f"{rec.gold_set}, but {ctx.gold_set} is required" + \
+            (" (official runs rank their best match in M(I), section 7.3)" if ctx.official else "")
     if rec.status in FINAL_STATUSES:
         if not rec.steps and rec.protocol != PEER_PROTOCOL:
             yield "steps", f"a finished {rec.protocol} episode has a step log (only imported peer rows have none)"
@@ -219,16 +233,22 @@ def _tool_policy(rec: RunRecord, side: Path, official: bool) -> Iterator[tuple[s
         return
     log = side / "tool-logs" / f"{rec.tool_log_hash}.jsonl"
     if not log.exists():
-        # The planner's log is what shows an EVAL-TA agent used only its budgeted black box: publication audits it.
-        if official and rec.eval_track == "EVAL-TA":
-            yield "tool_log_hash", f"the planner's log tool-logs/{log.name} is not in {quote(str(side), 200)}"
+        # The tool log is what shows an agent used only its track's budgeted tool: publication audits it.
+        if official and rec.eval_track in ("EVAL-TA", "EVAL-OC"):
+            yield "tool_log_hash", f"the tool log tool-logs/{log.name} is not in {quote(str(side), 200)}"
         return
     if hashlib.sha256(log.read_bytes()).hexdigest() != rec.tool_log_hash:
         yield "tool_log_hash", f"the side file {log.name} does not hash to it"
 
 
 def _adaptation_policy(rec: RunRecord) -> Iterator[tuple[str, str]]:
-    """DEC-055 (gf01.adaptation_policy.v1)."""
+    """DEC-055 (gf01.adaptation_policy.v1); a declaration in the agent spec must be the record's."""
+    declared = rec.agent_spec.get("adaptation") if isinstance(rec.agent_spec, dict) else None
+    if isinstance(declared, dict):
+        got = {"condition": rec.adaptation_condition, "budget_tokens": rec.adaptation_budget_tokens,
+               "data_scope": rec.adaptation_data_scope, "protocol_id": rec.adaptation_protocol_id}
+        if declared != got:
+            yield "adaptation_condition", "the adaptation fields differ from the agent spec's declaration"
     if rec.adaptation_condition == "no_adaptation":
         if (rec.adaptation_budget_tokens, rec.adaptation_data_scope, rec.adaptation_protocol_id) != (0, "none", "none"):
             yield "adaptation_condition", "no_adaptation requires budget 0, data scope none and protocol id none"
@@ -276,10 +296,18 @@ def _rescore(rec: RunRecord, ctx: _Context, notes: list[tuple[str, str]]) -> Ite
                       ("budget_timestep", inst.budget_t), ("budget_atoms", inst.budget_a)):
         if getattr(rec, fld) != want:
             yield fld, f"{getattr(rec, fld)!r} but the instance says {want!r}"
+    if rec.gold_set is None:
+        yield "gold_set", "null, but the run is scored (M or MB)"
+        return
     if rec.instance_id not in ctx.problems:
         problem = check_instance(inst)
         ctx.problems[rec.instance_id] = (problem, Scorer(problem))
-    problem, scorer = ctx.problems[rec.instance_id]
+    problem, _ = ctx.problems[rec.instance_id]
+    # Each record is re-scored against the gold set it names (a v1 record's is M_B(I)).
+    key = (rec.instance_id, rec.gold_set)
+    if key not in ctx.scorers:
+        ctx.scorers[key] = Scorer(problem, gold_set_name=rec.gold_set)
+    scorer = ctx.scorers[key]
     if rec.steps:
         yield from ((f.field, f.message) for f in replay(rec, problem).faults)
     parsed = parse_certificate(rec.certificate, problem.system.inputs, horizon=problem.horizon,

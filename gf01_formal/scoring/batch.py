@@ -18,10 +18,16 @@ from typing import Any
 
 from encoders.problem import Problem
 from gf01_formal.artifacts import parse_json
-from gf01_formal.instances.io import check_instance, parse_artifact
-from gf01_formal.instances.model import Instance
+from gf01_formal.instances.io import InstanceSet, parse_artifact
 from gf01_formal.instances.sources import is_hoa_text, open_instance
-from gf01_formal.scoring.certificates import ParsedCertificate, best_match_record, parse_certificate, score, score_many
+from gf01_formal.scoring.certificates import (
+    GoldSet,
+    ParsedCertificate,
+    best_match_record,
+    parse_certificate,
+    score,
+    score_many,
+)
 from hoa.errors import Gf01Error, quote
 from hoa.files import read_text
 from solvers.limits import Limits
@@ -39,30 +45,26 @@ def verify_lines(
     instance_id: str | None = None,
     subset_min: bool = False,
     best_match: bool = False,
+    gold_set: GoldSet = "M",
     backend: str | None = None,
     limits: Callable[[], Limits | None] = lambda: None,
 ) -> Iterator[dict[str, Any]]:
     """One score record per certificate line of ``lines()`` (read from ``file``), against the instances of
     ``source``. ``lines`` opens the lines afresh at each call: they are read twice (check, then score).
 
-    ``limits`` gives the limits of each optional diagnostic (SubsetMin, best match) when it starts.
+    ``limits`` gives the limits of each optional diagnostic (SubsetMin, best match) when it starts; the best match
+    ranks its gold in ``gold_set``.
     """
     text = read_text(source)
     if is_hoa_text(text) or options is not None:
-        inst, problem = open_instance(source, instance_id, options)
-        instances: dict[str, Instance] = {inst.instance_id: inst}
-        problems: dict[str, Problem] = {inst.instance_id: problem}
+        loaded = InstanceSet((open_instance(source, instance_id, options)[0],), None, source)
     else:
-        art = parse_artifact(parse_json(text, file=source), file=source, check_all=False)
-        listed = [art] if isinstance(art, Instance) else list(art.instances)
-        instances = {i.instance_id: i for i in listed}
-        problems = {}
+        loaded = InstanceSet.of(parse_artifact(parse_json(text, file=source), file=source, check_all=False), source)
+    instances = loaded.by_id
     only = next(iter(instances)) if len(instances) == 1 else instance_id
 
     def problem_of(iid: str) -> Problem:
-        if iid not in problems:
-            problems[iid] = check_instance(instances[iid], file=source)
-        return problems[iid]
+        return loaded.problem(instances[iid])
 
     # Every line is read and checked before the first is scored: a bad line is an error with no result printed,
     # never a run of results that stops part-way. Nothing of the check is kept but the instances' problems.
@@ -82,9 +84,9 @@ def verify_lines(
         entries.append((number, iid, parse_certificate(data, p.system.inputs, horizon=p.horizon,
                                                        budget_t=p.budget_t)))
         if len(entries) == CHUNK:
-            yield from _score_chunk(entries, problem_of, subset_min, best_match, backend, limits)
+            yield from _score_chunk(entries, problem_of, subset_min, best_match, gold_set, backend, limits)
             entries = []
-    yield from _score_chunk(entries, problem_of, subset_min, best_match, backend, limits)
+    yield from _score_chunk(entries, problem_of, subset_min, best_match, gold_set, backend, limits)
 
 
 def _entry(line: str, number: int, file: str, only: str | None) -> tuple[str, Any]:
@@ -105,6 +107,7 @@ def _score_chunk(
     problem_of: Callable[[str], Problem],
     subset_min: bool,
     best_match: bool,
+    gold_set: GoldSet,
     backend: str | None,
     limits: Callable[[], Limits | None],
 ) -> Iterator[dict[str, Any]]:
@@ -119,5 +122,5 @@ def _score_chunk(
         s = scores.get(number) or score(p, cert, subset_min=subset_min, backend=backend, limits=limits())
         record = {"line": number, "instance_id": iid, **s.to_json()}
         if best_match:
-            record["best_match"] = best_match_record(p, cert, backend=backend, limits=limits())
+            record["best_match"] = best_match_record(p, cert, gold_set=gold_set, backend=backend, limits=limits())
         yield record

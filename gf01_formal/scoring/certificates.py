@@ -4,13 +4,17 @@ MET-C / MET-M score of a certificate (spec §7.2).
 A certificate is a JSON list of ``[t, "input", v]`` atoms. :func:`parse_certificate` keeps every structural error
 instead of stopping at the first, because a malformed certificate is not an error of the tool: it is scored
 suff = min1 = valid = goal = false with every reason listed, and its Eff_t and Eff_a count the atoms as submitted,
-so a malformed answer never ranks above an honest one with as many atoms (docs/semantics.md).
+so a malformed answer never ranks above an honest one with as many atoms (docs/semantics.md). Touching more than B_T
+timesteps is not a structural error: Definitions 10-12 have no budget, so such a certificate is scored by them and
+flagged ``within_budget: false``.
 
 >>> parsed = parse_certificate([[0, "a", 1], [0, "a", 0]], ["a"], horizon=4, budget_t=1)
 >>> parsed.errors
 ('atom 1: a second atom on (t=0, a)',)
 >>> parsed.eff_a
 2
+>>> parse_certificate([[0, "a", 1], [1, "a", 1]], ["a"], horizon=4, budget_t=1).within_budget
+False
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from encoders.problem import Atom, Certificate, Problem
 from hoa.errors import Gf01Error, quote
@@ -32,7 +36,8 @@ class ParsedCertificate:
     """A certificate as submitted: its well-formed atoms (canonical), its structural errors, and what was submitted.
 
     ``eff_t`` and ``eff_a`` count the submitted atoms (distinct submitted times, submitted entries), well-formed or
-    not: for a well-formed certificate they are |TS(C)| and |C|.
+    not: for a well-formed certificate they are |TS(C)| and |C|. ``within_budget`` says whether ``eff_t`` <= B_T
+    (None when parsed without a budget, or malformed); it is a flag, never an error.
     """
 
     atoms: Certificate
@@ -40,6 +45,7 @@ class ParsedCertificate:
     submitted: tuple[Any, ...] = ()
     eff_t: int = 0
     eff_a: int = 0
+    within_budget: bool | None = None
 
     @property
     def well_formed(self) -> bool:
@@ -53,8 +59,8 @@ def parse_certificate(
     """The certificate in decoded JSON ``[[t, "input", v], ...]`` with every structural error found.
 
     Rules: a list of 3-element lists; t an integer in [0, horizon-1]; an input name; v 0 or 1; no two atoms on one
-    (t, input), whether they agree or conflict; at most ``budget_t`` distinct timesteps (None: no cap). Atoms with
-    errors are left out of ``atoms``.
+    (t, input), whether they agree or conflict. ``budget_t`` (B_T, None: none) only sets ``within_budget``: more
+    than B_T distinct timesteps is not an error. Atoms with errors are left out of ``atoms``.
     """
     if not isinstance(data, list):
         return ParsedCertificate((), (f'a certificate is a JSON list of [t, "input", v] atoms, not {_kind(data)}',))
@@ -90,11 +96,11 @@ def parse_certificate(
         seen.add(key)
         atoms.append((t, index[name], v))
     times = {_time_key(atom, k) for k, atom in enumerate(data)}
-    if budget_t is not None and len(times) > budget_t:
-        errors.append(f"the certificate touches {len(times)} timesteps, more than B_T = {budget_t}")
     names = tuple(inputs)
     well = tuple(sorted(set(atoms), key=lambda a: (a[0], names[a[1]], a[2])))
-    return ParsedCertificate(well, tuple(errors), tuple(data), len(times), len(data))
+    # A malformed certificate is not judged against the budget: its entries need not name times at all.
+    within = None if budget_t is None or errors else len(times) <= budget_t
+    return ParsedCertificate(well, tuple(errors), tuple(data), len(times), len(data), within)
 
 
 def _kind(data: Any) -> str:
@@ -133,6 +139,7 @@ class Score:
 
     ``goal`` is G = 1[Suff]; ``score_c`` = 1[Valid] (MET-C); ``kappa`` = (M, G, -Eff_t, -Eff_a) (MET-M).
     ``subset_min`` is the optional exact diagnostic: None unless asked for (and for a malformed certificate).
+    ``within_budget`` flags a certificate touching at most B_T timesteps (None: no budget given); it changes no score.
     """
 
     suff: bool
@@ -142,6 +149,7 @@ class Score:
     eff_a: int
     subset_min: bool | None = None
     errors: tuple[str, ...] = field(default=())
+    within_budget: bool | None = None
 
     @property
     def goal(self) -> bool:
@@ -170,6 +178,7 @@ class Score:
             "score_c": self.score_c,
             "kappa": list(self.kappa),
             "subset_min": self.subset_min,
+            "within_budget": self.within_budget,
             "errors": list(self.errors),
         }
 
@@ -182,16 +191,17 @@ def score(
     backend: str | None = None,
     limits: Limits | None = None,
 ) -> Score:
-    """Score a parsed certificate exactly. A malformed one scores suff = min1 = valid = false; Min1 of a
-    well-formed one follows Definition 11 literally (an insufficient C may be Min1). May raise Unknown under
-    ``limits`` (only the SubsetMin diagnostic can take long)."""
+    """Score a parsed certificate exactly. A malformed one scores suff = min1 = valid = false; a well-formed one is
+    scored by Definitions 10-12, whatever its size (an over-budget one too, flagged), and its Min1 follows Definition
+    11 literally (an insufficient C may be Min1). May raise Unknown under ``limits`` (only the SubsetMin diagnostic
+    can take long)."""
     if cert.errors:
-        return Score(False, False, False, cert.eff_t, cert.eff_a, None, cert.errors)
+        return Score(False, False, False, cert.eff_t, cert.eff_a, None, cert.errors, cert.within_budget)
     atoms = canonical(problem, cert.atoms)
-    s = api.suff(problem, atoms, backend)
-    m = api.min1(problem, atoms, backend)
+    checked = api.check(problem, atoms, backend)
     sm = api.subset_min(problem, atoms, backend, limits=limits) if subset_min else None
-    return Score(s, m, s and m, len(timesteps(atoms)), len(atoms), sm)
+    return Score(checked.suff, checked.min1, checked.valid, len(timesteps(atoms)), len(atoms), sm, (),
+                 cert.within_budget)
 
 
 def score_many(problem: Problem, certs: Sequence[ParsedCertificate]) -> list[Score]:
@@ -204,24 +214,37 @@ def score_many(problem: Problem, certs: Sequence[ParsedCertificate]) -> list[Sco
     k = 0
     for c in certs:
         if c.errors:
-            out.append(Score(False, False, False, c.eff_t, c.eff_a, None, c.errors))
+            out.append(Score(False, False, False, c.eff_t, c.eff_a, None, c.errors, c.within_budget))
             continue
         s, m = bool(suff[k]), bool(min1[k])
-        out.append(Score(s, m, s and m, len(timesteps(well[k])), len(well[k])))
+        out.append(Score(s, m, s and m, len(timesteps(well[k])), len(well[k]), None, (), c.within_budget))
         k += 1
     return out
 
 
-def best_match_record(
-    problem: Problem, cert: ParsedCertificate, *, backend: str | None = None, limits: Limits | None = None
-) -> dict[str, Any]:
-    """AP/TS precision, recall and F1 against the best-matching gold of the complete M_B(I) (DEC-025).
+#: The gold sets a best match can rank: M(I), every valid certificate (section 7.3, DEC-025: the default), or MB,
+#: M_B(I), the valid certificates within the instance's B_T (a user-chosen option: budget-feasible gold).
+GoldSet = Literal["M", "MB"]
+GOLD_SETS: tuple[GoldSet, ...] = ("M", "MB")
 
-    The gold set is M_B(I) with B_T = the instance's budget, exact and complete (docs/semantics.md). Only the
-    well-formed atoms take part. May raise ``Unknown`` under ``limits``.
+
+def gold_budget(problem: Problem, gold_set: GoldSet) -> int | None:
+    """The ``budget_t`` argument of the solver queries that ranges over ``gold_set`` (None: unbounded, M(I))."""
+    return None if gold_set == "M" else problem.budget_t
+
+
+def best_match_record(
+    problem: Problem, cert: ParsedCertificate, *, gold_set: GoldSet = "M", backend: str | None = None,
+    limits: Limits | None = None,
+) -> dict[str, Any]:
+    """AP/TS precision, recall and F1 against the best-matching gold of the complete ``gold_set`` (DEC-025).
+
+    The gold set is M(I) by default (section 7.3), or M_B(I) with B_T = the instance's budget; either is exact and
+    complete (docs/semantics.md). Only the well-formed atoms take part. May raise ``Unknown`` under ``limits``.
     """
-    bm = api.best_match(problem, cert.atoms, problem.budget_t, backend, limits=limits)
+    bm = api.best_match(problem, cert.atoms, gold_budget(problem, gold_set), backend, limits=limits)
     return {
+        "gold_set": gold_set,
         "gold": certificate_to_json(bm.gold, problem.system.inputs),
         **bm.metrics(),
     }

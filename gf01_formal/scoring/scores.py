@@ -1,13 +1,13 @@
 """Scoring a finished episode exactly (spec §5, §7.2-7.3): the MET-C/MET-M score, AP/TS precision, recall and F1
-against the best match in M_B(I), and the optional SubsetMin diagnostic.
+against the best match in M(I) (or, as a chosen option, in M_B(I)), and the optional SubsetMin diagnostic.
 
-One :class:`Scorer` per instance serves every agent's run: the exact gold set M_B(I) behind the best match is built
+One :class:`Scorer` per instance serves every agent's run: the exact gold set behind the best match is built
 once (listed completely when it has at most ``GOLD_LIST_MAX`` members, else left to the symbolic best-match query
 per run, which is exact too). Nothing here guesses: a diagnostic that runs out of its limits is recorded as
 ``infeasible``, and a best match that runs out raises :class:`solvers.limits.Unknown` to the caller.
 
->>> scorer = Scorer(problem)                        # doctest: +SKIP
->>> scorer.score(episode.certificate).score_c      # doctest: +SKIP
+>>> scorer = Scorer(problem)
+>>> scorer.score([(20, 2, 1), (21, 2, 1)]).score_c
 1
 """
 
@@ -18,61 +18,69 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from encoders.problem import Atom, Certificate, Problem
-from gf01_formal.scoring.certificates import ParsedCertificate, certificate_to_json, score
+from gf01_formal.scoring.certificates import GoldSet, ParsedCertificate, certificate_to_json, gold_budget, score
 from gf01_formal.scoring.values import PRF_FIELDS, Diagnostic, Scores
 from solvers import api
 from solvers.limits import Limits, Unknown
 from solvers.results import BestMatch, best_match_among
 
-#: Largest M_B(I) listed once and ranked per run; larger gold sets use the symbolic best-match query per run.
+#: Largest gold set listed once and ranked per run; larger gold sets use the symbolic best-match query per run.
 GOLD_LIST_MAX = 20_000
 
 
 @dataclass
 class Scorer:
-    """Scores certificates of one problem; the gold set is built on first use and then shared."""
+    """Scores certificates of one problem; the gold set (``gold_set_name``: M(I) by default, section 7.3; ``"MB"``:
+    M_B(I)) is built on first use and then shared."""
 
     problem: Problem
     limits: Limits | None = None
+    gold_set_name: GoldSet = "M"
     _golds: list[Certificate] | None = field(default=None, init=False)
     _listed: bool = field(default=False, init=False)
 
     def gold_set(self) -> list[Certificate] | None:
-        """M_B(I) in canonical order when it has at most GOLD_LIST_MAX members, else None (too large to list)."""
+        """The gold set in canonical order when it has at most GOLD_LIST_MAX members, else None (too large to list)."""
         if not self._listed:
             p = self.problem
-            size = api.count(p, p.budget_t, limits=self.limits)
+            budget = gold_budget(p, self.gold_set_name)
+            size = api.count(p, budget, limits=self.limits)
             if size <= GOLD_LIST_MAX:
-                self._golds = list(api.enumerate_certificates(p, p.budget_t, limits=self.limits))
+                self._golds = list(api.enumerate_certificates(p, budget, limits=self.limits))
             self._listed = True
         return self._golds
 
     def best_match(self, atoms: Sequence[Atom]) -> BestMatch:
-        """The DEC-025 best match of ``atoms`` in M_B(I) with its AP/TS P/R/F1."""
+        """The DEC-025 best match of ``atoms`` in the gold set with its AP/TS P/R/F1."""
         golds = self.gold_set()
         if golds is not None:
             return best_match_among(self.problem, atoms, golds)
-        return api.best_match(self.problem, atoms, self.problem.budget_t, limits=self.limits)
+        return api.best_match(self.problem, atoms, gold_budget(self.problem, self.gold_set_name), limits=self.limits)
 
     def score_submitted(self, cert: ParsedCertificate) -> Scores:
         """The scores of a certificate as submitted (an imported one may be malformed: then it scores false, with
-        no best match, and its Eff counts the atoms as submitted)."""
+        no best match, and its Eff counts the atoms as submitted; one over B_T is scored by Definitions 10-12 and
+        flagged ``within_budget: false``)."""
         if cert.well_formed:
             return self.score(cert.atoms)
         s = score(self.problem, cert)
         return Scores(suff=s.suff, min1=s.min1, valid=s.valid, goal=s.goal, eff_t=s.eff_t, eff_a=s.eff_a,
-                      score_c=s.score_c, kappa=list(s.kappa), **dict.fromkeys(PRF_FIELDS, 0.0), best_match_gold=None)
+                      score_c=s.score_c, kappa=list(s.kappa), **dict.fromkeys(PRF_FIELDS, 0.0), best_match_gold=None,
+                      gold_set=self.gold_set_name, within_budget=s.within_budget)
 
     def score(self, atoms: Sequence[Atom]) -> Scores:
         """The scores of a well-formed certificate (an episode's is always well formed)."""
         p = self.problem
-        s = score(p, ParsedCertificate(tuple(atoms), eff_t=len({a[0] for a in atoms}), eff_a=len(atoms)))
+        eff_t = len({a[0] for a in atoms})
+        within = None if p.budget_t is None else eff_t <= p.budget_t
+        s = score(p, ParsedCertificate(tuple(atoms), eff_t=eff_t, eff_a=len(atoms), within_budget=within))
         bm = self.best_match(atoms)
         return Scores(suff=s.suff, min1=s.min1, valid=s.valid, goal=s.goal, eff_t=s.eff_t, eff_a=s.eff_a,
                       score_c=s.score_c, kappa=list(s.kappa), **bm.metrics(),
-                      # null when M_B(I) is empty: [] would say that the empty certificate is the gold.
+                      # null when the gold set is empty: [] would say that the empty certificate is the gold.
                       best_match_gold=None if self.gold_set() == [] else certificate_to_json(bm.gold,
-                                                                                             p.system.inputs))
+                                                                                             p.system.inputs),
+                      gold_set=self.gold_set_name, within_budget=s.within_budget)
 
 
 def diagnose(problem: Problem, atoms: Sequence[Atom], *, backend: str | None = None,

@@ -41,6 +41,11 @@ class Scores(BaseModel):
     ts_recall: float
     ts_f1: float
     best_match_gold: list[list[Any]] | None = Field(description="the DEC-025 gold the PRF is measured against")
+    gold_set: Literal["M", "MB"] = Field(description="the set the gold was ranked in: M (M(I), every valid "
+                                         "certificate, section 7.3) or MB (M_B(I), within B_T, an option)")
+    within_budget: bool | None = Field(description="the certificate touches at most B_T timesteps (a flag: an "
+                                       "over-budget certificate is scored by Definitions 10-12); null for a "
+                                       "malformed one")
 
     def to_json(self) -> dict[str, Any]:
         """The scores as record fields."""

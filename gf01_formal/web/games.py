@@ -15,9 +15,9 @@ Threads: the HTTP layer calls in from worker threads. Each episode has a lock (i
 are serial), each instance has one (its scorer is built once and used by one thread at a time), and one lock guards
 the tables and the journal; they are taken in that order only.
 
->>> games = Games.open("bundle.json", runs_out="runs.jsonl")              # doctest: +SKIP
->>> token = games.start_free("gf01f-0123456789abcdef").token             # doctest: +SKIP
->>> games.step(token, {"action": {"t": 0, "set": {"req": 1}}})["done"]   # doctest: +SKIP
+>>> games = Games.open("instance.json", runs_out="runs.jsonl")
+>>> token = games.start_free(instance.instance_id).token
+>>> games.step(token, {"action": {"t": 0, "set": {"r0": 1}}})["done"]
 False
 """
 
@@ -37,17 +37,18 @@ from typing import Any
 from pydantic import ValidationError
 
 from encoders.problem import Problem
+from gf01_formal.agents.adaptation import Adaptation
 from gf01_formal.agents.base import AgentSpec
 from gf01_formal.artifacts import canonical_json
-from gf01_formal.instances.io import check_instance, load_artifact
+from gf01_formal.instances.io import InstanceSet, load_artifact
 from gf01_formal.instances.model import Bundle, Instance
 from gf01_formal.play.episode import Episode
 from gf01_formal.play.protocol import Action, GoalPanel, Observation
-from gf01_formal.runs.record import FINAL_STATUSES, RunOutcome, RunRecord, record_base, run_id
+from gf01_formal.runs.record import FINAL_STATUSES, RunOutcome, RunRecord, record_base, run_id, upgrade_record
 from gf01_formal.runs.recorder import EpisodeRecorder
 from gf01_formal.runs.replay import replay, score_faults
 from gf01_formal.runs.store import RunsFile, cut_torn_tail, latest, read_lines
-from gf01_formal.scoring.certificates import certificate_to_json
+from gf01_formal.scoring.certificates import GoldSet, certificate_to_json
 from gf01_formal.scoring.scores import Scorer
 from gf01_formal.scoring.values import SCORE_FIELDS, Scores
 from gf01_formal.web.pilot import ID_PATTERN, Pilot, completion_code, is_issued, load_key, load_pilot
@@ -83,15 +84,15 @@ class Served:
     instance: Instance
     problem: Problem
     lock: threading.Lock = field(default_factory=threading.Lock)
-    _scorer: Scorer | None = None
+    _scorers: dict[str, Scorer] = field(default_factory=dict)
     _oracle: dict[str, Any] | None = None
     _oracle_done: bool = False
 
-    def scorer(self) -> Scorer:
-        """The instance's scorer (hold ``lock``)."""
-        if self._scorer is None:
-            self._scorer = Scorer(self.problem)
-        return self._scorer
+    def scorer(self, gold_set: GoldSet = "M") -> Scorer:
+        """The instance's scorer ranking its best match in ``gold_set`` (hold ``lock``)."""
+        if gold_set not in self._scorers:
+            self._scorers[gold_set] = Scorer(self.problem, gold_set_name=gold_set)
+        return self._scorers[gold_set]
 
     def oracle(self) -> dict[str, Any] | None:
         """The oracle's optimum within B_T (certificate, Eff_t, Eff_a), or None when no valid certificate exists
@@ -129,6 +130,7 @@ class Game:
     record: RunRecord | None = None
     next_token: str | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
+    adaptation: Adaptation | None = None  # DEC-055, as gf01 serve declares it
 
     @property
     def engine(self) -> Episode:
@@ -138,7 +140,7 @@ class Game:
     @property
     def spec(self) -> AgentSpec:
         """The agent spec of a human player (its hash, with the instance, makes the run id)."""
-        return AgentSpec(HUMAN, "EVAL-CB", {"participant_id": self.participant_id})
+        return AgentSpec(HUMAN, "EVAL-CB", {"participant_id": self.participant_id}).adapted(self.adaptation)
 
     @property
     def meta(self) -> dict[str, Any]:
@@ -193,10 +195,12 @@ class Games:
         runs_out: str | os.PathLike[str] | None = None,
         pilot: Pilot | None = None,
         pilot_key: bytes | None = None,
+        adaptation: Adaptation | None = None,
     ) -> None:
-        instances = [artifact] if isinstance(artifact, Instance) else list(artifact.instances)
-        self.bundle_hash = artifact.instances_hash if isinstance(artifact, Bundle) else None
-        self.served = {i.instance_id: Served(i, check_instance(i, file=file)) for i in instances}
+        self.adaptation = adaptation
+        loaded = InstanceSet.of(artifact, file)
+        self.bundle_hash = loaded.bundle_hash
+        self.served = {i.instance_id: Served(i, loaded.problem(i)) for i in loaded.instances}
         self.pilot = pilot
         self.pilot_key = pilot_key
         if pilot is not None and pilot_key is None:
@@ -212,14 +216,15 @@ class Games:
 
     @classmethod
     def open(cls, bundle: str | os.PathLike[str], *, runs_out: str | os.PathLike[str] | None = None,
-             pilot: str | os.PathLike[str] | None = None) -> Games:
+             pilot: str | os.PathLike[str] | None = None, adaptation: Adaptation | None = None) -> Games:
         """The games of a bundle (or one instance file), with a pilot file and a runs file when given."""
         name = quote(os.fspath(bundle), 200, bare=True)
         art = load_artifact(bundle, check_all=False)
-        ids = [art.instance_id] if isinstance(art, Instance) else [i.instance_id for i in art.instances]
+        ids = InstanceSet.of(art).ids
         if pilot is None:
-            return cls(art, file=name, runs_out=runs_out)
-        return cls(art, file=name, runs_out=runs_out, pilot=load_pilot(pilot, ids), pilot_key=load_key(pilot))
+            return cls(art, file=name, runs_out=runs_out, adaptation=adaptation)
+        return cls(art, file=name, runs_out=runs_out, pilot=load_pilot(pilot, ids), pilot_key=load_key(pilot),
+                   adaptation=adaptation)
 
     # -- what a browser may see -------------------------------------------------------------------------------
 
@@ -346,7 +351,7 @@ class Games:
         if not isinstance(data, dict) or not isinstance(data.get("record"), dict):
             raise RequestError(422, 'send {"record": <one run record>}')
         try:
-            rec = RunRecord.model_validate(data["record"])
+            rec = RunRecord.model_validate(upgrade_record(data["record"]))
         except ValidationError as ex:
             err = ex.errors()[0]
             where = ".".join(str(p) for p in err["loc"]) or "record"
@@ -364,7 +369,7 @@ class Games:
         if rec.status in FINAL_STATUSES and rec.certificate is not None and not rec.certificate_errors:
             # The page shows the record's scores: they must be the exact ones of its certificate.
             with served.lock:
-                wrong = score_faults(rec, served.scorer().score(replayed.certificate))
+                wrong = score_faults(rec, served.scorer(rec.gold_set or "M").score(replayed.certificate))
             if wrong:
                 raise RequestError(422, f"the record's scores are not those of its certificate ({wrong[0]})")
         summary = {k: getattr(rec, k) for k in RECORD_FIELDS}
@@ -392,7 +397,7 @@ class Games:
         """Refuse a second run of one participant on one instance (its run id would repeat; hold ``_lock``)."""
         for iid in instance_ids:
             served = self.served[iid]
-            spec = AgentSpec(HUMAN, "EVAL-CB", {"participant_id": pid})
+            spec = AgentSpec(HUMAN, "EVAL-CB", {"participant_id": pid}).adapted(self.adaptation)
             rid = run_id(iid, served.instance.content_hash, spec.digest, 0)
             if (self.runs is not None and self.runs.done(rid)) or any(g.run_id == rid for g in self.games.values()):
                 raise RequestError(409, f"participant {pid} has already played instance {iid}")
@@ -404,7 +409,7 @@ class Games:
         token = token or secrets.token_urlsafe(24)
         recorder = EpisodeRecorder(served.problem, served.instance.instance_id)
         game = Game(token, served, pid, pilot_id, index, consent_sha256, recorder, recorder.start(), issued=issued,
-                    platform_id=platform_id)
+                    platform_id=platform_id, adaptation=self.adaptation)
         if journal:
             event = {"event": "episode", "token": token, "instance_id": served.instance.instance_id,
                      "instance_hash": served.instance.content_hash, "participant_id": pid, "pilot_id": pilot_id,
@@ -560,7 +565,7 @@ class Games:
             game = self.games[ev["token"]]
             rec = records.get(ev["run_id"])
             final = rec is not None and rec.get("status") in FINAL_STATUSES
-            game.record = RunRecord.model_validate(rec) if final else None
+            game.record = RunRecord.model_validate(upgrade_record(rec)) if final else None
         else:
             raise ValueError(f"unknown event {kind!r}")
 

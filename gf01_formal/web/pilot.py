@@ -1,9 +1,13 @@
 """Pilot files for ``gf01 serve --pilot``: the consent text participants must accept, the order in which they play
 the bundle's instances, and the completion code they get at the end (docs/browser.md shows one).
 
->>> pilot = load_pilot("pilot.json", ["gf01f-0123456789abcdef"])   # doctest: +SKIP
->>> pilot.instances
-['gf01f-0123456789abcdef']
+>>> import json
+>>> pilot_json = {"schema_version": PILOT_SCHEMA, "pilot_id": "p1", "consent": "I agree.",
+...               "instances": [bundle.instances[0].instance_id],
+...               "completion_code": "DONE-1"}
+>>> _ = open("pilot.json", "w").write(json.dumps(pilot_json))
+>>> load_pilot("pilot.json", [i.instance_id for i in bundle.instances]).instances == pilot_json["instances"]
+True
 """
 
 from __future__ import annotations

@@ -13,10 +13,14 @@ import os
 import socket
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gf01_formal.artifacts import check_output
 from gf01_formal.web.app import LOOPBACK_NAMES, create_app
 from gf01_formal.web.games import Games
+
+if TYPE_CHECKING:
+    from gf01_formal.agents.adaptation import Adaptation
 from hoa.errors import Gf01Error, quote
 
 #: Seconds an in-flight request may take to finish once Ctrl-C is pressed.
@@ -62,7 +66,7 @@ def url_of(sock: socket.socket) -> str:
 
 def serve(bundle: str | os.PathLike[str], *, host: str = "127.0.0.1", port: int = 8000,
           runs_out: str | os.PathLike[str] | None = None, pilot: str | os.PathLike[str] | None = None,
-          body_timeout: float = 30.0) -> None:
+          body_timeout: float = 30.0, adaptation: Adaptation | None = None) -> None:
     """Serve GF-01-R1 for ``bundle`` until interrupted (KeyboardInterrupt reaches the caller after a clean stop)."""
     import uvicorn
 
@@ -71,7 +75,7 @@ def serve(bundle: str | os.PathLike[str], *, host: str = "127.0.0.1", port: int 
     if runs_out is not None:
         key = None if pilot is None else f"{os.fspath(pilot)}.key"
         check_output(runs_out, inputs=[bundle, pilot, key], reread=True)
-    games = Games.open(bundle, runs_out=runs_out, pilot=pilot)
+    games = Games.open(bundle, runs_out=runs_out, pilot=pilot, adaptation=adaptation)
     sock = bind(host, port)
     loopback = is_loopback(host)
     app = create_app(games, allowed_hosts=LOOPBACK_NAMES | {host.lower()} if loopback else None,

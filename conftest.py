@@ -1,0 +1,39 @@
+"""What the ``>>>`` examples in the packages' docstrings run on (``--doctest-modules``, pyproject's pytest options).
+
+Each doctest runs in a fresh working directory that holds the files its example names: ``instance.json`` (the
+priority arbiter, T = 30, inputs r0..r4), ``bundle.json`` (the three instances ``gf01 agent check`` plays),
+``arbiter.hoa`` and ``examples/agent_example.py``; and its namespace has ``instance`` and ``problem`` (that
+instance and its checked Problem), ``bundle`` (that bundle, loaded). So an example reads as a user would type it,
+and it runs. The tests of tests/ do not use any of this.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent
+EXAMPLES = ROOT / "gf01_formal" / "examples"
+
+
+@pytest.fixture(autouse=True)
+def _doctest_files(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    if type(request.node).__name__ != "DoctestItem":
+        return
+    shutil.copy(EXAMPLES / "arbiter_priority.json", tmp_path / "instance.json")
+    shutil.copy(EXAMPLES / "check_bundle.json", tmp_path / "bundle.json")
+    shutil.copy(EXAMPLES / "arbiter.hoa", tmp_path / "arbiter.hoa")
+    (tmp_path / "examples").mkdir()
+    shutil.copy(ROOT / "examples" / "agent_example.py", tmp_path / "examples" / "agent_example.py")
+    monkeypatch.chdir(tmp_path)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _doctest_names(doctest_namespace: dict[str, Any]) -> None:
+    from gf01_formal.instances.io import load_bundle, load_checked
+
+    instance, problem = load_checked(EXAMPLES / "arbiter_priority.json")
+    doctest_namespace.update(instance=instance, problem=problem, bundle=load_bundle(EXAMPLES / "check_bundle.json"))

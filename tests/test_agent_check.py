@@ -1,0 +1,67 @@
+"""``gf01 agent check``: each protocol fault a program can make is reported, in words, and a clean program passes.
+
+The programs are scripts on the prelude of tests/scripted_agent.py (it answers ``answer(t)`` for each step asked);
+each misbehaves in one way only, so a report of any other fault is a false alarm the test also catches.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+from scripted_agent import PRELUDE
+
+from gf01_formal.cli import main
+from gf01_formal.runs.agent_check import check_program
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def program(tmp_path: Path, body: str) -> str:
+    """A command running PRELUDE + ``body`` (which calls play or speaks the protocol itself)."""
+    script = tmp_path / "agent.py"
+    script.write_text(PRELUDE + body)
+    return shlex.join([sys.executable, str(script), str(tmp_path / "log.jsonl")])
+
+
+CASES = {
+    "not_json": ('play(lambda t: "oops\\n" if t == 1 else {"set": {}})', {"not_json"}),
+    "unknown_input": ('play(lambda t: {"set": {"nope": 1}} if t == 1 else {"set": {}})', {"bad_action"}),
+    "bad_value": ('play(lambda t: {"set": {}, "commit": "yes"} if t == 0 else {"set": {}})', {"bad_action"}),
+    # Two lines for step 1: the second is written before the observation of step 1 asked for it.
+    "extra_line": ('play(lambda t: \'{"set": {}}\\n{"set": {}}\\n\' if t == 1 else {"set": {}})', {"extra_line"}),
+    # An answer for step t+1 at step t, as a program one line ahead or behind would write.
+    "wrong_step": ('play(lambda t: {"set": {}, "t": t + 1} if t == 2 else {"set": {}, "t": t})', {"wrong_step"}),
+    "late": ('play(lambda t: (time.sleep(5), {"set": {}})[1] if t == 1 else {"set": {}})', {"timeout"}),
+    "crash": ('play(lambda t: sys.exit(3) if t == 1 else {"set": {}})', {"crash"}),
+    "no_exit": ('import signal\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nplay(lambda t: {"set": {}})\n'
+                'time.sleep(60)', {"no_exit"}),
+    "children_left": ('subprocess.Popen(["sleep", "60"])\nplay(lambda t: {"set": {}})', {"children_left"}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_each_fault_is_reported_in_words(case: str, tmp_path: Path) -> None:
+    body, kinds = CASES[case]
+    found = check_program(program(tmp_path, body), episodes=1, step_timeout=2.0)
+    assert {f.kind for f in found.faults} == kinds, [str(f) for f in found.faults]
+    assert not found.ok and all(f.message and f.instance_id for f in found.faults)
+
+
+def test_a_clean_program_passes_every_episode(tmp_path: Path) -> None:
+    found = check_program(shlex.join([sys.executable, str(ROOT / "examples" / "agent_example.py")]), episodes=3)
+    assert found.ok and found.episodes == 3 and found.steps > 3
+
+
+def test_the_command_exits_1_on_faults_and_prints_them(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = program(tmp_path, 'play(lambda t: "oops\\n")')
+    assert main(["agent", "check", bad, "--episodes", "1", "--json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["ok"] is False and out["episodes"] == 1 and {f["kind"] for f in out["faults"]} == {"not_json"}
+    good = shlex.join([sys.executable, str(ROOT / "examples" / "agent_example.py")])
+    assert main(["agent", "check", good, "--episodes", "1",
+                 "--bundle", str(ROOT / "gf01_formal" / "examples" / "arbiter_priority.json")]) == 0
+    assert capsys.readouterr().out.startswith("no protocol fault in 1 episode")
