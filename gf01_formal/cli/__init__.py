@@ -151,12 +151,20 @@ def _error(message: str, *, prefix: str = "gf01: error: ") -> None:
 
 def run() -> None:
     """Console-script entry point."""
-    code = main()
+    import atexit
+
+    # Registered before multiprocessing is imported, so it runs after multiprocessing's own exit handler (atexit is
+    # last in, first out), which unregisters the semaphores of the pools first: the tracker then ends with nothing
+    # to report.
+    atexit.register(_reap_tracker)
+    sys.exit(main())
+
+
+def _reap_tracker() -> None:
     if "gf01_formal.workers" in sys.modules:
         from gf01_formal.workers import reap_tracker
 
         reap_tracker()
-    sys.exit(code)
 
 
 __all__ = ["app", "main", "run"]
