@@ -199,7 +199,9 @@ class GF01Env(gymnasium.Env[dict[str, Any], np.ndarray]):
         if self.scoring == "exact":
             return Result.of(self._current.scorer.score(episode.certificate), NOT_RUN).to_json()
         atoms = tuple(episode.certificate)
-        s = score(episode.problem, ParsedCertificate(atoms, eff_t=len({a[0] for a in atoms}), eff_a=len(atoms)))
+        problem, eff_t = episode.problem, len({a[0] for a in atoms})
+        within = None if problem.budget_t is None else eff_t <= problem.budget_t  # as the exact scorer flags it
+        s = score(problem, ParsedCertificate(atoms, eff_t=eff_t, eff_a=len(atoms), within_budget=within))
         return {k: v for k, v in s.to_json().items() if k not in ("subset_min", "errors")}
 
     def render(self) -> str | None:
