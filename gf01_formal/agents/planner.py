@@ -25,18 +25,39 @@ TOOL_ID = "local-planner-v1"
 DEFAULT_MAX_QUERIES = 256
 
 
-class Planner:
-    """The black-box simulator of one instance, with a query budget and a log of every call."""
+class BudgetedTool:
+    """A track's tool on one instance: a query budget and a log of every call (the run's tool log)."""
 
-    def __init__(self, problem: Problem, max_queries: int = DEFAULT_MAX_QUERIES) -> None:
+    #: The tool's allowlist id (DEC-053), written in every log entry and the log's header.
+    tool_id = ""
+
+    def __init__(self, problem: Problem, max_queries: int) -> None:
         self._problem = problem
         self.max_queries = max_queries
         self.log: list[dict[str, Any]] = []
 
     @property
     def queries_left(self) -> int:
-        """Calls the planner will still answer."""
+        """Calls the tool will still answer."""
         return self.max_queries - len(self.log)
+
+    def _logged(self, atoms: Any, answer: dict[str, Any]) -> dict[str, Any]:
+        self.log.append({"call": len(self.log), "tool": self.tool_id, "query": atoms, "answer": answer})
+        return answer
+
+    def log_text(self) -> str:
+        """The tool log as canonical JSON Lines, header first (what the run's ``tool_log_hash`` is the sha256 of)."""
+        header = {"tool": self.tool_id, "max_queries": self.max_queries}
+        return "".join(canonical_json(entry) + "\n" for entry in [header, *self.log])
+
+
+class Planner(BudgetedTool):
+    """The black-box simulator of one instance, with a query budget and a log of every call."""
+
+    tool_id = TOOL_ID
+
+    def __init__(self, problem: Problem, max_queries: int = DEFAULT_MAX_QUERIES) -> None:
+        super().__init__(problem, max_queries)
 
     def simulate(self, atoms: Any) -> dict[str, Any]:
         """The outputs of the run with ``atoms`` applied, and whether the effect is achieved.
@@ -59,10 +80,4 @@ class Planner:
                 achieved = any(evaluate(p.effect, ys[t]) for t in p.effect_steps)
                 answer = {"outputs": [dict(zip(names, row, strict=True)) for row in bits],
                           "effect": achieved, "queries_left": self.queries_left - 1}
-        self.log.append({"call": len(self.log), "tool": TOOL_ID, "query": atoms, "answer": answer})
-        return answer
-
-    def log_text(self) -> str:
-        """The tool log as canonical JSON Lines (what the run's ``tool_log_hash`` is the sha256 of)."""
-        header = {"tool": TOOL_ID, "max_queries": self.max_queries}
-        return "".join(canonical_json(entry) + "\n" for entry in [header, *self.log])
+        return self._logged(atoms, answer)

@@ -26,8 +26,7 @@ from typing import Any
 from encoders.problem import Problem
 from gf01_formal.agents.base import Access, AgentFault
 from gf01_formal.agents.planner import TOOL_ID as PLANNER_ID
-from gf01_formal.agents.planner import Planner
-from gf01_formal.artifacts import canonical_json
+from gf01_formal.agents.planner import BudgetedTool, Planner
 from gf01_formal.scoring.certificates import certificate_to_json, parse_certificate
 
 ORACLE_ID = "oracle-exact-search-v1"
@@ -36,18 +35,13 @@ DEFAULT_ORACLE_QUERIES = 64
 OVER_BUDGET = 16
 
 
-class OracleSearch:
+class OracleSearch(BudgetedTool):
     """``oracle-exact-search-v1`` on one instance, with a query budget and a log of every call."""
 
-    def __init__(self, problem: Problem, max_queries: int = DEFAULT_ORACLE_QUERIES) -> None:
-        self._problem = problem
-        self.max_queries = max_queries
-        self.log: list[dict[str, Any]] = []
+    tool_id = ORACLE_ID
 
-    @property
-    def queries_left(self) -> int:
-        """Calls the tool will still answer."""
-        return self.max_queries - len(self.log)
+    def __init__(self, problem: Problem, max_queries: int = DEFAULT_ORACLE_QUERIES) -> None:
+        super().__init__(problem, max_queries)
 
     def search(self, atoms: Any) -> dict[str, Any]:
         """The answer to one call (module docstring)."""
@@ -70,13 +64,7 @@ class OracleSearch:
             else:
                 suff, min1 = api.suff(p, parsed.atoms), api.min1(p, parsed.atoms)
                 answer = {"suff": suff, "min1": min1, "valid": suff and min1, "queries_left": left}
-        self.log.append({"call": len(self.log), "tool": ORACLE_ID, "query": atoms, "answer": answer})
-        return answer
-
-    def log_text(self) -> str:
-        """The tool log as canonical JSON Lines (header first, as the planner's)."""
-        header = {"tool": ORACLE_ID, "max_queries": self.max_queries}
-        return "".join(canonical_json(entry) + "\n" for entry in [header, *self.log])
+        return self._logged(atoms, answer)
 
 
 class TrackTools:
