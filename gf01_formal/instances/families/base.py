@@ -13,6 +13,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -73,6 +74,25 @@ def check_params(params: Mapping[str, Any], specs: Mapping[str, Param], *, field
 
 #: How far a drawn size may stray from the slot's size level (as a fraction of the range).
 JITTER = 0.2
+
+
+def directory_files(params: Mapping[str, Any], family: str, suffixes: Sequence[str], *,
+                    field: str = "families") -> list[Path]:
+    """The files of the directory ``params["path"]`` with one of ``suffixes``, sorted by name: the systems a
+    directory family (``hoa_dir``, ``aiger_dir``) draws from; an error naming the field when there is none."""
+    if "path" not in params:
+        raise Gf01Error(f"a {family} family needs a 'path'", field=f"{field}.path")
+    d = Path(params["path"])
+    shown = quote(str(d), 200, bare=True)
+    try:
+        if not d.is_dir():
+            raise Gf01Error(f"not a directory: {shown}", field=f"{field}.path")
+        files = sorted((p for p in d.iterdir() if p.suffix in suffixes and p.is_file()), key=lambda p: p.name)
+    except OSError as ex:
+        raise Gf01Error(f"cannot read the directory {shown}: {ex.strerror or ex}", field=f"{field}.path") from None
+    if not files:
+        raise Gf01Error(f"no {' or '.join(suffixes)} files in {shown}", field=f"{field}.path")
+    return files
 
 
 def at_level(rng: np.random.Generator, level: float) -> float:

@@ -12,7 +12,6 @@ parameters, so an instance says exactly which circuit it used. A file that is no
 from __future__ import annotations
 
 import hashlib
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -20,9 +19,9 @@ import numpy as np
 from aig.parser import parse
 from aig.view import CircuitView
 from aig.writer import canonical
-from gf01_formal.instances.families.base import FRACTION, FamilySystem, Param, draw_float
+from gf01_formal.instances.families.base import FRACTION, FamilySystem, Param, directory_files, draw_float
 from gf01_formal.instances.model import System
-from hoa.errors import Gf01Error, quote
+from hoa.errors import Gf01Error
 from hoa.files import read_bytes
 
 DEFAULTS: dict[str, Any] = {"trace_density": [0.2, 0.5]}
@@ -30,33 +29,15 @@ DEFAULTS: dict[str, Any] = {"trace_density": [0.2, 0.5]}
 PARAMS = {"path": Param("path"), "trace_density": FRACTION}
 
 
-def aiger_files(path: str | Path, *, field: str = "families.path") -> list[Path]:
-    """The ``*.aag`` and ``*.aig`` files of a directory, sorted by name; an error when there are none."""
-    d = Path(path)
-    shown = quote(str(d), 200, bare=True)
-    try:
-        if not d.is_dir():
-            raise Gf01Error(f"not a directory: {shown}", field=field)
-        files = sorted((p for p in d.iterdir() if p.suffix in (".aag", ".aig") and p.is_file()), key=lambda p: p.name)
-    except OSError as ex:
-        raise Gf01Error(f"cannot read the directory {shown}: {ex.strerror or ex}", field=field) from None
-    if not files:
-        raise Gf01Error(f"no .aag or .aig files in {shown}", field=field)
-    return files
-
 
 def check_dir(params: dict[str, Any], *, field: str) -> None:
     """Refuse an aiger_dir cfg entry without a ``path`` to a directory holding AIGER files."""
-    if "path" not in params:
-        raise Gf01Error("an aiger_dir family needs a 'path'", field=f"{field}.path")
-    aiger_files(params["path"], field=f"{field}.path")
+    directory_files(params, "aiger_dir", (".aag", ".aig"), field=field)
 
 
 def build(rng: np.random.Generator, params: dict[str, Any], level: float) -> FamilySystem:
     """Draw one circuit of the directory ``params["path"]`` (its size is what it is: ``level`` is unused)."""
-    if "path" not in params:
-        raise Gf01Error("an aiger_dir family needs a 'path'", field="families.path")
-    files = aiger_files(params["path"])
+    files = directory_files(params, "aiger_dir", (".aag", ".aig"))
     f = files[int(rng.integers(len(files)))]
     density = draw_float(rng, {**DEFAULTS, **params}, "trace_density", DEFAULTS["trace_density"])
     data = read_bytes(f)

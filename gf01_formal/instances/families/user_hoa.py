@@ -10,14 +10,13 @@ A file that is not a single input-complete Mealy controller is refused with its 
 from __future__ import annotations
 
 import hashlib
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from gf01_formal.instances.families.base import FRACTION, FamilySystem, Param, draw_float
+from gf01_formal.instances.families.base import FRACTION, FamilySystem, Param, directory_files, draw_float
 from gf01_formal.instances.model import System
-from hoa.errors import Gf01Error, quote
+from hoa.errors import Gf01Error
 from hoa.files import read_text
 from hoa.mealy import mealy_from_text
 
@@ -26,35 +25,17 @@ DEFAULTS: dict[str, Any] = {"trace_density": [0.2, 0.5]}
 PARAMS = {"path": Param("path"), "trace_density": FRACTION}
 
 
-def hoa_files(path: str | Path, *, field: str = "families.path") -> list[Path]:
-    """The ``*.hoa`` files of a directory, sorted by name; an error when there are none."""
-    d = Path(path)
-    shown = quote(str(d), 200, bare=True)
-    try:
-        if not d.is_dir():
-            raise Gf01Error(f"not a directory: {shown}", field=field)
-        files = sorted(d.glob("*.hoa"), key=lambda p: p.name)
-    except OSError as ex:
-        raise Gf01Error(f"cannot read the directory {shown}: {ex.strerror or ex}", field=field) from None
-    if not files:
-        raise Gf01Error(f"no .hoa files in {shown}", field=field)
-    return files
-
 
 def check_dir(params: dict[str, Any], *, field: str) -> None:
     """Refuse a hoa_dir cfg entry without a ``path`` to a directory holding ``.hoa`` files."""
-    if "path" not in params:
-        raise Gf01Error("a hoa_dir family needs a 'path'", field=f"{field}.path")
-    hoa_files(params["path"], field=f"{field}.path")
+    directory_files(params, "hoa_dir", (".hoa",), field=field)
 
 
 def build(rng: np.random.Generator, params: dict[str, Any], level: float) -> FamilySystem:
     """Draw one controller of the directory ``params["path"]`` (its size is what it is: ``level`` is unused)."""
     from gf01_formal.instances.io import system_view
 
-    if "path" not in params:
-        raise Gf01Error("a hoa_dir family needs a 'path'", field="families.path")
-    files = hoa_files(params["path"])
+    files = directory_files(params, "hoa_dir", (".hoa",))
     f = files[int(rng.integers(len(files)))]
     density = draw_float(rng, {**DEFAULTS, **params}, "trace_density", DEFAULTS["trace_density"])
     text = read_text(f)
