@@ -28,7 +28,9 @@ from solvers import api
 from tests.strategies import problems
 
 Cert = frozenset[tuple[int, int, int]]
-SETTINGS = settings(max_examples=15, deadline=None,
+# Derandomized: most random problems have no member of M(I) over two timesteps (split_instances assumes one), and a
+# random draw of the search could run out of satisfying examples; a fixed one draws the same cases every run.
+SETTINGS = settings(max_examples=15, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 
 
@@ -220,8 +222,9 @@ def instance_file(p: Problem, path: Path) -> Path:
     return path
 
 
-@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
-                                                               HealthCheck.function_scoped_fixture])
+@settings(max_examples=4, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
+                                 HealthCheck.function_scoped_fixture])
 @given(case=cases())
 def test_verify_best_match_follows_section_7_3(case, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     p, full, within, certs = case
