@@ -198,10 +198,7 @@ class GF01Env(gymnasium.Env[dict[str, Any], np.ndarray]):
     def _score(self, episode: Episode) -> dict[str, Any]:
         if self.scoring == "exact":
             return Result.of(self._current.scorer.score(episode.certificate), NOT_RUN).to_json()
-        atoms = tuple(episode.certificate)
-        problem, eff_t = episode.problem, len({a[0] for a in atoms})
-        within = None if problem.budget_t is None else eff_t <= problem.budget_t  # as the exact scorer flags it
-        s = score(problem, ParsedCertificate(atoms, eff_t=eff_t, eff_a=len(atoms), within_budget=within))
+        s = score(episode.problem, ParsedCertificate.of_atoms(episode.problem, episode.certificate))
         return {k: v for k, v in s.to_json().items() if k not in ("subset_min", "errors")}
 
     def render(self) -> str | None:

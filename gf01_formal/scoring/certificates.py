@@ -53,6 +53,15 @@ class ParsedCertificate:
         return not self.errors
 
 
+    @classmethod
+    def of_atoms(cls, problem: Problem, atoms: Sequence[Atom]) -> ParsedCertificate:
+        """An episode's certificate (always well formed: the engine commits only valid atoms), with its Eff_t, Eff_a
+        and budget flag, as :func:`parse_certificate` would give them."""
+        eff_t = len({a[0] for a in atoms})
+        within = None if problem.budget_t is None else eff_t <= problem.budget_t
+        return cls(tuple(atoms), eff_t=eff_t, eff_a=len(atoms), within_budget=within)
+
+
 def parse_certificate(
     data: Any, inputs: Sequence[str], *, horizon: int, budget_t: int | None
 ) -> ParsedCertificate:

@@ -70,16 +70,13 @@ class Scorer:
 
     def score(self, atoms: Sequence[Atom]) -> Scores:
         """The scores of a well-formed certificate (an episode's is always well formed)."""
-        p = self.problem
-        eff_t = len({a[0] for a in atoms})
-        within = None if p.budget_t is None else eff_t <= p.budget_t
-        s = score(p, ParsedCertificate(tuple(atoms), eff_t=eff_t, eff_a=len(atoms), within_budget=within))
+        s = score(self.problem, ParsedCertificate.of_atoms(self.problem, atoms))
         bm = self.best_match(atoms)
         return Scores(suff=s.suff, min1=s.min1, valid=s.valid, goal=s.goal, eff_t=s.eff_t, eff_a=s.eff_a,
                       score_c=s.score_c, kappa=list(s.kappa), **bm.metrics(),
                       # null when the gold set is empty: [] would say that the empty certificate is the gold.
                       best_match_gold=None if self.gold_set() == [] else certificate_to_json(bm.gold,
-                                                                                             p.system.inputs),
+                                                                                             self.problem.system.inputs),
                       gold_set=self.gold_set_name, within_budget=s.within_budget)
 
 
