@@ -271,7 +271,9 @@ def test_ctrl_c_of_a_threaded_evaluation_ends_every_agent(harness, agent, bundle
     os.killpg(p.pid, signal.SIGINT)
     _, err = p.communicate(timeout=CEILING)
     assert "KeyboardInterrupt" in err
-    _wait_for(lambda: not alive(), 1, "the agents to be gone")
+    # Killed by the harness before it exits; the ceiling only allows for a loaded machine's scheduling (1 s timed out
+    # once in a full suite run next to other work).
+    _wait_for(lambda: not alive(), 5, "the agents to be gone")
 
 
 def test_a_program_started_while_the_groups_are_killed_is_killed_too() -> None:
