@@ -8,6 +8,7 @@ fails with one.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ import pytest
 
 from gf01_formal.agents.base import AgentSpec
 from gf01_formal.campaign import executors
-from gf01_formal.campaign.shards import Plan, tasks
+from gf01_formal.campaign.shards import Plan, Task, tasks
 from gf01_formal.instances.io import load_bundle
 from hoa.errors import Gf01Error
 
@@ -30,11 +31,11 @@ def plan_of(bundle: Path, count: int = 4) -> Plan:
 
 def records(results: list[Any]) -> list[str]:
     """The records of ``results`` as canonical JSON without timing, sorted (the executors' order may differ)."""
-    return sorted(json.dumps({k: v for k, v in rec.items() if k != "timing"}, sort_keys=True)
-                  for result in results for rec, _ in result)
+    return sorted(json.dumps({k: v for k, v in out.record.to_json().items() if k != "timing"}, sort_keys=True)
+                  for result in results for out in result)
 
 
-def run(kind: str, todo: list[dict[str, Any]]) -> list[Any]:
+def run(kind: str, todo: list[Task]) -> list[Any]:
     """The results of ``todo`` on the executor ``kind`` with two jobs."""
     return list(executors.run(todo, kind, jobs=2))
 
@@ -50,8 +51,9 @@ class Common:
 
     def test_a_task_that_fails_stops_the_work_with_its_error(self, kind: str, small_bundle: Path) -> None:
         todo = list(tasks(plan_of(small_bundle), set(), 1))
-        inst_json, specs = todo[1]["items"][0]
-        todo[1] = {**todo[1], "items": [({**inst_json, "t_star": inst_json["t_star"] + 1}, specs)]}  # hash broken
+        inst, specs = todo[1].items[0]
+        broken = inst.model_copy(update={"t_star": inst.t_star + 1})  # its id no longer hashes its content
+        todo[1] = dataclasses.replace(todo[1], items=((broken, specs),))
         with pytest.raises(Gf01Error, match="hash mismatch"):
             run(kind, todo)
 

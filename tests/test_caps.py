@@ -17,8 +17,6 @@ from gf01_formal.cli import main
 from gf01_formal.instances.io import check_instance, load_bundle
 from gf01_formal.report.caps import CapSet, derive, load_caps, run_diagnostic
 from gf01_formal.report.load import load_runs
-from gf01_formal.runs.record import RunRecord
-from gf01_formal.runs.runner import RunOutcome
 from gf01_formal.runs.store import RunsFile
 from hoa.errors import Gf01Error
 
@@ -38,8 +36,8 @@ def play(bundle: Path, out: Path, caps: CapSet) -> list[dict]:
     plan = Plan(instances=b.instances, specs=PANEL, seed=0, bundle_hash=b.instances_hash, caps=caps.to_json())
     store = RunsFile(out)
     for task in tasks(plan, set(), batch=4):
-        for rec, side in play_batch(task):
-            store.append(RunOutcome(RunRecord.model_validate(rec), side))
+        for outcome in play_batch(task):
+            store.append(outcome)
     return [json.loads(line) for line in out.read_text().splitlines()]
 
 

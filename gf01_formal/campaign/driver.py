@@ -16,7 +16,7 @@ from typing import Any
 
 from gf01_formal.campaign import executors
 from gf01_formal.campaign.shards import Plan, tasks
-from gf01_formal.runs.record import RunOutcome, RunRecord
+from gf01_formal.runs.record import RunRecord
 from gf01_formal.runs.store import RunsFile
 
 
@@ -85,12 +85,11 @@ def drive(
     if progress is not None:
         progress(count, total)
     for result in results:
-        for rec_json, side in result:
-            rec = RunRecord.model_validate(rec_json)
-            store.append(RunOutcome(rec, side))
-            tally.add(rec)
+        for outcome in result:
+            store.append(outcome)
+            tally.add(outcome.record)
             if on_record is not None:
-                on_record(rec)
+                on_record(outcome.record)
             count += 1
             if progress is not None:
                 progress(count, total)

@@ -24,7 +24,7 @@ import contextlib
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from gf01_formal.campaign.shards import Result, play_batch
+from gf01_formal.campaign.shards import Result, Task, play_batch
 from hoa.errors import Gf01Error
 
 #: Times a task is resubmitted after its worker died, before the campaign gives up on it (Dask's default too).
@@ -50,7 +50,7 @@ def parse_executor(text: str) -> tuple[str, str | None]:
 KINDS = ("inline", "threads", "local", "dask")
 
 
-def run(tasks: Iterable[dict[str, Any]], kind: str, *, jobs: int = 1, address: str | None = None,
+def run(tasks: Iterable[Task], kind: str, *, jobs: int = 1, address: str | None = None,
         one_thread: bool = False, on_pool: Callable[[list[int]], None] | None = None) -> Iterator[Result]:
     """The results of ``tasks`` on the executor ``kind`` (one of :data:`KINDS`; module docstring). ``threads`` and
     ``local`` with one job run inline; ``address`` is the Dask scheduler's, ``one_thread`` requires single-threaded
@@ -68,20 +68,20 @@ def run(tasks: Iterable[dict[str, Any]], kind: str, *, jobs: int = 1, address: s
     return run_local(tasks, jobs, on_pool)
 
 
-def run_inline(tasks: Iterable[dict[str, Any]]) -> Iterator[Result]:
+def run_inline(tasks: Iterable[Task]) -> Iterator[Result]:
     """Every task in this process, in order."""
     for task in tasks:
         yield play_batch(task)
 
 
-def run_threads(tasks: Iterable[dict[str, Any]], jobs: int) -> Iterator[Result]:
+def run_threads(tasks: Iterable[Task], jobs: int) -> Iterator[Result]:
     """Tasks on ``jobs`` daemon threads of this process (module docstring), results as they finish."""
     import queue
     import threading
 
     from gf01_formal.workers import kill_groups
 
-    work: queue.SimpleQueue[dict[str, Any]] = queue.SimpleQueue()
+    work: queue.SimpleQueue[Task] = queue.SimpleQueue()
     count = 0
     for task in tasks:
         work.put(task)
@@ -124,7 +124,7 @@ def run_threads(tasks: Iterable[dict[str, Any]], jobs: int) -> Iterator[Result]:
         stop.set()
 
 
-def run_local(tasks: Iterable[dict[str, Any]], jobs: int,
+def run_local(tasks: Iterable[Task], jobs: int,
               on_pool: Callable[[list[int]], None] | None = None) -> Iterator[Result]:
     """Tasks on a pool of ``jobs`` processes (module docstring); ``on_pool`` gets each new pool's worker pids."""
     from concurrent.futures import FIRST_COMPLETED, Future, wait
@@ -133,12 +133,12 @@ def run_local(tasks: Iterable[dict[str, Any]], jobs: int,
     from gf01_formal.workers import kill, pool
 
     queue = iter(tasks)
-    retry: list[dict[str, Any]] = []
+    retry: list[Task] = []
     failures: dict[str, int] = {}
     exhausted = False
     while True:
         with pool(jobs) as ex:
-            pending: dict[Future[Result], dict[str, Any]] = {}
+            pending: dict[Future[Result], Task] = {}
             announced = False
             broken = False
             while True:
@@ -160,7 +160,7 @@ def run_local(tasks: Iterable[dict[str, Any]], jobs: int,
                         break
                     return
                 finished, _ = wait(list(pending), return_when=FIRST_COMPLETED)
-                for fut in sorted(finished, key=lambda f: pending[f]["key"]):
+                for fut in sorted(finished, key=lambda f: pending[f].key):
                     task = pending.pop(fut)
                     try:
                         result = fut.result()
@@ -172,7 +172,7 @@ def run_local(tasks: Iterable[dict[str, Any]], jobs: int,
                     yield result
                 if broken:
                     # Every task still in flight died with the pool: submit them again on a fresh one.
-                    for task in sorted(pending.values(), key=lambda t: t["key"]):
+                    for task in sorted(pending.values(), key=lambda t: t.key):
                         _count_failure(failures, task)
                         retry.append(task)
                     pending.clear()
@@ -180,14 +180,14 @@ def run_local(tasks: Iterable[dict[str, Any]], jobs: int,
             kill(ex)
 
 
-def _count_failure(failures: dict[str, int], task: dict[str, Any]) -> None:
-    failures[task["key"]] = failures.get(task["key"], 0) + 1
-    if failures[task["key"]] > ALLOWED_FAILURES:
-        raise Gf01Error(f"workers died {failures[task['key']]} times on task {task['key']}; giving up (the runs "
+def _count_failure(failures: dict[str, int], task: Task) -> None:
+    failures[task.key] = failures.get(task.key, 0) + 1
+    if failures[task.key] > ALLOWED_FAILURES:
+        raise Gf01Error(f"workers died {failures[task.key]} times on task {task.key}; giving up (the runs "
                         "finished so far are kept: run the campaign again to continue)")
 
 
-def run_dask(tasks: Iterable[dict[str, Any]], address: str, *, one_thread: bool) -> Iterator[Result]:
+def run_dask(tasks: Iterable[Task], address: str, *, one_thread: bool) -> Iterator[Result]:
     """Tasks on the dask.distributed cluster at ``address`` (module docstring)."""
     try:
         from distributed import Client, as_completed
@@ -210,7 +210,7 @@ def run_dask(tasks: Iterable[dict[str, Any]], address: str, *, one_thread: bool)
         queue = iter(tasks)
         done = as_completed(loop=client.loop)
         for task in _take(queue, window):
-            fut = client.submit(play_batch, task, key=task["key"])
+            fut = client.submit(play_batch, task, key=task.key)
             futures.append(fut)
             done.add(fut)
         for fut in done:
@@ -224,7 +224,7 @@ def run_dask(tasks: Iterable[dict[str, Any]], address: str, *, one_thread: bool)
             fut.release()
             yield result
             for task in _take(queue, 1):
-                nxt = client.submit(play_batch, task, key=task["key"])
+                nxt = client.submit(play_batch, task, key=task.key)
                 futures.append(nxt)
                 done.add(nxt)
     finally:
@@ -234,7 +234,7 @@ def run_dask(tasks: Iterable[dict[str, Any]], address: str, *, one_thread: bool)
             client.close(timeout=1)
 
 
-def _take(queue: Iterator[dict[str, Any]], n: int) -> list[dict[str, Any]]:
+def _take(queue: Iterator[Task], n: int) -> list[Task]:
     out = []
     for _ in range(n):
         task = next(queue, None)

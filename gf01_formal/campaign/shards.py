@@ -5,8 +5,9 @@ A task holds a few instances (``batch`` of them, in bundle order) and, for each,
 record there; its key hashes the run ids it will produce and the settings that shape their records, so the same
 missing work always gets the same key (Dask can then recognise a task it already holds). A worker plays each
 instance's agents with one shared scorer (the exact gold set is built once per instance, not once per agent), runs
-the optional diagnostic metered under the campaign's caps (:mod:`gf01_formal.report.caps`), and returns the records
-as plain JSON: the driver alone writes the runs file.
+the optional diagnostic metered under the campaign's caps (:mod:`gf01_formal.report.caps`), and returns the finished
+runs (typed records with their side files): the driver alone writes the runs file. Tasks and results are typed
+values; they cross to worker processes and Dask workers by pickling.
 
 A worker refuses a task made by a driver with other versions of the harness or the checker: records of one
 campaign must come from one implementation.
@@ -21,10 +22,11 @@ from typing import Any
 from gf01_formal.agents.base import AgentSpec
 from gf01_formal.artifacts import sha256_hex
 from gf01_formal.instances.model import Instance
-from gf01_formal.runs.record import CHECKER_VERSION, FINAL_STATUSES, HARNESS_VERSION, run_id
+from gf01_formal.runs.record import CHECKER_VERSION, FINAL_STATUSES, HARNESS_VERSION, RunOutcome, run_id
 from hoa.errors import Gf01Error
 
-Result = list[tuple[dict[str, Any], dict[str, str]]]
+#: What a worker hands back for one task: its finished runs, in the task's order.
+Result = list[RunOutcome]
 
 
 @dataclass(frozen=True)
@@ -57,7 +59,23 @@ class Plan:
         return [(s, run_id(inst.instance_id, inst.content_hash, s.digest, self.seed)) for s in self.specs]
 
 
-def tasks(plan: Plan, done: set[str], batch: int) -> Iterator[dict[str, Any]]:
+@dataclass(frozen=True)
+class Task:
+    """One batch of episodes: ``items`` pairs each instance (bundle order) with the agents still to play there.
+
+    ``key`` hashes ``settings`` and the run ids the task produces (the same missing work, the same key); ``versions``
+    are the driver's harness, checker and benchmark versions, which a worker must share.
+    """
+
+    key: str
+    runs: int
+    items: tuple[tuple[Instance, tuple[AgentSpec, ...]], ...]
+    settings: dict[str, Any]  # Plan.settings(): JSON, hashed into the key
+    file: str | None
+    versions: tuple[tuple[str, str], ...]
+
+
+def tasks(plan: Plan, done: set[str], batch: int) -> Iterator[Task]:
     """The tasks of the work not yet done (run ids not in ``done``), ``batch`` instances each, in bundle order."""
     items: list[tuple[Instance, list[AgentSpec], list[str]]] = []
     for inst in plan.instances:
@@ -68,46 +86,39 @@ def tasks(plan: Plan, done: set[str], batch: int) -> Iterator[dict[str, Any]]:
     for k in range(0, len(items), batch):
         chunk = items[k : k + batch]
         rids = [rid for _, _, ids in chunk for rid in ids]
-        yield {
-            "key": "gf01-shard-" + sha256_hex([settings, rids])[:24],
-            "runs": len(rids),
-            "items": [(inst.model_dump(mode="json"), [s.to_json() for s in specs]) for inst, specs, _ in chunk],
-            "settings": settings,
-            "file": plan.file,
-            "versions": _versions(),
-        }
+        yield Task(key="gf01-shard-" + sha256_hex([settings, rids])[:24], runs=len(rids),
+                   items=tuple((inst, tuple(specs)) for inst, specs, _ in chunk), settings=settings,
+                   file=plan.file, versions=_versions())
 
 
-def _versions() -> dict[str, str]:
+def _versions() -> tuple[tuple[str, str], ...]:
     from gf01_formal.runs.record import benchmark_version
 
-    return {"harness": HARNESS_VERSION, "checker": CHECKER_VERSION, "benchmark": benchmark_version()}
+    return (("harness", HARNESS_VERSION), ("checker", CHECKER_VERSION), ("benchmark", benchmark_version()))
 
 
-def play_batch(task: dict[str, Any]) -> Result:
-    """Play one task (in a worker process or in the driver): its records as JSON, with their side files."""
+def play_batch(task: Task) -> Result:
+    """Play one task (in a worker process or in the driver): its finished runs, in order."""
     from gf01_formal.instances.io import check_instance
     from gf01_formal.report.caps import CapSet, run_diagnostic
     from gf01_formal.runs.runner import play_run
     from gf01_formal.scoring.scores import Scorer
     from solvers.limits import Limits
 
-    if task["versions"] != _versions():
-        raise Gf01Error(f"this worker runs {_versions()}, the driver {task['versions']}: install the same "
+    if task.versions != _versions():
+        raise Gf01Error(f"this worker runs {dict(_versions())}, the driver {dict(task.versions)}: install the same "
                         "gf01-formal on every worker")
-    settings = task["settings"]
+    settings = task.settings
     caps = None if settings["caps"] is None else CapSet(**settings["caps"])
     seconds = settings["diagnostic_seconds"]
     limits = None if seconds is None else Limits(seconds=seconds)
     out: Result = []
-    for inst_json, specs in task["items"]:
-        inst = Instance.model_validate(inst_json)
-        problem = check_instance(inst, file=task["file"])
+    for inst, specs in task.items:
+        problem = check_instance(inst, file=task.file)
         scorer = Scorer(problem, gold_set_name=settings["gold_set"])
         inputs = list(problem.system.inputs)
         for spec in specs:
-            agent = AgentSpec.from_json(spec)
-            outcome = play_run(inst, problem, agent, seed=settings["seed"], scorer=scorer,
+            outcome = play_run(inst, problem, spec, seed=settings["seed"], scorer=scorer,
                                bundle_hash=settings["bundle_hash"], subset_min=settings["subset_min"],
                                diagnostic_limits=limits)
             rec = outcome.record
@@ -115,5 +126,5 @@ def play_batch(task: dict[str, Any]) -> Result:
                 atoms = [(int(t), inputs.index(a), int(v)) for t, a, v in rec.certificate]
                 diagnostic, timing = run_diagnostic(problem, atoms, caps)
                 rec = rec.model_copy(update={**diagnostic.model_dump(), "timing": {**rec.timing, **timing}})
-            out.append((rec.to_json(), outcome.side_files))
+            out.append(RunOutcome(rec, outcome.side_files))
     return out
