@@ -251,3 +251,15 @@ def test_a_harness_error_keeps_its_latencies_and_evaluate_exits_1_until_a_rerun_
     assert main(["evaluate", str(bundle), "--agent", "random", "-o", str(out)]) == 0
     captured = capsys.readouterr()
     assert "8 runs played, 0 already done" in captured.out and captured.err == ""
+
+
+@pytest.mark.parametrize("executor", ["threads", "local"])
+def test_evaluate_on_another_executor_writes_the_same_records(bundle: Path, tmp_path: Path, executor: str,
+                                                               capsys) -> None:
+    def played(out: Path, *extra: str) -> list[str]:
+        assert main(["evaluate", str(bundle), "--agent", "random", "--agent", "oracle", "-o", str(out), *extra]) == 0
+        return sorted(json.dumps({k: v for k, v in rec.items() if k != "timing"}, sort_keys=True)
+                      for rec in records(out))
+
+    reference = played(tmp_path / "inline.jsonl")
+    assert played(tmp_path / f"{executor}.jsonl", "--executor", executor, "--jobs", "2") == reference

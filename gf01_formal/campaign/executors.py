@@ -34,16 +34,20 @@ WINDOW_PER_WORKER = 2
 
 
 def parse_executor(text: str) -> tuple[str, str | None]:
-    """``local`` or ``dask://HOST:PORT`` -> (kind, scheduler address)."""
-    if text == "local":
-        return "local", None
+    """``local``, ``threads`` or ``dask://HOST:PORT`` -> (kind, scheduler address).
+
+    >>> parse_executor("dask://127.0.0.1:8786")
+    ('dask', 'tcp://127.0.0.1:8786')
+    """
+    if text in ("local", "threads"):
+        return text, None
     if text.startswith("dask://"):
         hostport = text[len("dask://"):]
         host, sep, port = hostport.rpartition(":")
         if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
             raise Gf01Error(f"expected dask://HOST:PORT, got {text!r}", field="--executor")
         return "dask", f"tcp://{hostport}"
-    raise Gf01Error(f"unknown executor {text!r} (local or dask://HOST:PORT)", field="--executor")
+    raise Gf01Error(f"unknown executor {text!r} (local, threads or dask://HOST:PORT)", field="--executor")
 
 
 #: The kinds of executor :func:`run` knows.

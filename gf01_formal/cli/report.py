@@ -349,8 +349,9 @@ def campaign_cmd(
     agents: Annotated[list[str] | None, typer.Option("--agents", metavar="A,B", help="Play these built-in agents "
                                                      "instead of the whole panel (comma-separated or repeated; "
                                                      "llm and --agent-cmd programs: gf01 evaluate).")] = None,
-    executor: Annotated[str, typer.Option("--executor", metavar="local|dask://HOST:PORT", help="Where episodes run: "
-                                          "a local process pool, or an existing Dask scheduler.")] = "local",
+    executor: Annotated[str, typer.Option("--executor", metavar="local|threads|dask://HOST:PORT", help="Where "
+                                          "episodes run: a local process pool, threads of this process, or an "
+                                          "existing Dask scheduler.")] = "local",
     jobs: Annotated[int | None, typer.Option("--jobs", metavar="N", min=1, max=MAX_JOBS,
                                              help="Local worker processes (default: "
                                              "every core).")] = None,

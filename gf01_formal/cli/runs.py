@@ -70,6 +70,10 @@ def evaluate_cmd(
     seed: Annotated[int, typer.Option("--seed", metavar="N", min=0, help="The runs' seed (part of the run id).")] = 0,
     jobs: Annotated[int, typer.Option("--jobs", metavar="N", min=1, max=MAX_JOBS, help="Worker processes (threads with "
                                       "--agent llm).")] = 1,
+    executor: Annotated[str | None, typer.Option(
+        "--executor", metavar="local|threads|dask://HOST:PORT", help="Where episodes run: a local process pool of "
+        "--jobs workers (the default; threads with --agent llm), --jobs threads of this process (agents that wait "
+        "on I/O), or an existing Dask scheduler.")] = None,
     step_timeout: StepTimeoutOpt = 30.0,
     subset_min: Annotated[
         bool, typer.Option("--subset-min", help="Also run the exact SubsetMin diagnostic on each certificate.")
@@ -98,7 +102,13 @@ def evaluate_cmd(
     Run again after an interruption: finished runs are skipped by run id, the rest are played.
     """
     from gf01_formal.campaign.evaluate import Settings, evaluate
+    from gf01_formal.campaign.executors import parse_executor
 
+    kind, address = (None, None) if executor is None else parse_executor(executor)
+    if kind == "dask":
+        from gf01_formal.extras import require
+
+        require("cluster", f"gf01 evaluate --executor {executor}")
     check_output(output, inputs=[source], reread=True)
     adaptation = adaptation_of(adaptation_condition, adaptation_budget_tokens, adaptation_data_scope,
                                adaptation_protocol_id)
@@ -121,11 +131,12 @@ def evaluate_cmd(
     if any(s.name == "llm" for s in specs):  # I/O bound: threads, and the tokens spent on the bar
         with TokenProgress() as tok:
             summary = evaluate(source, specs, output, settings=settings, jobs=jobs, progress=tok.progress,
-                               threads=True, on_record=tok.on_record)
+                               threads=True, on_record=tok.on_record, executor=kind, address=address)
         record = {"file": str(output), **summary.to_json(), "tokens": dict(sorted(tok.tokens.items()))}
     else:
         with progress_bar("runs") as bar:
-            summary = evaluate(source, specs, output, settings=settings, jobs=jobs, progress=bar)
+            summary = evaluate(source, specs, output, settings=settings, jobs=jobs, progress=bar, executor=kind,
+                               address=address)
         record = {"file": str(output), **summary.to_json()}
 
     def human(r: dict[str, Any]) -> list[str]:
