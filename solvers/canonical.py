@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from encoders.problem import Atom, Flip, Problem
 
@@ -42,10 +43,18 @@ def effective_flips(problem: Problem, atoms: Iterable[Atom]) -> frozenset[Flip]:
     return frozenset((t, i) for t, i, v in atoms if ((problem.trace[t] >> i) & 1) != v)
 
 
+def certificate_to_json(atoms: Iterable[Atom], inputs: Sequence[str]) -> list[list[Any]]:
+    """The JSON form of atoms ``[[t, "input", v], ...]``, sorted by (t, input name, v).
+
+    >>> certificate_to_json([(3, 1, 0), (1, 0, 1)], ["req", "ack"])
+    [[1, 'req', 1], [3, 'ack', 0]]
+    """
+    return sorted([t, inputs[i], v] for t, i, v in atoms)
+
+
 def certificate_json(problem: Problem, atoms: Iterable[Atom]) -> str:
     """A certificate's canonical JSON: ``[[t, input_name, v], ...]`` sorted by (t, name, v), compact separators."""
-    names = problem.system.inputs
-    return json.dumps(sorted([t, names[i], v] for t, i, v in atoms), separators=(",", ":"))
+    return json.dumps(certificate_to_json(atoms, problem.system.inputs), separators=(",", ":"))
 
 
 def certificate_digest(problem: Problem, atoms: Iterable[Atom]) -> str:

@@ -115,6 +115,24 @@ def test_no_layer_imports_a_higher_one() -> None:
     assert upward == []
 
 
+def _package(module: str) -> str:
+    """The unit of gf01_formal/'s layout a module belongs to: its subpackage, or itself when it lies loose."""
+    parts = module.split(".")
+    return ".".join(parts[:2])
+
+
+def test_no_two_parts_of_gf01_formal_use_each_other() -> None:
+    # Modules without a circle can still tie two subpackages together (instances/a -> scoring/b, scoring/c ->
+    # instances/d): then neither is a floor of its own. The subpackages and loose modules must form layers too.
+    packages: dict[str, set[str]] = {}
+    for mod, deps in _graph().items():
+        if mod.startswith("gf01_formal."):
+            here = _package(mod)
+            packages.setdefault(here, set()).update(
+                _package(d) for d in deps if d.startswith("gf01_formal.") and _package(d) != here)
+    assert _cycles(packages) == []
+
+
 @pytest.mark.parametrize(
     ("graph", "expected"),
     [

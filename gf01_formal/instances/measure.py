@@ -20,9 +20,8 @@ from encoders.problem import Atom, Certificate, Problem
 from gf01_formal.instances.complexity import knobs
 from gf01_formal.instances.greedy import greedy_certificate
 from gf01_formal.instances.model import Certification, Complexity
-from gf01_formal.scoring.certificates import certificate_to_json
 from solvers import api
-from solvers.canonical import timesteps
+from solvers.canonical import certificate_to_json, timesteps
 from solvers.limits import Limits, Unknown
 
 

@@ -27,7 +27,7 @@ from typing import Any, Literal
 from encoders.problem import Atom, Certificate, Problem
 from hoa.errors import Gf01Error, quote
 from solvers import api
-from solvers.canonical import canonical, timesteps
+from solvers.canonical import canonical, certificate_to_json, timesteps
 from solvers.limits import Limits
 
 
@@ -130,11 +130,6 @@ def certificate_from_json(data: Any, inputs: Sequence[str], horizon: int, *, fie
     if parsed.errors:
         raise Gf01Error(parsed.errors[0], field=field)
     return parsed.atoms
-
-
-def certificate_to_json(atoms: Sequence[Atom], inputs: Sequence[str]) -> list[list[Any]]:
-    """The JSON form of atoms ``[[t, "input", v], ...]``, sorted by (t, input name, v)."""
-    return sorted(([t, inputs[i], v] for t, i, v in atoms), key=lambda a: (a[0], a[1], a[2]))
 
 
 def certificate_text(atoms: Sequence[Atom], inputs: Sequence[str]) -> str:
