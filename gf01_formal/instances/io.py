@@ -15,16 +15,13 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from aig.parser import parse as parse_aiger
 from aig.view import CircuitView
-from aig.writer import canonical as canonical_aiger
 from encoders.problem import Problem
-from gf01_formal.artifacts import canonical_json, read_json, write_text_atomic
-from gf01_formal.instances.complexity import W_MAX
+from gf01_formal.artifacts import read_json, write_text_atomic
+from gf01_formal.instances import plain
 from gf01_formal.instances.model import (
     BUNDLE_SCHEMA,
     INSTANCE_SCHEMA,
@@ -37,140 +34,25 @@ from gf01_formal.instances.model import (
     instances_hash,
     validate_model,
 )
-from gf01_formal.instances.traces import parse_effect, trace_from_json
 from hoa.errors import Gf01Error, quote
-from hoa.mealy import MAX_TABLE_CELLS, MAX_TABLE_INPUTS, MealyView, mealy_from_text
+from hoa.mealy import MealyView
 
 
 def system_view(system: System) -> MealyView | CircuitView:
     """The Mealy view of an instance's system (HOA parsed, the explicit table, or the circuit), checked
-    (input-complete tables; canonical circuit text)."""
-    return _view_cached(canonical_json(system.model_dump(mode="json")))
-
-
-@lru_cache(maxsize=256)
-def _view_cached(system_json: str) -> MealyView | CircuitView:
-    # Keyed by the canonical JSON so that equal systems share one parsed view (and its compiled tables).
-    system = System.model_validate_json(system_json)
-    names = [*system.inputs, *system.outputs]
-    if len(set(names)) != len(names):
-        dup = next(n for n in names if names.count(n) > 1)
-        raise Gf01Error(f"{quote(dup, 60)} is named twice among the inputs and outputs", field="system")
-    if system.kind == "aiger":
-        view = circuit_view(system)
-        _check_names(view, system)
-        return view
-    if system.kind == "hoa":
-        if not system.hoa:
-            raise Gf01Error("a system of kind 'hoa' needs its HOA text", field="system.hoa")
-        try:
-            view = mealy_from_text(system.hoa, system.outputs)
-        except Gf01Error as ex:  # line:col are the HOA text's, not the instance file's
-            where = ":".join(str(p) for p in (ex.line, ex.col) if p is not None)
-            raise Gf01Error(f"{where + ': ' if where else ''}{ex.message}", field="system.hoa") from None
-    else:
-        tab = system.table
-        if tab is None:
-            raise Gf01Error("a system of kind 'table' needs its table", field="system.table")
-        if not 0 <= tab.initial < len(tab.states):
-            raise Gf01Error(f"initial state {tab.initial} out of range", field="system.table.initial")
-        if len(tab.next) != len(tab.states) or len(tab.out) != len(tab.states):
-            raise Gf01Error("next and out need one row per state", field="system.table")
-        width = 1 << len(system.inputs) if len(system.inputs) <= MAX_TABLE_INPUTS else 0
-        if not width or len(tab.states) * width > MAX_TABLE_CELLS:
-            raise Gf01Error(f"{len(tab.states)} states x 2^{len(system.inputs)} input valuations is more than the "
-                            f"{MAX_TABLE_CELLS:,} table cells an instance may have", field="system.table")
-        for what, rows, limit in (("next", tab.next, len(tab.states)), ("out", tab.out, 1 << len(system.outputs))):
-            for q, row in enumerate(rows):
-                if len(row) != width:
-                    raise Gf01Error(f"state {quote(tab.states[q], 40)}: {len(row)} entries, one per input valuation "
-                                    f"(2^{len(system.inputs)} = {width}) needed", field=f"system.table.{what}")
-                bad = [v for v in row if not 0 <= v < limit]
-                if bad:
-                    raise Gf01Error(f"state {quote(tab.states[q], 40)}: {quote(bad[0], 40)} is out of range "
-                                    f"[0, {limit - 1}]", field=f"system.table.{what}")
-        try:
-            view = MealyView.from_table(system.inputs, system.outputs, tab.next, tab.out, tab.initial, tab.states)
-        except Gf01Error as ex:
-            raise Gf01Error(ex.message, field="system.table") from ex
-    _check_names(view, system)
-    if not view.has_tables:
-        raise Gf01Error(
-            f"{view.num_states} states x 2^{view.num_inputs} input valuations = {view.table_cells:,} table cells, "
-            f"more than the {MAX_TABLE_CELLS:,} an instance may have (at most {MAX_TABLE_INPUTS} inputs)",
-            field="system",
-        )
-    # The tables are compiled now (every query needs them): a state without an edge for some input, or a label the
-    # tables cannot take, is refused here, naming the field, and not at the first query.
-    try:
-        view.tables  # noqa: B018
-    except Gf01Error as ex:
-        raise Gf01Error(ex.message, field="system") from ex
-    return view
-
-
-def _check_names(view: MealyView | CircuitView, system: System) -> None:
-    if list(view.inputs) != list(system.inputs) or list(view.outputs) != list(system.outputs):
-        raise Gf01Error(
-            f"the system's APs are inputs {list(view.inputs)}, outputs {list(view.outputs)}; the instance says "
-            f"inputs {list(system.inputs)}, outputs {list(system.outputs)}",
-            field="system",
-        )
+    (input-complete tables; canonical circuit text); one per distinct system (:func:`plain.system_view`)."""
+    return plain.system_view(system.model_dump(mode="json"))
 
 
 def circuit_view(system: System) -> CircuitView:
     """The view of a circuit system: its canonical AIGER text parsed; the outputs past the circuit's outputs and
     bad-state properties are the latches it observes."""
-    if not system.aiger:
-        raise Gf01Error("a system of kind 'aiger' needs its AIGER text", field="system.aiger")
-    try:
-        circuit = parse_aiger(system.aiger)
-    except Gf01Error as ex:  # the line is the AIGER text's, not the instance file's
-        raise Gf01Error(f"{ex.line}: {ex.message}" if ex.line else ex.message, field="system.aiger") from None
-    if canonical_aiger(circuit) != system.aiger:
-        raise Gf01Error("the AIGER text is not in canonical form (what aig.writer.canonical writes): an instance "
-                        "carries, and hashes, the canonical text", field="system.aiger")
-    fixed = len(circuit.outputs) + len(circuit.bad)
-    try:
-        return CircuitView.from_aig(circuit, observe=system.outputs[fixed:])
-    except Gf01Error as ex:
-        raise Gf01Error(ex.message, field="system") from None
+    return plain.circuit_view(system.model_dump(mode="json"))
 
 
 def instance_problem(inst: Instance) -> Problem:
     """The solver-level Problem of an instance (everything checked; errors name the field)."""
-    view = system_view(inst.system)
-    trace = trace_from_json(inst.base_trace, view.inputs, field="base_trace")
-    effect = parse_effect(inst.effect, view.outputs, field="effect")
-    T = len(trace)
-    if not 0 <= inst.t_star < T:
-        raise Gf01Error(f"t* = {inst.t_star} is outside [0, {T - 1}]", field="t_star")
-    low = 1 if inst.mode == "normal" else 0  # w_min = 1 (DEC-014b); a hard-mode window plays no part
-    # w(I) does not depend on T (alpha_T = 0), so a short trace may get a window up to w_max = 6 longer than itself;
-    # E_norm reads [max(0, t* - w), t*], where any w >= t* covers the whole prefix.
-    high = max(T, W_MAX)
-    if not low <= inst.window <= high:
-        raise Gf01Error(f"window {inst.window} is outside [{low}, {high}] ({inst.mode} mode)", field="window")
-    if not 1 <= inst.budget_t <= T:
-        raise Gf01Error(f"B_T = {inst.budget_t} is outside [1, {T}]", field="budget_t")
-    max_atoms = T * view.num_inputs
-    if not 1 <= inst.budget_a <= max_atoms:
-        raise Gf01Error(f"B_A = {inst.budget_a} is outside [1, {max_atoms}] (T x |AP_in|)", field="budget_a")
-    cert = inst.certification
-    if cert is not None and cert.oracle_eff_a is not None and inst.budget_a < cert.oracle_eff_a:
-        # The oracle (EVAL-OC) is the panel's ceiling: it must be able to play its certificate (Score_C = 1).
-        raise Gf01Error(f"B_A = {inst.budget_a} is below Eff_a = {cert.oracle_eff_a} of the oracle certificate, "
-                        f"which could then not be played (give B_A >= {cert.oracle_eff_a})", field="budget_a")
-    return Problem(
-        system=view,
-        trace=trace,
-        effect=effect,
-        t_star=inst.t_star,
-        mode=inst.mode,
-        window=inst.window,
-        budget_t=inst.budget_t,
-        budget_a=inst.budget_a,
-    )
+    return plain.task_problem(inst.model_dump(mode="json"))
 
 
 def input_names(inst: Instance) -> tuple[str, ...]:

@@ -13,17 +13,21 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_serializer
 
 from gf01_formal.artifacts import pretty_json, sha256_hex
+
+# The schema names and content-hash rules live with the pydantic-free reader (plain.py); here they are re-exported.
+from gf01_formal.instances.plain import (  # noqa: F401
+    BUNDLE_SCHEMA,
+    CONTENT_FIELDS,
+    ID_HEX,
+    ID_PREFIX,
+    INSTANCE_SCHEMA,
+    content_id,
+    content_of,
+)
 from hoa.errors import Gf01Error, quote
 
-INSTANCE_SCHEMA = "gf01-formal.instance.v2"
-BUNDLE_SCHEMA = "gf01-formal.bundle.v2"
 #: Earlier schema versions, refused with a hint (v1 spelled the budgets budget_timesteps / budget_atoms).
 OLD_SCHEMAS = ("gf01-formal.instance.v1", "gf01-formal.bundle.v1")
-#: The task fields that the content hash covers (the order is irrelevant: canonical JSON sorts keys).
-CONTENT_FIELDS = ("system", "base_trace", "effect", "t_star", "mode", "window", "budget_t", "budget_a")
-#: Prefix of content-derived instance ids; ``instance_id = ID_PREFIX + content_hash[:ID_HEX]``.
-ID_PREFIX = "gf01f-"
-ID_HEX = 16
 SPLITS = ("public_dev", "public_val", "private_eval")
 
 # strict: a JSON string "21" is not the integer 21, and true is not 1. defer_build: a model's validator is built when
@@ -182,16 +186,6 @@ class Bundle(BaseModel):
     instances_hash: str = Field(description="sha256 of the canonical JSON of the list of instances")
     skipped: list[Skip] = Field(default_factory=list)
     source_fields: dict[str, Any] = Field(default_factory=dict, description="source bundle fields kept verbatim")
-
-
-def content_of(task: dict[str, Any]) -> dict[str, Any]:
-    """The part of an instance dict that the content hash covers."""
-    return {k: task[k] for k in CONTENT_FIELDS}
-
-
-def content_id(content_hash: str) -> str:
-    """The content-derived instance id for ``content_hash``."""
-    return ID_PREFIX + content_hash[:ID_HEX]
 
 
 def make_instance(
