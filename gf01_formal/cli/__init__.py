@@ -48,8 +48,15 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _invoke(args: list[str]) -> int:
-    """Parse ``args`` and run the command. typer's own ``main`` is bypassed: it turns Ctrl-C into a silent exit 130
-    and a closed pipe into exit 1; here every outcome goes through :func:`_status_of`."""
+    """Parse ``args`` and run the command: the plain form of ``verify`` through the front door (no typer, no
+    pydantic; :mod:`gf01_formal.cli.front`), everything else, and whatever the front door leaves, through typer.
+    typer's own ``main`` is bypassed: it turns Ctrl-C into a silent exit 130 and a closed pipe into exit 1; here
+    every outcome goes through :func:`_status_of`."""
+    from gf01_formal.cli.front import verify
+
+    status = verify(args)
+    if status is not None:
+        return status
     import typer
 
     command = typer.main.get_command(_tree_for(args))

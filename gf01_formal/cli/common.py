@@ -1,5 +1,6 @@
 """What every command shares: the option declarations (one spelling and one meaning each), the INSTANCE argument,
-the time budget of ``--seconds``, and plain-text or JSON output.
+and, from :mod:`gf01_formal.cli.plain` (which needs no typer), the time budget of ``--seconds`` and plain-text or
+JSON output.
 
 Every command is a few lines: parse options, call one library function, print its result (:func:`emit`). This
 module imports only typer: the library behind a command is imported when the command runs, so that help, a usage
@@ -11,9 +12,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
-import json
 import sys
-import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -21,12 +20,13 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import typer
 import typer.core
 
+# Re-exported: every command imports them from here.
+from gf01_formal.cli.plain import DEFAULT_MEMORY, MAX_MEMORY, MAX_SECONDS, Deadline, emit, rows  # noqa: F401
 from hoa.errors import Gf01Error, quote
 
 if TYPE_CHECKING:
     from encoders.problem import Problem
     from gf01_formal.instances.model import Instance
-    from solvers.limits import Limits
 
 # typer prints each argument's Python type after its metavar ("CERT <str>"); our metavars already say what it is.
 typer.core.TyperArgument.display_type_rich = lambda self, ctx: None  # type: ignore[method-assign]
@@ -92,7 +92,6 @@ OutputsOpt = Annotated[
 
 #: Bounds on numbers a user gives, far above any real use: past them a number is a typo, and a time or a count that
 #: large would overflow the system calls it reaches (poll, semaphores) instead of being refused in one line.
-MAX_SECONDS = 1e6
 MAX_JOBS = 1024
 MAX_COUNT = 10**7
 
@@ -106,9 +105,6 @@ SecondsOpt = Annotated[
                  help="Time limit for the whole command; past it the answer is "
                  "'unknown' (exit 3), never a guess."),
 ]
-#: The default of --memory (MiB): a sixth of this project's reference machine (24 GiB, shared by several jobs).
-DEFAULT_MEMORY = 4096.0
-MAX_MEMORY = 2.0**30
 MemoryOpt = Annotated[
     float,
     typer.Option("--memory", metavar="MIB", min=1.0, max=MAX_MEMORY,
@@ -248,24 +244,6 @@ def open_instance(path: str, instance_id: str | None, options: Any, deadline: De
     return open_(path, instance_id, options, count_limits=deadline.limits(), progress=progress)
 
 
-class Deadline:
-    """The time budget of one command (``--seconds``): every query it runs gets what is left of it; and the memory
-    limit of each query (``--memory``, MiB), the same for all."""
-
-    def __init__(self, seconds: float | None, memory: float | None = None) -> None:
-        self.deadline = None if seconds is None else time.monotonic() + seconds
-        self.memory = memory
-
-    def limits(self) -> Limits | None:
-        """Limits for the next query: the seconds left and the memory limit (None when the command has neither)."""
-        if self.deadline is None and self.memory is None:
-            return None
-        from solvers.limits import Limits
-
-        left = None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
-        return Limits(seconds=left, memory=self.memory)
-
-
 def check_output(path: Path | str, *, inputs: Iterable[Path | str | None] = (), reread: bool = False) -> Path:
     """Refuse an unwritable output, or one that is one of the command's ``inputs``, before any work is done
     (:func:`gf01_formal.artifacts.check_output`)."""
@@ -275,33 +253,6 @@ def check_output(path: Path | str, *, inputs: Iterable[Path | str | None] = (), 
 
 
 # -- output ------------------------------------------------------------------------------------------------------
-
-
-def emit(record: dict[str, Any], as_json: bool, human: Callable[[dict[str, Any]], Iterable[str]]) -> None:
-    """Print ``record`` as one JSON line, or as the lines ``human`` makes of it."""
-    if as_json:
-        print(json.dumps(record, sort_keys=True), flush=True)
-        return
-    for line in human(record):
-        print(line)
-    sys.stdout.flush()
-
-
-def rows(pairs: Iterable[tuple[str, Any]]) -> list[str]:
-    """Key/value pairs as aligned lines: ``key   value``."""
-    items = [(k, _text(v)) for k, v in pairs]
-    width = max((len(k) for k, _ in items), default=0)
-    return [f"{k.ljust(width)}  {v}" for k, v in items]
-
-
-def _text(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, float):
-        return f"{v:.4g}"
-    if isinstance(v, list | tuple):
-        return "[" + ", ".join(_text(x) for x in v) + "]"
-    return "-" if v is None else str(v)
 
 
 @contextlib.contextmanager

@@ -25,7 +25,6 @@ from gf01_formal.cli.common import (
     check_output,
     emit,
     open_instance,
-    rows,
     with_instance_options,
 )
 
@@ -57,8 +56,8 @@ def verify(
     options: Any = None,
 ) -> None:
     """Score a certificate: Suff, Min1, Valid, goal, Eff_t, Eff_a, Score_C and kappa (exit 0 whatever the verdict)."""
+    from gf01_formal.cli.verify import certificate_report
     from gf01_formal.scoring.batch import verify_lines
-    from gf01_formal.scoring.certificates import best_match_record, certificate_text, parse_certificate, score
     from hoa.errors import Gf01Error
     from hoa.files import iter_lines
 
@@ -73,37 +72,9 @@ def verify(
         return
     assert cert is not None
     _, problem = open_instance(instance, instance_id, options, deadline)
-    from gf01_formal.artifacts import read_json
-
-    parsed = parse_certificate(read_json(cert), problem.system.inputs, horizon=problem.horizon,
-                               budget_t=problem.budget_t)
-    record = score(problem, parsed, subset_min=subset_min, backend=backend, limits=deadline.limits()).to_json()
-    if best_match:
-        record["best_match"] = best_match_record(problem, parsed, gold_set=gold_set, backend=backend,
-                                                 limits=deadline.limits())
-    shown = certificate_text(parsed.atoms, problem.system.inputs) if parsed.well_formed else _raw(parsed.submitted)
-    emit(record, json_out, lambda r: _verify_lines(r, shown))
-
-
-def _raw(submitted: tuple[Any, ...]) -> str:
-    return json.dumps(list(submitted)) if len(json.dumps(list(submitted))) < 200 else f"({len(submitted)} atoms)"
-
-
-def _verify_lines(r: dict[str, Any], shown: str) -> list[str]:
-    pairs: list[tuple[str, Any]] = [("certificate", shown)]
-    pairs += [(k, r[k]) for k in ("suff", "min1", "valid", "goal", "subset_min", "eff_t", "eff_a", "score_c", "kappa")
-              if r[k] is not None]
-    if r["within_budget"] is False:  # a flag worth a line only when it is raised (--json always has it)
-        pairs.append(("within_budget", False))
-    bm = r.get("best_match")
-    if bm is not None:
-        gold = "{" + ", ".join(f"({t}, {a}, {v})" for t, a, v in bm["gold"]) + "}"
-        pairs.append((f"best-match gold (in {'M(I)' if bm['gold_set'] == 'M' else 'M_B(I)'})", gold))
-        for level in ("ap", "ts"):
-            p, rc, f = (bm[f"{level}_{m}"] for m in ("precision", "recall", "f1"))
-            pairs.append((f"{level.upper()} P / R / F1", f"{p:.3f} / {rc:.3f} / {f:.3f}"))
-    pairs += [("error", e) for e in r["errors"]]
-    return rows(pairs)
+    record, human = certificate_report(problem, cert, subset_min=subset_min, best_match=best_match, gold_set=gold_set,
+                                       backend=backend, deadline=deadline)
+    emit(record, json_out, human)
 
 
 def _batch_line(r: dict[str, Any]) -> list[str]:

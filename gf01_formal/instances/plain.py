@@ -432,3 +432,26 @@ def _window_high(T: int) -> int:
 
     return max(T, W_MAX)
 
+
+
+def open_plain(path: str, instance_id: str | None = None) -> Problem | None:
+    """The checked Problem of the instance that an instance file or a bundle at ``path`` holds (``instance_id``
+    picks one of a bundle), read without pydantic; None (declined) for anything else (an HOA file, an AIGER
+    circuit) or anything :func:`read_plain` declines. An unreadable file, bad JSON or a semantic error raises
+    Gf01Error; the caller that wants the toolkit's own message for it reads the file through the models
+    (:func:`gf01_formal.instances.sources.open_instance`), which give that message."""
+    from gf01_formal.artifacts import parse_json
+    from hoa.files import read_bytes
+
+    data = read_bytes(path)
+    if b"\0" in data:
+        return None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    # An instance or a bundle is a JSON object; anything else (HOA text, an AIGER header) is for the models' reader.
+    if not text.lstrip(" \t\n\r").startswith("{"):
+        return None
+    inst = read_plain(parse_json(text), instance_id)
+    return None if inst is None else task_problem(inst)
