@@ -14,8 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_serial
 
 from gf01_formal.artifacts import pretty_json, sha256_hex
 
-# The schema names and content-hash rules live with the pydantic-free reader (plain.py); here they are re-exported.
-from gf01_formal.instances.plain import (  # noqa: F401
+# Re-exported: the identity rules are shared with the pydantic-free reader (plain.py).
+from gf01_formal.instances.identity import (  # noqa: F401
     BUNDLE_SCHEMA,
     CONTENT_FIELDS,
     ID_HEX,

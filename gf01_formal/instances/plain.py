@@ -1,6 +1,6 @@
-"""Instance files and bundles as plain JSON, without pydantic: the schema names and content-hash rules, a strict
-reader that accepts only what the models of :mod:`gf01_formal.instances.model` accept, and the solver-level Problem
-of an instance's task (the semantic checks every reader shares, :func:`task_problem`).
+"""Instance files and bundles as plain JSON, without pydantic: a strict reader that accepts only what the models of
+:mod:`gf01_formal.instances.model` accept, and the solver-level Problem of an instance's task (the semantic checks
+every reader shares, :func:`task_problem`).
 
 The reader exists for start-up time: importing pydantic and building the instance model's validator cost a small
 query (``gf01 verify`` of one certificate) more than the query itself. :func:`read_plain` either returns what the
@@ -25,31 +25,13 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from gf01_formal.artifacts import canonical_json, sha256_hex
+from gf01_formal.instances.identity import BUNDLE_SCHEMA, INSTANCE_SCHEMA, content_id, content_of
 from hoa.errors import Gf01Error, quote
 
 if TYPE_CHECKING:
     from aig.view import CircuitView
     from encoders.problem import Problem
     from hoa.mealy import MealyView
-
-INSTANCE_SCHEMA = "gf01-formal.instance.v2"
-BUNDLE_SCHEMA = "gf01-formal.bundle.v2"
-#: The task fields that the content hash covers (the order is irrelevant: canonical JSON sorts keys).
-CONTENT_FIELDS = ("system", "base_trace", "effect", "t_star", "mode", "window", "budget_t", "budget_a")
-#: Prefix of content-derived instance ids; ``instance_id = ID_PREFIX + content_hash[:ID_HEX]``.
-ID_PREFIX = "gf01f-"
-ID_HEX = 16
-
-
-def content_of(task: Mapping[str, Any]) -> dict[str, Any]:
-    """The part of an instance dict that the content hash covers."""
-    return {k: task[k] for k in CONTENT_FIELDS}
-
-
-def content_id(content_hash: str) -> str:
-    """The content-derived instance id for ``content_hash``."""
-    return ID_PREFIX + content_hash[:ID_HEX]
-
 
 # -- the strict reader ------------------------------------------------------------------------------------------
 
