@@ -22,7 +22,6 @@ as well, never a crash.
 from __future__ import annotations
 
 import functools
-import multiprocessing
 import os
 import signal
 import sys
@@ -139,7 +138,15 @@ def memory_reason(mib: float) -> str:
 
 F = TypeVar("F", bound=Callable[..., Any])
 _IN_CHILD = False
-_CAN_FORK = "fork" in multiprocessing.get_all_start_methods()
+
+
+@functools.cache
+def _can_fork() -> bool:
+    # multiprocessing is imported on the first capped query, not with this module: a query without a time or memory
+    # cap (one certificate's check) does not pay for it.
+    import multiprocessing
+
+    return "fork" in multiprocessing.get_all_start_methods()
 
 
 def guarded(query: str, *, stream: bool = False) -> Callable[[F], F]:
@@ -154,7 +161,7 @@ def guarded(query: str, *, stream: bool = False) -> Callable[[F], F]:
         def call(*args: Any, **kwargs: Any) -> Any:
             limits = kwargs.get("limits")
             capped = limits is not None and (limits.seconds is not None or limits.memory is not None)
-            if _IN_CHILD or not capped or not _CAN_FORK:
+            if _IN_CHILD or not capped or not _can_fork():
                 # (Without fork, e.g. on Windows, the query relies on its cooperative clock checks alone.)
                 return fn(*args, **kwargs)
             if stream:
@@ -242,6 +249,8 @@ def _child(conn: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, stream:
 
 def _start_child(fn: Callable[..., Any], args: tuple, kwargs: dict, stream: bool) -> tuple[Any, Any]:
     # fork: the child shares the caller's problem, tables and solver state without pickling them.
+    import multiprocessing
+
     ctx = multiprocessing.get_context("fork")
     recv, send = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child, args=(send, fn, args, kwargs, stream, os.getpid()), daemon=True)
