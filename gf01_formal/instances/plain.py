@@ -139,6 +139,7 @@ SCHEMA: dict[str, tuple[tuple[str, Any, Any], ...]] = {
 }
 
 _INT64 = 1 << 63
+_EXACT = {"str": str, "int": int, "float": float, "bool": bool}
 
 
 def _plain(value: Any) -> None:
@@ -171,8 +172,7 @@ def _plain(value: Any) -> None:
 def _value(t: Any, v: Any) -> Any:
     """``v`` as the model's field of type ``t`` holds it (dumped as JSON); _Decline unless surely accepted."""
     if isinstance(t, str):
-        ok = {"str": str, "int": int, "float": float, "bool": bool}.get(t)
-        if t == "any" or (ok is not None and type(v) is ok):
+        if t == "any" or type(v) is _EXACT[t]:
             return v
         raise _Decline
     head = t[0]
