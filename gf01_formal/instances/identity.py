@@ -11,6 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from gf01_formal.artifacts import sha256_hex
+from hoa.errors import Gf01Error, quote
+
 INSTANCE_SCHEMA = "gf01-formal.instance.v2"
 BUNDLE_SCHEMA = "gf01-formal.bundle.v2"
 #: The task fields that the content hash covers (the order is irrelevant: canonical JSON sorts keys).
@@ -28,3 +31,21 @@ def content_of(task: Mapping[str, Any]) -> dict[str, Any]:
 def content_id(content_hash: str) -> str:
     """The content-derived instance id for ``content_hash``."""
     return ID_PREFIX + content_hash[:ID_HEX]
+
+
+def check_identity(inst: Mapping[str, Any]) -> None:
+    """Raise Gf01Error (field ``content_hash`` or ``instance_id``) if the stored hash, or the content-derived id, of
+    an instance as JSON (its ``model_dump(mode="json")``) does not match its content."""
+    digest = sha256_hex(content_of(inst))
+    if digest != inst["content_hash"]:
+        raise Gf01Error(
+            f"instance {inst['instance_id']}: hash mismatch "
+            f"(stored {inst['content_hash'][:16]}..., content {digest[:16]}...)",
+            field="content_hash",
+        )
+    if inst["meta"]["id_scheme"] == "content" and inst["instance_id"] != content_id(digest):
+        raise Gf01Error(
+            f"instance id {quote(inst['instance_id'], 60)} does not match its content (expected "
+            f"{content_id(digest)!r})",
+            field="instance_id",
+        )

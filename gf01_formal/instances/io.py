@@ -52,7 +52,11 @@ def circuit_view(system: System) -> CircuitView:
 
 def instance_problem(inst: Instance) -> Problem:
     """The solver-level Problem of an instance (everything checked; errors name the field)."""
-    return plain.task_problem(inst.model_dump(mode="json"))
+    cert = inst.certification
+    return plain.task_problem(plain.Task(
+        system=inst.system.model_dump(mode="json"), base_trace=inst.base_trace, effect=inst.effect,
+        t_star=inst.t_star, mode=inst.mode, window=inst.window, budget_t=inst.budget_t, budget_a=inst.budget_a,
+        oracle_eff_a=None if cert is None else cert.oracle_eff_a))
 
 
 def input_names(inst: Instance) -> tuple[str, ...]:

@@ -21,6 +21,7 @@ from gf01_formal.instances.identity import (  # noqa: F401
     ID_HEX,
     ID_PREFIX,
     INSTANCE_SCHEMA,
+    check_identity,
     content_id,
     content_of,
 )
@@ -236,18 +237,7 @@ def make_instance(
 
 def check_hashes(inst: Instance) -> None:
     """Raise Gf01Error (field ``content_hash`` or ``instance_id``) if the stored hash or id does not match."""
-    digest = sha256_hex(content_of(inst.model_dump(mode="json")))
-    if digest != inst.content_hash:
-        raise Gf01Error(
-            f"instance {inst.instance_id}: hash mismatch "
-            f"(stored {inst.content_hash[:16]}..., content {digest[:16]}...)",
-            field="content_hash",
-        )
-    if inst.meta.id_scheme == "content" and inst.instance_id != content_id(digest):
-        raise Gf01Error(
-            f"instance id {quote(inst.instance_id, 60)} does not match its content (expected {content_id(digest)!r})",
-            field="instance_id",
-        )
+    check_identity(inst.model_dump(mode="json"))
 
 
 def instances_hash(instances: list[Instance]) -> str:

@@ -1,6 +1,6 @@
 """Instance files and bundles as plain JSON, without pydantic: a strict reader that accepts only what the models of
-:mod:`gf01_formal.instances.model` accept, and the solver-level Problem of an instance's task (the semantic checks
-every reader shares, :func:`task_problem`).
+:mod:`gf01_formal.instances.model` accept, and the solver-level Problem of an instance's :class:`Task` (the semantic
+checks every reader shares, :func:`task_problem`).
 
 The reader exists for start-up time: importing pydantic and building the instance model's validator cost a small
 query (``gf01 verify`` of one certificate) more than the query itself. :func:`read_plain` either returns what the
@@ -21,11 +21,12 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from gf01_formal.artifacts import canonical_json, sha256_hex
-from gf01_formal.instances.identity import BUNDLE_SCHEMA, INSTANCE_SCHEMA, content_id, content_of
+from gf01_formal.instances.identity import BUNDLE_SCHEMA, INSTANCE_SCHEMA, check_identity
 from hoa.errors import Gf01Error, quote
 
 if TYPE_CHECKING:
@@ -228,11 +229,12 @@ def _model(name: str, data: Any) -> dict[str, Any]:
 
 
 def _hashes_match(inst: Mapping[str, Any]) -> bool:
-    """Whether the stored content hash and (content-derived) id are those of the content (model.check_hashes)."""
-    digest = sha256_hex(content_of(inst))
-    if digest != inst["content_hash"]:
+    """Whether the stored content hash and (content-derived) id are those of the content."""
+    try:
+        check_identity(inst)
+    except Gf01Error:
         return False
-    return inst["meta"]["id_scheme"] != "content" or inst["instance_id"] == content_id(digest)
+    return True
 
 
 def read_plain(data: Any, instance_id: str | None = None) -> dict[str, Any] | None:
@@ -372,18 +374,41 @@ def circuit_view(system: Mapping[str, Any]) -> CircuitView:
         raise Gf01Error(ex.message, field="system") from None
 
 
-def task_problem(inst: Mapping[str, Any]) -> Problem:
-    """The solver-level Problem of an instance as JSON (its ``model_dump(mode="json")``, or what :func:`read_plain`
-    returns), everything checked; errors name the field. The hashes are the caller's to check."""
+@dataclass(frozen=True)
+class Task:
+    """What an instance asks, as its semantic check reads it: the system as JSON (``model.System``'s
+    ``model_dump(mode="json")``), the base trace as JSON, the effect's text, t*, mode, window, the budgets, and the
+    Eff_a of the oracle's certificate (None without a certification)."""
+
+    system: Mapping[str, Any]
+    base_trace: list[Any]
+    effect: str
+    t_star: int
+    mode: str
+    window: int
+    budget_t: int
+    budget_a: int
+    oracle_eff_a: int | None = None
+
+    @classmethod
+    def of_json(cls, inst: Mapping[str, Any]) -> Task:
+        """The task of an instance as JSON (its ``model_dump(mode="json")``, or what :func:`read_plain` returns)."""
+        cert = inst.get("certification")
+        return cls(inst["system"], inst["base_trace"], inst["effect"], inst["t_star"], inst["mode"], inst["window"],
+                   inst["budget_t"], inst["budget_a"], None if cert is None else cert.get("oracle_eff_a"))
+
+
+def task_problem(task: Task) -> Problem:
+    """The solver-level Problem of an instance's task, everything checked; errors name the field. The hashes are the
+    caller's to check."""
     from encoders.problem import Problem
     from gf01_formal.instances.traces import parse_effect, trace_from_json
 
-    view = system_view(inst["system"])
-    trace = trace_from_json(inst["base_trace"], view.inputs, field="base_trace")
-    effect = parse_effect(inst["effect"], view.outputs, field="effect")
+    view = system_view(task.system)
+    trace = trace_from_json(task.base_trace, view.inputs, field="base_trace")
+    effect = parse_effect(task.effect, view.outputs, field="effect")
     T = len(trace)
-    t_star, mode, window, budget_t, budget_a = (inst[k] for k in ("t_star", "mode", "window", "budget_t",
-                                                                  "budget_a"))
+    t_star, mode, window, budget_t, budget_a = task.t_star, task.mode, task.window, task.budget_t, task.budget_a
     if not 0 <= t_star < T:
         raise Gf01Error(f"t* = {t_star} is outside [0, {T - 1}]", field="t_star")
     low = 1 if mode == "normal" else 0  # w_min = 1 (DEC-014b); a hard-mode window plays no part
@@ -396,8 +421,7 @@ def task_problem(inst: Mapping[str, Any]) -> Problem:
     max_atoms = T * view.num_inputs
     if not 1 <= budget_a <= max_atoms:
         raise Gf01Error(f"B_A = {budget_a} is outside [1, {max_atoms}] (T x |AP_in|)", field="budget_a")
-    cert = inst.get("certification")
-    oracle_eff_a = None if cert is None else cert.get("oracle_eff_a")
+    oracle_eff_a = task.oracle_eff_a
     if oracle_eff_a is not None and budget_a < oracle_eff_a:
         # The oracle (EVAL-OC) is the panel's ceiling: it must be able to play its certificate (Score_C = 1).
         raise Gf01Error(f"B_A = {budget_a} is below Eff_a = {oracle_eff_a} of the oracle certificate, "
@@ -436,4 +460,4 @@ def open_plain(path: str, instance_id: str | None = None) -> Problem | None:
     if not text.lstrip(" \t\n\r").startswith("{"):
         return None
     inst = read_plain(parse_json(text), instance_id)
-    return None if inst is None else task_problem(inst)
+    return None if inst is None else task_problem(Task.of_json(inst))
