@@ -12,7 +12,7 @@ holding variable ``i`` (HOA's implicit-label convention: AP 0 is the least signi
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -62,60 +62,52 @@ TRUE = Const(True)
 FALSE = Const(False)
 
 
+def leaves(expr: Expr) -> Iterator[Const | Var | AliasRef]:
+    """The leaves of ``expr`` (constants, variables and alias references), left to right."""
+    if isinstance(expr, Not):
+        yield from leaves(expr.arg)
+    elif isinstance(expr, And | Or):
+        for a in expr.args:
+            yield from leaves(a)
+    else:
+        yield expr
+
+
+def map_leaves(expr: Expr, leaf: Callable[[Const | Var | AliasRef], Expr]) -> Expr:
+    """``expr`` with every leaf ``x`` (a constant, variable or alias reference) replaced by ``leaf(x)``."""
+    if isinstance(expr, Not):
+        return Not(map_leaves(expr.arg, leaf))
+    if isinstance(expr, And | Or):
+        return type(expr)(tuple(map_leaves(a, leaf) for a in expr.args))
+    return leaf(expr)
+
+
 def variables(expr: Expr) -> frozenset[int]:
     """The variable indices that occur in ``expr``."""
-    if isinstance(expr, Var):
-        return frozenset((expr.index,))
-    if isinstance(expr, Not):
-        return variables(expr.arg)
-    if isinstance(expr, And | Or):
-        out: frozenset[int] = frozenset()
-        for a in expr.args:
-            out |= variables(a)
-        return out
-    return frozenset()
+    return frozenset(x.index for x in leaves(expr) if isinstance(x, Var))
 
 
 def aliases_used(expr: Expr) -> frozenset[str]:
     """The alias names that occur in ``expr``."""
-    if isinstance(expr, AliasRef):
-        return frozenset((expr.name,))
-    if isinstance(expr, Not):
-        return aliases_used(expr.arg)
-    if isinstance(expr, And | Or):
-        out: frozenset[str] = frozenset()
-        for a in expr.args:
-            out |= aliases_used(a)
-        return out
-    return frozenset()
+    return frozenset(x.name for x in leaves(expr) if isinstance(x, AliasRef))
 
 
 def resolve(expr: Expr, aliases: Mapping[str, Expr]) -> Expr:
     """``expr`` with every ``@alias`` replaced by its (recursively resolved) definition."""
-    if isinstance(expr, AliasRef):
-        if expr.name not in aliases:
-            raise Gf01Error(f"undefined alias @{expr.name}")
-        return resolve(aliases[expr.name], aliases)
-    if isinstance(expr, Not):
-        return Not(resolve(expr.arg, aliases))
-    if isinstance(expr, And):
-        return And(tuple(resolve(a, aliases) for a in expr.args))
-    if isinstance(expr, Or):
-        return Or(tuple(resolve(a, aliases) for a in expr.args))
-    return expr
+
+    def definition(x: Const | Var | AliasRef) -> Expr:
+        if not isinstance(x, AliasRef):
+            return x
+        if x.name not in aliases:
+            raise Gf01Error(f"undefined alias @{x.name}")
+        return resolve(aliases[x.name], aliases)
+
+    return map_leaves(expr, definition)
 
 
 def rename(expr: Expr, mapping: Callable[[int], int]) -> Expr:
     """``expr`` with every variable ``i`` replaced by ``mapping(i)``."""
-    if isinstance(expr, Var):
-        return Var(mapping(expr.index))
-    if isinstance(expr, Not):
-        return Not(rename(expr.arg, mapping))
-    if isinstance(expr, And):
-        return And(tuple(rename(a, mapping) for a in expr.args))
-    if isinstance(expr, Or):
-        return Or(tuple(rename(a, mapping) for a in expr.args))
-    return expr
+    return map_leaves(expr, lambda x: Var(mapping(x.index)) if isinstance(x, Var) else x)
 
 
 def evaluate(expr: Expr, valuation: int) -> bool:

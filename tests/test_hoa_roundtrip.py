@@ -13,25 +13,17 @@ from hoa.label import And, Expr, Not, Or
 from hoa.model import AccAnd, AccConst, AccExpr, AccOr, AccSet, Automaton, Edge, State
 
 
-def normal(expr: Expr) -> Expr:
-    """The parser's normal form: nested operators of one kind flattened (``(a & b) & c`` is ``a & b & c``)."""
+def normal(expr: Expr | AccExpr) -> Expr | AccExpr:
+    """The parser's normal form of a label or an acceptance condition: nested operators of one kind flattened
+    (``(a & b) & c`` is ``a & b & c``)."""
     if isinstance(expr, Not):
         return Not(normal(expr.arg))
-    if isinstance(expr, And | Or):
-        args: list[Expr] = []
+    if isinstance(expr, And | Or | AccAnd | AccOr):
+        args: list[Expr | AccExpr] = []
         for a in (normal(x) for x in expr.args):
             args.extend(a.args if type(a) is type(expr) else (a,))  # type: ignore[union-attr]
-        return type(expr)(tuple(args))
+        return type(expr)(tuple(args))  # type: ignore[arg-type]
     return expr
-
-
-def normal_acc(cond: AccExpr) -> AccExpr:
-    if isinstance(cond, AccAnd | AccOr):
-        args: list[AccExpr] = []
-        for a in (normal_acc(x) for x in cond.args):
-            args.extend(a.args if type(a) is type(cond) else (a,))  # type: ignore[union-attr]
-        return type(cond)(tuple(args))
-    return cond
 
 
 def labels(n_aps: int, aliases: tuple[str, ...]) -> st.SearchStrategy[Expr]:
@@ -52,7 +44,7 @@ def acceptance(sets: int) -> st.SearchStrategy[AccExpr]:
             st.builds(AccOr, st.lists(sub, min_size=2, max_size=3).map(tuple)),
         ),
         max_leaves=5,
-    ).map(normal_acc)
+    ).map(normal)
 
 
 NAMES = st.text(st.sampled_from('ab"\\ /*n\n@é'), max_size=6)

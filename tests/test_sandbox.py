@@ -82,6 +82,28 @@ def _evaluate(tmp_path: Path, script: str, *extra: str) -> tuple[int, list[dict]
     return proc.returncode, [json.loads(line) for line in out.read_text().splitlines()]
 
 
+#: What follows a probe in an agent script: the agent plays no edit at any step, to the end of the episode.
+PLAY_NOTHING = '''
+for line in sys.stdin:
+    m = json.loads(line)
+    if m["type"] == "end":
+        break
+    if m["type"] == "observation" and m["done"]:
+        continue
+    print(json.dumps({"set": {}}), flush=True)
+'''
+
+
+def _probe(tmp_path: Path, probe: str, writes: Path, *extra: str) -> int:
+    """``gf01 evaluate`` (in this process) with an agent that runs ``probe`` (Python source importing json and sys),
+    then plays nothing; ``writes``, the file the probe writes, is named on the agent's command line (the sandbox
+    lets it write the files named there). Returns the exit status."""
+    agent = tmp_path / "agent.py"
+    agent.write_text(textwrap.dedent(probe) + PLAY_NOTHING)
+    return main(["evaluate", str(INSTANCE), "--agent-cmd", f"{sys.executable} {agent} {writes}", *extra, "-o",
+                 str(tmp_path / "runs.jsonl")])
+
+
 def test_the_peeker_wins_without_a_sandbox(tmp_path: Path, capsys) -> None:
     """The attack is real: unsandboxed (stated), it finds the bundle and plays the oracle's certificate."""
     status, records = _evaluate(tmp_path, PEEKER, "--sandbox", "none")
@@ -118,18 +140,8 @@ def test_the_sandbox_sees_no_harness_process_and_no_project_file(tmp_path: Path,
                   "cwd": os.getcwd(), "net": sorted(os.listdir("/sys/class/net")) if os.path.exists("/sys") else [],
                   "env": sorted(os.environ)}}
         open({str(seen)!r}, "w").write(json.dumps(probe))
-        for line in sys.stdin:
-            m = json.loads(line)
-            if m["type"] == "end":
-                break
-            if m["type"] == "observation" and m["done"]:
-                continue
-            print(json.dumps({{"set": {{}}}}), flush=True)
     '''
-    agent = tmp_path / "agent.py"
-    agent.write_text(textwrap.dedent(script))
-    status = main(["evaluate", str(INSTANCE), "--agent-cmd", f"{sys.executable} {agent} {seen}", "-o",
-                   str(tmp_path / "runs.jsonl")])
+    status = _probe(tmp_path, script, seen)
     assert status == 0, capsys.readouterr().err
     probe = json.loads(seen.read_text())
     assert len(probe["pids"]) <= 3  # the sandbox's init, the agent (and at most a shim's exec)
@@ -171,18 +183,8 @@ def test_a_setsid_grandchild_dies_with_the_episode(tmp_path: Path, capsys) -> No
         # a grandchild in a session of its own, which outlives its parent and ignores the group's signals
         subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)", {marker!r}], start_new_session=True)
         open({str(started)!r}, "w").write("yes")
-        for line in sys.stdin:
-            m = json.loads(line)
-            if m["type"] == "end":
-                break
-            if m["type"] == "observation" and m["done"]:
-                continue
-            print(json.dumps({{"set": {{}}}}), flush=True)
     '''
-    agent = tmp_path / "agent.py"
-    agent.write_text(textwrap.dedent(script))
-    status = main(["evaluate", str(INSTANCE), "--agent-cmd", f"{sys.executable} {agent} {started}", "-o",
-                   str(tmp_path / "runs.jsonl")])
+    status = _probe(tmp_path, script, started)
     assert status == 0, capsys.readouterr().err
     assert started.read_text() == "yes"
     assert _gone(marker)
@@ -236,20 +238,10 @@ def test_no_network_unless_the_run_says_so(tmp_path: Path, capsys, network: bool
         except OSError as ex:
             reached = "refused " + type(ex).__name__
         open({str(seen)!r}, "w").write(reached)
-        for line in sys.stdin:
-            m = json.loads(line)
-            if m["type"] == "end":
-                break
-            if m["type"] == "observation" and m["done"]:
-                continue
-            print(json.dumps({{"set": {{}}}}), flush=True)
     '''
-    agent = tmp_path / "agent.py"
-    agent.write_text(textwrap.dedent(script))
     extra = ["--agent-network"] if network else []
     try:
-        status = main(["evaluate", str(INSTANCE), "--agent-cmd", f"{sys.executable} {agent} {seen}", *extra, "-o",
-                       str(tmp_path / "runs.jsonl")])
+        status = _probe(tmp_path, script, seen, *extra)
     finally:
         server.close()
     assert status == 0, capsys.readouterr().err
