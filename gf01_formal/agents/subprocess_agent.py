@@ -49,7 +49,7 @@ import signal
 import subprocess
 import time
 from collections import deque
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from gf01_formal.agents.base import Agent, AgentFault
 from gf01_formal.agents.sandbox import Kind, wrap
@@ -323,15 +323,23 @@ class SubprocessAgent(Agent):
             raise self._crash("stopped reading its input") from None
         self._pending = self._pending[n:]
 
-    def _read_out(self, proc: subprocess.Popen[bytes]) -> None:
-        assert proc.stdout is not None and self._selector is not None
+    def _read_chunk(self, stream: IO[bytes]) -> bytes | None:
+        """What ``stream`` has ready: None when nothing yet, ``b""`` at its end (it is then unregistered)."""
+        assert self._selector is not None
         try:
-            data = os.read(proc.stdout.fileno(), _CHUNK)
+            data = os.read(stream.fileno(), _CHUNK)
         except BlockingIOError:
-            return
+            return None
         if not data:
-            self._selector.unregister(proc.stdout)
+            self._selector.unregister(stream)
+        return data
+
+    def _read_out(self, proc: subprocess.Popen[bytes]) -> None:
+        assert proc.stdout is not None
+        data = self._read_chunk(proc.stdout)
+        if data == b"":
             self._stdout_open = False
+        if not data:
             return
         self._out += data
         while True:
@@ -352,13 +360,9 @@ class SubprocessAgent(Agent):
                 self._lines.append(line)
 
     def _read_err(self, proc: subprocess.Popen[bytes]) -> None:
-        assert proc.stderr is not None and self._selector is not None
-        try:
-            data = os.read(proc.stderr.fileno(), _CHUNK)
-        except BlockingIOError:
-            return
+        assert proc.stderr is not None
+        data = self._read_chunk(proc.stderr)
         if not data:
-            self._selector.unregister(proc.stderr)
             return
         self._stderr += data
         del self._stderr[:-STDERR_TAIL]

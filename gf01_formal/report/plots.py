@@ -9,6 +9,7 @@ Each function takes the report's (or the analysis') data and returns one SVG doc
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from typing import Any
 
 RC = {
@@ -111,63 +112,67 @@ def headline_figure(headline: list[dict[str, Any]], varying: list[str]) -> str:
     return _draw(build, headline)
 
 
-def quartile_figure(figure: dict[str, Any]) -> str:
-    """Score_C rate by z(I) quartile per agent with Wilson intervals, one panel per (split, mode)."""
+def _panel_figure(figure: dict[str, Any], title: str, draw_panel: Callable[[Any, dict[str, Any]], None]) -> str:
+    """One panel per (split, mode) of ``figure``, each drawn by ``draw_panel(ax, panel)``, under ``title``."""
 
     def build(fig: Any, data: dict[str, Any]) -> None:
         panels = data["panels"]
         axes = _panel_grid(fig, len(panels))
         for ax, panel in zip(axes.flat, panels, strict=False):
-            shown = 0
-            for k, agent in enumerate(panel["agents"]):
-                pts = [(QUARTERS.index(f"Q{q['quartile']}") + (k - len(panel["agents"]) / 2) * 0.06,
-                        q["score_c"]["rate"], q["score_c"]["ci"]) for q in agent["quartiles"] if q["score_c"]["n"]]
-                if not pts:
-                    continue
-                shown += 1
-                xs = [p[0] for p in pts]
-                ys = [p[1] for p in pts]
-                err = [[p[1] - p[2][0] for p in pts], [p[2][1] - p[1] for p in pts]]
-                ax.errorbar(xs, ys, yerr=err, marker="o", capsize=3, label=agent["agent"])
-            ax.set_xticks(range(4), QUARTERS)
-            ax.set_ylim(-0.05, 1.05)
-            ax.set_xlabel("complexity quartile of z(I)")
-            ax.set_ylabel("Score_C rate (95 % Wilson)")
-            ax.set_title(f"{panel['split_id'] or 'no split'} / {panel['mode']} ({panel['instances']} instances)")
-            # Runs without z(I) have no quartile: a panel of such runs draws nothing and says why.
-            _legend_or_note(ax, bool(shown), "no scored run with z(I)")
-        fig.suptitle("Score_C by complexity quartile — " + _title(data["key"]))
+            draw_panel(ax, panel)
+        fig.suptitle(f"{title} — " + _title(data["key"]))
         _margins(fig, axes.shape[0])
 
     return _draw(build, figure)
+
+
+def quartile_figure(figure: dict[str, Any]) -> str:
+    """Score_C rate by z(I) quartile per agent with Wilson intervals, one panel per (split, mode)."""
+
+    def draw_panel(ax: Any, panel: dict[str, Any]) -> None:
+        shown = 0
+        for k, agent in enumerate(panel["agents"]):
+            pts = [(QUARTERS.index(f"Q{q['quartile']}") + (k - len(panel["agents"]) / 2) * 0.06,
+                    q["score_c"]["rate"], q["score_c"]["ci"]) for q in agent["quartiles"] if q["score_c"]["n"]]
+            if not pts:
+                continue
+            shown += 1
+            xs = [p[0] for p in pts]
+            ys = [p[1] for p in pts]
+            err = [[p[1] - p[2][0] for p in pts], [p[2][1] - p[1] for p in pts]]
+            ax.errorbar(xs, ys, yerr=err, marker="o", capsize=3, label=agent["agent"])
+        ax.set_xticks(range(4), QUARTERS)
+        ax.set_ylim(-0.05, 1.05)
+        ax.set_xlabel("complexity quartile of z(I)")
+        ax.set_ylabel("Score_C rate (95 % Wilson)")
+        ax.set_title(f"{panel['split_id'] or 'no split'} / {panel['mode']} ({panel['instances']} instances)")
+        # Runs without z(I) have no quartile: a panel of such runs draws nothing and says why.
+        _legend_or_note(ax, bool(shown), "no scored run with z(I)")
+
+    return _panel_figure(figure, "Score_C by complexity quartile", draw_panel)
 
 
 def eff_t_figure(figure: dict[str, Any]) -> str:
     """Eff_t distributions of certified runs per agent (bars of run counts), one panel per (split, mode)."""
 
-    def build(fig: Any, data: dict[str, Any]) -> None:
-        panels = data["panels"]
-        axes = _panel_grid(fig, len(panels))
-        for ax, panel in zip(axes.flat, panels, strict=False):
-            agents = panel["agents"]
-            width = 0.8 / max(1, len(agents))
-            for k, agent in enumerate(agents):
-                hist = agent["eff_t_given_certified"]
-                if hist:
-                    ax.bar([v + (k - (len(agents) - 1) / 2) * width for v, _ in hist], [c for _, c in hist],
-                           width=width, label=agent["agent"])
-            from matplotlib.ticker import MaxNLocator
+    def draw_panel(ax: Any, panel: dict[str, Any]) -> None:
+        from matplotlib.ticker import MaxNLocator
 
-            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-            ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-            ax.set_xlabel("Eff_t (distinct intervened timesteps), certified runs")
-            ax.set_ylabel("runs")
-            ax.set_title(f"{panel['split_id'] or 'no split'} / {panel['mode']}")
-            _legend_or_note(ax, any(a["eff_t_given_certified"] for a in agents), "no certified run")
-        fig.suptitle("Eff_t given certified — " + _title(data["key"]))
-        _margins(fig, axes.shape[0])
+        agents = panel["agents"]
+        width = 0.8 / max(1, len(agents))
+        for k, agent in enumerate(agents):
+            hist = agent["eff_t_given_certified"]
+            if hist:
+                ax.bar([v + (k - (len(agents) - 1) / 2) * width for v, _ in hist], [c for _, c in hist],
+                       width=width, label=agent["agent"])
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_xlabel("Eff_t (distinct intervened timesteps), certified runs")
+        ax.set_ylabel("runs")
+        ax.set_title(f"{panel['split_id'] or 'no split'} / {panel['mode']}")
+        _legend_or_note(ax, any(a["eff_t_given_certified"] for a in agents), "no certified run")
 
-    return _draw(build, figure)
+    return _panel_figure(figure, "Eff_t given certified", draw_panel)
 
 
 def coverage_figure(rows: list[dict[str, Any]]) -> str:
