@@ -14,6 +14,7 @@ import functools
 import inspect
 import sys
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -128,14 +129,32 @@ AdaptProtocolOpt = Annotated[str | None, typer.Option(
     "no_adaptation).")]
 
 
-def adaptation_of(condition: str | None, budget_tokens: int | None, data_scope: str | None,
-                  protocol_id: str | None) -> Any:
-    """The checked DEC-055 declaration of the four options (an Adaptation), None when none was given."""
-    if condition is None and budget_tokens is None and data_scope is None and protocol_id is None:
-        return None
-    from gf01_formal.agents.adaptation import declare
+@dataclass(frozen=True)
+class AdaptationFlags:
+    """The four DEC-055 options as given (:func:`with_adaptation_options`), checked when the command declares them."""
 
-    return declare(condition, budget_tokens, data_scope, protocol_id)
+    condition: str | None
+    budget_tokens: int | None
+    data_scope: str | None
+    protocol_id: str | None
+
+    def declared(self) -> Any:
+        """The checked DEC-055 declaration (an Adaptation), None when none of the options was given."""
+        if self.condition is None and self.budget_tokens is None and self.data_scope is None \
+                and self.protocol_id is None:
+            return None
+        from gf01_formal.agents.adaptation import declare
+
+        return declare(self.condition, self.budget_tokens, self.data_scope, self.protocol_id)
+
+
+#: The adaptation options, in the order --help lists them.
+_ADAPTATION_OPTIONS: dict[str, Any] = {"adaptation_condition": AdaptConditionOpt,
+                                       "adaptation_budget_tokens": AdaptBudgetOpt,
+                                       "adaptation_data_scope": AdaptScopeOpt,
+                                       "adaptation_protocol_id": AdaptProtocolOpt}
+
+
 BackendOpt = Annotated[
     BackendName | None,
     typer.Option("--backend", metavar="NAME", help="Solver backend: explicit, sat, bdd, bdd-autoref or forward "
@@ -210,28 +229,47 @@ _INSTANCE_OPTIONS: dict[str, Any] = {"trace": TraceOpt, "trace_file": TraceFileO
                                      "budget_a": BudgetAOpt, "outputs": OutputsOpt}
 
 
+def with_option_group(
+    command: Callable[..., None], group: dict[str, Any], into: str, combine: Callable[..., Any]
+) -> Callable[..., None]:
+    """``command`` with the options ``group`` (parameter name -> annotated type, all defaulting to None) in place of
+    its parameter ``into``, so typer, which reads the signature, lists them there; the command receives ``combine``
+    of their values, in ``group``'s order, as ``into``."""
+    own = inspect.signature(command, eval_str=True)
+    params: list[inspect.Parameter] = []
+    for name, p in own.parameters.items():
+        if name != into:
+            params.append(p)
+            continue
+        params += [inspect.Parameter(option, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None,
+                                     annotation=annotation) for option, annotation in group.items()]
+
+    @functools.wraps(command)
+    def run(**kwargs: Any) -> None:
+        values = [kwargs.pop(name) for name in group]
+        command(**kwargs, **{into: combine(*values)})
+
+    run.__signature__ = own.replace(parameters=params)  # type: ignore[attr-defined]
+    run.__annotations__ = {p.name: p.annotation for p in params}
+    return run
+
+
 def with_instance_options(command: Callable[..., None]) -> Callable[..., None]:
-    """``command`` with the instance options (--trace ... --outputs) added to its parameters, which typer reads from
-    the signature; the command receives them as one argument ``options``, :func:`instance_options` of their values.
+    """``command`` with the instance options (--trace ... --outputs) in place of its parameter ``options``, which
+    receives :func:`instance_options` of their values.
 
     >>> @with_instance_options
     ... def oracle_cmd(instance: InstanceArg, options: Any = None) -> None: ...
     >>> "trace" in inspect.signature(oracle_cmd).parameters
     True
     """
-    own = inspect.signature(command, eval_str=True)
-    params = [p for name, p in own.parameters.items() if name != "options"]
-    params += [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None, annotation=annotation)
-               for name, annotation in _INSTANCE_OPTIONS.items()]
+    return with_option_group(command, _INSTANCE_OPTIONS, "options", instance_options)
 
-    @functools.wraps(command)
-    def run(**kwargs: Any) -> None:
-        values = [kwargs.pop(name) for name in _INSTANCE_OPTIONS]
-        command(**kwargs, options=instance_options(*values))
 
-    run.__signature__ = own.replace(parameters=params)  # type: ignore[attr-defined]
-    run.__annotations__ = {p.name: p.annotation for p in params}
-    return run
+def with_adaptation_options(command: Callable[..., None]) -> Callable[..., None]:
+    """``command`` with the DEC-055 adaptation options in place of its parameter ``adaptation_flags``, which
+    receives them as one :class:`AdaptationFlags`."""
+    return with_option_group(command, _ADAPTATION_OPTIONS, "adaptation_flags", AdaptationFlags)
 
 
 def open_instance(path: str, instance_id: str | None, options: Any, deadline: Deadline) -> tuple[Instance, Problem]:

@@ -131,10 +131,10 @@ def import_hoa_cmd(
         Path, typer.Argument(metavar="SYSTEM", help="An HOA file with one Mealy controller.", show_default=False)
     ],
     output: OutputOpt,
-    options: Any = None,
     measure: MeasureOpt = True,
     seconds: MeasureSecondsOpt = 60.0,
     json_out: JsonOpt = False,
+    options: Any = None,
 ) -> None:
     """Make an instance from any Mealy HOA file (e.g. an ltlsynt controller), a trace and an effect."""
     from gf01_formal.instances.io import save_artifact
@@ -154,7 +154,6 @@ def import_aiger_cmd(
         Path, typer.Argument(metavar="CIRCUIT", help="An AIGER 1.9 circuit (.aag or .aig).", show_default=False)
     ],
     output: OutputOpt,
-    options: Any = None,
     observe: Annotated[
         str | None,
         typer.Option("--observe", metavar="LATCH,...", help="Latches (by name) added to the outputs, after the "
@@ -163,6 +162,7 @@ def import_aiger_cmd(
     measure: MeasureOpt = True,
     seconds: MeasureSecondsOpt = 60.0,
     json_out: JsonOpt = False,
+    options: Any = None,
 ) -> None:
     """Make an instance from an AIGER circuit (a SYNTCOMP controller, an HWMCC design), a trace and an effect."""
     import dataclasses

@@ -16,25 +16,16 @@ from gf01_formal.agents.base import Agent
 from gf01_formal.cli.common import (
     MAX_SECONDS,
     AgentNetworkOpt,
-    BudgetAOpt,
-    BudgetTOpt,
     Deadline,
-    EffectOpt,
     IdOpt,
     InstanceArg,
     JsonOpt,
-    ModeOpt,
-    OutputsOpt,
     SandboxOpt,
-    TraceFileOpt,
-    TraceOpt,
-    TStarOpt,
-    WindowOpt,
     cmd_params,
     emit,
-    instance_options,
     open_instance,
     rows,
+    with_instance_options,
 )
 from hoa.errors import Gf01Error
 
@@ -52,6 +43,7 @@ Every edit counts: it is part of your certificate, even if it sets an input to t
 Score_C = 1 when the certificate achieves the effect (Suff) and every single edit is needed (Min1)."""
 
 
+@with_instance_options
 def play_cmd(
     instance: InstanceArg,
     agent: Annotated[
@@ -75,15 +67,7 @@ def play_cmd(
         "oracle-exact-search-v1; docs/agent-protocol.md); a built-in agent plays on its own.")] = None,
     json_out: JsonOpt = False,
     instance_id: IdOpt = None,
-    trace: TraceOpt = None,
-    trace_file: TraceFileOpt = None,
-    effect: EffectOpt = None,
-    t_star: TStarOpt = None,
-    mode: ModeOpt = None,
-    window: WindowOpt = None,
-    budget_t: BudgetTOpt = None,
-    budget_a: BudgetAOpt = None,
-    outputs: OutputsOpt = None,
+    options: Any = None,
 ) -> None:
     """Play one episode at the prompt, or watch an agent play it (--agent, --agent-cmd); then show the scores."""
     from gf01_formal import agents
@@ -107,7 +91,6 @@ def play_cmd(
                         field="--track")
     if spec is not None:
         agents.check(spec)
-    options = instance_options(trace, trace_file, effect, t_star, mode, window, budget_t, budget_a, outputs)
     inst, problem = open_instance(instance, instance_id, options, Deadline(None))
     out = (lambda line: None) if json_out else _say
     if spec is None:

@@ -14,16 +14,12 @@ import typer
 from gf01_formal.cli.common import (
     MAX_COUNT,
     MAX_JOBS,
-    AdaptBudgetOpt,
-    AdaptConditionOpt,
-    AdaptProtocolOpt,
-    AdaptScopeOpt,
     GoldSetOpt,
     JsonOpt,
-    adaptation_of,
     check_output,
     emit,
     progress_bar,
+    with_adaptation_options,
 )
 
 PanelName = Literal["full", "core"]
@@ -342,6 +338,7 @@ def release_reveal_cmd(
         raise typer.Exit(2)
 
 
+@with_adaptation_options
 def campaign_cmd(
     bundle: Annotated[Path, typer.Argument(metavar="BUNDLE", help="The bundle to play.", show_default=False)],
     output: Annotated[Path, typer.Option("-o", "--output", metavar="DIR", help="The campaign directory.")],
@@ -367,10 +364,7 @@ def campaign_cmd(
     batch: Annotated[int, typer.Option("--batch", metavar="N", min=1, max=MAX_COUNT, help="Instances per task.")] = 4,
     gold_set: GoldSetOpt = "M",
     manifest: ManifestOpt = None,
-    adaptation_condition: AdaptConditionOpt = None,
-    adaptation_budget_tokens: AdaptBudgetOpt = None,
-    adaptation_data_scope: AdaptScopeOpt = None,
-    adaptation_protocol_id: AdaptProtocolOpt = None,
+    adaptation_flags: Any = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Play a DEC-056 panel over every instance, then validate, report and analyse; resumable (run it again)."""
@@ -385,8 +379,7 @@ def campaign_cmd(
 
     check_output_dir(output, inputs=[bundle, caps, manifest], names=ARTIFACTS)
     check_output(output / "runs.jsonl", reread=True)
-    adaptation = adaptation_of(adaptation_condition, adaptation_budget_tokens, adaptation_data_scope,
-                               adaptation_protocol_id)
+    adaptation = adaptation_flags.declared()
     names = [n.strip() for a in agents or [] for n in a.split(",") if n.strip()] or None
     cap_json = None
     if caps is not None:

@@ -14,21 +14,17 @@ import typer
 from gf01_formal.cli.common import (
     MAX_JOBS,
     MAX_SECONDS,
-    AdaptBudgetOpt,
-    AdaptConditionOpt,
-    AdaptProtocolOpt,
-    AdaptScopeOpt,
     AgentNetworkOpt,
     GoldSetOpt,
     JsonOpt,
     OutputOpt,
     SandboxOpt,
     StepTimeoutOpt,
-    adaptation_of,
     check_output,
     cmd_params,
     emit,
     progress_bar,
+    with_adaptation_options,
 )
 from gf01_formal.cli.llm import (
     ApiKeyEnvOpt,
@@ -48,6 +44,7 @@ BundleOpt = Annotated[
 ]
 
 
+@with_adaptation_options
 def evaluate_cmd(
     source: Annotated[
         Path, typer.Argument(metavar="BUNDLE", help="A bundle (or one instance file) to play.", show_default=False)
@@ -90,10 +87,7 @@ def evaluate_cmd(
     request_timeout: RequestTimeoutOpt = 60.0,
     sandbox: SandboxOpt = "auto",
     agent_network: AgentNetworkOpt = False,
-    adaptation_condition: AdaptConditionOpt = None,
-    adaptation_budget_tokens: AdaptBudgetOpt = None,
-    adaptation_data_scope: AdaptScopeOpt = None,
-    adaptation_protocol_id: AdaptProtocolOpt = None,
+    adaptation_flags: Any = None,
     gold_set: GoldSetOpt = "M",
     json_out: JsonOpt = False,
 ) -> None:
@@ -110,8 +104,7 @@ def evaluate_cmd(
 
         require("cluster", f"gf01 evaluate --executor {executor}")
     check_output(output, inputs=[source], reread=True)
-    adaptation = adaptation_of(adaptation_condition, adaptation_budget_tokens, adaptation_data_scope,
-                               adaptation_protocol_id)
+    adaptation = adaptation_flags.declared()
     specs = with_llm_options(agent_specs(agent or [], agent_cmd, track, step_timeout, sandbox, agent_network),
                              model=model,
                              base_url=base_url, api_key_env=api_key_env, temperature=temperature,

@@ -3,19 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from gf01_formal.cli.common import (
-    AdaptBudgetOpt,
-    AdaptConditionOpt,
-    AdaptProtocolOpt,
-    AdaptScopeOpt,
-    adaptation_of,
-)
+from gf01_formal.cli.common import with_adaptation_options
 
 
+@with_adaptation_options
 def serve_cmd(
     bundle: Annotated[Path, typer.Option("--bundle", metavar="BUNDLE", help="The bundle (or one instance file) to "
                                          "play.", show_default=False)],
@@ -30,10 +25,7 @@ def serve_cmd(
     body_timeout: Annotated[float, typer.Option("--body-timeout", metavar="S", min=0.1, max=3600.0,
                                                 help="Seconds a request's body may take to arrive (then 408).")]
     = 30.0,
-    adaptation_condition: AdaptConditionOpt = None,
-    adaptation_budget_tokens: AdaptBudgetOpt = None,
-    adaptation_data_scope: AdaptScopeOpt = None,
-    adaptation_protocol_id: AdaptProtocolOpt = None,
+    adaptation_flags: Any = None,
 ) -> None:
     """Serve the GF-01-R1 side-scroller in the browser until Ctrl-C: free play, or a pilot with --pilot."""
     from gf01_formal.extras import require
@@ -41,8 +33,7 @@ def serve_cmd(
     require("web", "gf01 serve")
     from gf01_formal.web.server import serve
 
-    adaptation = adaptation_of(adaptation_condition, adaptation_budget_tokens, adaptation_data_scope,
-                               adaptation_protocol_id)
+    adaptation = adaptation_flags.declared()
     serve(bundle, host=host, port=port, runs_out=runs_out, pilot=pilot, body_timeout=body_timeout,
           adaptation=adaptation)
 
