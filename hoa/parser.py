@@ -14,9 +14,10 @@ from __future__ import annotations
 import gc
 import re
 from bisect import bisect_left
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeVar
 
 from hoa.errors import Gf01Error, quote
 from hoa.label import AliasRef, And, Const, Expr, Not, Or, Var
@@ -24,6 +25,8 @@ from hoa.lexer import Tokens, decode_string, tokenize
 from hoa.model import AccAnd, AccConst, AccExpr, AccOr, AccSet, Automaton, Edge, State
 from hoa.spans import Atom, Spans
 from hoa.validate import validate
+
+_E = TypeVar("_E", Expr, AccExpr)  # a label or an acceptance condition: _flatten serves both
 
 #: Headers that may occur more than once (spec: every other HEADERNAME at most once).
 REPEATABLE = frozenset({"Start", "Alias", "properties"})
@@ -364,8 +367,8 @@ def _label_conj(r: _Reader, atoms: list[Atom]) -> Expr:
     return And(tuple(_flatten(args, And)))
 
 
-def _flatten(args: list[Expr], op: type) -> list[Expr]:
-    out: list[Expr] = []
+def _flatten(args: list[_E], op: type) -> list[_E]:
+    out: list[_E] = []
     for a in args:
         if type(a) is op:
             out.extend(a.args)  # type: ignore[union-attr]
@@ -413,29 +416,23 @@ def _label_atom(r: _Reader, atoms: list[Atom]) -> Expr:
 
 
 def _acc_cond(r: _Reader, atoms: list[tuple[int, int]]) -> AccExpr:
-    args = [_acc_conj(r, atoms)]
-    while r.i < r.hi and r.texts[r.i] == "|" and r.kinds[r.i] == "sym":
-        r.i += 1
-        args.append(_acc_conj(r, atoms))
-    if len(args) == 1:
-        return args[0]
-    flat: list[AccExpr] = []
-    for a in args:
-        flat.extend(a.args if isinstance(a, AccOr) else (a,))
-    return AccOr(tuple(flat))
+    return _acc_join(r, atoms, "|", AccOr, _acc_conj)
 
 
 def _acc_conj(r: _Reader, atoms: list[tuple[int, int]]) -> AccExpr:
-    args = [_acc_atom(r, atoms)]
-    while r.i < r.hi and r.texts[r.i] == "&" and r.kinds[r.i] == "sym":
+    return _acc_join(r, atoms, "&", AccAnd, _acc_atom)
+
+
+def _acc_join(r: _Reader, atoms: list[tuple[int, int]], sym: str, op: type[AccAnd] | type[AccOr],
+              operand: Callable[[_Reader, list[tuple[int, int]]], AccExpr]) -> AccExpr:
+    """``operand (sym operand)*`` as one ``op`` node, nested nodes of the same operator flattened into it."""
+    args = [operand(r, atoms)]
+    while r.i < r.hi and r.texts[r.i] == sym and r.kinds[r.i] == "sym":
         r.i += 1
-        args.append(_acc_atom(r, atoms))
+        args.append(operand(r, atoms))
     if len(args) == 1:
         return args[0]
-    flat: list[AccExpr] = []
-    for a in args:
-        flat.extend(a.args if isinstance(a, AccAnd) else (a,))
-    return AccAnd(tuple(flat))
+    return op(tuple(_flatten(args, op)))
 
 
 def _acc_atom(r: _Reader, atoms: list[tuple[int, int]]) -> AccExpr:
