@@ -6,11 +6,13 @@ written."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +60,14 @@ def records(path: Path) -> list[dict[str, Any]]:
 
 def files_under(path: Path) -> list[Path]:
     return [p for p in path.rglob("*") if p.is_file()]
+
+
+@contextlib.contextmanager
+def _serving(monkeypatch: pytest.MonkeyPatch, script: Callable[[Call], Reply]) -> Iterator[tuple[ScriptedServer, Any]]:
+    """A provider answering from ``script``, the key in the environment: the server and an llm agent's spec on it."""
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    with ScriptedServer(script) as server:
+        yield server, llm_spec("m", base_url=server.url)
 
 
 # -- the pure parts: the reply parser, the template, the backoff ---------------------------------------------------
@@ -256,10 +266,8 @@ def test_a_failing_provider_is_never_scored_and_evaluate_plays_it_again(
             return Reply(status=400)  # refused once: not retried, not the model's fault
         return Reply(reply_for(plan[call.instance_id][t], t))
 
-    monkeypatch.setenv("OPENAI_API_KEY", KEY)
     out = tmp_path / "runs.jsonl"
-    with ScriptedServer(script) as server:
-        spec = llm_spec("m", base_url=server.url)
+    with _serving(monkeypatch, script) as (_, spec):
         first = evaluate(bundle, [spec], out)
         assert first.statuses == {"completed": 2, "provider_error": 2}
         recs = {r["instance_id"]: r for r in records(out)}
@@ -315,10 +323,8 @@ def test_a_malformed_200_is_the_providers_failure_and_keeps_what_was_spent(
 
     slept: list[float] = []
     monkeypatch.setattr(llm, "time", type("Clock", (), {"sleep": staticmethod(slept.append)}))
-    monkeypatch.setenv("OPENAI_API_KEY", KEY)
     out = tmp_path / "runs.jsonl"
-    with ScriptedServer(script) as server:
-        spec = llm_spec("m", base_url=server.url)
+    with _serving(monkeypatch, script) as (server, spec):
         first = evaluate(bundle, [spec], out)
         assert first.statuses == {"completed": 1, "provider_error": 3}
         recs = {r["instance_id"]: r for r in records(out)}
