@@ -100,36 +100,46 @@ def _bootstrap(groups: list[np.ndarray], stat: Callable[[np.ndarray], float],
 
 def clustered_mean(values: Sequence[float], clusters: Sequence[str]) -> dict[str, Any]:
     """The mean of ``values`` (one per run) with a bootstrap interval over the runs' instances ``clusters``."""
-    n = len(values)
-    out: dict[str, Any] = {"n": n, "instances": len(set(clusters)), "mean": None, "ci": None, "method": BOOTSTRAP}
-    if n == 0:
-        return {**out, "note": "no runs"}
-    groups = _clusters(values, clusters)
+    out, groups = _clustered("mean", values, clusters)
+    if not groups:
+        return out
     sums = np.array([g.sum() for g in groups])
     counts = np.array([len(g) for g in groups], dtype=np.float64)
     out["mean"] = rnd(sums.sum() / counts.sum())
-    if len(groups) < 2:
-        return {**out, "note": "fewer than 2 instances: no interval"}
-    ci = _bootstrap(groups, lambda v: float(v.mean()),
-                    lambda ix: sums[ix].sum(axis=-1) / counts[ix].sum(axis=-1))
-    out["ci"] = None if ci is None else [rnd(ci[0]), rnd(ci[1])]
-    return out
+    return _with_interval(out, groups, lambda v: float(v.mean()),
+                          lambda ix: sums[ix].sum(axis=-1) / counts[ix].sum(axis=-1))
 
 
 def clustered_median(values: Sequence[float], clusters: Sequence[str]) -> dict[str, Any]:
     """The median of ``values`` with a bootstrap interval over instances (as :func:`clustered_mean`)."""
-    n = len(values)
-    out: dict[str, Any] = {"n": n, "instances": len(set(clusters)), "median": None, "ci": None, "method": BOOTSTRAP}
-    if n == 0:
-        return {**out, "note": "no runs"}
-    groups = _clusters(values, clusters)
+    out, groups = _clustered("median", values, clusters)
+    if not groups:
+        return out
     out["median"] = rnd(float(np.median(np.concatenate(groups))))
-    if len(groups) < 2:
-        return {**out, "note": "fewer than 2 instances: no interval"}
     single = all(len(g) == 1 for g in groups)
     flat = np.array([g[0] for g in groups]) if single else None
-    ci = _bootstrap(groups, lambda v: float(np.median(v)),
-                    (lambda ix: np.median(flat[ix], axis=-1)) if flat is not None else None)
+    return _with_interval(out, groups, lambda v: float(np.median(v)),
+                          (lambda ix: np.median(flat[ix], axis=-1)) if flat is not None else None)
+
+
+def _clustered(statistic: str, values: Sequence[float],
+               clusters: Sequence[str]) -> tuple[dict[str, Any], list[np.ndarray]]:
+    """The result of a clustered ``statistic`` before it is computed (the counts; a note when there are no runs),
+    and the values grouped by instance (none when there are no runs)."""
+    out: dict[str, Any] = {"n": len(values), "instances": len(set(clusters)), statistic: None, "ci": None,
+                           "method": BOOTSTRAP}
+    if len(values) == 0:
+        return {**out, "note": "no runs"}, []
+    return out, _clusters(values, clusters)
+
+
+def _with_interval(out: dict[str, Any], groups: list[np.ndarray], stat: Callable[[np.ndarray], float],
+                   vectorized: Callable[[np.ndarray], np.ndarray] | None) -> dict[str, Any]:
+    """``out`` with the bootstrap interval of ``stat`` over the instances' ``groups`` (:func:`_bootstrap`), or with
+    a note saying why there is none."""
+    if len(groups) < 2:
+        return {**out, "note": "fewer than 2 instances: no interval"}
+    ci = _bootstrap(groups, stat, vectorized)
     out["ci"] = None if ci is None else [rnd(ci[0]), rnd(ci[1])]
     return out
 
