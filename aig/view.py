@@ -27,12 +27,13 @@ import numpy as np
 from aig.model import Aig
 from aig.writer import renumber
 from hoa.errors import Gf01Error
+from hoa.mealy import MealyMachine
 
 _ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
 @dataclass(frozen=True)
-class CircuitView:
+class CircuitView(MealyMachine):
     """A circuit (in canonical numbering) as a Mealy machine over named inputs and outputs.
 
     ``out_lits[j]`` is the literal of output ``j``; ``initial`` the reset latch valuation. ``memo`` keeps derived
@@ -88,14 +89,6 @@ class CircuitView:
         return CircuitView(a, inputs, tuple(outputs), tuple(out_lits), initial)
 
     # -- sizes -------------------------------------------------------------------------------------------------------
-
-    @property
-    def num_inputs(self) -> int:
-        return len(self.inputs)
-
-    @property
-    def num_outputs(self) -> int:
-        return len(self.outputs)
 
     @property
     def num_latches(self) -> int:
@@ -227,15 +220,6 @@ class CircuitView:
         q2 = sum(((vals[lt.next >> 1] ^ (lt.next & 1)) << k) for k, lt in enumerate(self.aig.latches))
         y = sum(((vals[lit >> 1] ^ (lit & 1)) << j) for j, lit in enumerate(self.out_lits))
         return q2, y
-
-    def run(self, trace: Sequence[int]) -> tuple[list[int], list[int]]:
-        """The latch valuations q_0 .. q_T and the outputs y_0 .. y_{T-1} of the run on ``trace``."""
-        states, outs = [self.initial], []
-        for x in trace:
-            q, y = self.step(states[-1], x)
-            states.append(q)
-            outs.append(y)
-        return states, outs
 
 
 def _name(names: dict[tuple[str, int], str], kind: str, k: int) -> str:

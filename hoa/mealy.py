@@ -15,6 +15,7 @@ together with ``x``; the outputs are the least satisfying output valuation, comp
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -60,8 +61,39 @@ class MealyEdge:
     dest: int
 
 
+class MealyMachine(ABC):
+    """What every Mealy view offers from its named ``inputs`` and ``outputs``, its ``initial`` state and its
+    ``step``: the signal counts and single runs. The views: :class:`MealyView` (an HOA controller) and
+    :class:`aig.view.CircuitView` (a circuit)."""
+
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    initial: int
+
+    @property
+    def num_inputs(self) -> int:
+        return len(self.inputs)
+
+    @property
+    def num_outputs(self) -> int:
+        return len(self.outputs)
+
+    @abstractmethod
+    def step(self, q: int, x: int) -> tuple[int, int]:
+        """``(q', y)``: the next state and the outputs in state ``q`` under input valuation ``x``."""
+
+    def run(self, trace: Sequence[int]) -> tuple[list[int], list[int]]:
+        """States ``q_0 .. q_T`` and outputs ``y_0 .. y_{T-1}`` of the run on input valuations ``trace``."""
+        states, outs = [self.initial], []
+        for x in trace:
+            q, y = self.step(states[-1], x)
+            states.append(q)
+            outs.append(y)
+        return states, outs
+
+
 @dataclass(frozen=True)
-class MealyView:
+class MealyView(MealyMachine):
     """A Mealy machine over named inputs and outputs, given by guarded edges per state (in priority order)."""
 
     inputs: tuple[str, ...]
@@ -73,14 +105,6 @@ class MealyView:
     @property
     def num_states(self) -> int:
         return len(self.edges)
-
-    @property
-    def num_inputs(self) -> int:
-        return len(self.inputs)
-
-    @property
-    def num_outputs(self) -> int:
-        return len(self.outputs)
 
     @property
     def num_edges(self) -> int:
@@ -130,16 +154,10 @@ class MealyView:
 
     def run(self, trace: Sequence[int]) -> tuple[list[int], list[int]]:
         """States ``q_0 .. q_T`` and outputs ``y_0 .. y_{T-1}`` of the run on input valuations ``trace``."""
-        if self.has_tables:
+        if self.has_tables:  # one lock-step simulation beats a Python loop over the steps
             states, outs = self.simulate(np.asarray([list(trace)], dtype=np.int64).reshape(1, len(trace)))
             return [int(q) for q in states[0]], [int(y) for y in outs[0]]
-        q = self.initial
-        qs, ys = [q], []
-        for x in trace:
-            q, y = self._step_symbolic(q, x)
-            qs.append(q)
-            ys.append(y)
-        return qs, ys
+        return super().run(trace)
 
     def simulate(self, xs: np.ndarray, start: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Many runs in lock-step: ``xs[r, k]`` is run r's input valuation at its k-th step.
