@@ -32,7 +32,7 @@ from gf01_formal.instances.complexity import W_MIN, window_of
 from gf01_formal.instances.families import FAMILIES, FamilySystem, check_family
 from gf01_formal.instances.families.base import at_level
 from gf01_formal.instances.io import system_view
-from gf01_formal.instances.measure import certify, greedy_result, measure_complexity
+from gf01_formal.instances.measure import QuerySettings, certify, greedy_result, measure_complexity
 from gf01_formal.instances.model import (
     Bundle,
     Instance,
@@ -253,14 +253,8 @@ def _attempt(
             reason = rej.reason
     else:
         raise Rejected(reason)
-    complexity = measure_complexity(
-        widest,
-        oracle_backend=cfg.oracle_backend,
-        count_backend=cfg.count_backend,
-        count_limits=limits,
-        count_max_positions=cfg.count_max_positions,
-        hard_eff_t=hard_eff_t,
-    )
+    queries = QuerySettings(cfg.oracle_backend, cfg.count_backend, limits, cfg.count_max_positions)
+    complexity = measure_complexity(widest, queries, hard_eff_t=hard_eff_t)
     window = complexity.window
     problem = Problem(view, trace, effect, t_star, mode, window, budget_t, None)
     best = api.oracle(problem, budget_t, backend=cfg.oracle_backend)
@@ -274,8 +268,7 @@ def _attempt(
     problem = Problem(view, trace, effect, t_star, mode, window, budget_t, budget_a)
     raw = complexity.gold_count.raw
     known = (None if raw is None else int(raw), complexity.gold_count.note) if mode == "hard" else None
-    cert = certify(problem, oracle_backend=cfg.oracle_backend, count_backend=cfg.count_backend,
-                   count_limits=limits, count_max_positions=cfg.count_max_positions, known_count=known)
+    cert = certify(problem, queries, known_count=known)
     if cert.base_achieves_effect or cert.oracle_eff_t != best.eff_t or cert.greedy_valid != greedy_ok:
         # Not a user error: the same queries answered differently twice.
         raise RuntimeError("the certification disagrees with the acceptance checks")

@@ -50,13 +50,29 @@ def exact_count(
         return None, f"unknown: {ex.reason}"
 
 
+@dataclass(frozen=True)
+class QuerySettings:
+    """How a measurement asks its exact queries: the oracle's and the count's backends (None: each query's default),
+    the count's limits and the most flip positions it counts (:func:`exact_count`)."""
+
+    oracle_backend: str | None = None
+    count_backend: str | None = None
+    count_limits: Limits | None = None
+    count_max_positions: int | None = None
+
+    def count(self, problem: Problem) -> tuple[int | None, str | None]:
+        """:func:`exact_count` of ``problem`` with these settings."""
+        return exact_count(problem, backend=self.count_backend, limits=self.count_limits,
+                           max_positions=self.count_max_positions)
+
+
+_DEFAULTS = QuerySettings()  # each query's default backend, no limits
+
+
 def measure_complexity(
     problem: Problem,
+    queries: QuerySettings = _DEFAULTS,
     *,
-    oracle_backend: str | None = None,
-    count_backend: str | None = None,
-    count_limits: Limits | None = None,
-    count_max_positions: int | None = None,
     hard_eff_t: int | None = None,
     hard_count: tuple[int | None, str | None] | None = None,
 ) -> Complexity:
@@ -66,10 +82,9 @@ def measure_complexity(
     """
     hard = hard_problem(problem)
     if hard_eff_t is None:
-        res = api.oracle(hard, None, oracle_backend)
+        res = api.oracle(hard, None, queries.oracle_backend)
         hard_eff_t = res.eff_t if res is not None else None
-    gold, note = hard_count or exact_count(hard, backend=count_backend, limits=count_limits,
-                                           max_positions=count_max_positions)
+    gold, note = hard_count or queries.count(hard)
     view = problem.system
     # A circuit's knobs: its state space 2^latches (capped at 2^62: the knob saturates at 16 states anyway) and its
     # AND gates in place of Mealy edges (docs/aiger.md).
@@ -100,11 +115,8 @@ def greedy_result(problem: Problem) -> tuple[Certificate | None, bool]:
 
 def certify(
     problem: Problem,
+    queries: QuerySettings = _DEFAULTS,
     *,
-    oracle_backend: str | None = None,
-    count_backend: str | None = None,
-    count_limits: Limits | None = None,
-    count_max_positions: int | None = None,
     known_count: tuple[int | None, str | None] | None = None,
 ) -> Certification:
     """Exact facts about ``problem`` as stored: base outcome, optimal valid certificate, |M_B(I)|, greedy result.
@@ -112,19 +124,18 @@ def certify(
     ``known_count`` passes an already-computed (count, note) for the same problem and budget.
     """
     names = problem.system.inputs
-    best = api.oracle(problem, problem.budget_t, oracle_backend)
-    gold, note = known_count or exact_count(problem, backend=count_backend, limits=count_limits,
-                                            max_positions=count_max_positions)
+    best = api.oracle(problem, problem.budget_t, queries.oracle_backend)
+    gold, note = known_count or queries.count(problem)
     greedy, greedy_ok = greedy_result(problem)
     return Certification(
         base_achieves_effect=api.suff(problem, ()),
         oracle_certificate=certificate_to_json(best.certificate, names) if best else None,
         oracle_eff_t=best.eff_t if best else None,
         oracle_eff_a=best.eff_a if best else None,
-        oracle_backend=oracle_backend or api.DEFAULT_BACKEND["oracle"],
+        oracle_backend=queries.oracle_backend or api.DEFAULT_BACKEND["oracle"],
         gold_count=gold,
         gold_count_note=note,
-        gold_count_backend=count_backend or api.DEFAULT_BACKEND["count"],
+        gold_count_backend=queries.count_backend or api.DEFAULT_BACKEND["count"],
         greedy_valid=greedy_ok,
         greedy_certificate=certificate_to_json(greedy, names) if greedy is not None else None,
     )
@@ -163,6 +174,6 @@ def measure(
     complexity = measure_complexity(problem, hard_count=count)
     w = complexity.window if window is None else window
     final = replace(problem, window=w)
-    cert = certify(final, count_limits=left(), count_max_positions=count_max_positions,
+    cert = certify(final, QuerySettings(count_limits=left(), count_max_positions=count_max_positions),
                    known_count=count if problem.mode == "hard" else None)
     return Measured(complexity, w, cert)

@@ -205,7 +205,7 @@ def measured_window(hoa_text: str, options: InstanceOptions, *, source: str | No
     the hard-mode knobs (the hard-mode oracle and |M_B(I)|, the count bounded by ``count_limits``; past them the
     count is left out of z(I), as in the generator), not the instance's certification. ``progress`` is told before
     the measurement starts (once the instance is known to be well formed) and when it ends."""
-    from gf01_formal.instances.measure import measure_complexity
+    from gf01_formal.instances.measure import QuerySettings, measure_complexity
 
     draft = instance_from_hoa(hoa_text, replace(options, window=1), source=source, measure=False)
     problem = check_instance(draft, file=source)
@@ -214,7 +214,7 @@ def measured_window(hoa_text: str, options: InstanceOptions, *, source: str | No
         progress("normal mode without --window: measuring w(I) (hard-mode oracle and |M_B(I)|; --window W "
                  "skips this, --seconds bounds it)")
     started = time.monotonic()
-    complexity = measure_complexity(problem, count_limits=count_limits)
+    complexity = measure_complexity(problem, QuerySettings(count_limits=count_limits))
     if progress is not None:
         gold = complexity.gold_count
         count = f"|M_B(I)| = {gold.raw}" if gold.raw is not None else f"|M_B(I)| left out: {gold.note}"
