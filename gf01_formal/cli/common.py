@@ -266,6 +266,13 @@ def with_instance_options(command: Callable[..., None]) -> Callable[..., None]:
     return with_option_group(command, _INSTANCE_OPTIONS, "options", instance_options)
 
 
+def with_lazy_instance_options(command: Callable[..., None]) -> Callable[..., None]:
+    """As :func:`with_instance_options`, but in place of ``make_options``, which receives a function making the
+    InstanceOptions: the command calls it after its own checks, whose errors then come first."""
+    return with_option_group(command, _INSTANCE_OPTIONS, "make_options",
+                             lambda *values: functools.partial(instance_options, *values))
+
+
 def with_adaptation_options(command: Callable[..., None]) -> Callable[..., None]:
     """``command`` with the DEC-055 adaptation options in place of its parameter ``adaptation_flags``, which
     receives them as one :class:`AdaptationFlags`."""

@@ -25,7 +25,7 @@ from gf01_formal.cli.common import (
     emit,
     open_instance,
     rows,
-    with_instance_options,
+    with_lazy_instance_options,
 )
 from hoa.errors import Gf01Error
 
@@ -43,7 +43,7 @@ Every edit counts: it is part of your certificate, even if it sets an input to t
 Score_C = 1 when the certificate achieves the effect (Suff) and every single edit is needed (Min1)."""
 
 
-@with_instance_options
+@with_lazy_instance_options
 def play_cmd(
     instance: InstanceArg,
     agent: Annotated[
@@ -67,7 +67,7 @@ def play_cmd(
         "oracle-exact-search-v1; docs/agent-protocol.md); a built-in agent plays on its own.")] = None,
     json_out: JsonOpt = False,
     instance_id: IdOpt = None,
-    options: Any = None,
+    make_options: Any = None,
 ) -> None:
     """Play one episode at the prompt, or watch an agent play it (--agent, --agent-cmd); then show the scores."""
     from gf01_formal import agents
@@ -91,6 +91,7 @@ def play_cmd(
                         field="--track")
     if spec is not None:
         agents.check(spec)
+    options = make_options()
     inst, problem = open_instance(instance, instance_id, options, Deadline(None))
     out = (lambda line: None) if json_out else _say
     if spec is None:
