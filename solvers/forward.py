@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -70,7 +71,7 @@ from numpy.random import PCG64, Generator
 from encoders.problem import Atom, Certificate, Flip, Problem
 from hoa.errors import Gf01Error
 from solvers import explicit, paths
-from solvers.canonical import canonical, certificate_json, flips_to_atoms, order_key, timesteps
+from solvers.canonical import canonical, flips_to_atoms, order_key, timesteps
 from solvers.circuit import tabulated
 from solvers.limits import NO_LIMITS, Clock, Limits, guarded
 from solvers.results import BestMatch, OracleResult, prf
@@ -82,8 +83,6 @@ CHUNK = 1 << 20
 MAX_IMAGE_TABLE = 1 << 24
 #: Bytes of per-letter image tables and of per-step mask tables one pass keeps for reuse (least recently used out).
 TABLE_CACHE = 96 << 20
-#: Best match: the largest Eff_t of the final tie class listed under that budget (fewer keys for small Eff_t).
-TIE_BUDGET = 3
 #: Bits per limb of the exact counts (limbs live in uint64, so sums of up to 2^32 limbs cannot overflow).
 LIMB = 32
 _LIMB_MASK = np.uint64((1 << LIMB) - 1)
@@ -495,6 +494,7 @@ class _Forward:
         track_steps: bool = False,
         costs: Sequence[Callable[[int], np.ndarray]] = (),
         tight: bool = False,
+        viable: Callable[[int, np.ndarray, np.ndarray], np.ndarray] | None = None,
     ) -> _Pass:
         """One forward pass: counts per outcome (``counting``) and/or the transition graph (``edges``).
 
@@ -505,6 +505,8 @@ class _Forward:
         ``tight`` (with ``edges`` and ``costs``): keep only the inner edges on which the first cost is least for the
         next key (the edges of shortest paths: a path is least for its outcome iff all its inner edges are such and
         its accepting edge costs the outcome's least), and every accepting edge with its cost.
+        ``viable(t, extras, costs)``: which live candidates after step ``t`` (rows of their extra fields and costs)
+        can still end where the caller looks (a bound on what the rest of the path can add); the others end.
         """
         quo, words = self.quo, self.quo.words
         steps = quo.steps
@@ -554,6 +556,8 @@ class _Forward:
                 if over.any():
                     cand["accept"] = cand["accept"] & ~over
                     cand["live"] = cand["live"] & ~over
+            if viable is not None and cand["live"].any():
+                cand["live"] = cand["live"] & viable(t, cand["extra"], cand["cost"])
             # Accepting transitions: outcome (b, extras...).
             acc = cand["accept"]
             acc_idx = np.flatnonzero(acc)
@@ -1062,40 +1066,48 @@ def best_match(
     # Pass 2: the tie class of R*. A certificate of rank R* lies in an outcome (h, g) whose best rank is R* (no
     # outcome does better) and is a least path of it: least (|C|, |TS|) when h > 0, least |TS| when h = 0 (then
     # F1_AP = 0 whatever |C|). So the pass keeps the edges of least paths only (``tight``), h and g capped by the
-    # winners'; a small Eff_t of R* is also a budget (paths end as soon as it is spent: few keys).
+    # winners'. Every member has |TS| = Eff_t of R*, a budget (paths end as soon as it is spent), and a path after
+    # step t ends unless some winner (h*, g*, cost*) is still in reach: h <= h* <= h + the agent's flips after t,
+    # likewise g, and its cost plus the least the missing hits and timesteps add (an atom, a timestep each) at most
+    # cost*. Both bounds are exact (they only drop paths that cannot have rank R*) and leave few keys.
     winners = [r for r in ranked if r[0] == best]
     b_star = best[2]
     top_h = max(r[1] for r in winners)
-    budget2 = b_star if b_star <= TIE_BUDGET else binding
-    res = fw.run(budget2, fields((top_h, max(r[2] for r in winners))), counting=False, edges=True, clock=clock,
-                 query="best_match", costs=[costs[0] if top_h else costs[1]], tight=True)
-    least = res.costs[:, 0].tolist()
+    packed = bool(top_h)
+    goals = np.array([(h, g, c * wide + b_star if packed else b_star) for _, h, g, c in winners], dtype=np.int64)
+    after_h = np.concatenate((np.cumsum(fw.popcount[agent_mask][::-1])[::-1][1:], [0]))
+    ts_steps = np.zeros(steps, dtype=np.int64)
+    ts_steps[[t for t in ts_a if t < steps]] = 1
+    after_g = np.concatenate((np.cumsum(ts_steps[::-1])[::-1][1:], [0]))
+
+    def viable(t: int, extra: np.ndarray, cost: np.ndarray) -> np.ndarray:
+        h = extra[:, 0] if hits_top else np.zeros(len(cost), dtype=np.int64)
+        g = extra[:, -1] if ts_top else np.zeros(len(cost), dtype=np.int64)
+        keep = np.zeros(len(cost), dtype=bool)
+        for gh, gg, gc in goals.tolist():
+            dh, dg = gh - h, gg - g
+            least = cost[:, 0] + (dh * wide if packed else 0) + dg
+            keep |= (dh >= 0) & (dh <= after_h[t]) & (dg >= 0) & (dg <= after_g[t]) & (least <= gc)
+        return keep
+
+    res = fw.run(b_star, fields((top_h, max(r[2] for r in winners))), counting=False, edges=True, clock=clock,
+                 query="best_match", costs=[costs[0] if packed else costs[1]], tight=True, viable=viable)
+    least = res.costs[:, 0]
 
     def winner(o: tuple[int, ...], cost: int) -> bool:
         h = o[1] if hits_top else 0
         g = o[-1] if ts_top else 0
-        c, b = divmod(cost, wide) if top_h else (0, cost)
+        c, b = divmod(cost, wide) if packed else (0, cost)
         return rank(h, g, c, b) == best
 
-    target = [winner(o, cost) for o, cost in zip(res.outcomes, least, strict=True)]
+    target = np.array([winner(o, int(cost)) for o, cost in zip(res.outcomes, least, strict=True)], dtype=bool)
     ok: list[np.ndarray] = []
     for e in res.edges or []:
-        outc = np.where(e.dst < 0, -1 - e.dst, 0)
         assert e.cost is not None
-        ok.append((e.dst < 0) & np.array([target[o] and c == least[o] for o, c in zip(outc.tolist(),
-                                                                                   e.cost.tolist(), strict=True)],
-                                         dtype=bool).reshape(e.dst.shape))
+        outc = np.where(e.dst < 0, -1 - e.dst, 0)
+        ok.append((e.dst < 0) & target[outc] & (e.cost == least[outc]) if target.size else np.zeros(e.dst.size, bool))
     reach = _reach_any(res, ok, clock)
-    gold: Certificate = ()
-    best_digest = None
-    for m, flips in enumerate(_walk_any(fw, res, reach, ok)):
-        if m % 256 == 0:
-            clock.check("best_match")
-        cert = flips_to_atoms(problem, flips)
-        digest = hashlib.sha256(certificate_json(problem, cert).encode()).hexdigest()
-        if best_digest is None or digest < best_digest:
-            gold, best_digest = cert, digest
-    assert best_digest is not None, "the best rank's tie class is empty"
+    gold = _least_digest(fw, res, reach, ok, clock)
     ap = prf(len(set(agent) & set(gold)), size_a, len(gold))
     ts = prf(len(ts_a & timesteps(gold)), len(ts_a), len(timesteps(gold)))
     return BestMatch(canonical(problem, gold), *(float(x) for x in ap), *(float(x) for x in ts))
@@ -1120,34 +1132,66 @@ def _reach_any(res: _Pass, ok: list[np.ndarray], clock: Clock) -> list[np.ndarra
     return reach
 
 
-def _walk_any(fw: _Forward, res: _Pass, reach: list[np.ndarray], ok: list[np.ndarray]) -> Iterator[list[Flip]]:
-    """Every path ending in an accepting edge marked in ``ok`` (depth first, pruned by ``reach``)."""
+def _least_digest(fw: _Forward, res: _Pass, reach: list[np.ndarray], ok: list[np.ndarray], clock: Clock) -> Certificate:
+    """The member of lowest sha256 (of its canonical JSON) among the paths ending in an accepting edge marked in
+    ``ok``: depth first, pruned by ``reach``. Steps come in order and the atoms of a step in input-name order, so a
+    path's JSON grows by one step's text per edge: each frame keeps the hash state of its prefix and a member costs
+    one copy, its last step's text and a digest."""
     edges = res.edges
     assert edges is not None
-    if not reach[0].size or not reach[0][0]:
-        return
-    n_in = fw.problem.system.num_inputs
-    stack: list[list[int]] = [[0, 0, int(edges[0].offsets[0])]]
-    path: list[list[Flip]] = [[]]
+    assert reach[0].size and reach[0][0], "the best rank's tie class is empty"
+    problem = fw.problem
+    names = problem.system.inputs
+    order = sorted(range(len(names)), key=lambda i: names[i])
+    texts: dict[tuple[int, int], bytes] = {}
+
+    def text(t: int, mask: int) -> bytes:
+        # One step's atoms as the canonical JSON shows them: sorted by input name, each with its flipped value.
+        got = texts.get((t, mask))
+        if got is None:
+            got = ",".join(json.dumps([t, names[i], 1 - ((problem.trace[t] >> i) & 1)], separators=(",", ":"))
+                           for i in order if (mask >> i) & 1).encode()
+            texts[(t, mask)] = got
+        return got
+
+    best: bytes | None = None
+    best_path: list[tuple[int, int]] = []
+    # Frames: step, key, next edge position, hash state of the prefix, whether the prefix has an atom.
+    stack: list[list] = [[0, 0, int(edges[0].offsets[0]), hashlib.sha256(b"["), False]]
+    path: list[tuple[int, int]] = []
+    seen = 0
     while stack:
         frame = stack[-1]
-        t, key, pos = frame
+        t, key, pos, state, some = frame
         e = edges[t]
         if pos >= e.offsets[key + 1]:
             stack.pop()
-            path.pop()
+            if path:
+                path.pop()
             continue
         frame[2] = pos + 1
         dst = int(e.dst[pos])
-        mask = int(e.mask[pos])
-        flips = [(t, i) for i in range(n_in) if (mask >> i) & 1]
-        if dst < 0:
-            if ok[t][pos]:
-                yield [f for part in path for f in part] + flips
+        if (dst < 0 and not ok[t][pos]) or (dst >= 0 and not reach[t + 1][dst]):
             continue
-        if reach[t + 1][dst]:
-            stack.append([t + 1, dst, int(edges[t + 1].offsets[dst])])
-            path.append(flips)
+        mask = int(e.mask[pos])
+        if mask:
+            state = state.copy()
+            state.update(b"," + text(t, mask) if some else text(t, mask))
+        if dst >= 0:
+            stack.append([t + 1, dst, int(edges[t + 1].offsets[dst]), state, some or bool(mask)])
+            path.append((t, mask))
+            continue
+        seen += 1
+        if seen % 1024 == 0:
+            clock.check("best_match")
+        if not mask:
+            state = state.copy()
+        state.update(b"]")
+        digest = state.digest()
+        if best is None or digest < best:
+            best, best_path = digest, [*path, (t, mask)]
+    n_in = problem.system.num_inputs
+    return flips_to_atoms(problem, [(t, i) for t, mask in best_path for i in range(n_in) if (mask >> i) & 1])
 
 
 __all__ = [
