@@ -32,7 +32,7 @@ def plan_of(bundle: Path, count: int = 4) -> Plan:
 def records(results: list[Any]) -> list[str]:
     """The records of ``results`` as canonical JSON without timing, sorted (the executors' order may differ)."""
     return sorted(json.dumps({k: v for k, v in out.record.to_json().items() if k != "timing"}, sort_keys=True)
-                  for result in results for out in result)
+                  for result in results for out in result.runs)
 
 
 def run(kind: str, todo: list[Task]) -> list[Any]:

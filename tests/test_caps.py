@@ -36,7 +36,7 @@ def play(bundle: Path, out: Path, caps: CapSet) -> list[dict]:
     plan = Plan(instances=b.instances, specs=PANEL, seed=0, bundle_hash=b.instances_hash, caps=caps.to_json())
     store = RunsFile(out)
     for task in tasks(plan, set(), batch=4):
-        for outcome in play_batch(task):
+        for outcome in play_batch(task).runs:
             store.append(outcome)
     return [json.loads(line) for line in out.read_text().splitlines()]
 

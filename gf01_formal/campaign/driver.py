@@ -12,12 +12,15 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gf01_formal.campaign import executors
 from gf01_formal.campaign.shards import Plan, tasks
 from gf01_formal.runs.record import RunRecord
 from gf01_formal.runs.store import RunsFile
+
+if TYPE_CHECKING:
+    from gf01_formal.scoring.scores import AnswerBook
 
 
 @dataclass
@@ -61,6 +64,7 @@ def drive(
     progress: Callable[[int, int], None] | None = None,
     on_record: Callable[[RunRecord], None] | None = None,
     on_pool: Callable[[list[int]], None] | None = None,
+    answers: AnswerBook | None = None,
 ) -> Tally:
     """Play the runs of ``plan`` that ``store`` (an open runs file: its writer's lock held) has no final record of,
     ``batch`` instances a task, on ``executor`` (:data:`gf01_formal.campaign.executors.KINDS`), appending every record
@@ -69,6 +73,9 @@ def drive(
     ``progress(done, total)`` is called before the first run and after each record (``done`` counts the runs
     skipped as already final), ``on_record(record)`` with each record written. A single task runs inline whatever
     the executor (except Dask, whose workers may be what the work needs).
+
+    ``answers`` receives the best matches the scorers of this process and of its local workers computed, for the
+    campaign's validation to reuse; a Dask worker's are not taken (validation re-scores what another machine scored).
     """
     tally = Tally(repaired_bytes=store.repaired)
     done_ids = store.final_ids()
@@ -85,7 +92,10 @@ def drive(
     if progress is not None:
         progress(count, total)
     for result in results:
-        for outcome in result:
+        if answers is not None and kind != "dask":
+            for content, gold, cert, bm in result.answers:
+                answers.setdefault((content, gold), {})[cert] = bm
+        for outcome in result.runs:
             store.append(outcome)
             tally.add(outcome.record)
             if on_record is not None:

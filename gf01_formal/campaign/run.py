@@ -36,6 +36,7 @@ from hoa.errors import Gf01Error
 
 if TYPE_CHECKING:
     from gf01_formal.agents.adaptation import Adaptation
+    from gf01_formal.scoring.scores import AnswerBook
 
 CAMPAIGN_SCHEMA = "gf01-formal.campaign.v1"
 #: Instances per task by default: a task is then a fraction of a second to seconds of work, far above Dask's
@@ -191,18 +192,21 @@ def _play(store: RunsFile, out: Path, bundle_path: str | os.PathLike[str], plan:
           on_pool: Callable[..., Any] | None, progress: Callable[[int, int], None] | None) -> CampaignSummary:
     """The runs not yet in ``store`` played and appended (:func:`gf01_formal.campaign.driver.drive`), then
     :func:`finish`."""
+    answers: AnswerBook = {}
     tally = drive(plan, store, executor=kind, jobs=jobs if jobs is not None else (os.cpu_count() or 1),
-                  address=address, batch=batch, progress=progress, on_pool=on_pool)
+                  address=address, batch=batch, progress=progress, on_pool=on_pool, answers=answers)
     summary = CampaignSummary(str(out), panel, [s.name for s in specs], missing, played=tally.played,
                               skipped=tally.skipped, repaired_bytes=tally.repaired_bytes, statuses=tally.statuses)
-    finish(out, bundle_path, man, panel, summary, plan.caps)
+    finish(out, bundle_path, man, panel, summary, plan.caps, answers)
     return summary
 
 
 def finish(out: Path, bundle_path: str | os.PathLike[str], manifest: Any, panel: str,
-           summary: CampaignSummary, caps: dict[str, Any] | None = None) -> None:
+           summary: CampaignSummary, caps: dict[str, Any] | None = None, answers: AnswerBook | None = None) -> None:
     """The final artifacts, made from the whole runs file (the same bytes however the runs were played). The report
-    names the diagnostic caps when the runs ran under any (``caps``: CapSet.to_json)."""
+    names the diagnostic caps when the runs ran under any (``caps``: CapSet.to_json). Validation reuses the best
+    matches this campaign's scorers computed (``answers``): it re-scores every record, and a record whose scores
+    differ from what was computed for its certificate still fails."""
     from gf01_formal.instances.io import load_bundle
     from gf01_formal.report.build import build_report
     from gf01_formal.report.caps import CapSet
@@ -212,7 +216,7 @@ def finish(out: Path, bundle_path: str | os.PathLike[str], manifest: Any, panel:
     from gf01_formal.runs.validate import validate
 
     runs_path = out / "runs.jsonl"
-    violations = validate([runs_path], bundle=str(bundle_path))
+    violations = validate([runs_path], bundle=str(bundle_path), answers=answers)
     summary.violations = len(violations)
     write_json_atomic(out / "validation.json", {"ok": not violations, "violations": [str(v) for v in violations]})
     runs = load_runs([runs_path])

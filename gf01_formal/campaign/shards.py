@@ -6,8 +6,8 @@ record there; its key hashes the run ids it will produce and the settings that s
 missing work always gets the same key (Dask can then recognise a task it already holds). A worker plays each
 instance's agents with one shared scorer (the exact gold set is built once per instance, not once per agent), runs
 the optional diagnostic metered under the campaign's caps (:mod:`gf01_formal.report.caps`), and returns the finished
-runs (typed records with their side files): the driver alone writes the runs file. Tasks and results are typed
-values; they cross to worker processes and Dask workers by pickling.
+runs (typed records with their side files) with the best matches its scorers computed: the driver alone writes the
+runs file. Tasks and results are typed values; they cross to worker processes and Dask workers by pickling.
 
 A worker refuses a task made by a driver with other versions of the harness or the checker: records of one
 campaign must come from one implementation.
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gf01_formal.agents.base import AgentSpec
 from gf01_formal.artifacts import sha256_hex
@@ -25,8 +25,18 @@ from gf01_formal.instances.model import Instance
 from gf01_formal.runs.record import CHECKER_VERSION, FINAL_STATUSES, HARNESS_VERSION, RunOutcome, run_id
 from hoa.errors import Gf01Error
 
-#: What a worker hands back for one task: its finished runs, in the task's order.
-Result = list[RunOutcome]
+if TYPE_CHECKING:
+    from encoders.problem import Certificate
+    from solvers.results import BestMatch
+
+
+@dataclass(frozen=True)
+class Result:
+    """What a worker hands back for one task: its finished runs, in the task's order, and every best match its
+    scorers computed, as (instance content hash, gold set, certificate, best match), for the driver's validation."""
+
+    runs: list[RunOutcome]
+    answers: list[tuple[str, str, Certificate, BestMatch]]
 
 
 @dataclass(frozen=True)
@@ -112,7 +122,8 @@ def play_batch(task: Task) -> Result:
     caps = None if settings["caps"] is None else CapSet(**settings["caps"])
     seconds = settings["diagnostic_seconds"]
     limits = None if seconds is None else Limits(seconds=seconds)
-    out: Result = []
+    out: list[RunOutcome] = []
+    answers: list[tuple[str, str, Certificate, BestMatch]] = []
     for inst, specs in task.items:
         problem = check_instance(inst, file=task.file)
         scorer = Scorer(problem, gold_set_name=settings["gold_set"])
@@ -127,4 +138,5 @@ def play_batch(task: Task) -> Result:
                 diagnostic, timing = run_diagnostic(problem, atoms, caps)
                 rec = rec.model_copy(update={**diagnostic.model_dump(), "timing": {**rec.timing, **timing}})
             out.append(RunOutcome(rec, outcome.side_files))
-    return out
+        answers.extend((inst.content_hash, settings["gold_set"], cert, bm) for cert, bm in scorer.answers.items())
+    return Result(out, answers)

@@ -48,7 +48,7 @@ from solvers.limits import Limits
 
 if TYPE_CHECKING:
     from encoders.problem import Atom, Problem
-    from gf01_formal.scoring.scores import Scorer
+    from gf01_formal.scoring.scores import AnswerBook, Scorer
     from gf01_formal.scoring.values import Diagnostic
 
 RENDERERS = {"json": "canonical-json-v1", "visual": "GF-01-R1"}
@@ -97,22 +97,29 @@ class _Context:
     problems: dict[str, tuple[Problem, Scorer]] = field(default_factory=dict)
     scorers: dict[tuple[str, str], Scorer] = field(default_factory=dict)  # (instance id, gold set) -> Scorer
     diagnostics: dict[tuple[str, tuple[Atom, ...]], Diagnostic] = field(default_factory=dict)
+    answers: AnswerBook = field(default_factory=dict)  # (content hash, gold set) -> what this process's scorers found
 
 
 def validate(paths: Sequence[str | os.PathLike[str]], *, bundle: str | None = None, official: bool = False,
-             recheck_limits: Limits | None = None, gold_set: str | None = None) -> list[Violation]:
+             recheck_limits: Limits | None = None, gold_set: str | None = None,
+             answers: AnswerBook | None = None) -> list[Violation]:
     """Every violation in the runs files ``paths`` (module docstring), in file and line order."""
     return check_runs(paths, bundle=bundle, official=official, recheck_limits=recheck_limits,
-                      gold_set=gold_set).violations
+                      gold_set=gold_set, answers=answers).violations
 
 
 def check_runs(paths: Sequence[str | os.PathLike[str]], *, bundle: str | None = None, official: bool = False,
                recheck_limits: Limits | None = None,
                issued: Callable[[str, str, Any], bool | None] | None = None,
-               gold_set: str | None = None) -> Validation:
+               gold_set: str | None = None, answers: AnswerBook | None = None) -> Validation:
     """The violations in the runs files ``paths`` (module docstring) and the notes on what could not be re-checked
     within ``recheck_limits`` (default: :data:`RECHECK_SECONDS` per SubsetMin diagnostic), in file and line order.
-    ``gold_set`` (M or MB) requires every scored record's best match to be ranked there; ``official`` requires M."""
+    ``gold_set`` (M or MB) requires every scored record's best match to be ranked there; ``official`` requires M.
+
+    ``answers``: best matches the scorers of this process (and its local workers) computed, by instance content hash
+    and gold set; re-scoring takes a certificate's best match from there instead of computing it again. Only values
+    this program computed may go in, never values read from a record: every record is still re-scored against them,
+    so a record whose scores or gold were changed still fails, and a changed certificate is simply computed again."""
     if official and gold_set == "MB":
         raise Gf01Error("official runs rank their best match in M(I) (section 7.3): --gold-set MB is not official",
                         field="--gold-set")
@@ -123,7 +130,7 @@ def check_runs(paths: Sequence[str | os.PathLike[str]], *, bundle: str | None = 
         instances = load_set(bundle).by_id
     ctx = _Context(instances, official, bundle is not None,
                    Limits(seconds=RECHECK_SECONDS) if recheck_limits is None else recheck_limits, issued,
-                   "M" if official else gold_set)
+                   "M" if official else gold_set, answers={} if answers is None else answers)
     out = Validation()
     for path in paths:
         name = quote(os.fspath(path), 200, bare=True)
@@ -306,7 +313,8 @@ def _rescore(rec: RunRecord, ctx: _Context, notes: list[tuple[str, str]]) -> Ite
     # Each record is re-scored against the gold set it names (a v1 record's is M_B(I)).
     key = (rec.instance_id, rec.gold_set)
     if key not in ctx.scorers:
-        ctx.scorers[key] = Scorer(problem, gold_set_name=rec.gold_set)
+        ctx.scorers[key] = Scorer(problem, gold_set_name=rec.gold_set,
+                                  answers=ctx.answers.setdefault((inst.content_hash, rec.gold_set), {}))
     scorer = ctx.scorers[key]
     if rec.steps:
         yield from ((f.field, f.message) for f in replay(rec, problem).faults)

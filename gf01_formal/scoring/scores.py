@@ -27,15 +27,23 @@ from solvers.results import BestMatch, best_match_among
 #: Largest gold set listed once and ranked per run; larger gold sets use the symbolic best-match query per run.
 GOLD_LIST_MAX = 20_000
 
+#: Best matches a scorer computed, by certificate (its atoms sorted).
+Answers = dict[Certificate, BestMatch]
+#: Best matches by (instance content hash, gold set): what one campaign's scorers computed, for its own validation.
+AnswerBook = dict[tuple[str, str], Answers]
+
 
 @dataclass
 class Scorer:
     """Scores certificates of one problem; the gold set (``gold_set_name``: M(I) by default, section 7.3; ``"MB"``:
-    M_B(I)) is built on first use and then shared."""
+    M_B(I)) is built on first use and then shared. ``answers`` keeps every best match it computes, by certificate
+    (the panel's agents often commit the same one); a caller may hand in the answers an earlier scorer of the same
+    instance content and gold set computed in this campaign (never values read from a record)."""
 
     problem: Problem
     limits: Limits | None = None
     gold_set_name: GoldSet = "M"
+    answers: Answers = field(default_factory=dict)
     _golds: list[Certificate] | None = field(default=None, init=False)
     _listed: bool = field(default=False, init=False)
 
@@ -52,10 +60,17 @@ class Scorer:
 
     def best_match(self, atoms: Sequence[Atom]) -> BestMatch:
         """The DEC-025 best match of ``atoms`` in the gold set with its AP/TS P/R/F1."""
-        golds = self.gold_set()
-        if golds is not None:
-            return best_match_among(self.problem, atoms, golds)
-        return api.best_match(self.problem, atoms, gold_budget(self.problem, self.gold_set_name), limits=self.limits)
+        key = tuple(sorted(atoms))
+        got = self.answers.get(key)
+        if got is None:
+            golds = self.gold_set()
+            if golds is not None:
+                got = best_match_among(self.problem, atoms, golds)
+            else:
+                got = api.best_match(self.problem, atoms, gold_budget(self.problem, self.gold_set_name),
+                                     limits=self.limits)
+            self.answers[key] = got
+        return got
 
     def score_submitted(self, cert: ParsedCertificate) -> Scores:
         """The scores of a certificate as submitted (an imported one may be malformed: then it scores false, with
