@@ -1049,33 +1049,67 @@ def best_match(
     def rank(h: int, g: int, c: int, b: int) -> tuple[Fraction, Fraction, int]:
         return (-prf(h, size_a, c)[2], -prf(g, len(ts_a), b)[2], b)
 
-    # Pass 1: least (|C|, |TS|) packed as |C| * wide + |TS|, and least |TS|, per key (q, S[, b], h, g).
+    # Pass 1: least (|C|, |TS|) packed as |C| * wide + |TS|, and least |TS|, per key (q, S[, b], h, g). F1_AP ranks
+    # first, so a pass under a threshold theta drops every path whose F1_AP cannot reach theta: after step t it
+    # has h hits and at least |C| atoms, at most x <= (the agent's flips after t) more hits, each an atom, so its
+    # F1_AP is at most 2 (h + x) / (|C_a| + |C| + x), largest at the largest x (as |C| >= h). Every path of
+    # F1_AP >= theta is kept with its costs, so when the pass finds an outcome of F1_AP >= theta, R* is the best
+    # outcome found, exactly. Otherwise the next theta is the best F1_AP found (achievable, so that pass decides),
+    # or half the last when none had hits, and 0 (no threshold: every path) below an eighth of the first.
     costs = [lambda t: fw.popcount * wide + nonzero, lambda t: nonzero]
     binding = None if budget_t is None or budget_t >= steps else budget_t
-    first = fw.run(binding, fields((hits_top, ts_top)), counting=False, edges=False, clock=clock,
-                   query="best_match", costs=costs)
+    after_h = np.concatenate((np.cumsum(fw.popcount[agent_mask][::-1])[::-1][1:], [0]))
+
+    def reaches(theta: Fraction) -> Callable[[int, np.ndarray, np.ndarray], np.ndarray]:
+        def cut(t: int, extra: np.ndarray, cost: np.ndarray) -> np.ndarray:
+            x, c = after_h[t], cost[:, 0] // wide
+            return 2 * (extra[:, 0] + x) * theta.denominator >= theta.numerator * (size_a + c + x)
+        return cut
+
+    theta = Fraction(2 * hits_top, size_a + hits_top) if hits_top else Fraction(0)
+    floor = theta / 8
+    while True:
+        first = fw.run(binding, fields((hits_top, ts_top)), counting=False, edges=False, clock=clock,
+                       query="best_match", costs=costs, viable=reaches(theta) if theta else None)
+        found = max((prf(o[1], size_a, least_cb // wide)[2] for o, least_cb in zip(first.outcomes,
+                                                                                   first.costs[:, 0].tolist(),
+                                                                                   strict=True) if hits_top),
+                    default=Fraction(0))
+        if not theta or found >= theta:
+            break
+        theta = found if found else (theta / 2 if theta / 2 >= floor else Fraction(0))
     if not first.outcomes:
         return BestMatch((), 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
     ranked = []
-    for o, (packed, least_b) in zip(first.outcomes, first.costs.tolist(), strict=True):
+    for o, (least_cb, least_b) in zip(first.outcomes, first.costs.tolist(), strict=True):
         h = o[1] if hits_top else 0
         g = o[-1] if ts_top else 0
-        c, b = divmod(packed, wide) if h else (0, least_b)
-        ranked.append((rank(h, g, c, b), h, g, c))
-    best = min(r[0] for r in ranked)
-    # Pass 2: the tie class of R*. A certificate of rank R* lies in an outcome (h, g) whose best rank is R* (no
-    # outcome does better) and is a least path of it: least (|C|, |TS|) when h > 0, least |TS| when h = 0 (then
-    # F1_AP = 0 whatever |C|). So the pass keeps the edges of least paths only (``tight``), h and g capped by the
-    # winners'. Every member has |TS| = Eff_t of R*, a budget (paths end as soon as it is spent), and a path after
-    # step t ends unless some winner (h*, g*, cost*) is still in reach: h <= h* <= h + the agent's flips after t,
-    # likewise g, and its cost plus the least the missing hits and timesteps add (an atom, a timestep each) at most
-    # cost*. Both bounds are exact (they only drop paths that cannot have rank R*) and leave few keys.
-    winners = [r for r in ranked if r[0] == best]
-    b_star = best[2]
-    top_h = max(r[1] for r in winners)
-    packed = bool(top_h)
-    goals = np.array([(h, g, c * wide + b_star if packed else b_star) for _, h, g, c in winners], dtype=np.int64)
-    after_h = np.concatenate((np.cumsum(fw.popcount[agent_mask][::-1])[::-1][1:], [0]))
+        c, b = divmod(least_cb, wide) if h else (0, least_b)
+        ranked.append(rank(h, g, c, b))
+    best = min(ranked)
+    # Pass 2: the tie class of R*. A certificate of rank R* ends in an outcome (h, g) and is a least path of it:
+    # least (|C|, |TS|) when h > 0, least |TS| when h = 0 (then F1_AP = 0 whatever |C|); so the pass keeps the edges
+    # of least paths only (``tight``). The goals (h, g, least cost) of rank R* follow from R* itself:
+    # F1_AP = 2h / (|C_a| + |C|) fixes |C| for each h, F1_TS fixes which g
+    # fit |TS| = Eff_t of R*. Every member has |TS| = Eff_t, a budget (paths end as soon as it is spent), and a path
+    # after step t ends unless some goal (h*, g*, cost*) is still in reach: h <= h* <= h + the agent's flips after
+    # t, likewise g, and its cost plus the least the missing hits and timesteps add (an atom, a timestep each) at
+    # most cost*. Both bounds are exact (they only drop paths that cannot have rank R*) and leave few keys.
+    f_ap, f_ts, b_star = -best[0], -best[1], best[2]
+    packed = f_ap > 0
+    goal_list = []
+    for h in range(hits_top + 1):
+        for g in range(ts_top + 1):
+            if prf(g, len(ts_a), b_star)[2] != f_ts or (h > 0) != packed:
+                continue
+            if not packed:
+                goal_list.append((0, g, b_star))
+                continue
+            c = Fraction(2 * h) / f_ap - size_a
+            if c.denominator == 1 and c >= h:
+                goal_list.append((h, g, int(c) * wide + b_star))
+    goals = np.array(goal_list, dtype=np.int64).reshape(-1, 3)
+    top_h = int(goals[:, 0].max())
     ts_steps = np.zeros(steps, dtype=np.int64)
     ts_steps[[t for t in ts_a if t < steps]] = 1
     after_g = np.concatenate((np.cumsum(ts_steps[::-1])[::-1][1:], [0]))
@@ -1090,7 +1124,7 @@ def best_match(
             keep |= (dh >= 0) & (dh <= after_h[t]) & (dg >= 0) & (dg <= after_g[t]) & (least <= gc)
         return keep
 
-    res = fw.run(b_star, fields((top_h, max(r[2] for r in winners))), counting=False, edges=True, clock=clock,
+    res = fw.run(b_star, fields((top_h, int(goals[:, 1].max()))), counting=False, edges=True, clock=clock,
                  query="best_match", costs=[costs[0] if packed else costs[1]], tight=True, viable=viable)
     least = res.costs[:, 0]
 
