@@ -27,12 +27,14 @@ from gf01_formal.scoring.certificates import GoldSet
 
 @dataclass(frozen=True)
 class Settings:
-    """What every run of an evaluation shares: the seed and the optional SubsetMin diagnostic with its time cap."""
+    """What every run of an evaluation shares: the seed, the optional SubsetMin diagnostic with its time cap, the gold
+    set and the memory limit of the scoring queries."""
 
     seed: int = 0
     subset_min: bool = False
     diagnostic_seconds: float | None = None
     gold_set: GoldSet = "M"  # where the best match ranks its gold: M(I) (section 7.3) or MB, M_B(I) (an option)
+    memory: float | None = None  # MiB of resident memory of each query that scores a run (None: no limit)
 
 
 #: What an evaluation did: the driver's tally.
@@ -70,7 +72,7 @@ def evaluate(
         loaded.problem(inst)
     plan = Plan(instances=loaded.instances, specs=list(specs), seed=settings.seed, bundle_hash=loaded.bundle_hash,
                 subset_min=settings.subset_min, diagnostic_seconds=settings.diagnostic_seconds, file=str(source),
-                gold_set=settings.gold_set)
+                gold_set=settings.gold_set, memory=settings.memory)
     kind = executor or ("threads" if threads else "local")
     with RunsFile(out) as store:
         store.check_gold_set(settings.gold_set)

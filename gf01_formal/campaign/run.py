@@ -137,6 +137,7 @@ def run_campaign(
     seed: int = 0,
     caps: dict[str, Any] | None = None,
     gold_set: str = "M",
+    memory: float | None = None,
     batch: int = DEFAULT_BATCH,
     manifest: str | os.PathLike[str] | None = None,
     progress: Callable[[int, int], None] | None = None,
@@ -145,7 +146,9 @@ def run_campaign(
 ) -> CampaignSummary:
     """Play, validate, report and analyse (module docstring). ``caps`` (:meth:`CapSet.to_json`) turns the
     SubsetMin diagnostic on, metered under those caps; ``jobs`` defaults to every core (local executor);
-    ``gold_set`` is where the best match ranks its gold (M: M(I), the specification's; MB: M_B(I))."""
+    ``gold_set`` is where the best match ranks its gold (M: M(I), the specification's; MB: M_B(I)); ``memory``
+    (MiB) limits each query that scores a run (past it the run is recorded ``harness_error``; not part of
+    campaign.json: a resource, not a setting of what is measured)."""
     from gf01_formal.instances.io import load_artifact
     from gf01_formal.instances.model import Bundle
 
@@ -172,7 +175,8 @@ def run_campaign(
         from gf01_formal.report.coverage import load_manifest
 
         man = load_manifest(manifest)
-    plan = Plan(instances=instances, specs=specs, seed=seed, bundle_hash=bundle_hash, caps=caps, gold_set=gold_set)
+    plan = Plan(instances=instances, specs=specs, seed=seed, bundle_hash=bundle_hash, caps=caps, gold_set=gold_set,
+                memory=memory)
     spec = _campaign_json(plan, bundle_hash, panel)
     _check_same(out, spec)
     out.mkdir(parents=True, exist_ok=True)

@@ -57,12 +57,14 @@ class Plan:
     diagnostic_seconds: float | None = None
     file: str | None = None
     gold_set: str = "M"  # where the best match ranks its gold (M(I), or MB: M_B(I))
+    memory: float | None = None  # MiB of resident memory of each scoring query (None: no limit)
 
     def settings(self) -> dict[str, Any]:
         """The settings that shape records (part of every shard key)."""
         return {"seed": self.seed, "bundle_hash": self.bundle_hash, "caps": self.caps,
                 "subset_min": self.subset_min, "diagnostic_seconds": self.diagnostic_seconds,
-                "gold_set": self.gold_set, "harness_version": HARNESS_VERSION, "checker_version": CHECKER_VERSION}
+                "gold_set": self.gold_set, "memory": self.memory, "harness_version": HARNESS_VERSION,
+                "checker_version": CHECKER_VERSION}
 
     def run_ids(self, inst: Instance) -> list[tuple[AgentSpec, str]]:
         """(spec, run id) of every agent on ``inst``."""
@@ -126,7 +128,10 @@ def play_batch(task: Task) -> Result:
     answers: list[tuple[str, str, Certificate, BestMatch]] = []
     for inst, specs in task.items:
         problem = check_instance(inst, file=task.file)
-        scorer = Scorer(problem, gold_set_name=settings["gold_set"])
+        # Under a memory limit each scoring query runs in a child process killed past it (solvers.limits): the run
+        # is then recorded harness_error, "scoring ran out of its limits", and a rerun plays it again.
+        scorer = Scorer(problem, gold_set_name=settings["gold_set"],
+                        limits=None if settings["memory"] is None else Limits(memory=settings["memory"]))
         inputs = list(problem.system.inputs)
         for spec in specs:
             outcome = play_run(inst, problem, spec, seed=settings["seed"], scorer=scorer,

@@ -12,10 +12,12 @@ from typing import Annotated, Any, Literal
 import typer
 
 from gf01_formal.cli.common import (
+    DEFAULT_MEMORY,
     MAX_COUNT,
     MAX_JOBS,
     GoldSetOpt,
     JsonOpt,
+    ScoringMemoryOpt,
     check_output,
     emit,
     progress_bar,
@@ -363,6 +365,7 @@ def campaign_cmd(
     = "sat",
     batch: Annotated[int, typer.Option("--batch", metavar="N", min=1, max=MAX_COUNT, help="Instances per task.")] = 4,
     gold_set: GoldSetOpt = "M",
+    memory: ScoringMemoryOpt = DEFAULT_MEMORY,
     manifest: ManifestOpt = None,
     adaptation_flags: Any = None,
     json_out: JsonOpt = False,
@@ -390,8 +393,8 @@ def campaign_cmd(
         cap_json = CapSet(backend=diagnostic_backend).to_json()
     with progress_bar("runs") as bar:
         summary = run_campaign(bundle, output, panel=panel, agents=names, executor=executor, jobs=jobs, seed=seed,
-                               caps=cap_json, gold_set=gold_set, batch=batch, manifest=manifest, progress=bar,
-                               adaptation=adaptation)
+                               caps=cap_json, gold_set=gold_set, memory=memory, batch=batch, manifest=manifest,
+                               progress=bar, adaptation=adaptation)
     record = summary.to_json()
 
     def human(r: dict[str, Any]) -> list[str]:

@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 import typer
 
 from gf01_formal.cli.common import (
+    DEFAULT_MEMORY,
     MAX_JOBS,
     MAX_SECONDS,
     AgentNetworkOpt,
@@ -19,6 +20,7 @@ from gf01_formal.cli.common import (
     JsonOpt,
     OutputOpt,
     SandboxOpt,
+    ScoringMemoryOpt,
     StepTimeoutOpt,
     check_output,
     cmd_params,
@@ -89,6 +91,7 @@ def evaluate_cmd(
     agent_network: AgentNetworkOpt = False,
     adaptation_flags: Any = None,
     gold_set: GoldSetOpt = "M",
+    memory: ScoringMemoryOpt = DEFAULT_MEMORY,
     json_out: JsonOpt = False,
 ) -> None:
     """Play every instance with every agent, appending one run record per episode to the output as it finishes.
@@ -120,7 +123,8 @@ def evaluate_cmd(
         # One request now: a wrong or dead endpoint is one line in seconds, not every run's retries.
         for config in sorted({LLMConfig.from_params(s.params) for s in specs if s.name == "llm"}, key=repr):
             preflight(config)
-    settings = Settings(seed=seed, subset_min=subset_min, diagnostic_seconds=diagnostic_seconds, gold_set=gold_set)
+    settings = Settings(seed=seed, subset_min=subset_min, diagnostic_seconds=diagnostic_seconds, gold_set=gold_set,
+                        memory=memory)
     if any(s.name == "llm" for s in specs):  # I/O bound: threads, and the tokens spent on the bar
         with TokenProgress() as tok:
             summary = evaluate(source, specs, output, settings=settings, jobs=jobs, progress=tok.progress,
