@@ -999,16 +999,17 @@ def _unrank(fw: _Forward, res: _Pass, togo: list[np.ndarray], rank: int, clock: 
 def best_match(
     problem: Problem, atoms: Sequence[Atom], budget_t: int | None, *, limits: Limits | None = None
 ) -> BestMatch:
-    """The DEC-025 gold of M_B(I) for the agent's ``atoms`` (docs/semantics.md), exactly, from two forward passes.
+    """The DEC-025 gold of M_B(I) for the agent's ``atoms`` (docs/semantics.md), exactly, from forward passes.
 
     For a fixed number of hits h = |C ∩ C_a| and of shared timesteps g = |TS(C) ∩ TS(C_a)|, the rank of a gold C
     (F1_AP desc, F1_TS desc, Eff_t asc) is the lexicographic order of (|C|, |TS(C)|) when h > 0 (F1_AP falls with
     |C|, F1_TS with |TS|) and the order of |TS(C)| alone when h = 0 (F1_AP is 0 whatever |C|). Both are additive
     along a path, so the first pass keeps h and g as key fields (at most |C_a| + 1 values each) and only the least
     (|C|, |TS|) and the least |TS| of the paths into each key, as shortest paths do: its memory is that of a count,
-    whatever B_T. The best rank R* follows from the outcomes exactly (rationals). The second pass lists the final
-    tie class only: budget |TS| = R*'s Eff_t, |C| capped by the largest size that can reach R*'s F1_AP, and keeps
-    its edges to walk the certificates of rank R* and find the lowest sha256 of the canonical JSON.
+    whatever B_T; it runs under a falling threshold on F1_AP (paths that cannot reach it end) until a pass finds
+    an outcome at or above it. The best rank R* follows from the outcomes exactly (rationals). The last pass lists
+    the final tie class only (budget |TS| = R*'s Eff_t, paths that can no longer reach a goal of rank R* end) and
+    keeps its edges to walk the certificates of rank R* and find the lowest sha256 of the canonical JSON.
     """
     agent = list(atoms)
     clock = (limits or NO_LIMITS).start()

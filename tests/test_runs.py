@@ -263,3 +263,17 @@ def test_evaluate_on_another_executor_writes_the_same_records(bundle: Path, tmp_
 
     reference = played(tmp_path / "inline.jsonl")
     assert played(tmp_path / f"{executor}.jsonl", "--executor", executor, "--jobs", "2") == reference
+
+
+def test_scoring_past_its_memory_limit_is_a_harness_error_a_rerun_plays_again(bundle: Path, tmp_path: Path,
+                                                                              capsys) -> None:
+    # 1 MiB: the process is past it at the first check of every scoring query.
+    out = tmp_path / "runs.jsonl"
+    assert main(["evaluate", str(bundle), "--agent", "random", "--memory", "1", "-o", str(out)]) == 1
+    assert "8 runs ended harness_error" in capsys.readouterr().err
+    for rec in records(out):
+        assert rec["status"] == "harness_error" and rec["score_c"] is None
+        assert rec["error"].startswith("scoring ran out of its limits: ") and "memory limit 1 MiB" in rec["error"]
+    assert main(["evaluate", str(bundle), "--agent", "random", "-o", str(out)]) == 0
+    assert "8 runs played, 0 already done" in capsys.readouterr().out
+    assert [r["status"] for r in records(out)][8:] == ["completed"] * 8

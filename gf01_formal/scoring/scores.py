@@ -21,7 +21,7 @@ from encoders.problem import Atom, Certificate, Problem
 from gf01_formal.scoring.certificates import GoldSet, ParsedCertificate, certificate_to_json, gold_budget, score
 from gf01_formal.scoring.values import PRF_FIELDS, Diagnostic, Scores
 from solvers import api
-from solvers.limits import Limits, Unknown
+from solvers.limits import Limits, Unknown, guarded
 from solvers.results import BestMatch, best_match_among
 
 #: Largest gold set listed once and ranked per run; larger gold sets use the symbolic best-match query per run.
@@ -50,11 +50,7 @@ class Scorer:
     def gold_set(self) -> list[Certificate] | None:
         """The gold set in canonical order when it has at most GOLD_LIST_MAX members, else None (too large to list)."""
         if not self._listed:
-            p = self.problem
-            budget = gold_budget(p, self.gold_set_name)
-            size = api.count(p, budget, limits=self.limits)
-            if size <= GOLD_LIST_MAX:
-                self._golds = list(api.enumerate_certificates(p, budget, limits=self.limits))
+            self._golds = _listing(self.problem, gold_budget(self.problem, self.gold_set_name), limits=self.limits)
             self._listed = True
         return self._golds
 
@@ -93,6 +89,15 @@ class Scorer:
                       best_match_gold=None if self.gold_set() == [] else certificate_to_json(bm.gold,
                                                                                              self.problem.system.inputs),
                       gold_set=self.gold_set_name, within_budget=s.within_budget)
+
+
+@guarded("gold_set")
+def _listing(problem: Problem, budget: int | None, *, limits: Limits | None = None) -> list[Certificate] | None:
+    """M_B(I) (``budget`` None: M(I)) in canonical order when it has at most GOLD_LIST_MAX members, else None. One
+    guarded query for both steps: under a memory limit each guarded query is a process of its own (about 17 ms)."""
+    if api.count(problem, budget, limits=limits) > GOLD_LIST_MAX:
+        return None
+    return list(api.enumerate_certificates(problem, budget, limits=limits))
 
 
 def diagnose(problem: Problem, atoms: Sequence[Atom], *, backend: str | None = None,
