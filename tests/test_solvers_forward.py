@@ -214,3 +214,22 @@ def test_memory_limit_is_unknown_not_a_crash() -> None:
     assert "memory limit" in got.value.reason
     assert multiprocessing.active_children() == []
 
+
+
+def test_memory_limit_in_this_process_without_isolation(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Limits(memory=m, isolate=False) (the campaign's scoring): no child process; the cap is checked at every clock
+    check, so a query that needs more still answers Unknown ("memory limit")."""
+    from solvers import limits as limits_mod
+    from solvers.limits import resident_mib
+
+    def no_child(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a child process was started")
+
+    monkeypatch.setattr(limits_mod, "_start_child", no_child)
+    small = random_table(4, 2, 6, seed=1)
+    assert forward.count(small, None, limits=Limits(memory=4096, isolate=False)) == forward.count(small, None)
+    big = random_table(16, 8, 40, seed=3)
+    big.system.tables  # noqa: B018
+    with pytest.raises(Unknown) as got:
+        forward.count(big, None, limits=Limits(memory=(resident_mib() or 0.0) + 40, isolate=False))
+    assert "memory limit" in got.value.reason

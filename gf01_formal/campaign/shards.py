@@ -128,10 +128,12 @@ def play_batch(task: Task) -> Result:
     answers: list[tuple[str, str, Certificate, BestMatch]] = []
     for inst, specs in task.items:
         problem = check_instance(inst, file=task.file)
-        # Under a memory limit each scoring query runs in a child process killed past it (solvers.limits): the run
-        # is then recorded harness_error, "scoring ran out of its limits", and a rerun plays it again.
+        # A scoring query past the memory limit is Unknown: the run is recorded harness_error ("scoring ran out of
+        # its limits") and a rerun plays it again. Checked in this process at every step of the query: a process per
+        # query (solvers.limits' isolation) would cost more than the scoring itself on small instances.
         scorer = Scorer(problem, gold_set_name=settings["gold_set"],
-                        limits=None if settings["memory"] is None else Limits(memory=settings["memory"]))
+                        limits=None if settings["memory"] is None else Limits(memory=settings["memory"],
+                                                                              isolate=False))
         inputs = list(problem.system.inputs)
         for spec in specs:
             outcome = play_run(inst, problem, spec, seed=settings["seed"], scorer=scorer,

@@ -94,7 +94,7 @@ class Scorer:
 @guarded("gold_set")
 def _listing(problem: Problem, budget: int | None, *, limits: Limits | None = None) -> list[Certificate] | None:
     """M_B(I) (``budget`` None: M(I)) in canonical order when it has at most GOLD_LIST_MAX members, else None. One
-    guarded query for both steps: under a memory limit each guarded query is a process of its own (about 17 ms)."""
+    guarded query for both steps: under isolating limits each guarded query is a process of its own (about 17 ms)."""
     if api.count(problem, budget, limits=limits) > GOLD_LIST_MAX:
         return None
     return list(api.enumerate_certificates(problem, budget, limits=limits))
