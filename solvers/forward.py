@@ -1090,12 +1090,12 @@ def best_match(
     best = min(ranked)
     # Pass 2: the tie class of R*. A certificate of rank R* ends in an outcome (h, g) and is a least path of it:
     # least (|C|, |TS|) when h > 0, least |TS| when h = 0 (then F1_AP = 0 whatever |C|); so the pass keeps the edges
-    # of least paths only (``tight``). The goals (h, g, least cost) of rank R* follow from R* itself:
-    # F1_AP = 2h / (|C_a| + |C|) fixes |C| for each h, F1_TS fixes which g
-    # fit |TS| = Eff_t of R*. Every member has |TS| = Eff_t, a budget (paths end as soon as it is spent), and a path
-    # after step t ends unless some goal (h*, g*, cost*) is still in reach: h <= h* <= h + the agent's flips after
-    # t, likewise g, and its cost plus the least the missing hits and timesteps add (an atom, a timestep each) at
-    # most cost*. Both bounds are exact (they only drop paths that cannot have rank R*) and leave few keys.
+    # of least paths only (``tight``). The goals (h, g, least cost) of rank R* follow from R* itself: F1_AP =
+    # 2h / (|C_a| + |C|) fixes |C| for each h, F1_TS fixes which g fit |TS| = Eff_t of R*. Every member has
+    # |TS| = Eff_t, a budget (paths end as soon as it is spent), and a path after step t ends unless some goal
+    # (h*, g*, cost*) is still in reach: h <= h* <= h + the agent's flips after t, likewise g, and its cost plus the
+    # least the missing hits and timesteps add (an atom, a timestep each) at most cost*. Both bounds are exact (they
+    # only drop paths that cannot have rank R*) and leave few keys.
     f_ap, f_ts, b_star = -best[0], -best[1], best[2]
     packed = f_ap > 0
     goal_list = []
