@@ -1,15 +1,18 @@
 """What browser tests share: Debian's Chromium under Playwright (never a downloaded browser), a record of every
 response a page receives, the trace and a screenshot kept when a test fails, and a ``gf01 serve`` subprocess.
 
-With pytest-playwright, a test module makes the plugin's ``browser`` fixture Debian's headless Chromium by
-overriding one fixture:
+A test module launches Debian's headless Chromium once, for its own tests only:
 
-    @pytest.fixture(scope="session")
-    def browser_type_launch_args(browser_type_launch_args):
-        return browser.launch_args(browser_type_launch_args)
+    @pytest.fixture(scope="module")
+    def chromium():
+        with browser.chromium() as launched:
+            yield launched
 
 and wraps a test's page in ``with browser.artifacts_on_failure(context, page, output_path): ...`` (``output_path``
-is the plugin's per-test folder under ``test-results/``). Outside pytest, ``browser.LAUNCH`` are the keyword
+is pytest-playwright's per-test folder under ``test-results/``). pytest-playwright's own ``browser`` and ``page``
+fixtures are not used: they keep one Playwright for the whole session, and Playwright's sync API marks its asyncio
+loop as running in the main thread while it lives, so every later test that calls ``asyncio.run`` (the inspect
+paths, the browser's replay) would fail in the same process. Outside pytest, ``browser.LAUNCH`` are the keyword
 arguments of ``playwright.chromium.launch``.
 """
 
@@ -35,14 +38,28 @@ LAUNCH: dict[str, Any] = {"executable_path": CHROMIUM, "headless": True, "args":
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def launch_args(defaults: dict[str, Any] | None = None) -> dict[str, Any]:
-    """pytest-playwright's launch arguments with Debian's Chromium; fails the test (not skips it) when it is missing,
-    since nothing may be downloaded at test time (``.ci/run`` installs the ``chromium`` package)."""
+def launch_args() -> dict[str, Any]:
+    """The launch arguments of Debian's Chromium; fails the test (not skips it) when it is missing, since nothing may
+    be downloaded at test time (``.ci/run`` installs the ``chromium`` package)."""
     if not os.access(CHROMIUM, os.X_OK):
         import pytest
 
         pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium package (apt-get install chromium)")
-    return {**(defaults or {}), **LAUNCH}
+    return dict(LAUNCH)
+
+
+@contextmanager
+def chromium() -> Iterator[Any]:
+    """Debian's headless Chromium under a Playwright of its own, closed (Playwright and its loop with it) when the
+    block ends."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(**launch_args())
+        try:
+            yield launched
+        finally:
+            launched.close()
 
 
 @dataclass(frozen=True)

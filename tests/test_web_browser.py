@@ -35,9 +35,10 @@ PHONE = {"viewport": {"width": 390, "height": 844}, "device_scale_factor": 2, "i
 RENDERER_FIELDS = {"renderer_track", "renderer_profile_id", "timing"}
 
 
-@pytest.fixture(scope="session")
-def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[str, Any]:
-    return browser.launch_args(browser_type_launch_args)
+@pytest.fixture(scope="module")
+def chromium() -> Any:
+    with browser.chromium() as launched:
+        yield launched
 
 
 @pytest.fixture(scope="module")
@@ -125,14 +126,14 @@ class Scripted(Agent):
         pass
 
 
-def test_a_pilot_played_by_keyboard_alone(browser: Any, bundle: Path, instances: dict[str, Any], tmp_path: Path,
+def test_a_pilot_played_by_keyboard_alone(chromium: Any, bundle: Path, instances: dict[str, Any], tmp_path: Path,
                                           output_path: str) -> None:
     arbiter, small = "gf01f-d78bf434bfab905e", next(i for i in instances if i != "gf01f-d78bf434bfab905e")
     runs = tmp_path / "runs.jsonl"
     pilot = write_pilot(tmp_path, [arbiter, small])
     hidden = {iid: secrets_of(instances[iid]) for iid in (arbiter, small)}
     with Server(["--bundle", str(bundle), "--runs-out", str(runs), "--pilot", str(pilot)]) as server:
-        context = browser.new_context(viewport=WIDE)
+        context = chromium.new_context(viewport=WIDE)
         page = context.new_page()
         responses = Responses(context)
         with artifacts_on_failure(context, page, output_path):
@@ -254,10 +255,10 @@ def test_a_pilot_played_by_keyboard_alone(browser: Any, bundle: Path, instances:
 # -- resuming ------------------------------------------------------------------------------------------------------
 
 
-def test_a_reload_mid_episode_resumes_at_the_same_step(browser: Any, free: Any, instances: dict[str, Any],
+def test_a_reload_mid_episode_resumes_at_the_same_step(chromium: Any, free: Any, instances: dict[str, Any],
                                                        output_path: str) -> None:
     normal = next(i for i, inst in instances.items() if inst.mode == "normal")
-    context = browser.new_context(viewport=WIDE)
+    context = chromium.new_context(viewport=WIDE)
     page = context.new_page()
     with artifacts_on_failure(context, page, output_path):
         page.goto(free.url)
@@ -277,7 +278,7 @@ def test_a_reload_mid_episode_resumes_at_the_same_step(browser: Any, free: Any, 
         assert (page.inner_text("#timeline"), page.inner_text("#status-list")) == seen
         assert page.is_visible("#resume") and page.get_attribute("#resume-link", "href") == urlparse(url).path
         page.close()  # closing the tab loses nothing: the link opens the same episode at the same step
-        elsewhere = browser.new_context(viewport=WIDE)  # another browser: nothing in its storage, only the link
+        elsewhere = chromium.new_context(viewport=WIDE)  # another browser: nothing in its storage, only the link
         again = elsewhere.new_page()
         again.goto(url)
         again.wait_for_selector('thead th.current[data-t="3"]')
@@ -295,8 +296,8 @@ def test_a_reload_mid_episode_resumes_at_the_same_step(browser: Any, free: Any, 
 # -- the phone -----------------------------------------------------------------------------------------------------
 
 
-def test_the_narrow_layout_fits_a_phone(browser: Any, free: Any, output_path: str) -> None:
-    context = browser.new_context(**PHONE)
+def test_the_narrow_layout_fits_a_phone(chromium: Any, free: Any, output_path: str) -> None:
+    context = chromium.new_context(**PHONE)
     page = context.new_page()
     with artifacts_on_failure(context, page, output_path), httpx.Client(base_url=free.url) as client:
         token = begin(client, "gf01f-d78bf434bfab905e")
@@ -330,7 +331,7 @@ def test_the_narrow_layout_fits_a_phone(browser: Any, free: Any, output_path: st
 # -- replay --------------------------------------------------------------------------------------------------------
 
 
-def test_the_replay_page_steps_through_runs_of_either_renderer(browser: Any, free: Any, bundle: Path,
+def test_the_replay_page_steps_through_runs_of_either_renderer(chromium: Any, free: Any, bundle: Path,
                                                                instances: dict[str, Any], tmp_path: Path,
                                                                output_path: str) -> None:
     hard = next(i for i, inst in instances.items() if inst.mode == "hard" and len(inst.base_trace) < 10)
@@ -346,7 +347,7 @@ def test_the_replay_page_steps_through_runs_of_either_renderer(browser: Any, fre
     agent = next(json.loads(x) for x in agents.read_text().splitlines() if json.loads(x)["instance_id"] == hard)
     both = tmp_path / "both.jsonl"
     both.write_text(json.dumps(agent) + "\n" + json.dumps(mine) + "\n")
-    context = browser.new_context(viewport=WIDE)
+    context = chromium.new_context(viewport=WIDE)
     page = context.new_page()
     with artifacts_on_failure(context, page, output_path):
         page.goto(f"{free.url}replay")
@@ -374,7 +375,7 @@ def test_the_replay_page_steps_through_runs_of_either_renderer(browser: Any, fre
 # -- a circuit -------------------------------------------------------------------------------------------------------
 
 
-def test_a_circuit_instance_plays_in_the_browser(browser: Any, tmp_path: Path, output_path: str) -> None:
+def test_a_circuit_instance_plays_in_the_browser(chromium: Any, tmp_path: Path, output_path: str) -> None:
     """An AIGER circuit (a 3-entry FIFO, three pushes then idle) is played like any instance: push at t* = 5 makes
     the overflow, the end screen scores it valid, and no response before the end holds the circuit or a latch."""
     from aig.build import fifo
@@ -392,7 +393,7 @@ def test_a_circuit_instance_plays_in_the_browser(browser: Any, tmp_path: Path, o
               "trace": [canonical_json(inst.base_trace), *(canonical_json(x) for x in inst.base_trace)],
               "fields": ["base_trace", "certification", "aiger", "oracle"]}
     with Server(["--bundle", str(path), "--runs-out", str(tmp_path / "runs.jsonl")]) as server:
-        context = browser.new_context(viewport=WIDE)
+        context = chromium.new_context(viewport=WIDE)
         page = context.new_page()
         responses = Responses(context)
         with artifacts_on_failure(context, page, output_path):
