@@ -58,8 +58,10 @@ def _workers(pgid: int) -> dict[int, float]:
 
 def _start(out: Path) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    # Far more work than the tests wait for (they signal it once both workers are busy): at 50 instances, about
+    # 1.5 s of CPU each, a worker with a light share could finish under the 1 s of CPU the tests wait to see.
     return subprocess.Popen(
-        [sys.executable, "-m", "gf01_formal", "generate", "--jobs", "2", "--count", "50", "-o", str(out)],
+        [sys.executable, "-m", "gf01_formal", "generate", "--jobs", "2", "--count", "500", "-o", str(out)],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
 
 

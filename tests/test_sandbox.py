@@ -25,11 +25,12 @@ INSTANCE = ROOT / "gf01_formal" / "examples" / "arbiter_priority.json"
 needs_bwrap = pytest.mark.skipif(bwrap_problem() is not None, reason=f"no bubblewrap sandbox: {bwrap_problem()}")
 
 #: An agent that reads every process's command line and environment it can see, opens every JSON file they name
-#: (the bundle), and plays the oracle certificate it finds there; otherwise it plays nothing.
+#: (the bundle), and plays the oracle certificate of its instance it finds there; otherwise it plays nothing. (Only its
+#: own instance's: other tests, run in parallel, have processes naming other instances.)
 PEEKER = '''
 import json, os, sys
 
-def found_certificate():
+def found_certificate(instance_id):
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
             continue
@@ -42,10 +43,11 @@ def found_certificate():
                 for part in w.decode("utf-8", "replace").split("="):
                     if part.endswith(".json") and os.path.isfile(part):
                         try:
-                            cert = json.load(open(part))["certification"]["oracle_certificate"]
+                            doc = json.load(open(part))
+                            cert = doc["certification"]["oracle_certificate"]
                         except Exception:
                             continue
-                        if cert:
+                        if cert and doc.get("instance_id") == instance_id:
                             return cert
     return None
 
@@ -54,7 +56,7 @@ plan = {}
 for line in sys.stdin:
     m = json.loads(line)
     if m["type"] == "start":
-        cert = found_certificate()
+        cert = found_certificate(m["instance_id"])
         plan = {}
         for t, name, value in cert or []:
             plan.setdefault(t, {})[name] = value
