@@ -235,8 +235,10 @@ def test_official_errors_name_the_missing_agent(played: dict[str, Path], capsys:
 @pytest.mark.parametrize("content", [b"", b"\x00\x01binary", b"\xff\xfe not utf-8\n", b"{not json\n",
                                      b'{"run_id": "x"}\n', b"[1, 2]\n"])
 def test_bad_runs_files_are_one_line_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                            content: bytes) -> None:
-    bad = tmp_path / "bad.jsonl"
+                                            monkeypatch: pytest.MonkeyPatch, content: bytes) -> None:
+    # A short path, as typed: an error shortens a long one (to 80 characters), which may cut its file name.
+    monkeypatch.chdir(tmp_path)
+    bad = Path("bad.jsonl")
     bad.write_bytes(content)
     for args in (["report", str(bad)], ["report", str(bad), "-o", str(tmp_path / "r.json")],
                  ["caps", "derive", str(bad), "-o", str(tmp_path / "c.json")]):
