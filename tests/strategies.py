@@ -109,12 +109,18 @@ def problems(
     max_T: int = 6,
     max_flips: int = 12,
     modes: tuple[str, ...] = ("hard", "normal"),
+    min_T: int = 1,
+    min_t_star: int = 0,
 ) -> Problem:
-    """A random small :class:`Problem` with T * |AP_in| <= ``max_flips``."""
-    n_in = draw(st.integers(1, max_inputs))
+    """A random small :class:`Problem` with T * |AP_in| <= ``max_flips``.
+
+    ``min_T`` and ``min_t_star`` (at most T - 1) bound T and t* from below, for a caller whose cases need them (one
+    that wants a certificate over two timesteps rejects every draw with T or t* + 1 below 2: drawing only what it
+    keeps saves the draws it would throw away). ``min_T`` must fit ``max_flips`` with one input."""
+    n_in = draw(st.integers(1, max(1, min(max_inputs, max_flips // min_T))))
     n_out = draw(st.integers(1, max_outputs))
     n_states = draw(st.integers(1, max_states))
-    T = draw(st.integers(1, max(1, min(max_T, max_flips // n_in))))
+    T = draw(st.integers(min_T, max(min_T, min(max_T, max_flips // n_in))))
     kind = draw(st.sampled_from(("table", "guard", "trap")))
     if kind == "table":
         system = draw(table_views(n_states, n_in, n_out))
@@ -124,7 +130,7 @@ def problems(
         system = draw(trap_views(n_states, n_in, n_out))
     trace = tuple(draw(st.lists(st.integers(0, (1 << n_in) - 1), min_size=T, max_size=T)))
     effect = draw(expressions(n_out, max_leaves=4))
-    t_star = draw(st.integers(0, T - 1))
+    t_star = draw(st.integers(min(min_t_star, T - 1), T - 1))
     mode = draw(st.sampled_from(modes))
     window = draw(st.integers(0, 3))
     budget_t = draw(st.one_of(st.none(), st.integers(0, T)))

@@ -125,7 +125,7 @@ def best_match(p: Problem, agent: Cert, golds: list[Cert]) -> tuple[Cert, tuple[
 @st.composite
 def split_instances(draw: st.DrawFn) -> tuple[Problem, list[Cert], list[Cert]]:
     """A problem whose B_T leaves out some member of M(I), with both gold sets."""
-    p = draw(problems(max_states=3, max_inputs=2, max_outputs=2, max_T=3, max_flips=4))
+    p = draw(problems(max_states=3, max_inputs=2, max_outputs=2, max_T=3, max_flips=4, min_T=2, min_t_star=1))
     full = gold_set(p, None)
     widest = max((len(ts(c)) for c in full), default=0)
     assume(widest >= 2)
