@@ -312,9 +312,13 @@ def test_mutated_output_and_input_paths(seed: int, tmp_path: Path, capsys: pytes
     import os
     import stat
 
+    from gf01_formal.instances.io import load_bundle, save_artifact
+
     m = Mutator(400 + seed)
     inst = tmp_path / "inst.json"
-    inst.write_bytes((EXAMPLES / "arbiter_priority.json").read_bytes())
+    # A short instance (T = 5; the arbiter's T = 30 made a 4 MB CNF a second): the paths are the subject, not the work.
+    short = next(i for i in load_bundle(EXAMPLES / "check_bundle.json").instances if len(i.base_trace) == 5)
+    save_artifact(inst, short)
     runs = tmp_path / "runs.jsonl"
     assert main(["evaluate", str(inst), "--agent", "random", "-o", str(runs)]) == 0
     capsys.readouterr()
