@@ -17,6 +17,15 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent
 EXAMPLES = ROOT / "gf01_formal" / "examples"
+PACKAGES = {ROOT / name for name in ("hoa", "encoders", "solvers", "gf01_formal", "aig")}
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """A package module without a ``>>>`` example is not collected (``--doctest-modules`` would import it for nothing:
+    the inspect task alone costs a second of inspect_ai per test process)."""
+    if collection_path.suffix == ".py" and not PACKAGES.isdisjoint(collection_path.parents):
+        return ">>>" not in collection_path.read_text(encoding="utf-8") or None
+    return None
 
 
 @pytest.fixture(autouse=True)
