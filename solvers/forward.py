@@ -387,31 +387,34 @@ def _factorize(cols: list[np.ndarray], widths: list[int]) -> tuple[np.ndarray, n
     return perm[starts], gid, perm, starts
 
 
-def _sum_limbs(limbs: np.ndarray, perm: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """Per-group sums of multi-limb counts (``limbs`` is (L, rows)), carries propagated; may add a limb."""
-    if limbs.shape[1] == 0:
-        return limbs
-    out = np.add.reduceat(limbs[:, perm], starts, axis=1)
-    return _normalise(out)
+def _sum_limbs(parent: np.ndarray, src: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Per-group sums of multi-limb counts, carries propagated (may add a limb): group g sums the rows
+    ``parent[src[starts[g]:starts[g + 1]]]`` of ``parent`` (K, L).
+
+    Every expanded pair's count is its source key's count, so the pairs carry only the source's index and the limbs
+    are read once, a whole row per pair, sorted by group."""
+    if src.size == 0:
+        return np.zeros((0, parent.shape[1]), dtype=np.uint64)
+    return _normalise(np.add.reduceat(np.take(parent, src, axis=0), starts, axis=0))
 
 
 def _normalise(limbs: np.ndarray) -> np.ndarray:
-    for lv in range(limbs.shape[0] - 1):
-        carry = limbs[lv] >> np.uint64(LIMB)
+    for lv in range(limbs.shape[1] - 1):
+        carry = limbs[:, lv] >> np.uint64(LIMB)
         if carry.any():
-            limbs[lv] &= _LIMB_MASK
-            limbs[lv + 1] += carry
-    top = limbs[-1] >> np.uint64(LIMB)
+            limbs[:, lv] &= _LIMB_MASK
+            limbs[:, lv + 1] += carry
+    top = limbs[:, -1] >> np.uint64(LIMB)
     if top.any():
-        limbs[-1] &= _LIMB_MASK
-        limbs = np.concatenate([limbs, top[None, :]], axis=0)
+        limbs[:, -1] &= _LIMB_MASK
+        limbs = np.concatenate([limbs, top[:, None]], axis=1)
         return _normalise(limbs)
     return limbs
 
 
 def _to_int(limbs: np.ndarray, k: int) -> int:
-    """The Python int of column ``k`` of multi-limb counts."""
-    return sum(int(v) << (LIMB * lv) for lv, v in enumerate(limbs[:, k]))
+    """The Python int of row ``k`` of multi-limb counts."""
+    return sum(int(v) << (LIMB * lv) for lv, v in enumerate(limbs[k]))
 
 
 # -- the forward pass -----------------------------------------------------------------------------------------------
@@ -429,7 +432,7 @@ class _Layer:
     s: np.ndarray  # (K, W) removal-run class set
     b: np.ndarray  # (K,) timesteps used
     extra: np.ndarray  # (K, E) extra fields
-    limbs: np.ndarray | None  # (L, K) counts, or None when not counting
+    limbs: np.ndarray | None  # (K, L) counts, or None when not counting
     cost: np.ndarray  # (K, M) least additive costs of a path into the key (see ``_Forward.run``'s ``costs``)
 
     @property
@@ -549,7 +552,7 @@ class _Forward:
                 parts.append(self._expand(t, tab, layer, lo, hi, b_cap, budget is not None, track_b, incs,
                                           cost_incs))
                 lo = hi
-            cand = _concat(parts, words, len(extras), counting, len(costs))
+            cand = _concat(parts, words, len(extras), len(costs))
             if extras:
                 # An extra past its top ends the candidate: a caller's bound (see best_match), never reached otherwise.
                 over = (cand["extra"] > tops).any(axis=1)
@@ -570,8 +573,8 @@ class _Forward:
                     key = tuple(int(c[row]) for c in ocols)
                     ids[g] = outcome_ids.setdefault(key, len(outcome_ids))
                 out_code[acc_idx] = ids[gid]
-                if counting:
-                    sums = _sum_limbs(cand["limbs"][:, acc_idx], perm, starts)
+                if layer.limbs is not None:
+                    sums = _sum_limbs(layer.limbs, cand["src"][acc_idx][perm], starts)
                     for g in range(first.size):
                         o = int(ids[g])
                         outcome_counts[o] = outcome_counts.get(o, 0) + _to_int(sums, g)
@@ -597,7 +600,8 @@ class _Forward:
                 first, gid, perm, starts = _factorize(cols, widths)
                 rows = live[first]
                 nxt = _Layer(cand["q"][rows], cand["s"][rows], cand["b"][rows], cand["extra"][rows],
-                             _sum_limbs(cand["limbs"][:, live], perm, starts) if counting else None,
+                             _sum_limbs(layer.limbs, cand["src"][live][perm], starts) if layer.limbs is not None
+                             else None,
                              np.minimum.reduceat(cand["cost"][live][perm], starts, axis=0) if costs
                              else np.zeros((rows.size, 0), dtype=np.int64))
             else:
@@ -683,36 +687,26 @@ class _Forward:
         for m, inc in enumerate(cost_incs):
             cost[:, m] += inc[mask[keep]]
         out["cost"] = cost
-        if layer.limbs is not None:
-            out["limbs"] = layer.limbs[:, src[keep]]
         return out
 
 
 def _take(layer: _Layer, rows: np.ndarray) -> _Layer:
     return _Layer(layer.q[rows], layer.s[rows], layer.b[rows], layer.extra[rows],
-                  None if layer.limbs is None else layer.limbs[:, rows], layer.cost[rows])
+                  None if layer.limbs is None else layer.limbs[rows], layer.cost[rows])
 
 
-def _concat(parts: list[dict[str, np.ndarray]], words: int, n_extra: int, counting: bool,
-            n_cost: int = 0) -> dict[str, np.ndarray]:
+def _concat(parts: list[dict[str, np.ndarray]], words: int, n_extra: int, n_cost: int = 0) -> dict[str, np.ndarray]:
     if not parts:
         z = np.zeros(0, dtype=np.int64)
         out = {"q": z, "s": np.zeros((0, words), dtype=np.uint64), "b": z, "accept": z.astype(bool),
                "live": z.astype(bool), "src": z, "mask": z, "extra": np.zeros((0, n_extra), dtype=np.int64),
                "cost": np.zeros((0, n_cost), dtype=np.int64)}
-        if counting:
-            out["limbs"] = np.zeros((1, 0), dtype=np.uint64)
         return out
     if len(parts) == 1:
         return parts[0]
     out = {}
     for name in parts[0]:
-        if name == "limbs":
-            depth = max(p["limbs"].shape[0] for p in parts)
-            out[name] = np.concatenate(
-                [np.pad(p["limbs"], ((0, depth - p["limbs"].shape[0]), (0, 0))) for p in parts], axis=1)
-        else:
-            out[name] = np.concatenate([p[name] for p in parts])
+        out[name] = np.concatenate([p[name] for p in parts])
     return out
 
 
