@@ -220,8 +220,17 @@ def _onehot(classes: np.ndarray, words: int) -> np.ndarray:
 
 def _has(rows: np.ndarray, classes: np.ndarray) -> np.ndarray:
     """Whether class ``classes[k]`` is in row ``rows[k]``."""
+    if rows.shape[-1] == 1:
+        return ((rows[..., 0] >> classes.astype(np.uint64)) & np.uint64(1)).astype(bool)
     word = np.take_along_axis(rows, (classes >> 6)[..., None], axis=-1)[..., 0]
     return ((word >> (classes & 63).astype(np.uint64)) & np.uint64(1)).astype(bool)
+
+
+def _meets(rows: np.ndarray, words: np.ndarray) -> np.ndarray:
+    """Whether row ``rows[k]`` shares a class with the set ``words``."""
+    if rows.shape[-1] == 1:
+        return (rows[..., 0] & words[0]) != 0
+    return (rows & words).any(axis=-1)
 
 
 @dataclass(frozen=True)
@@ -237,7 +246,7 @@ class _StepTables:
     q_next: np.ndarray  # (C, masks): the edited run's next class
     q_hit: np.ndarray  # (C, masks): the edited run shows the effect
     viable_ptr: np.ndarray  # (C + 1,)
-    viable_mask: np.ndarray  # masks of class c: viable_mask[viable_ptr[c]:viable_ptr[c + 1]], increasing
+    viable_mask: np.ndarray  # c * masks + mask for the masks of class c: viable_mask[viable_ptr[c]:viable_ptr[c + 1]]
     drop: np.ndarray  # (W,) hopeless classes at t + 1 (dropped from S)
     kill: np.ndarray  # (W,) must classes at t + 1 (a removal run there will show the effect)
     unsafe: np.ndarray  # (W,) classes at t + 1 whose base continuation shows the effect
@@ -328,7 +337,8 @@ class _Tables:
             dead |= ~q_hit & (quo.hopeless[t + 1][q_next] | _has(runs, q_next))
             counts = (~dead).sum(axis=1)
             ptr = np.concatenate(([0], np.cumsum(counts)))
-            viable = np.nonzero(~dead)[1].astype(np.int64)
+            # Flat (class, mask) indices into the (C, masks) tables, increasing: the masks of a class in order.
+            viable = np.flatnonzero(~dead).astype(np.int64)
             got = (runs, q_next, q_hit, ptr, viable, drop, kill)
             self._runs[key] = got
             self._runs_bytes = _evict(self._runs, self._runs_bytes + sum(a.nbytes for a in got))
@@ -349,24 +359,29 @@ def _evict(cache: OrderedDict, size: int) -> int:
 # -- grouping -------------------------------------------------------------------------------------------------------
 
 
-def _factorize(cols: list[np.ndarray], widths: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _factorize(cols: list[np.ndarray], widths: list[int],
+               with_gid: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Group equal rows of the integer columns ``cols`` (non-negative, ``widths`` bits each).
 
-    Returns (first row index of each group in sorted order, group id per row, the permutation sorting the rows by
-    group, the start of each group in that permutation). Groups are numbered in increasing order of the rows'
-    values, compared column by column, so the numbering is deterministic.
+    Returns (first row index of each group in sorted order, group id per row (empty unless ``with_gid``), the
+    permutation sorting the rows by group, the start of each group in that permutation). Groups are numbered in
+    increasing order of the rows' values, compared column by column, so the numbering is deterministic.
     """
     n = cols[0].size
     idx_bits = max(1, int(n).bit_length())
     total = sum(widths)
     if total + idx_bits <= 63:
-        packed = np.zeros(n, dtype=np.int64)
-        for col, w in zip(cols, widths, strict=True):
-            packed = (packed << w) | col.astype(np.int64)
+        packed = np.array(cols[0], dtype=np.int64)
+        for col, w in zip(cols[1:], widths[1:], strict=True):
+            np.left_shift(packed, w, out=packed)
+            np.bitwise_or(packed, col.astype(np.int64, copy=False), out=packed)
         # One plain sort of (key, position) pairs: several times faster than argsort.
-        order = np.sort((packed << idx_bits) | np.arange(n, dtype=np.int64))
-        perm = order & ((1 << idx_bits) - 1)
-        keys = order >> idx_bits
+        np.left_shift(packed, idx_bits, out=packed)
+        np.bitwise_or(packed, np.arange(n, dtype=np.int64), out=packed)
+        packed.sort()
+        perm = packed & ((1 << idx_bits) - 1)
+        np.right_shift(packed, idx_bits, out=packed)
+        keys = packed
     else:
         perm = np.lexsort(tuple(c.astype(np.uint64) for c in reversed(cols)))
         keys = None
@@ -381,9 +396,12 @@ def _factorize(cols: list[np.ndarray], widths: list[int]) -> tuple[np.ndarray, n
             s = c[perm]
             change |= s[1:] != s[:-1]
     starts = np.flatnonzero(np.concatenate(([True], change)))
-    gid_sorted = np.cumsum(np.concatenate(([0], change.astype(np.int64))))
-    gid = np.empty(n, dtype=np.int64)
-    gid[perm] = gid_sorted
+    if with_gid:
+        gid_sorted = np.cumsum(np.concatenate(([0], change.astype(np.int64))))
+        gid = np.empty(n, dtype=np.int64)
+        gid[perm] = gid_sorted
+    else:
+        gid = np.zeros(0, dtype=np.int64)
     return perm[starts], gid, perm, starts
 
 
@@ -588,20 +606,25 @@ class _Forward:
             live = np.flatnonzero(cand["live"])
             clock.check(query)
             if live.size:
-                cols = [cand["q"][live], cand["b"][live]]
-                widths = [max(1, int(quo.sizes[t + 1] - 1).bit_length()), max(1, b_cap.bit_length())]
+                # Often every candidate lives (counting without a budget): then no copies of the live rows.
+                every = live.size == acc.size
+                cols = [cand["q"] if every else cand["q"][live]]
+                widths = [max(1, int(quo.sizes[t + 1] - 1).bit_length())]
+                if track_b:
+                    cols.append(cand["b"] if every else cand["b"][live])
+                    widths.append(max(1, b_cap.bit_length()))
                 for e in range(len(extras)):
                     cols.append(cand["extra"][live, e])
                     widths.append(widths_extra[e])
                 size_next = quo.sizes[t + 1]
                 for w in range(words):
-                    cols.append(cand["s"][live, w])
+                    cols.append(cand["s"][:, w] if every else cand["s"][live, w])
                     widths.append(max(0, min(64, size_next - 64 * w)))
-                first, gid, perm, starts = _factorize(cols, widths)
+                first, gid, perm, starts = _factorize(cols, widths, with_gid=edges)
                 rows = live[first]
                 nxt = _Layer(cand["q"][rows], cand["s"][rows], cand["b"][rows], cand["extra"][rows],
-                             _sum_limbs(layer.limbs, cand["src"][live][perm], starts) if layer.limbs is not None
-                             else None,
+                             _sum_limbs(layer.limbs, (cand["src"] if every else cand["src"][live])[perm], starts)
+                             if layer.limbs is not None else None,
                              np.minimum.reduceat(cand["cost"][live][perm], starts, axis=0) if costs
                              else np.zeros((rows.size, 0), dtype=np.int64))
             else:
@@ -632,27 +655,36 @@ class _Forward:
         incs: list[np.ndarray], cost_incs: list[np.ndarray],
     ) -> dict[str, np.ndarray]:
         """The surviving (key, mask) pairs of keys ``lo .. hi - 1``: their fate and their next key."""
-        words = self.quo.words
+        words, letters = self.quo.words, self.quo.letters
         q = layer.q[lo:hi]
-        per = tab.viable_ptr[q + 1] - tab.viable_ptr[q]
+        first = tab.viable_ptr[q]
+        per = tab.viable_ptr[q + 1] - first
         src = np.repeat(np.arange(lo, hi, dtype=np.int64), per)
-        # Position of each pair within its key's viable masks: a running index minus its key's first pair.
-        within = np.arange(src.size, dtype=np.int64) - np.repeat(np.cumsum(per) - per, per)
-        qs = layer.q[src]
-        mask = tab.viable_mask[tab.viable_ptr[qs] + within]
-        b2 = layer.b[src] + ((mask != 0) & track_b)
-        if capped:
-            ok = np.flatnonzero(b2 <= b_cap)
-            src, qs, mask, b2 = src[ok], qs[ok], mask[ok], b2[ok]
+        # Each pair's place among the step's viable (class, mask) pairs: its key's first one plus its rank there.
+        cm = tab.viable_mask[np.arange(src.size, dtype=np.int64) + np.repeat(first - (np.cumsum(per) - per), per)]
+        mask = cm & (letters - 1)
+        if track_b:
+            b2 = layer.b[src] + (mask != 0)
+            if capped:
+                ok = np.flatnonzero(b2 <= b_cap)
+                src, cm, mask, b2 = src[ok], cm[ok], mask[ok], b2[ok]
+        else:
+            b2 = np.zeros(src.size, dtype=np.int64)
         x = self.problem.trace[t] ^ mask
-        s = layer.s[src]
-        s2 = tab.new_runs[qs, mask]
+        s = np.take(layer.s, src, axis=0)
+        s2 = np.take(tab.new_runs.reshape(-1, words), cm, axis=0)
         dead = np.zeros(src.size, dtype=bool)
         if tab.img is not None and tab.img_die is not None:
-            for j in range(tab.img.shape[1]):
-                byte = ((s[:, j >> 3] >> np.uint64(8 * (j & 7))) & np.uint64(255)).astype(np.int64)
-                s2 |= tab.img[x, j, byte]
-                dead |= tab.img_die[x, j, byte]
+            # Flat indices into the (letters, chunks, 256) tables: one gather per byte of the class set.
+            chunks = tab.img.shape[1]
+            img, die = tab.img.reshape(-1, words), tab.img_die.reshape(-1)
+            at = x * (chunks * 256)
+            for j in range(chunks):
+                byte = (s[:, j >> 3] >> np.uint64(8 * (j & 7))) & np.uint64(255)
+                pos = at + byte.astype(np.int64)
+                s2 |= np.take(img, pos, axis=0)
+                dead |= np.take(die, pos)
+                at += 256
         else:
             for r in range(tab.nxt.shape[0]):
                 mem = np.flatnonzero((s[:, r >> 6] >> np.uint64(r & 63)) & np.uint64(1))
@@ -660,12 +692,12 @@ class _Forward:
                     s2[mem] |= _onehot(tab.nxt[r, x[mem]], words)
                     dead[mem] |= tab.hit[r, x[mem]]
         s2 &= ~tab.drop
-        dead |= (s2 & tab.kill).any(axis=-1)
-        hit = tab.q_hit[qs, mask]
-        q2 = tab.q_next[qs, mask]
+        dead |= _meets(s2, tab.kill)
+        hit = np.take(tab.q_hit, cm)
+        q2 = np.take(tab.q_next, cm)
         # Still short of the effect: a removal run must not share the edited run's class.
         dead |= ~hit & _has(s2, q2)
-        safe = ~(s2 & tab.unsafe).any(axis=-1)
+        safe = ~_meets(s2, tab.unsafe)
         accept = hit & ~dead & safe
         live = ~hit & ~dead
         if capped:
@@ -675,17 +707,19 @@ class _Forward:
             accept |= spent & tab.base_hit[q2] & safe
             live &= ~spent
         keep = np.flatnonzero(accept | live)
+        src = src[keep]
+        mask = mask[keep]
         out = {
-            "q": q2[keep], "s": s2[keep].reshape(keep.size, words), "b": b2[keep], "accept": accept[keep],
-            "live": live[keep], "src": src[keep], "mask": mask[keep],
+            "q": q2[keep], "s": np.take(s2, keep, axis=0), "b": b2[keep], "accept": accept[keep],
+            "live": live[keep], "src": src, "mask": mask,
         }
-        ex = layer.extra[src[keep]]
+        ex = np.take(layer.extra, src, axis=0) if incs else np.zeros((keep.size, 0), dtype=np.int64)
         for e, inc in enumerate(incs):
-            ex[:, e] += inc[mask[keep]]
+            ex[:, e] += inc[mask]
         out["extra"] = ex
-        cost = layer.cost[src[keep]]
+        cost = np.take(layer.cost, src, axis=0) if cost_incs else np.zeros((keep.size, 0), dtype=np.int64)
         for m, inc in enumerate(cost_incs):
-            cost[:, m] += inc[mask[keep]]
+            cost[:, m] += inc[mask]
         out["cost"] = cost
         return out
 
@@ -896,25 +930,25 @@ def _walk(fw: _Forward, res: _Pass, reach: list[np.ndarray], k: int, n: int, clo
 
 
 def _counts_to_go(fw: _Forward, res: _Pass, clock: Clock, query: str) -> list[np.ndarray]:
-    """Backward: per key, the number of accepted completions (multi-limb), per step."""
+    """Backward: per key, the number of accepted completions (multi-limb, (K, L)), per step."""
     edges = res.edges
     assert edges is not None
-    out: list[np.ndarray] = [np.zeros((1, 0), dtype=np.uint64)] * (len(edges) + 1)
-    nxt = np.zeros((1, 0), dtype=np.uint64)
+    out: list[np.ndarray] = [np.zeros((0, 1), dtype=np.uint64)] * (len(edges) + 1)
+    nxt = np.zeros((0, 1), dtype=np.uint64)
     for t in range(len(edges) - 1, -1, -1):
         clock.check(query)
         e = edges[t]
         n_src = e.offsets.size - 1
-        depth = nxt.shape[0]
-        vals = np.zeros((depth, e.dst.size), dtype=np.uint64)
+        depth = nxt.shape[1]
+        vals = np.zeros((e.dst.size, depth), dtype=np.uint64)
         inner = e.dst >= 0
-        vals[:, inner] = nxt[:, e.dst[inner]]
-        vals[0, ~inner] = 1
-        cur = np.zeros((depth, n_src), dtype=np.uint64)
+        vals[inner] = nxt[e.dst[inner]]
+        vals[~inner, 0] = 1
+        cur = np.zeros((n_src, depth), dtype=np.uint64)
         if e.dst.size:
             # Edges are sorted by source: segment sums.
             has = np.flatnonzero(np.diff(e.offsets) > 0)
-            cur[:, has] = np.add.reduceat(vals, e.offsets[has], axis=1)
+            cur[has] = np.add.reduceat(vals, e.offsets[has], axis=0)
         out[t] = _normalise(cur) if n_src else cur
         nxt = out[t]
     return out
@@ -950,7 +984,7 @@ def sample(
     fw = _Forward(problem)
     res = fw.run(budget_t, counting=False, edges=True, clock=clock, query="sample")
     togo = _counts_to_go(fw, res, clock, "sample")
-    total = _to_int(togo[0], 0) if togo[0].shape[1] else 0
+    total = _to_int(togo[0], 0) if togo[0].shape[0] else 0
     rng = Generator(PCG64(seed))
     if k >= total:
         ranks = list(range(total))
