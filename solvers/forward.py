@@ -86,6 +86,8 @@ TABLE_CACHE = 96 << 20
 #: Bits per limb of the exact counts (limbs live in uint64, so sums of up to 2^32 limbs cannot overflow).
 LIMB = 32
 _LIMB_MASK = np.uint64((1 << LIMB) - 1)
+#: Limbs past which the count pass keeps its counts as Python ints (see :func:`_sum_limbs`).
+OBJECT_LIMBS = 8
 
 
 # -- the problem's class quotient -----------------------------------------------------------------------------------
@@ -406,14 +408,25 @@ def _factorize(cols: list[np.ndarray], widths: list[int],
 
 
 def _sum_limbs(parent: np.ndarray, src: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """Per-group sums of multi-limb counts, carries propagated (may add a limb): group g sums the rows
-    ``parent[src[starts[g]:starts[g + 1]]]`` of ``parent`` (K, L).
+    """Per-group sums of exact counts: group g sums the counts ``parent[src[starts[g]:starts[g + 1]]]``.
 
-    Every expanded pair's count is its source key's count, so the pairs carry only the source's index and the limbs
-    are read once, a whole row per pair, sorted by group."""
+    Every expanded pair's count is its source key's count, so the pairs carry only the source's index and the counts
+    are read once per pair, sorted by group. ``parent`` is (K, L) limbs (carries propagated, a limb added when
+    needed) while the counts are narrow, and a (K,) array of Python ints once they pass :data:`OBJECT_LIMBS` limbs:
+    adding two wide Python ints costs about what adding one limb column costs, so wide counts add faster as ints."""
+    if parent.dtype == object:
+        if src.size == 0:
+            return np.zeros(0, dtype=object)
+        return np.add.reduceat(parent[src], starts)
     if src.size == 0:
         return np.zeros((0, parent.shape[1]), dtype=np.uint64)
-    return _normalise(np.add.reduceat(np.take(parent, src, axis=0), starts, axis=0))
+    out = _normalise(np.add.reduceat(np.take(parent, src, axis=0), starts, axis=0))
+    if out.shape[1] <= OBJECT_LIMBS:
+        return out
+    wide = np.zeros(out.shape[0], dtype=object)
+    for lv in range(out.shape[1]):
+        wide += out[:, lv].astype(object) << (LIMB * lv)
+    return wide
 
 
 def _normalise(limbs: np.ndarray) -> np.ndarray:
@@ -431,7 +444,9 @@ def _normalise(limbs: np.ndarray) -> np.ndarray:
 
 
 def _to_int(limbs: np.ndarray, k: int) -> int:
-    """The Python int of row ``k`` of multi-limb counts."""
+    """The Python int of row ``k`` of multi-limb counts (or of a (K,) array of Python ints)."""
+    if limbs.dtype == object:
+        return int(limbs[k])
     return sum(int(v) << (LIMB * lv) for lv, v in enumerate(limbs[k]))
 
 
@@ -450,7 +465,7 @@ class _Layer:
     s: np.ndarray  # (K, W) removal-run class set
     b: np.ndarray  # (K,) timesteps used
     extra: np.ndarray  # (K, E) extra fields
-    limbs: np.ndarray | None  # (K, L) counts, or None when not counting
+    limbs: np.ndarray | None  # (K, L) counts or (K,) Python ints (see _sum_limbs), or None when not counting
     cost: np.ndarray  # (K, M) least additive costs of a path into the key (see ``_Forward.run``'s ``costs``)
 
     @property

@@ -74,6 +74,16 @@ def test_count_beyond_2_to_the_63() -> None:
     assert forward.count(parity_machine(3, 30), None) == 2**89
 
 
+def test_count_past_the_limbs() -> None:
+    # Counts wider than OBJECT_LIMBS limbs: the pass goes on in Python ints from the step they pass it.
+    assert forward.count(parity_machine(3, 120), None) == 2**359
+    p = parity_machine(2, 150)
+    within = sum(math.comb(150, k) * math.comb(k, j) * 2**j for k in range(91) for j in range(1, k + 1, 2))
+    assert within.bit_length() > forward.LIMB * forward.OBJECT_LIMBS
+    assert forward.count(p, 90) == within
+    assert forward.count(p, 151) == 2**299
+
+
 def test_enumeration_is_canonical_and_lazy() -> None:
     # 2^79 valid certificates: a non-lazy enumeration would hit the time cap (Unknown), not answer.
     p = parity_machine(2, 40)
