@@ -517,6 +517,8 @@ class _Forward:
         self.problem = problem
         self.quo = quotient(problem)
         self.tables = _Tables(self.quo, problem)
+        #: Row buffers of the expanded pairs, reused from step to step (fresh arrays each step cost page faults).
+        self._buffers: dict[str, np.ndarray] = {}
         n = problem.system.num_inputs
         names = problem.system.inputs
         rank = {i: r for r, i in enumerate(sorted(range(n), key=lambda i: names[i]))}
@@ -584,20 +586,21 @@ class _Forward:
             tab = self.tables.step(t)
             incs = [inc(t) for inc, _ in extras]
             cost_incs = [inc(t) for inc in costs]
-            parts = []
             # Chunks of keys with at most CHUNK candidate pairs (one key's masks always fit).
             per = np.cumsum(tab.viable_ptr[layer.q + 1] - tab.viable_ptr[layer.q])
-            tab = self.tables.with_images(t, tab, int(per[-1]) if per.size else 0)
-            lo = 0
+            pairs = int(per[-1]) if per.size else 0
+            tab = self.tables.with_images(t, tab, pairs)
+            buf = self._rows(pairs, words, len(extras), len(costs), edges)
+            lo = kept = 0
             while lo < layer.size:
                 base = per[lo - 1] if lo else 0
                 hi = max(lo + 1, int(np.searchsorted(per, base + CHUNK, side="right")))
                 clock.check(query)
-                parts.append(self._expand(t, tab, layer, lo, hi, b_cap, budget is not None, track_b, incs,
-                                          cost_incs, edges))
+                kept = self._expand(t, tab, layer, lo, hi, b_cap, budget is not None, track_b, incs, cost_incs,
+                                    buf, kept)
                 lo = hi
-            cand = _concat(parts, words, len(extras), len(costs))
-            del parts  # the pieces are copied: free them before the merge
+            # Views of the buffers: whatever outlives the step below is copied out of them.
+            cand = {name: a[:kept] for name, a in buf.items()}
             if extras:
                 # An extra past its top ends the candidate: a caller's bound (see best_match), never reached otherwise.
                 over = (cand["extra"] > tops).any(axis=1)
@@ -684,10 +687,10 @@ class _Forward:
 
     def _expand(
         self, t: int, tab: _StepTables, layer: _Layer, lo: int, hi: int, b_cap: int, capped: bool, track_b: bool,
-        incs: list[np.ndarray], cost_incs: list[np.ndarray], with_mask: bool,
-    ) -> dict[str, np.ndarray]:
-        """The surviving (key, mask) pairs of keys ``lo .. hi - 1``: their fate and their next key (and their mask
-        when ``with_mask``: the edges need it)."""
+        incs: list[np.ndarray], cost_incs: list[np.ndarray], out: dict[str, np.ndarray], at: int,
+    ) -> int:
+        """The surviving (key, mask) pairs of keys ``lo .. hi - 1``, their fate and their next key, written to the
+        rows ``at ..`` of ``out`` (see :meth:`_rows`); the end of the rows written."""
         words, letters = self.quo.words, self.quo.letters
         q = layer.q[lo:hi]
         first = tab.viable_ptr[q]
@@ -711,13 +714,13 @@ class _Forward:
             # Flat indices into the (letters, chunks, 256) tables: one gather per byte of the class set.
             chunks = tab.img.shape[1]
             img, die = tab.img.reshape(-1, words), tab.img_die.reshape(-1)
-            at = x * (chunks * 256)
+            row = x * (chunks * 256)
             for j in range(chunks):
                 byte = (s[:, j >> 3] >> np.uint64(8 * (j & 7))) & np.uint64(255)
-                pos = at + byte.astype(np.int64)
+                pos = row + byte.astype(np.int64)
                 s2 |= np.take(img, pos, axis=0)
                 dead |= np.take(die, pos)
-                at += 256
+                row += 256
         else:
             for r in range(tab.nxt.shape[0]):
                 mem = np.flatnonzero((s[:, r >> 6] >> np.uint64(r & 63)) & np.uint64(1))
@@ -740,44 +743,46 @@ class _Forward:
             accept |= spent & tab.base_hit[q2] & safe
             live &= ~spent
         keep = np.flatnonzero(accept | live)
-        src = src[keep]
+        end = at + keep.size
+        np.take(q2, keep, out=out["q"][at:end])
+        np.take(s2, keep, axis=0, out=out["s"][at:end])
+        np.take(b2, keep, out=out["b"][at:end])
+        np.take(accept, keep, out=out["accept"][at:end])
+        np.take(live, keep, out=out["live"][at:end])
+        src = np.take(src, keep, out=out["src"][at:end])
         mask = mask[keep]
-        out = {
-            "q": q2[keep], "s": np.take(s2, keep, axis=0), "b": b2[keep], "accept": accept[keep],
-            "live": live[keep], "src": src,
-        }
+        if "mask" in out:
+            out["mask"][at:end] = mask
+        if incs:
+            ex = np.take(layer.extra, src, axis=0, out=out["extra"][at:end])
+            for e, inc in enumerate(incs):
+                ex[:, e] += inc[mask]
+        if cost_incs:
+            cost = np.take(layer.cost, src, axis=0, out=out["cost"][at:end])
+            for m, inc in enumerate(cost_incs):
+                cost[:, m] += inc[mask]
+        return end
+
+    def _rows(self, rows: int, words: int, n_extra: int, n_cost: int, with_mask: bool) -> dict[str, np.ndarray]:
+        """Buffers for at least ``rows`` expanded pairs (fields as :meth:`_expand` writes them; ``mask`` when
+        ``with_mask``: the edges need it), reused while their shapes fit."""
+        shapes = {"q": ((), np.int64), "s": ((words,), np.uint64), "b": ((), np.int64), "accept": ((), np.bool_),
+                  "live": ((), np.bool_), "src": ((), np.int64), "extra": ((n_extra,), np.int64),
+                  "cost": ((n_cost,), np.int64)}
         if with_mask:
-            out["mask"] = mask
-        ex = np.take(layer.extra, src, axis=0) if incs else np.zeros((keep.size, 0), dtype=np.int64)
-        for e, inc in enumerate(incs):
-            ex[:, e] += inc[mask]
-        out["extra"] = ex
-        cost = np.take(layer.cost, src, axis=0) if cost_incs else np.zeros((keep.size, 0), dtype=np.int64)
-        for m, inc in enumerate(cost_incs):
-            cost[:, m] += inc[mask]
-        out["cost"] = cost
-        return out
+            shapes["mask"] = ((), np.int64)
+        buf = self._buffers
+        if (set(buf) != set(shapes) or any(buf[k].shape[1:] != shape for k, (shape, _) in shapes.items())
+                or next(iter(buf.values())).shape[0] < rows):
+            buf.clear()  # the old buffers go before the new ones are made
+            size = rows + rows // 4
+            buf.update({k: np.empty((size, *shape), dtype=dtype) for k, (shape, dtype) in shapes.items()})
+        return buf
 
 
 def _take(layer: _Layer, rows: np.ndarray) -> _Layer:
     return _Layer(layer.q[rows], layer.s[rows], layer.b[rows], layer.extra[rows],
                   None if layer.limbs is None else layer.limbs[rows], layer.cost[rows])
-
-
-def _concat(parts: list[dict[str, np.ndarray]], words: int, n_extra: int, n_cost: int = 0) -> dict[str, np.ndarray]:
-    if not parts:
-        z = np.zeros(0, dtype=np.int64)
-        out = {"q": z, "s": np.zeros((0, words), dtype=np.uint64), "b": z, "accept": z.astype(bool),
-               "live": z.astype(bool), "src": z, "mask": z, "extra": np.zeros((0, n_extra), dtype=np.int64),
-               "cost": np.zeros((0, n_cost), dtype=np.int64)}
-        return out
-    if len(parts) == 1:
-        return parts[0]
-    out = {}
-    for name in list(parts[0]):
-        # Field by field, each piece freed once copied: the pairs are not held twice.
-        out[name] = np.concatenate([p.pop(name) for p in parts])
-    return out
 
 
 # -- queries --------------------------------------------------------------------------------------------------------
