@@ -30,7 +30,7 @@ Four exact reductions keep the number of keys small:
 - under a budget, a path that has spent it is decided at once (the rest is the base trace: valid iff the edited
   run's base continuation shows the effect and no removal run's does), so only keys with budget left are kept;
 - keys are merged by (q, S, b) and their counts added (exact: multi-limb integers, 32 bits per limb in uint64
-  arrays, carries propagated each step).
+  arrays, carries propagated each step; Python ints once wider than :data:`OBJECT_LIMBS` limbs).
 
 Keys are numpy arrays (S as bitmasks of 64-bit words over the classes of the step), every (key, flip mask) pair is
 expanded at once with image tables per input letter, and equal keys are merged by one sort. The number of keys per
