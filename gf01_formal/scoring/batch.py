@@ -63,8 +63,13 @@ def verify_lines(
     instances = loaded.by_id
     only = next(iter(instances)) if len(instances) == 1 else instance_id
 
+    problems: dict[str, Problem] = {}
+
     def problem_of(iid: str) -> Problem:
-        return loaded.problem(instances[iid])
+        # Once per instance, not per line: check_instance re-hashes the instance at every call (ms each).
+        if iid not in problems:
+            problems[iid] = loaded.problem(instances[iid])
+        return problems[iid]
 
     # Every line is read and checked before the first is scored: a bad line is an error with no result printed,
     # never a run of results that stops part-way. Nothing of the check is kept but the instances' problems.
