@@ -81,6 +81,9 @@ from solvers.simulate import prepare, require_tables
 #: that a chunk's arrays stay in the processor's cache across the dozens of passes over them (1 << 20 took 20 % more
 #: CPU on the cube family with 8 inputs).
 CHUNK = 1 << 16
+#: Expanded pairs per letter from which a step builds per-letter image tables (building one costs about 32
+#: operations per letter; images class by class cost one per pair and class).
+IMAGE_PAYOFF = 32
 #: Largest per-letter image table (entries); wider alphabets take images class by class.
 MAX_IMAGE_TABLE = 1 << 24
 #: Bytes of per-letter image tables and of per-step mask tables one pass keeps for reuse (least recently used out).
@@ -90,6 +93,13 @@ LIMB = 32
 _LIMB_MASK = np.uint64((1 << LIMB) - 1)
 #: Limbs past which the count pass keeps its counts as Python ints (see :func:`_sum_limbs`).
 OBJECT_LIMBS = 8
+#: Candidate pairs one class block of the count pass expands at once (see :meth:`_Forward._step_blocks`).
+BLOCK = 1 << 18
+#: Fewest candidate pairs of a step for which the count pass expands by class blocks.
+BLOCK_MIN = 1 << 15
+#: The count pass expands by class blocks (see :meth:`_Forward._step_blocks`); False: always pair by pair (tests).
+BLOCKS = True
+_DIE = np.uint64(1) << np.uint64(63)
 
 
 # -- the problem's class quotient -----------------------------------------------------------------------------------
@@ -268,6 +278,8 @@ class _Tables:
         # Bounded caches (least recently used out): a pass over T steps with a new base letter at each step must not
         # keep T sets of tables (12 inputs: about 1 MiB per letter for the masks, 16 MiB per image table).
         self._img: OrderedDict[int, tuple[np.ndarray, np.ndarray]] = OrderedDict()
+        self._comb: OrderedDict[tuple[int, int], tuple[np.ndarray]] = OrderedDict()
+        self._comb_bytes = 0
         self._runs: OrderedDict[tuple[int, ...], tuple[np.ndarray, ...]] = OrderedDict()
         self._img_bytes = self._runs_bytes = 0
         d = np.arange(quo.letters, dtype=np.int64)
@@ -300,17 +312,42 @@ class _Tables:
         self._img_bytes = _evict(self._img, self._img_bytes + img.nbytes + die.nbytes)
         return img, die
 
+    def has_images(self, t: int) -> bool:
+        """Whether step ``t``'s per-letter image tables are built already."""
+        return id(self.quo.nxt[t]) in self._img
+
     def with_images(self, t: int, tab: _StepTables, pairs: int) -> _StepTables:
         """``tab`` with the per-letter image tables of step ``t`` when they pay for themselves over ``pairs``
-        expanded pairs (building one costs about 32 operations per letter; images class by class cost one per pair
-        and class), or when they are built already."""
+        expanded pairs (:data:`IMAGE_PAYOFF`), or when they are built already."""
         n = self.quo.nxt[t]
-        if id(n) not in self._img and pairs < 32 * self.quo.letters:
+        if id(n) not in self._img and pairs < IMAGE_PAYOFF * self.quo.letters:
             return tab
         images = self._images(t)
         if images is None:
             return tab
         return dataclasses.replace(tab, img=images[0], img_die=images[1])
+
+    def combined(self, t: int, tab: _StepTables) -> np.ndarray | None:
+        """Step ``t``'s per-letter image tables for class sets of one word, folded for the class blocks of the count
+        pass: ``comb[x, j, v]`` is the image under letter ``x`` of the classes ``8j ..`` whose bits are the byte
+        ``v``, hopeless classes cleared, and bit 63 set when one of them shows the effect; None when the classes of
+        step ``t + 1`` do not leave bit 63 free or the image tables would be too large."""
+        quo = self.quo
+        if self.words != 1 or quo.sizes[t + 1] > 63:
+            return None
+        key = (id(quo.nxt[t]), id(quo.hopeless[t + 1]))
+        got = self._comb.get(key)
+        if got is not None:
+            self._comb.move_to_end(key)
+            return got[0]
+        images = self._images(t)
+        if images is None:
+            return None
+        img, die = images
+        comb = (img[..., 0] & ~tab.drop[0]) | (die.astype(np.uint64) << np.uint64(63))
+        self._comb[key] = (comb,)
+        self._comb_bytes = _evict(self._comb, self._comb_bytes + comb.nbytes)
+        return comb
 
     def step(self, t: int) -> _StepTables:
         """The tables of step ``t`` (built once per distinct structure, base letter and next-step flags)."""
@@ -575,6 +612,8 @@ class _Forward:
         )
         if bool(quo.hopeless[0][quo.initial]):
             layer = _take(layer, np.zeros(0, dtype=np.int64))
+        # A plain count (no edges, extras, costs or bound) expands by class blocks where the step allows it.
+        plain = BLOCKS and counting and not edges and not extras and not costs and viable is None
         outcome_ids: dict[tuple[int, ...], int] = {}
         outcome_counts: dict[int, int] = {}
         outcome_costs: dict[int, np.ndarray] = {}
@@ -584,6 +623,19 @@ class _Forward:
             clock.check(query, layer.size if clock.limits.nodes is not None else None)
             keys_seen.append(layer.size)
             tab = self.tables.step(t)
+            blocks = self._step_blocks(t, tab, layer, b_cap, budget is not None, track_b, clock, query) if plain \
+                else None
+            if blocks is not None:
+                nxt, acc_b, acc_src = blocks
+                if acc_src.size:
+                    first, _, perm, starts = _factorize([acc_b], [max(1, b_cap.bit_length())], with_gid=False)
+                    assert layer.limbs is not None
+                    sums = _sum_limbs(layer.limbs, acc_src[perm], starts)
+                    for g, row in enumerate(first):
+                        o = outcome_ids.setdefault((int(acc_b[row]),), len(outcome_ids))
+                        outcome_counts[o] = outcome_counts.get(o, 0) + _to_int(sums, g)
+                layer = nxt
+                continue
             incs = [inc(t) for inc, _ in extras]
             cost_incs = [inc(t) for inc in costs]
             # Chunks of keys with at most CHUNK candidate pairs (one key's masks always fit).
@@ -762,6 +814,110 @@ class _Forward:
             for m, inc in enumerate(cost_incs):
                 cost[:, m] += inc[mask]
         return end
+
+    def _step_blocks(
+        self, t: int, tab: _StepTables, layer: _Layer, b_cap: int, capped: bool, track_b: bool, clock: Clock,
+        query: str,
+    ) -> tuple[_Layer, np.ndarray, np.ndarray] | None:
+        """One step of a plain count by class blocks: the next layer, and the (timesteps, source key) of each
+        accepting pair; None when the step does not allow it (class sets wider than 63 bits, image tables too large,
+        or a key code wider than 63 bits), and the pair-by-pair expansion takes the step.
+
+        The keys of a layer are sorted by class, and every key of class c expands under the same viable masks,
+        whose letter, edited-run successor, new removal runs and dead bits are the same for all of them: a block of
+        (mask, key) pairs is a few whole-array operations on the keys' class sets, with no per-pair gathers of
+        those tables. On issue 10's cube family with 8 inputs that halves the CPU of the pass (docs/performance.md).
+        Next keys are packed as (class, timesteps, class set, source) in one int64 and grouped by one sort, in the
+        order :func:`_factorize` gives, so either expansion may take any step.
+        """
+        ptr = tab.viable_ptr
+        pairs = int((ptr[layer.q + 1] - ptr[layer.q]).sum())
+        if pairs < BLOCK_MIN or (not self.tables.has_images(t) and pairs < IMAGE_PAYOFF * self.quo.letters):
+            return None  # few pairs: a block per class costs more than it saves; images would not pay (with_images)
+        comb = self.tables.combined(t, tab)
+        size_next = self.quo.sizes[t + 1]
+        b_bits = max(1, b_cap.bit_length()) if track_b else 0
+        idx_bits = max(1, layer.size.bit_length())
+        q_bits = max(1, int(size_next - 1).bit_length())
+        if comb is None or q_bits + b_bits + size_next + idx_bits > 63:
+            return None
+        letters, chunks = self.quo.letters, comb.shape[1]
+        tau = self.problem.trace[t]
+        runs = tab.new_runs[..., 0]
+        kill, unsafe = tab.kill[0] | _DIE, tab.unsafe[0]
+        bounds = np.searchsorted(layer.q, np.arange(ptr.size))
+        sets = layer.s[:, 0]
+        codes: list[np.ndarray] = []
+        acc_b: list[np.ndarray] = []
+        acc_src: list[np.ndarray] = []
+        for c in np.flatnonzero((bounds[1:] > bounds[:-1]) & (ptr[1:] > ptr[:-1])):
+            masks = tab.viable_mask[ptr[c]:ptr[c + 1]] & (letters - 1)
+            q2, hit = tab.q_next[c, masks], tab.q_hit[c, masks]
+            # Per mask, the bits of a next class set that end the pair: a removal run shows the effect now (bit 63)
+            # or surely later, or (edited run still short of it) shares the edited run's class.
+            dead = np.where(hit, kill, kill | (np.uint64(1) << q2.astype(np.uint64)))[:, None]
+            new = runs[c, masks][:, None]
+            head = (q2.astype(np.int64) << (b_bits + size_next))[:, None]
+            hit_col = hit[:, None]
+            base_hit = tab.base_hit[q2][:, None]
+            flips = (masks != 0).astype(np.int64)[:, None]
+            images = comb[tau ^ masks]  # (masks, chunks, 256)
+            per = max(1, BLOCK // masks.size)
+            for lo in range(int(bounds[c]), int(bounds[c + 1]), per):
+                hi = min(lo + per, int(bounds[c + 1]))
+                clock.check(query)
+                s = sets[lo:hi]
+                s2 = np.take(images[:, 0], (s & np.uint64(255)).astype(np.intp), axis=1)
+                for j in range(1, chunks):
+                    s2 |= np.take(images[:, j], ((s >> np.uint64(8 * j)) & np.uint64(255)).astype(np.intp), axis=1)
+                s2 |= new
+                ok = (s2 & dead) == 0
+                safe = (s2 & unsafe) == 0
+                accept = ok & hit_col & safe
+                live = ok & ~hit_col
+                b2 = layer.b[lo:hi][None, :] + flips if track_b else None
+                if capped:
+                    assert b2 is not None
+                    within = b2 <= b_cap
+                    accept &= within
+                    live &= within
+                    # Budget spent: the rest is the base trace, so the pair is decided now (see _expand).
+                    spent = live & (b2 == b_cap)
+                    accept |= spent & base_hit & safe
+                    live &= ~spent
+                src = np.arange(lo, hi, dtype=np.int64)
+                if accept.any():
+                    acc_src.append(np.broadcast_to(src, accept.shape)[accept])
+                    acc_b.append(b2[accept] if b2 is not None else np.zeros(int(accept.sum()), dtype=np.int64))
+                # Live pairs have bit 63 clear: their class sets read as non-negative int64 codes.
+                code = s2.view(np.int64)
+                code |= head
+                if b2 is not None:
+                    code |= b2 << size_next
+                code <<= idx_bits
+                code |= src
+                codes.append(code[live])
+        empty = np.zeros(0, dtype=np.int64)
+        accepted = (np.concatenate(acc_b), np.concatenate(acc_src)) if acc_src else (empty, empty)
+        packed = np.concatenate(codes) if codes else empty
+        if not packed.size:
+            return _take(layer, empty), *accepted
+        packed.sort()
+        keys = packed >> idx_bits
+        starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
+        src = packed & ((1 << idx_bits) - 1)
+        del packed
+        kept = keys[starts]
+        rows = kept.size
+        nxt = _Layer(
+            kept >> (b_bits + size_next),
+            (kept & ((1 << size_next) - 1)).astype(np.uint64)[:, None],
+            (kept >> size_next) & ((1 << b_bits) - 1) if track_b else np.zeros(rows, dtype=np.int64),
+            np.zeros((rows, 0), dtype=np.int64),
+            _sum_limbs(layer.limbs, src, starts) if layer.limbs is not None else None,
+            np.zeros((rows, 0), dtype=np.int64),
+        )
+        return (nxt, *accepted)
 
     def _rows(self, rows: int, words: int, n_extra: int, n_cost: int, with_mask: bool) -> dict[str, np.ndarray]:
         """Buffers for at least ``rows`` expanded pairs (fields as :meth:`_expand` writes them; ``mask`` when

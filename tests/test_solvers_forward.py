@@ -64,6 +64,33 @@ def test_count_enumerate_sample_match_brute(problem: Problem, data: st.DataObjec
     assert got == sorted(got, key=lambda c: order_key(problem, c))
 
 
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problem=problems(max_flips=11, max_states=5), data=st.data())
+def test_count_by_class_blocks_matches_brute(problem: Problem, data: st.DataObject) -> None:
+    # Every step the class blocks can take takes them (they are used from BLOCK_MIN pairs on otherwise).
+    budget = data.draw(st.one_of(st.none(), st.integers(0, problem.horizon)))
+    expected = len(brute_valid_set(problem, budget))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(forward, "BLOCK_MIN", 0)
+        mp.setattr(forward, "IMAGE_PAYOFF", 0)
+        taken = []
+        step_blocks = forward._Forward._step_blocks
+        mp.setattr(forward._Forward, "_step_blocks", lambda self, *a: taken.append(step_blocks(self, *a)) or taken[-1])
+        assert forward.count(problem, budget) == expected
+    assert any(got is not None for got in taken) or not taken
+
+
+def test_class_blocks_and_pairs_agree_on_wide_instances(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Thousands of keys a step, budgets that bind and do not, counts past the limbs: both expansions, same counts.
+    for seed, inputs, steps, budget in ((1, 4, 60, None), (2, 5, 30, 4), (3, 6, 16, 9), (4, 5, 120, None)):
+        problem = random_table(6, inputs, steps, seed)
+        monkeypatch.setattr(forward, "BLOCKS", False)
+        pairs = forward.count(problem, budget)
+        monkeypatch.setattr(forward, "BLOCKS", True)
+        monkeypatch.setattr(forward, "BLOCK_MIN", 0)
+        assert forward.count(problem, budget) == pairs > 0
+
+
 def test_count_beyond_2_to_the_63() -> None:
     p = parity_machine(2, 40)
     assert forward.count(p, None) == 2**79
