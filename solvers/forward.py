@@ -856,12 +856,14 @@ class _Forward:
             # Per mask, the bits of a next class set that end the pair: a removal run shows the effect now (bit 63)
             # or surely later, or (edited run still short of it) shares the edited run's class.
             dead = np.where(hit, kill, kill | (np.uint64(1) << q2.astype(np.uint64)))[:, None]
-            new = runs[c, masks][:, None]
-            head = (q2.astype(np.int64) << (b_bits + size_next))[:, None]
+            some_hit = bool(hit.any())
             hit_col = hit[:, None]
             base_hit = tab.base_hit[q2][:, None]
             flips = (masks != 0).astype(np.int64)[:, None]
             images = comb[tau ^ masks]  # (masks, chunks, 256)
+            # The new removal runs and the next key's class field go into the first byte's images: one pass less
+            # each (the class field's bits lie above the class set's, clear of the dead bits).
+            images[:, 0] |= runs[c, masks][:, None] | (q2.astype(np.uint64) << np.uint64(b_bits + size_next))[:, None]
             per = max(1, BLOCK // masks.size)
             for lo in range(int(bounds[c]), int(bounds[c + 1]), per):
                 hi = min(lo + per, int(bounds[c + 1]))
@@ -870,28 +872,27 @@ class _Forward:
                 s2 = np.take(images[:, 0], (s & np.uint64(255)).astype(np.intp), axis=1)
                 for j in range(1, chunks):
                     s2 |= np.take(images[:, j], ((s >> np.uint64(8 * j)) & np.uint64(255)).astype(np.intp), axis=1)
-                s2 |= new
-                ok = (s2 & dead) == 0
-                safe = (s2 & unsafe) == 0
-                accept = ok & hit_col & safe
-                live = ok & ~hit_col
+                live = (s2 & dead) == 0
+                accept = None
+                if some_hit:
+                    accept = live & hit_col & ((s2 & unsafe) == 0)
+                    live &= ~hit_col
                 b2 = layer.b[lo:hi][None, :] + flips if track_b else None
                 if capped:
                     assert b2 is not None
                     within = b2 <= b_cap
-                    accept &= within
                     live &= within
                     # Budget spent: the rest is the base trace, so the pair is decided now (see _expand).
                     spent = live & (b2 == b_cap)
-                    accept |= spent & base_hit & safe
                     live &= ~spent
+                    now = spent & base_hit & ((s2 & unsafe) == 0)
+                    accept = now if accept is None else (accept & within) | now
                 src = np.arange(lo, hi, dtype=np.int64)
-                if accept.any():
+                if accept is not None and accept.any():
                     acc_src.append(np.broadcast_to(src, accept.shape)[accept])
                     acc_b.append(b2[accept] if b2 is not None else np.zeros(int(accept.sum()), dtype=np.int64))
-                # Live pairs have bit 63 clear: their class sets read as non-negative int64 codes.
+                # Live pairs have bit 63 clear: their codes read as non-negative int64.
                 code = s2.view(np.int64)
-                code |= head
                 if b2 is not None:
                     code |= b2 << size_next
                 code <<= idx_bits
