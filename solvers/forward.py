@@ -33,8 +33,10 @@ Four exact reductions keep the number of keys small:
   arrays, carries propagated each step; Python ints once wider than :data:`OBJECT_LIMBS` limbs).
 
 Keys are numpy arrays (S as bitmasks of 64-bit words over the classes of the step), every (key, flip mask) pair is
-expanded at once with image tables per input letter, and equal keys are merged by one sort. The number of keys per
-step depends on the machine and the budget, not on T, so count is linear in T once the key set has saturated.
+expanded at once with image tables per input letter, and equal keys are merged by one sort. A plain count expands
+a large step class by class instead: the keys of one class share their masks' tables, so a block of (mask, key)
+pairs is a few whole-array operations on the keys' class sets (:meth:`_Forward._step_blocks`). The number of keys
+per step depends on the machine and the budget, not on T, so count is linear in T once the key set has saturated.
 
 Enumeration, best match and sampling keep the per-step edges of the same pass (key, mask -> next key, or an
 accepting outcome) and walk them: enumeration layer by layer in canonical order (|TS|, |C|, atoms) by a depth-first
