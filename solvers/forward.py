@@ -621,6 +621,22 @@ class _Forward:
         outcome_costs: dict[int, np.ndarray] = {}
         step_edges: list[_Edges] = []
         keys_seen: list[int] = []
+
+        def accepted(ocols: list[np.ndarray], limbs: np.ndarray | None, src: np.ndarray,
+                     with_gid: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+            """Group a step's accepting pairs (outcome columns ``ocols``, source keys ``src``) by outcome and add
+            their counts (the sources' ``limbs``) to the outcomes'; the groups' outcome ids, and the grouping as
+            :func:`_factorize` gives it."""
+            first, gid, perm, starts = _factorize(ocols, [max(1, b_cap.bit_length()), *widths_extra],
+                                                  with_gid=with_gid)
+            ids = np.array([outcome_ids.setdefault(tuple(int(c[row]) for c in ocols), len(outcome_ids))
+                            for row in first], dtype=np.int64)
+            if limbs is not None:
+                sums = _sum_limbs(limbs, src[perm], starts)
+                for g, o in enumerate(ids.tolist()):
+                    outcome_counts[o] = outcome_counts.get(o, 0) + _to_int(sums, g)
+            return ids, gid, perm, starts
+
         for t in range(steps):
             clock.check(query, layer.size if clock.limits.nodes is not None else None)
             keys_seen.append(layer.size)
@@ -630,12 +646,7 @@ class _Forward:
             if blocks is not None:
                 nxt, acc_b, acc_src = blocks
                 if acc_src.size:
-                    first, _, perm, starts = _factorize([acc_b], [max(1, b_cap.bit_length())], with_gid=False)
-                    assert layer.limbs is not None
-                    sums = _sum_limbs(layer.limbs, acc_src[perm], starts)
-                    for g, row in enumerate(first):
-                        o = outcome_ids.setdefault((int(acc_b[row]),), len(outcome_ids))
-                        outcome_counts[o] = outcome_counts.get(o, 0) + _to_int(sums, g)
+                    accepted([acc_b], layer.limbs, acc_src, False)
                 layer = nxt
                 continue
             incs = [inc(t) for inc, _ in extras]
@@ -669,22 +680,12 @@ class _Forward:
             out_code = np.full(acc.size if edges else 0, -1, dtype=np.int64)
             if acc_idx.size:
                 ocols = [cand["b"][acc_idx]] + [cand["extra"][acc_idx, e] for e in range(len(extras))]
-                first, gid, perm, starts = _factorize(ocols, [max(1, b_cap.bit_length()), *widths_extra],
-                                                      with_gid=edges)
-                ids = np.empty(first.size, dtype=np.int64)
-                for g, row in enumerate(first):
-                    key = tuple(int(c[row]) for c in ocols)
-                    ids[g] = outcome_ids.setdefault(key, len(outcome_ids))
+                ids, gid, perm, starts = accepted(ocols, layer.limbs, cand["src"][acc_idx], edges)
                 if edges:
                     out_code[acc_idx] = ids[gid]
-                if layer.limbs is not None:
-                    sums = _sum_limbs(layer.limbs, cand["src"][acc_idx][perm], starts)
-                    for g in range(first.size):
-                        o = int(ids[g])
-                        outcome_counts[o] = outcome_counts.get(o, 0) + _to_int(sums, g)
                 if costs:
                     least = np.minimum.reduceat(cand["cost"][acc_idx][perm], starts, axis=0)
-                    for g in range(first.size):
+                    for g in range(ids.size):
                         o = int(ids[g])
                         got = outcome_costs.get(o)
                         outcome_costs[o] = least[g] if got is None else np.minimum(got, least[g])
@@ -862,7 +863,7 @@ class _Forward:
             hit_col = hit[:, None]
             base_hit = tab.base_hit[q2][:, None]
             flips = (masks != 0).astype(np.int64)[:, None]
-            images = comb[tau ^ masks]  # (masks, chunks, 256)
+            images = comb[tau ^ masks]  # (masks, chunks, 256), a copy of the cached tables
             # The new removal runs and the next key's class field go into the first byte's images: one pass less
             # each (the class field's bits lie above the class set's, clear of the dead bits).
             images[:, 0] |= runs[c, masks][:, None] | (q2.astype(np.uint64) << np.uint64(b_bits + size_next))[:, None]

@@ -73,11 +73,17 @@ def test_count_by_class_blocks_matches_brute(problem: Problem, data: st.DataObje
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(forward, "BLOCK_MIN", 0)
         mp.setattr(forward, "IMAGE_PAYOFF", 0)
-        taken = []
+        taken: list[bool] = []
         step_blocks = forward._Forward._step_blocks
-        mp.setattr(forward._Forward, "_step_blocks", lambda self, *a: taken.append(step_blocks(self, *a)) or taken[-1])
+
+        def spy(self: forward._Forward, *args: object) -> object:
+            got = step_blocks(self, *args)
+            taken.append(got is not None)
+            return got
+
+        mp.setattr(forward._Forward, "_step_blocks", spy)
         assert forward.count(problem, budget) == expected
-    assert any(got is not None for got in taken) or not taken
+    assert taken and all(taken)
 
 
 def test_class_blocks_and_pairs_agree_on_wide_instances(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -89,6 +95,7 @@ def test_class_blocks_and_pairs_agree_on_wide_instances(monkeypatch: pytest.Monk
         monkeypatch.setattr(forward, "BLOCKS", True)
         monkeypatch.setattr(forward, "BLOCK_MIN", 0)
         assert forward.count(problem, budget) == pairs > 0
+    assert pairs.bit_length() > forward.LIMB * forward.OBJECT_LIMBS  # the last instance's counts pass the limbs
 
 
 def test_count_beyond_2_to_the_63() -> None:
