@@ -324,3 +324,23 @@ def test_an_inspect_sample_the_provider_failed_is_a_provider_error(played: dict[
         {k: v for k, v in played["inspect"][good].items() if k not in AGENT_FIELDS}
     assert validate([out], bundle=str(bundle)) == []
     assert "status" in {v.field for v in validate([out], bundle=str(bundle), official=True)}
+
+
+def test_the_inspect_task_asks_the_model_every_time_never_inspects_cache(played: dict[str, Any],
+                                                                          tmp_path: Path) -> None:
+    # inspect's CLI keeps model replies in a cache keyed by the endpoint, the model and the conversation: a second
+    # eval against the same server would replay the first one's replies as new runs (and, with a port reused by
+    # another server, another server's replies). The task asks the model at every step, with or without --cache.
+    bundle, plans = played["bundle"], played["plans"]
+    iid = sorted(plans)[1]
+    with ScriptedServer(lambda call: Reply(reply_for(plans[call.instance_id][step_of(call)], 0))) as server:
+        asked = []
+        for k, extra in enumerate(([], ["--cache"])):
+            run([sys.executable, "-m", "inspect_ai", "eval", "gf01_formal/integrations/inspect_task.py",
+                 "-T", f"bundle={bundle}", "--model", "openai-api/local/m", "--log-dir", str(tmp_path / f"logs{k}"),
+                 "--display", "none", "--sample-id", iid, "--sample-shuffle", "false", *extra],
+                {"LOCAL_BASE_URL": server.url, "LOCAL_API_KEY": KEY_INSPECT, "INSPECT_LOG_LEVEL": "error",
+                 "INSPECT_CACHE_DIR": str(tmp_path / "cache")})
+            asked.append(len(server.requests))
+    assert asked[0] > 0 and asked[1] == 2 * asked[0]
+    assert not [p for p in (tmp_path / "cache").rglob("*") if p.is_file()]  # nothing kept for a later eval

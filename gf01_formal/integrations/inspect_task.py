@@ -139,7 +139,10 @@ def gf01_player(bundle: str, seed: int = 0, prompt: str = TEMPLATE_ID, track: st
                     # Counted before the answer, as the llm agent counts: `calls` is requests made, replied or not.
                     usage["calls"] += 1
                     state.store.set(STORE_KEY, played)
-                    output = await model.generate(_chat(messages), tools=offered, config=config)
+                    # Never inspect's reply cache (its CLI may turn it on): a cached reply would replay an
+                    # earlier episode's model as a new run, and its key (endpoint, model, conversation) is
+                    # shared by another server that comes to listen on the same address.
+                    output = await model.generate(_chat(messages), tools=offered, config=config, cache=False)
                     played["pending"] = None
                     state.output = output
                     call = {"t": episode.t, "kind": kind, "sent": len(messages), "reply": len(messages), "errors": [],
