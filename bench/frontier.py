@@ -13,7 +13,8 @@ conjunction of one or two output literals; the base trace (each input 1 with pro
 run misses the effect. Everything comes from ``Generator(PCG64([seed, |AP_in|]))`` (the machine) and
 ``Generator(PCG64([seed, |AP_in|, T]))`` (the trace), so a cell is the same on every run.
 
-Every cell runs in a fresh process (``--cell``); the parent reads the child's peak RSS from ``wait4`` and kills it
+Every cell runs in a fresh process (``--cell``); the parent reads the child's peak RSS from ``wait4`` and, every 20 ms,
+the resident sets of the child and its count's helper process together (the larger figure is printed), and kills it
 past ``--cap`` seconds. Counts are cross-checked against the bdd backend where it answers within ``--bdd-cap``.
 """
 
@@ -125,13 +126,17 @@ def run_cell(kind: str, seed: int, steps: int, inputs: int, backend: str, cap: f
     None past ``cap`` seconds (the process is killed)."""
     cmd = [sys.executable, __file__, "--seed", str(seed), "--backend", backend, "--cell", kind, str(steps),
            str(inputs)]
+    from solvers.limits import tree_resident_mib
+
     start = time.monotonic()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
     killed = False
+    peak = 0.0  # the process and its helper together (wait4's peak is the larger of the two, not their sum)
     while True:
         pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
         if pid:
             break
+        peak = max(peak, tree_resident_mib(proc.pid) or 0.0)
         if time.monotonic() - start > cap:
             proc.kill()
             killed = True
@@ -141,7 +146,7 @@ def run_cell(kind: str, seed: int, steps: int, inputs: int, backend: str, cap: f
     proc.returncode = os.waitstatus_to_exitcode(status)
     out = proc.stdout.read() if proc.stdout else ""
     wall = time.monotonic() - start
-    rss = usage.ru_maxrss / 1024
+    rss = max(usage.ru_maxrss / 1024, peak)
     if killed or proc.returncode != 0:
         return {"answer": None, "seconds": None, "wall": wall, "rss_mib": rss}
     got = json.loads(out.strip().splitlines()[-1])

@@ -30,7 +30,8 @@ Four exact reductions keep the number of keys small:
 - under a budget, a path that has spent it is decided at once (the rest is the base trace: valid iff the edited
   run's base continuation shows the effect and no removal run's does), so only keys with budget left are kept;
 - keys are merged by (q, S, b) and their counts added (exact: multi-limb integers, 32 bits per limb in uint64
-  arrays, carries propagated each step; Python ints once wider than :data:`OBJECT_LIMBS` limbs).
+  arrays, carries propagated each step; Python ints once wider than :data:`OBJECT_LIMBS` limbs; on a large pass
+  in a helper process while the next step is expanded: :mod:`solvers.key_counts`).
 
 Keys are numpy arrays (S as bitmasks of 64-bit words over the classes of the step), every (key, flip mask) pair is
 expanded at once with image tables per input letter, and equal keys are merged by one sort. A plain count expands
@@ -72,9 +73,10 @@ from numpy.random import PCG64, Generator
 
 from encoders.problem import Atom, Certificate, Flip, Problem
 from hoa.errors import Gf01Error
-from solvers import explicit, paths
+from solvers import explicit, key_counts, paths
 from solvers.canonical import canonical, flips_to_atoms, order_key, timesteps
 from solvers.circuit import tabulated
+from solvers.key_counts import Counts, HelperCounts, normalise, to_int
 from solvers.limits import NO_LIMITS, Clock, Limits, guarded
 from solvers.results import BestMatch, OracleResult, prf
 from solvers.simulate import prepare, require_tables
@@ -90,11 +92,6 @@ IMAGE_PAYOFF = 32
 MAX_IMAGE_TABLE = 1 << 24
 #: Bytes of per-letter image tables and of per-step mask tables one pass keeps for reuse (least recently used out).
 TABLE_CACHE = 96 << 20
-#: Bits per limb of the exact counts (limbs live in uint64, so sums of up to 2^32 limbs cannot overflow).
-LIMB = 32
-_LIMB_MASK = np.uint64((1 << LIMB) - 1)
-#: Limbs past which the count pass keeps its counts as Python ints (see :func:`_sum_limbs`).
-OBJECT_LIMBS = 8
 #: Candidate pairs one class block of the count pass expands at once (see :meth:`_Forward._step_blocks`).
 BLOCK = 1 << 18
 #: Fewest candidate pairs of a step for which the count pass expands by class blocks.
@@ -448,58 +445,6 @@ def _factorize(cols: list[np.ndarray], widths: list[int],
     return perm[starts], gid, perm, starts
 
 
-def _sum_limbs(parent: np.ndarray, src: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """Per-group sums of exact counts: group g sums the counts ``parent[src[starts[g]:starts[g + 1]]]``.
-
-    Every expanded pair's count is its source key's count, so the pairs carry only the source's index and the counts
-    are read once per pair, sorted by group. ``parent`` is (K, L) limbs (carries propagated, a limb added when
-    needed) while the counts are narrow, and a (K,) array of Python ints once they pass :data:`OBJECT_LIMBS` limbs:
-    adding two wide Python ints costs about what adding one limb column costs, so wide counts add faster as ints."""
-    if parent.dtype == object:
-        if src.size == 0:
-            return np.zeros(0, dtype=object)
-        return np.add.reduceat(parent[src], starts)
-    if src.size == 0:
-        return np.zeros((0, parent.shape[1]), dtype=np.uint64)
-    # Groups in runs of about CHUNK pairs: the gathered limbs of a whole step would be pairs x limbs words.
-    out = np.empty((starts.size, parent.shape[1]), dtype=np.uint64)
-    ends = np.append(starts[1:], src.size)
-    g0 = 0
-    while g0 < starts.size:
-        g1 = max(g0 + 1, int(np.searchsorted(starts, starts[g0] + CHUNK, side="left")))
-        r0 = starts[g0]
-        out[g0:g1] = np.add.reduceat(np.take(parent, src[r0:ends[g1 - 1]], axis=0), starts[g0:g1] - r0, axis=0)
-        g0 = g1
-    out = _normalise(out)
-    if out.shape[1] <= OBJECT_LIMBS:
-        return out
-    wide = np.zeros(out.shape[0], dtype=object)
-    for lv in range(out.shape[1]):
-        wide += out[:, lv].astype(object) << (LIMB * lv)
-    return wide
-
-
-def _normalise(limbs: np.ndarray) -> np.ndarray:
-    for lv in range(limbs.shape[1] - 1):
-        carry = limbs[:, lv] >> np.uint64(LIMB)
-        if carry.any():
-            limbs[:, lv] &= _LIMB_MASK
-            limbs[:, lv + 1] += carry
-    top = limbs[:, -1] >> np.uint64(LIMB)
-    if top.any():
-        limbs[:, -1] &= _LIMB_MASK
-        limbs = np.concatenate([limbs, top[:, None]], axis=1)
-        return _normalise(limbs)
-    return limbs
-
-
-def _to_int(limbs: np.ndarray, k: int) -> int:
-    """The Python int of row ``k`` of multi-limb counts (or of a (K,) array of Python ints)."""
-    if limbs.dtype == object:
-        return int(limbs[k])
-    return sum(int(v) << (LIMB * lv) for lv, v in enumerate(limbs[k]))
-
-
 # -- the forward pass -----------------------------------------------------------------------------------------------
 
 
@@ -515,7 +460,6 @@ class _Layer:
     s: np.ndarray  # (K, W) removal-run class set
     b: np.ndarray  # (K,) timesteps used
     extra: np.ndarray  # (K, E) extra fields
-    limbs: np.ndarray | None  # (K, L) counts or (K,) Python ints (see _sum_limbs), or None when not counting
     cost: np.ndarray  # (K, M) least additive costs of a path into the key (see ``_Forward.run``'s ``costs``)
 
     @property
@@ -609,136 +553,160 @@ class _Forward:
             np.zeros((1, words), dtype=np.uint64),
             np.zeros(1, dtype=np.int64),
             np.zeros((1, len(extras)), dtype=np.int64),
-            np.ones((1, 1), dtype=np.uint64) if counting else None,
             np.zeros((1, len(costs)), dtype=np.int64),
         )
+        empty = np.zeros(0, dtype=np.int64)
         if bool(quo.hopeless[0][quo.initial]):
-            layer = _take(layer, np.zeros(0, dtype=np.int64))
+            layer = _take(layer, empty)
         # A plain count (no edges, extras, costs or bound) expands by class blocks where the step allows it.
         plain = BLOCKS and counting and not edges and not extras and not costs and viable is None
         outcome_ids: dict[tuple[int, ...], int] = {}
-        outcome_counts: dict[int, int] = {}
         outcome_costs: dict[int, np.ndarray] = {}
         step_edges: list[_Edges] = []
         keys_seen: list[int] = []
+        # The keys' counts, row for row with the layer's keys; once a step is large, in a helper process that adds
+        # them while the next step is expanded (solvers.key_counts).
+        counts: Counts | HelperCounts | None = \
+            Counts(np.ones((layer.size, 1), dtype=np.uint64)) if counting else None
 
-        def accepted(ocols: list[np.ndarray], limbs: np.ndarray | None, src: np.ndarray,
+        def hand_over(pairs: int) -> None:
+            """From a step of ``pairs`` pairs on, the counts are added by a helper process (if one can start)."""
+            nonlocal counts
+            if isinstance(counts, Counts) and key_counts.HELPER_MIN is not None and pairs >= key_counts.HELPER_MIN:
+                try:
+                    counts = HelperCounts(counts)
+                except OSError:  # no interpreter to start (an embedded one): the sums stay here
+                    return
+                clock.helpers.append(counts.pid)
+
+        def accepted(ocols: list[np.ndarray], src: np.ndarray,
                      with_gid: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
             """Group a step's accepting pairs (outcome columns ``ocols``, source keys ``src``) by outcome and add
-            their counts (the sources' ``limbs``) to the outcomes'; the groups' outcome ids, and the grouping as
-            :func:`_factorize` gives it."""
+            their counts to the outcomes'; the groups' outcome ids, and the grouping as :func:`_factorize` gives
+            it."""
             first, gid, perm, starts = _factorize(ocols, [max(1, b_cap.bit_length()), *widths_extra],
                                                   with_gid=with_gid)
             ids = np.array([outcome_ids.setdefault(tuple(int(c[row]) for c in ocols), len(outcome_ids))
                             for row in first], dtype=np.int64)
-            if limbs is not None:
-                sums = _sum_limbs(limbs, src[perm], starts)
-                for g, o in enumerate(ids.tolist()):
-                    outcome_counts[o] = outcome_counts.get(o, 0) + _to_int(sums, g)
+            if counts is not None:
+                counts.accept(ids, src[perm], starts)
             return ids, gid, perm, starts
 
-        for t in range(steps):
-            clock.check(query, layer.size if clock.limits.nodes is not None else None)
-            keys_seen.append(layer.size)
-            tab = self.tables.step(t)
-            blocks = self._step_blocks(t, tab, layer, b_cap, budget is not None, track_b, clock, query) if plain \
-                else None
-            if blocks is not None:
-                nxt, acc_b, acc_src = blocks
-                if acc_src.size:
-                    accepted([acc_b], layer.limbs, acc_src, False)
-                layer = nxt
-                continue
-            incs = [inc(t) for inc, _ in extras]
-            cost_incs = [inc(t) for inc in costs]
-            # Chunks of keys with at most CHUNK candidate pairs (one key's masks always fit).
-            per = np.cumsum(tab.viable_ptr[layer.q + 1] - tab.viable_ptr[layer.q])
-            pairs = int(per[-1]) if per.size else 0
-            tab = self.tables.with_images(t, tab, pairs)
-            buf = self._rows(pairs, words, len(extras), len(costs), edges)
-            lo = kept = 0
-            while lo < layer.size:
-                base = per[lo - 1] if lo else 0
-                hi = max(lo + 1, int(np.searchsorted(per, base + CHUNK, side="right")))
+        try:
+            for t in range(steps):
+                clock.check(query, layer.size if clock.limits.nodes is not None else None)
+                keys_seen.append(layer.size)
+                tab = self.tables.step(t)
+                blocks = self._step_blocks(t, tab, layer, b_cap, budget is not None, track_b, clock, query) if plain \
+                    else None
+                if blocks is not None:
+                    nxt, acc_b, acc_src, src, starts = blocks
+                    hand_over(acc_src.size + src.size)
+                    if acc_src.size:
+                        accepted([acc_b], acc_src, False)
+                    if counts is not None:
+                        counts.advance(src, starts)
+                    layer = nxt
+                    continue
+                incs = [inc(t) for inc, _ in extras]
+                cost_incs = [inc(t) for inc in costs]
+                # Chunks of keys with at most CHUNK candidate pairs (one key's masks always fit).
+                per = np.cumsum(tab.viable_ptr[layer.q + 1] - tab.viable_ptr[layer.q])
+                pairs = int(per[-1]) if per.size else 0
+                tab = self.tables.with_images(t, tab, pairs)
+                buf = self._rows(pairs, words, len(extras), len(costs), edges)
+                lo = kept = 0
+                while lo < layer.size:
+                    base = per[lo - 1] if lo else 0
+                    hi = max(lo + 1, int(np.searchsorted(per, base + CHUNK, side="right")))
+                    clock.check(query)
+                    kept = self._expand(t, tab, layer, lo, hi, b_cap, budget is not None, track_b, incs, cost_incs,
+                                        buf, kept)
+                    lo = hi
+                # Views of the buffers: whatever outlives the step below is copied out of them.
+                cand = {name: a[:kept] for name, a in buf.items()}
+                hand_over(kept)
+                if extras:
+                    # An extra past its top ends the candidate: a caller's bound (see best_match), never reached
+                    # otherwise.
+                    over = (cand["extra"] > tops).any(axis=1)
+                    if over.any():
+                        cand["accept"] = cand["accept"] & ~over
+                        cand["live"] = cand["live"] & ~over
+                if viable is not None and cand["live"].any():
+                    cand["live"] = cand["live"] & viable(t, cand["extra"], cand["cost"])
+                # Accepting transitions: outcome (b, extras...).
+                acc = cand["accept"]
+                acc_idx = np.flatnonzero(acc)
+                out_code = np.full(acc.size if edges else 0, -1, dtype=np.int64)
+                if acc_idx.size:
+                    ocols = [cand["b"][acc_idx]] + [cand["extra"][acc_idx, e] for e in range(len(extras))]
+                    ids, gid, perm, starts = accepted(ocols, cand["src"][acc_idx], edges)
+                    if edges:
+                        out_code[acc_idx] = ids[gid]
+                    if costs:
+                        least = np.minimum.reduceat(cand["cost"][acc_idx][perm], starts, axis=0)
+                        for g in range(ids.size):
+                            o = int(ids[g])
+                            got = outcome_costs.get(o)
+                            outcome_costs[o] = least[g] if got is None else np.minimum(got, least[g])
+                # Live transitions: the next layer.
+                live = np.flatnonzero(cand["live"])
                 clock.check(query)
-                kept = self._expand(t, tab, layer, lo, hi, b_cap, budget is not None, track_b, incs, cost_incs,
-                                    buf, kept)
-                lo = hi
-            # Views of the buffers: whatever outlives the step below is copied out of them.
-            cand = {name: a[:kept] for name, a in buf.items()}
-            if extras:
-                # An extra past its top ends the candidate: a caller's bound (see best_match), never reached otherwise.
-                over = (cand["extra"] > tops).any(axis=1)
-                if over.any():
-                    cand["accept"] = cand["accept"] & ~over
-                    cand["live"] = cand["live"] & ~over
-            if viable is not None and cand["live"].any():
-                cand["live"] = cand["live"] & viable(t, cand["extra"], cand["cost"])
-            # Accepting transitions: outcome (b, extras...).
-            acc = cand["accept"]
-            acc_idx = np.flatnonzero(acc)
-            out_code = np.full(acc.size if edges else 0, -1, dtype=np.int64)
-            if acc_idx.size:
-                ocols = [cand["b"][acc_idx]] + [cand["extra"][acc_idx, e] for e in range(len(extras))]
-                ids, gid, perm, starts = accepted(ocols, layer.limbs, cand["src"][acc_idx], edges)
+                if live.size:
+                    # Often every candidate lives (counting without a budget): then no copies of the live rows.
+                    every = live.size == acc.size
+                    cols = [cand["q"] if every else cand["q"][live]]
+                    widths = [max(1, int(quo.sizes[t + 1] - 1).bit_length())]
+                    if track_b:
+                        cols.append(cand["b"] if every else cand["b"][live])
+                        widths.append(max(1, b_cap.bit_length()))
+                    for e in range(len(extras)):
+                        cols.append(cand["extra"][live, e])
+                        widths.append(widths_extra[e])
+                    size_next = quo.sizes[t + 1]
+                    for w in range(words):
+                        cols.append(cand["s"][:, w] if every else cand["s"][live, w])
+                        widths.append(max(0, min(64, size_next - 64 * w)))
+                    first, gid, perm, starts = _factorize(cols, widths, with_gid=edges)
+                    rows = live[first]
+                    nxt = _Layer(cand["q"][rows], cand["s"][rows], cand["b"][rows], cand["extra"][rows],
+                                 np.minimum.reduceat(cand["cost"][live][perm], starts, axis=0) if costs
+                                 else np.zeros((rows.size, 0), dtype=np.int64))
+                    if counts is not None:
+                        counts.advance((cand["src"] if every else cand["src"][live])[perm], starts)
+                    del cols, perm
+                else:
+                    gid = empty
+                    nxt = _take(layer, empty)
+                    if counts is not None:
+                        counts.advance(empty, empty)
                 if edges:
-                    out_code[acc_idx] = ids[gid]
-                if costs:
-                    least = np.minimum.reduceat(cand["cost"][acc_idx][perm], starts, axis=0)
-                    for g in range(ids.size):
-                        o = int(ids[g])
-                        got = outcome_costs.get(o)
-                        outcome_costs[o] = least[g] if got is None else np.minimum(got, least[g])
-            # Live transitions: the next layer.
-            live = np.flatnonzero(cand["live"])
-            clock.check(query)
-            if live.size:
-                # Often every candidate lives (counting without a budget): then no copies of the live rows.
-                every = live.size == acc.size
-                cols = [cand["q"] if every else cand["q"][live]]
-                widths = [max(1, int(quo.sizes[t + 1] - 1).bit_length())]
-                if track_b:
-                    cols.append(cand["b"] if every else cand["b"][live])
-                    widths.append(max(1, b_cap.bit_length()))
-                for e in range(len(extras)):
-                    cols.append(cand["extra"][live, e])
-                    widths.append(widths_extra[e])
-                size_next = quo.sizes[t + 1]
-                for w in range(words):
-                    cols.append(cand["s"][:, w] if every else cand["s"][live, w])
-                    widths.append(max(0, min(64, size_next - 64 * w)))
-                first, gid, perm, starts = _factorize(cols, widths, with_gid=edges)
-                rows = live[first]
-                nxt = _Layer(cand["q"][rows], cand["s"][rows], cand["b"][rows], cand["extra"][rows],
-                             _sum_limbs(layer.limbs, (cand["src"] if every else cand["src"][live])[perm], starts)
-                             if layer.limbs is not None else None,
-                             np.minimum.reduceat(cand["cost"][live][perm], starts, axis=0) if costs
-                             else np.zeros((rows.size, 0), dtype=np.int64))
-                del cols, perm
-            else:
-                gid = np.zeros(0, dtype=np.int64)
-                nxt = _take(layer, np.zeros(0, dtype=np.int64))
-            if edges:
-                keep = acc | cand["live"]
-                if tight and live.size:
-                    keep[live] = cand["cost"][live, 0] == nxt.cost[gid, 0]
-                dst = np.full(acc.size, 0, dtype=np.int64)
-                dst[acc_idx] = -1 - out_code[acc_idx]
-                dst[live] = gid
-                src, mask, dst = cand["src"][keep], cand["mask"][keep], dst[keep]
-                order = np.lexsort((self.mask_order[mask], src))
-                src, mask, dst = src[order], mask[order], dst[order]
-                offsets = np.searchsorted(src, np.arange(layer.size + 1))
-                cost = cand["cost"][keep, 0][order] if tight else None
-                step_edges.append(_Edges(src, mask, dst, offsets, cost))
-            # This step's pairs are not needed any more: free them before the next step's are built.
-            del cand, acc, acc_idx, out_code, live, gid
-            layer = nxt
+                    keep = acc | cand["live"]
+                    if tight and live.size:
+                        keep[live] = cand["cost"][live, 0] == nxt.cost[gid, 0]
+                    dst = np.full(acc.size, 0, dtype=np.int64)
+                    dst[acc_idx] = -1 - out_code[acc_idx]
+                    dst[live] = gid
+                    src, mask, dst = cand["src"][keep], cand["mask"][keep], dst[keep]
+                    order = np.lexsort((self.mask_order[mask], src))
+                    src, mask, dst = src[order], mask[order], dst[order]
+                    offsets = np.searchsorted(src, np.arange(layer.size + 1))
+                    cost = cand["cost"][keep, 0][order] if tight else None
+                    step_edges.append(_Edges(src, mask, dst, offsets, cost))
+                # This step's pairs are not needed any more: free them before the next step's are built.
+                del cand, acc, acc_idx, out_code, live, gid
+                layer = nxt
+            outcome_counts = counts.result() if counts is not None else {}
+        finally:
+            if counts is not None:
+                counts.close()
+            clock.helpers.clear()
         outcomes = sorted(outcome_ids, key=outcome_ids.__getitem__)
-        counts = [outcome_counts.get(i, 0) for i in range(len(outcomes))] if counting else None
+        totals = [outcome_counts.get(i, 0) for i in range(len(outcomes))] if counting else None
         least_costs = np.array([outcome_costs[i] for i in range(len(outcomes))], dtype=np.int64).reshape(
             len(outcomes), len(costs)) if costs else np.zeros((len(outcomes), 0), dtype=np.int64)
-        return _Pass(outcomes, counts, step_edges if edges else None, keys_seen, least_costs)
+        return _Pass(outcomes, totals, step_edges if edges else None, keys_seen, least_costs)
 
     def _expand(
         self, t: int, tab: _StepTables, layer: _Layer, lo: int, hi: int, b_cap: int, capped: bool, track_b: bool,
@@ -821,10 +789,11 @@ class _Forward:
     def _step_blocks(
         self, t: int, tab: _StepTables, layer: _Layer, b_cap: int, capped: bool, track_b: bool, clock: Clock,
         query: str,
-    ) -> tuple[_Layer, np.ndarray, np.ndarray] | None:
-        """One step of a plain count by class blocks: the next layer, and the (timesteps, source key) of each
-        accepting pair; None when the step does not allow it (class sets wider than 63 bits, image tables too large,
-        or a key code wider than 63 bits), and the pair-by-pair expansion takes the step.
+    ) -> tuple[_Layer, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+        """One step of a plain count by class blocks: the next layer, the (timesteps, source key) of each accepting
+        pair, and the live pairs' source keys grouped by next key (sources, group starts: the next layer's counts
+        are the groups' sums); None when the step does not allow it (class sets wider than 63 bits, image tables
+        too large, or a key code wider than 63 bits), and the pair-by-pair expansion takes the step.
 
         The keys of a layer are sorted by class, and every key of class c expands under the same viable masks,
         whose letter, edited-run successor, new removal runs and dead bits are the same for all of them: a block of
@@ -905,7 +874,7 @@ class _Forward:
         accepted = (np.concatenate(acc_b), np.concatenate(acc_src)) if acc_src else (empty, empty)
         packed = np.concatenate(codes) if codes else empty
         if not packed.size:
-            return _take(layer, empty), *accepted
+            return _take(layer, empty), *accepted, empty, empty
         packed.sort()
         keys = packed >> idx_bits
         starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
@@ -918,10 +887,9 @@ class _Forward:
             (kept & ((1 << size_next) - 1)).astype(np.uint64)[:, None],
             (kept >> size_next) & ((1 << b_bits) - 1) if track_b else np.zeros(rows, dtype=np.int64),
             np.zeros((rows, 0), dtype=np.int64),
-            _sum_limbs(layer.limbs, src, starts) if layer.limbs is not None else None,
             np.zeros((rows, 0), dtype=np.int64),
         )
-        return (nxt, *accepted)
+        return nxt, *accepted, src, starts
 
     def _rows(self, rows: int, words: int, n_extra: int, n_cost: int, with_mask: bool) -> dict[str, np.ndarray]:
         """Buffers for at least ``rows`` expanded pairs (fields as :meth:`_expand` writes them; ``mask`` when
@@ -941,8 +909,7 @@ class _Forward:
 
 
 def _take(layer: _Layer, rows: np.ndarray) -> _Layer:
-    return _Layer(layer.q[rows], layer.s[rows], layer.b[rows], layer.extra[rows],
-                  None if layer.limbs is None else layer.limbs[rows], layer.cost[rows])
+    return _Layer(layer.q[rows], layer.s[rows], layer.b[rows], layer.extra[rows], layer.cost[rows])
 
 
 # -- queries --------------------------------------------------------------------------------------------------------
@@ -1150,7 +1117,7 @@ def _counts_to_go(fw: _Forward, res: _Pass, clock: Clock, query: str) -> list[np
             # Edges are sorted by source: segment sums.
             has = np.flatnonzero(np.diff(e.offsets) > 0)
             cur[has] = np.add.reduceat(vals, e.offsets[has], axis=0)
-        out[t] = _normalise(cur) if n_src else cur
+        out[t] = normalise(cur) if n_src else cur
         nxt = out[t]
     return out
 
@@ -1185,7 +1152,7 @@ def sample(
     fw = _Forward(problem)
     res = fw.run(budget_t, counting=False, edges=True, clock=clock, query="sample")
     togo = _counts_to_go(fw, res, clock, "sample")
-    total = _to_int(togo[0], 0) if togo[0].shape[0] else 0
+    total = to_int(togo[0], 0) if togo[0].shape[0] else 0
     rng = Generator(PCG64(seed))
     if k >= total:
         ranks = list(range(total))
@@ -1210,7 +1177,7 @@ def _unrank(fw: _Forward, res: _Pass, togo: list[np.ndarray], rank: int, clock: 
         e = edges[t]
         for pos in range(int(e.offsets[key]), int(e.offsets[key + 1])):
             dst = int(e.dst[pos])
-            weight = 1 if dst < 0 else _to_int(togo[t + 1], dst)
+            weight = 1 if dst < 0 else to_int(togo[t + 1], dst)
             if rank < weight:
                 mask = int(e.mask[pos])
                 flips.extend((t, i) for i in range(n_in) if (mask >> i) & 1)

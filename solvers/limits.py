@@ -8,9 +8,10 @@ sort). Queries that can spend long in such calls are decorated with :func:`guard
 forked child process that the caller kills (and reaps) :data:`GRACE` seconds after the cap; the child checks the same
 limits cooperatively, so it normally answers or raises Unknown itself first.
 
-Memory is a limit like time: under ``Limits(memory=m)`` (MiB of resident memory of the process running the query)
-a guarded query runs in a forked child too; the caller reads the child's resident set every :data:`POLL` seconds and
-kills it past ``m`` (Unknown "memory limit"), the child checks it cooperatively at every clock check, and an
+Memory is a limit like time: under ``Limits(memory=m)`` (MiB of resident memory of the process running the query
+and of its helper processes) a guarded query runs in a forked child too; the caller reads the resident sets of the
+child and its descendants every :data:`POLL` seconds and kills it past ``m`` (Unknown "memory limit"), the child
+checks it cooperatively at every clock check (its own and its helpers' resident sets), and an
 allocation that fails in the child (its data segment is capped at ``m`` MiB beyond what it inherited) is Unknown
 as well, never a crash.
 
@@ -44,6 +45,32 @@ def resident_mib(pid: int | str = "self") -> float | None:
             return int(fh.read().split()[1]) * _PAGE / 2**20
     except (OSError, IndexError, ValueError):
         return None
+
+
+def tree_resident_mib(pid: int | str = "self") -> float | None:
+    """The resident memory of process ``pid`` and of all its descendants in MiB (a guarded query's helper processes
+    count in its memory), None where ``pid``'s cannot be read. Pages a forked child still shares count in both: an
+    upper bound."""
+    own = resident_mib(pid)
+    if own is None:
+        return None
+    total, todo = own, [str(pid)]
+    while todo:
+        proc = todo.pop()
+        try:
+            tasks = os.listdir(f"/proc/{proc}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{proc}/task/{task}/children", "rb") as fh:
+                    kids = fh.read().split()
+            except OSError:
+                continue
+            for kid in kids:
+                todo.append(kid.decode())
+                total += resident_mib(kid.decode()) or 0.0
+    return total
 
 
 class Unknown(Exception):
@@ -100,6 +127,12 @@ class Clock:
     limits: Limits
     started: float
     spent: dict[str, int] = field(default_factory=dict)
+    #: Process ids of the query's helper processes (:mod:`solvers.key_counts`): their memory is the query's too.
+    helpers: list[int] = field(default_factory=list)
+
+    def resident(self) -> float:
+        """MiB resident in this process and the query's helpers."""
+        return (resident_mib() or 0.0) + sum(resident_mib(pid) or 0.0 for pid in self.helpers)
 
     def elapsed(self) -> float:
         return time.monotonic() - self.started
@@ -120,7 +153,7 @@ class Clock:
             reason = f"conflict limit {lim.conflicts}"
         elif lim.nodes is not None and nodes is not None and nodes > lim.nodes:
             reason = f"node limit {lim.nodes}"
-        elif lim.memory is not None and (resident_mib() or 0.0) > lim.memory:
+        elif lim.memory is not None and self.resident() > lim.memory:
             reason = memory_reason(lim.memory)
         if reason:
             raise Unknown(query, reason, {**self.spent, "seconds": round(self.elapsed(), 3)})
@@ -287,7 +320,7 @@ def _receive(query: str, proc: Any, recv: Any, limits: Limits, started: float) -
         if recv.poll(min(max(0.0, left), 3600.0, POLL if memory is not None else 3600.0)):
             break
         if memory is not None:
-            rss = resident_mib(proc.pid)
+            rss = tree_resident_mib(proc.pid)
             if rss is not None and rss > memory:
                 proc.kill()
                 raise Unknown(query, memory_reason(memory), {"rss_mib": round(rss, 1),

@@ -21,7 +21,7 @@ from strategies import certificates, problems
 from encoders.problem import Problem
 from hoa.label import Var
 from hoa.mealy import MealyView
-from solvers import api, forward
+from solvers import api, forward, key_counts
 from solvers.canonical import flips_to_atoms, order_key
 from solvers.limits import Limits, Unknown
 from solvers.results import BestMatch
@@ -95,7 +95,7 @@ def test_class_blocks_and_pairs_agree_on_wide_instances(monkeypatch: pytest.Monk
         monkeypatch.setattr(forward, "BLOCKS", True)
         monkeypatch.setattr(forward, "BLOCK_MIN", 0)
         assert forward.count(problem, budget) == pairs > 0
-    assert pairs.bit_length() > forward.LIMB * forward.OBJECT_LIMBS  # the last instance's counts pass the limbs
+    assert pairs.bit_length() > key_counts.LIMB * key_counts.OBJECT_LIMBS  # the last instance's counts pass the limbs
 
 
 def test_count_beyond_2_to_the_63() -> None:
@@ -113,7 +113,7 @@ def test_count_past_the_limbs() -> None:
     assert forward.count(parity_machine(3, 120), None) == 2**359
     p = parity_machine(2, 150)
     within = sum(math.comb(150, k) * math.comb(k, j) * 2**j for k in range(91) for j in range(1, k + 1, 2))
-    assert within.bit_length() > forward.LIMB * forward.OBJECT_LIMBS
+    assert within.bit_length() > key_counts.LIMB * key_counts.OBJECT_LIMBS
     assert forward.count(p, 90) == within
     assert forward.count(p, 151) == 2**299
 
@@ -146,7 +146,7 @@ def test_sample_unranks_every_certificate_once() -> None:
     clock = Limits().start()
     res = fw.run(2, counting=False, edges=True, clock=clock, query="sample")
     togo = forward._counts_to_go(fw, res, clock, "sample")
-    total = forward._to_int(togo[0], 0)
+    total = key_counts.to_int(togo[0], 0)
     certs = [flips_to_atoms(p, forward._unrank(fw, res, togo, r, clock)) for r in range(total)]
     assert total == len(expected) and sorted(certs, key=lambda c: order_key(p, c)) == expected
 

@@ -109,14 +109,15 @@ SecondsOpt = Annotated[
 MemoryOpt = Annotated[
     float,
     typer.Option("--memory", metavar="MIB", min=1.0, max=MAX_MEMORY,
-                 help="Memory limit of each exact count, enumeration or best match (resident MiB of its process); "
-                 "past it the answer is 'unknown' (exit 3), never a guess."),
+                 help="Memory limit of each exact count, enumeration or best match (resident MiB of its process "
+                 "and of its helper process); past it the answer is 'unknown' (exit 3), never a guess."),
 ]
 ScoringMemoryOpt = Annotated[
     float,
     typer.Option("--memory", metavar="MIB", min=1.0, max=MAX_MEMORY,
                  help="Memory limit of each exact query that scores a run (count, gold set, best match; resident MiB "
-                 "of its process); past it the run is recorded harness_error and a rerun plays it again."),
+                 "of its process and of its helper process); past it the run is recorded harness_error and a rerun "
+                 "plays it again."),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON (one object per line).")]
 

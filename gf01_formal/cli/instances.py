@@ -59,8 +59,9 @@ def generate_cmd(
     ] = None,
     memory: Annotated[
         float | None, typer.Option("--memory", metavar="MIB", min=1.0, max=MAX_MEMORY,
-                                   help="Memory limit of each slot (resident MiB of its process); past it the answer "
-                                   "is 'unknown' (exit 3) and nothing is written.")
+                                   help="Memory limit of each slot (resident MiB of its process and of its count's "
+                                   "helper process); past it the answer is 'unknown' (exit 3) and nothing is "
+                                   "written.")
     ] = None,
     json_out: JsonOpt = False,
 ) -> None:

@@ -1,0 +1,254 @@
+"""Exact counts of the forward count pass's keys (:mod:`solvers.forward`), step by step: summed in the calling
+process (:class:`Counts`), or, once a step is large, in a helper process (:class:`HelperCounts`) that adds one
+step's counts while the caller expands the next.
+
+Every pair a step expands carries its source key's count, to a key of the next layer (live) or to an outcome
+(accepting): the next layer's counts are per-group sums of the current layer's, grouped as the pass sorted its
+pairs, and each outcome's count grows by a group sum too. Counts are uint64 limb arrays while narrow, Python ints
+once wide (:func:`sum_limbs`).
+
+Why a process. On a large pass the sums are most of the time (issue 10's cube family, 8 inputs, T = 256: 20 s of
+32 s, about 380 million wide additions), and they cannot overlap the expansion in a thread: adding Python ints holds
+the interpreter lock the expansion's numpy calls need between operations. So the caller sends each step's grouping
+(source indices and group starts, a few MB) down a pipe to a child that holds the counts and adds them, and asks for
+the outcomes' counts at the end; the answer is the same integers, the wall time about the larger of the two halves.
+The child is the caller's (killed with it, never left behind: :func:`solvers.limits.die_with_parent`), its memory
+is counted in the query's (:func:`solvers.limits.tree_resident_mib`), and it ignores Ctrl-C, which the caller
+answers by killing it.
+
+>>> counts = Counts(np.ones((1, 1), dtype=np.uint64))
+>>> counts.advance(np.array([0, 0, 0]), np.array([0, 2]))  # two next keys: from pairs 0-1 and pair 2
+>>> counts.accept(np.array([5, 5]), np.array([0, 1]), np.array([0, 1]))  # both keys accept with outcome 5
+>>> counts.result()
+{5: 3}
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import signal
+import subprocess
+import sys
+from typing import Any, BinaryIO
+
+import numpy as np
+
+#: Bits per limb of the exact counts (limbs live in uint64, so sums of up to 2^32 limbs cannot overflow).
+LIMB = 32
+_LIMB_MASK = np.uint64((1 << LIMB) - 1)
+#: Limbs past which counts are kept as Python ints (see :func:`sum_limbs`).
+OBJECT_LIMBS = 8
+#: Pairs whose limbs one reduction gathers at once (bounds the gathered array).
+SUM_CHUNK = 1 << 16
+#: Pairs of one step from which the count pass hands its sums to a helper process (None: never). Below it a
+#: process (about 0.1 s to start, a copy of every grouping) costs more than the overlap saves.
+HELPER_MIN = 1 << 18
+#: Exit status of a helper whose allocation failed (its data segment is capped with the query's memory limit).
+_OUT_OF_MEMORY = 3
+
+
+def sum_limbs(parent: np.ndarray, src: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Per-group sums of exact counts: group g sums the counts ``parent[src[starts[g]:starts[g + 1]]]``.
+
+    Every expanded pair's count is its source key's count, so the pairs carry only the source's index and the counts
+    are read once per pair, sorted by group. ``parent`` is (K, L) limbs (carries propagated, a limb added when
+    needed) while the counts are narrow, and a (K,) array of Python ints once they pass :data:`OBJECT_LIMBS` limbs:
+    adding two wide Python ints costs about what adding one limb column costs, so wide counts add faster as ints.
+
+    >>> sum_limbs(np.array([[1], [2], [4]], dtype=np.uint64), np.array([0, 2, 1]), np.array([0, 2])).tolist()
+    [[5], [2]]
+    """
+    if parent.dtype == object:
+        if src.size == 0:
+            return np.zeros(0, dtype=object)
+        return np.add.reduceat(parent[src], starts)
+    if src.size == 0:
+        return np.zeros((0, parent.shape[1]), dtype=np.uint64)
+    # Groups in runs of about SUM_CHUNK pairs: the gathered limbs of a whole step would be pairs x limbs words.
+    out = np.empty((starts.size, parent.shape[1]), dtype=np.uint64)
+    ends = np.append(starts[1:], src.size)
+    g0 = 0
+    while g0 < starts.size:
+        g1 = max(g0 + 1, int(np.searchsorted(starts, starts[g0] + SUM_CHUNK, side="left")))
+        r0 = starts[g0]
+        out[g0:g1] = np.add.reduceat(np.take(parent, src[r0:ends[g1 - 1]], axis=0), starts[g0:g1] - r0, axis=0)
+        g0 = g1
+    out = normalise(out)
+    if out.shape[1] <= OBJECT_LIMBS:
+        return out
+    wide = np.zeros(out.shape[0], dtype=object)
+    for lv in range(out.shape[1]):
+        wide += out[:, lv].astype(object) << (LIMB * lv)
+    return wide
+
+
+def normalise(limbs: np.ndarray) -> np.ndarray:
+    """Limbs with their carries propagated (a limb added when the top one overflows).
+
+    >>> normalise(np.array([[1 << 33]], dtype=np.uint64)).tolist()
+    [[0, 2]]
+    """
+    for lv in range(limbs.shape[1] - 1):
+        carry = limbs[:, lv] >> np.uint64(LIMB)
+        if carry.any():
+            limbs[:, lv] &= _LIMB_MASK
+            limbs[:, lv + 1] += carry
+    top = limbs[:, -1] >> np.uint64(LIMB)
+    if top.any():
+        limbs[:, -1] &= _LIMB_MASK
+        limbs = np.concatenate([limbs, top[:, None]], axis=1)
+        return normalise(limbs)
+    return limbs
+
+
+def to_int(limbs: np.ndarray, k: int) -> int:
+    """The Python int of row ``k`` of multi-limb counts (or of a (K,) array of Python ints).
+
+    >>> to_int(np.array([[0, 2]], dtype=np.uint64), 0)
+    8589934592
+    """
+    if limbs.dtype == object:
+        return int(limbs[k])
+    return sum(int(v) << (LIMB * lv) for lv, v in enumerate(limbs[k]))
+
+
+class Counts:
+    """The counts of one layer's keys and of the outcomes so far, in this process."""
+
+    def __init__(self, limbs: np.ndarray, outcomes: dict[int, int] | None = None) -> None:
+        self.limbs = limbs
+        self.outcomes: dict[int, int] = dict(outcomes or {})
+
+    def accept(self, ids: np.ndarray, src: np.ndarray, starts: np.ndarray) -> None:
+        """Add to outcome ``ids[g]`` the counts of the keys ``src[starts[g]:starts[g + 1]]``."""
+        sums = sum_limbs(self.limbs, src, starts)
+        for g, o in enumerate(ids.tolist()):
+            self.outcomes[o] = self.outcomes.get(o, 0) + to_int(sums, g)
+
+    def advance(self, src: np.ndarray, starts: np.ndarray) -> None:
+        """Replace the layer's counts by the next layer's: key g sums the keys ``src[starts[g]:starts[g + 1]]``."""
+        self.limbs = sum_limbs(self.limbs, src, starts)
+
+    def result(self) -> dict[int, int]:
+        """The outcomes' counts (outcome id -> count)."""
+        return self.outcomes
+
+    def close(self) -> None:
+        """Nothing to release in this process."""
+
+
+def _narrow(a: np.ndarray) -> np.ndarray:
+    # Indices below 2^31 travel as int32: half the bytes down the pipe.
+    return a.astype(np.int32) if a.size and int(a.max()) < 2**31 else a
+
+
+class HelperCounts:
+    """The same interface, the counts held and added by a helper process (module docstring); ``close`` always."""
+
+    def __init__(self, start: Counts) -> None:
+        from solvers.limits import die_with_parent
+
+        parent = os.getpid()
+        # The file itself, not ``-m solvers...``: the helper needs numpy only, and the package may not be on the
+        # path of a fresh interpreter (a script that put it on its own sys.path).
+        self._proc = subprocess.Popen([sys.executable, "-P", os.path.abspath(__file__)], stdin=subprocess.PIPE,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                      preexec_fn=lambda: die_with_parent(parent))
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        self._to: BinaryIO = self._proc.stdin
+        self._from: BinaryIO = self._proc.stdout
+        self._grow_pipe()
+        self._send(("init", start.limbs, start.outcomes))
+
+    @property
+    def pid(self) -> int:
+        """The helper's process id."""
+        return self._proc.pid
+
+    def _grow_pipe(self) -> None:
+        # A step's grouping is a few MB: with the default 64 KiB pipe the two processes would take turns every
+        # 64 KiB. Linux only (F_SETPIPE_SZ), best effort.
+        try:
+            import fcntl
+
+            fcntl.fcntl(self._to.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)
+        except (ImportError, OSError):
+            pass
+
+    def _send(self, msg: tuple[Any, ...]) -> None:
+        try:
+            pickle.dump(msg, self._to, protocol=pickle.HIGHEST_PROTOCOL)
+            self._to.flush()
+        except BrokenPipeError:
+            self._failed()
+
+    def _failed(self) -> None:
+        code = self._proc.wait()
+        err = self._proc.stderr.read().decode("utf-8", "replace").strip() if self._proc.stderr else ""
+        if code == _OUT_OF_MEMORY:
+            raise MemoryError("the count's helper process ran out of memory")
+        last = err.splitlines()[-1] if err else f"exit status {code}"
+        raise RuntimeError(f"the count's helper process failed: {last}")
+
+    def accept(self, ids: np.ndarray, src: np.ndarray, starts: np.ndarray) -> None:
+        """As :meth:`Counts.accept`, in the helper."""
+        self._send(("accept", ids, _narrow(src), _narrow(starts)))
+
+    def advance(self, src: np.ndarray, starts: np.ndarray) -> None:
+        """As :meth:`Counts.advance`, in the helper."""
+        self._send(("advance", _narrow(src), _narrow(starts)))
+
+    def result(self) -> dict[int, int]:
+        """The outcomes' counts, once the helper has added every step sent."""
+        self._send(("result",))
+        try:
+            got: dict[int, int] = pickle.load(self._from)
+        except (EOFError, pickle.UnpicklingError):
+            self._failed()
+            raise  # not reached: _failed raises
+        return got
+
+    def close(self) -> None:
+        """Stop the helper if it still runs, and reap it."""
+        if self._proc.poll() is None:
+            self._proc.kill()
+        self._proc.wait()
+        for fh in (self._proc.stdin, self._proc.stdout, self._proc.stderr):
+            if fh is not None:
+                with contextlib.suppress(OSError):  # a pipe whose reader is gone: nothing left to flush
+                    fh.close()
+
+
+def serve(inp: BinaryIO, out: BinaryIO) -> None:
+    """The helper's loop: messages from the caller's :class:`HelperCounts` in order, until ``result``."""
+    counts = Counts(np.zeros((0, 1), dtype=np.uint64))
+    while True:
+        msg = pickle.load(inp)
+        kind = msg[0]
+        if kind == "init":
+            counts = Counts(msg[1], msg[2])
+        elif kind == "accept":
+            counts.accept(msg[1], msg[2], msg[3])
+        elif kind == "advance":
+            counts.advance(msg[1], msg[2])
+        else:
+            pickle.dump(counts.result(), out, protocol=pickle.HIGHEST_PROTOCOL)
+            out.flush()
+            return
+
+
+def _main() -> None:
+    # Ctrl-C reaches the whole foreground process group: the caller answers it (and kills this process).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        serve(sys.stdin.buffer, sys.stdout.buffer)
+    except MemoryError:
+        os._exit(_OUT_OF_MEMORY)
+    except EOFError:
+        os._exit(1)  # the caller closed the pipe before asking for the result: it has given up on the count
+
+
+if __name__ == "__main__":
+    _main()
