@@ -28,8 +28,6 @@ from __future__ import annotations
 import contextlib
 import os
 import pickle
-import signal
-import subprocess
 import sys
 from typing import Any, BinaryIO
 
@@ -148,6 +146,9 @@ class HelperCounts:
     """The same interface, the counts held and added by a helper process (module docstring); ``close`` always."""
 
     def __init__(self, start: Counts) -> None:
+        # Here, not at the top: a small query (one verify) never starts a helper and need not import these.
+        import subprocess
+
         from solvers.limits import die_with_parent
 
         parent = os.getpid()
@@ -240,6 +241,8 @@ def serve(inp: BinaryIO, out: BinaryIO) -> None:
 
 
 def _main() -> None:
+    import signal
+
     # Ctrl-C reaches the whole foreground process group: the caller answers it (and kills this process).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
