@@ -329,3 +329,25 @@ def test_the_reader_accepts_only_what_the_models_accept(source: str) -> None:
     # integers and the like, which it leaves to the models).
     assert accepted > 20
     assert declined_but_valid < accepted
+
+
+BLAS_PROBE = """
+import os, sys
+from gf01_formal.cli import _single_threaded_blas
+_single_threaded_blas()
+print(len(os.listdir("/proc/self/task")), os.environ.get("OPENBLAS_NUM_THREADS"))
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="counts threads in /proc (Linux)")
+def test_the_console_script_loads_numpy_with_one_blas_thread_and_leaves_the_environment_alone() -> None:
+    # OpenBLAS's idle worker threads spin after the import (90 ms of CPU on one small verify); the toolkit never
+    # needs them. The setting must not leak into the programs it starts (an agent under evaluation), and a user's
+    # own setting wins.
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
+    env["PYTHONPATH"] = str(ROOT)
+    out = subprocess.run([sys.executable, "-c", BLAS_PROBE], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["1", "None"]
+    out = subprocess.run([sys.executable, "-c", BLAS_PROBE], env={**env, "OPENBLAS_NUM_THREADS": "3"},
+                         capture_output=True, text=True, check=True)
+    assert out.stdout.split()[1] == "3"
