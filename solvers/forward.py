@@ -699,9 +699,9 @@ class _Forward:
                 layer = nxt
             outcome_counts = counts.result() if counts is not None else {}
         finally:
-            if counts is not None:
+            if isinstance(counts, HelperCounts):
                 counts.close()
-            clock.helpers.clear()
+                clock.helpers.remove(counts.pid)
         outcomes = sorted(outcome_ids, key=outcome_ids.__getitem__)
         totals = [outcome_counts.get(i, 0) for i in range(len(outcomes))] if counting else None
         least_costs = np.array([outcome_costs[i] for i in range(len(outcomes))], dtype=np.int64).reshape(
