@@ -13,8 +13,8 @@ the interpreter lock the expansion's numpy calls need between operations. So the
 (source indices and group starts, a few MB) down a pipe to a child that holds the counts and adds them, and asks for
 the outcomes' counts at the end; the answer is the same integers, the wall time about the larger of the two halves.
 The child is the caller's (killed with it, never left behind: :func:`solvers.limits.die_with_parent`), its memory
-is counted in the query's (:func:`solvers.limits.tree_resident_mib`), and it ignores Ctrl-C, which the caller
-answers by killing it.
+is counted in the query's (:func:`solvers.limits.tree_resident_mib`), and it runs in a session of its own, out of
+a terminal's Ctrl-C, which the caller answers by killing it.
 
 >>> counts = Counts(np.ones((1, 1), dtype=np.uint64))
 >>> counts.advance(np.array([0, 0, 0]), np.array([0, 2]))  # two next keys: from pairs 0-1 and pair 2
@@ -153,14 +153,25 @@ class HelperCounts:
 
         parent = os.getpid()
         # The file itself, not ``-m solvers...``: the helper needs numpy only, and the package may not be on the
-        # path of a fresh interpreter (a script that put it on its own sys.path).
+        # path of a fresh interpreter (a script that put it on its own sys.path). A session of its own: a terminal's
+        # Ctrl-C goes to the caller alone, which answers it and kills the helper (it must not die first, mid-step,
+        # and turn the interruption into a failed count).
         self._proc = subprocess.Popen([sys.executable, "-P", os.path.abspath(__file__)], stdin=subprocess.PIPE,
-                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
                                       preexec_fn=lambda: die_with_parent(parent))
         assert self._proc.stdin is not None and self._proc.stdout is not None
         self._to: BinaryIO = self._proc.stdin
         self._from: BinaryIO = self._proc.stdout
         self._grow_pipe()
+        # Ready once its imports are done: from here on its memory (an interpreter with numpy) is the query's, and
+        # a helper that cannot start leaves the sums in this process.
+        try:
+            ready = pickle.load(self._from)
+        except (EOFError, pickle.UnpicklingError):
+            ready = None
+        if ready != "ready":
+            self.close()
+            raise OSError("the count's helper process did not start")
         self._send(("init", start.limbs, start.outcomes))
 
     @property
@@ -224,6 +235,8 @@ class HelperCounts:
 
 def serve(inp: BinaryIO, out: BinaryIO) -> None:
     """The helper's loop: messages from the caller's :class:`HelperCounts` in order, until ``result``."""
+    pickle.dump("ready", out)
+    out.flush()
     counts = Counts(np.zeros((0, 1), dtype=np.uint64))
     while True:
         msg = pickle.load(inp)
@@ -241,10 +254,6 @@ def serve(inp: BinaryIO, out: BinaryIO) -> None:
 
 
 def _main() -> None:
-    import signal
-
-    # Ctrl-C reaches the whole foreground process group: the caller answers it (and kills this process).
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         serve(sys.stdin.buffer, sys.stdout.buffer)
     except MemoryError:

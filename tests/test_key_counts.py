@@ -209,18 +209,24 @@ def slow_instance(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def start_count(instance: Path) -> tuple[subprocess.Popen[str], int]:
-    """The CLI counting ``instance`` with a helper from its first step, in a session of its own; and the helper."""
+    """The CLI counting ``instance`` with a helper from its first step, in a session of its own; and the helper,
+    once it has added counts for a while (the count is under way: the command's imports are over)."""
     p = subprocess.Popen([sys.executable, "-c", SLOW_COUNT, str(instance)], env={**os.environ, "PYTHONPATH": str(ROOT)},
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     deadline = time.monotonic() + CEILING
     while time.monotonic() < deadline:
         kids = Path(f"/proc/{p.pid}/task/{p.pid}/children").read_text().split()
-        if kids:
+        if kids and cpu_seconds(int(kids[0])) >= 0.5:
             return p, int(kids[0])
         assert p.poll() is None, p.communicate()
         time.sleep(0.02)
-    pytest.fail("no helper started")
+    pytest.fail("no helper at work")
 
 
 def gone(pid: int) -> bool:
