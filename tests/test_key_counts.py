@@ -252,3 +252,16 @@ def test_kill_9_of_a_count_takes_its_helper_along(slow_instance: Path) -> None:
     while not gone(helper):
         assert time.monotonic() < deadline, "the helper outlived its count"
         time.sleep(0.02)
+
+
+@pytest.mark.parametrize("interpreter", ["/nonexistent/python", "/bin/false"])
+def test_a_helper_that_cannot_start_leaves_the_sums_here(monkeypatch: pytest.MonkeyPatch, interpreter: str) -> None:
+    # No interpreter at all (an embedded Python), or one that exits at once: the same count, added in this process.
+    problem = random_table(6, 4, 60, seed=1)
+    expected = forward.count(problem, None)
+    monkeypatch.setattr(key_counts, "HELPER_MIN", 0)
+    monkeypatch.setattr(key_counts.sys, "executable", interpreter)
+    with pytest.raises(OSError):
+        HelperCounts(Counts(np.ones((1, 1), dtype=np.uint64)))
+    assert forward.count(problem, None) == expected
+    assert helpers() == []
