@@ -13,8 +13,8 @@ the interpreter lock the expansion's numpy calls need between operations. So the
 (source indices and group starts, a few MB) down a pipe to a child that holds the counts and adds them, and asks for
 the outcomes' counts at the end; the answer is the same integers, the wall time about the larger of the two halves.
 The child is the caller's (killed with it, never left behind: :func:`solvers.limits.die_with_parent`), its memory
-is counted in the query's (:func:`solvers.limits.tree_resident_mib`), and it runs in a session of its own, out of
-a terminal's Ctrl-C, which the caller answers by killing it.
+is counted in the query's (the clock's ``helpers``; a guarded query's caller reads the child's descendants), and it
+runs in a session of its own, out of a terminal's Ctrl-C, which the caller answers by killing it.
 
 >>> counts = Counts(np.ones((1, 1), dtype=np.uint64))
 >>> counts.advance(np.array([0, 0, 0]), np.array([0, 2]))  # two next keys: from pairs 0-1 and pair 2
@@ -29,7 +29,7 @@ import contextlib
 import os
 import pickle
 import sys
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, NoReturn
 
 import numpy as np
 
@@ -196,7 +196,7 @@ class HelperCounts:
         except BrokenPipeError:
             self._failed()
 
-    def _failed(self) -> None:
+    def _failed(self) -> NoReturn:
         code = self._proc.wait()
         err = self._proc.stderr.read().decode("utf-8", "replace").strip() if self._proc.stderr else ""
         if code == _OUT_OF_MEMORY:
@@ -219,7 +219,6 @@ class HelperCounts:
             got: dict[int, int] = pickle.load(self._from)
         except (EOFError, pickle.UnpicklingError):
             self._failed()
-            raise  # not reached: _failed raises
         return got
 
     def close(self) -> None:
@@ -237,13 +236,12 @@ def serve(inp: BinaryIO, out: BinaryIO) -> None:
     """The helper's loop: messages from the caller's :class:`HelperCounts` in order, until ``result``."""
     pickle.dump("ready", out)
     out.flush()
-    counts = Counts(np.zeros((0, 1), dtype=np.uint64))
+    _, limbs, outcomes = pickle.load(inp)  # ("init", ...): the counts handed over
+    counts = Counts(limbs, outcomes)
     while True:
         msg = pickle.load(inp)
         kind = msg[0]
-        if kind == "init":
-            counts = Counts(msg[1], msg[2])
-        elif kind == "accept":
+        if kind == "accept":
             counts.accept(msg[1], msg[2], msg[3])
         elif kind == "advance":
             counts.advance(msg[1], msg[2])

@@ -47,7 +47,7 @@ def resident_mib(pid: int | str = "self") -> float | None:
         return None
 
 
-def tree_resident_mib(pid: int | str = "self") -> float | None:
+def tree_resident_mib(pid: int) -> float | None:
     """The resident memory of process ``pid`` and of all its descendants in MiB (a guarded query's helper processes
     count in its memory), None where ``pid``'s cannot be read. Pages a forked child still shares count in both: an
     upper bound."""
