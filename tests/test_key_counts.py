@@ -24,7 +24,7 @@ from waits import CEILING
 from gf01_formal.instances.families.base import hoa_text
 from gf01_formal.instances.io import save_artifact
 from gf01_formal.instances.sources import InstanceOptions, instance_from_hoa
-from solvers import forward, key_counts
+from solvers import forward, forward_pass, key_counts
 from solvers.key_counts import Counts, HelperCounts
 from solvers.limits import Limits, Unknown, resident_mib
 
@@ -107,7 +107,7 @@ def test_a_count_with_a_helper_matches_brute(problem, data: st.DataObject) -> No
     budget = data.draw(st.one_of(st.none(), st.integers(0, problem.horizon)))
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(key_counts, "HELPER_MIN", 0)
-        mp.setattr(forward, "BLOCK_MIN", data.draw(st.sampled_from((0, forward.BLOCK_MIN))))
+        mp.setattr(forward_pass, "BLOCK_MIN", data.draw(st.sampled_from((0, forward_pass.BLOCK_MIN))))
         assert forward.count(problem, budget) == brute_count(problem, budget)
 
 
@@ -140,7 +140,7 @@ def test_no_helper_outlives_an_unknown_or_an_error(monkeypatch: pytest.MonkeyPat
         raise ValueError("a bug in the pass")
 
     monkeypatch.setattr(HelperCounts, "__init__", spy)
-    monkeypatch.setattr(forward, "_factorize", broken)  # after the first step's hand-over
+    monkeypatch.setattr(forward_pass, "factorize", broken)  # after the first step's hand-over
     with pytest.raises(ValueError, match="a bug in the pass"):
         forward.count(parity_machine(2, 30), None)
     assert started and helpers() == []

@@ -21,7 +21,7 @@ from strategies import certificates, problems
 from encoders.problem import Problem
 from hoa.label import Var
 from hoa.mealy import MealyView
-from solvers import api, forward, key_counts
+from solvers import api, forward, forward_pass, key_counts, quotient
 from solvers.canonical import flips_to_atoms, order_key
 from solvers.limits import Limits, Unknown
 from solvers.results import BestMatch
@@ -71,17 +71,17 @@ def test_count_by_class_blocks_matches_brute(problem: Problem, data: st.DataObje
     budget = data.draw(st.one_of(st.none(), st.integers(0, problem.horizon)))
     expected = len(brute_valid_set(problem, budget))
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(forward, "BLOCK_MIN", 0)
-        mp.setattr(forward, "IMAGE_PAYOFF", 0)
+        mp.setattr(forward_pass, "BLOCK_MIN", 0)
+        mp.setattr(quotient, "IMAGE_PAYOFF", 0)
         taken: list[bool] = []
-        step_blocks = forward._Forward._step_blocks
+        step_blocks = forward_pass.Forward._step_blocks
 
-        def spy(self: forward._Forward, *args: object) -> object:
+        def spy(self: forward_pass.Forward, *args: object) -> object:
             got = step_blocks(self, *args)
             taken.append(got is not None)
             return got
 
-        mp.setattr(forward._Forward, "_step_blocks", spy)
+        mp.setattr(forward_pass.Forward, "_step_blocks", spy)
         assert forward.count(problem, budget) == expected
     assert taken and all(taken)
 
@@ -90,10 +90,10 @@ def test_class_blocks_and_pairs_agree_on_wide_instances(monkeypatch: pytest.Monk
     # Thousands of keys a step, budgets that bind and do not, counts past the limbs: both expansions, same counts.
     for seed, inputs, steps, budget in ((1, 4, 60, None), (2, 5, 30, 4), (3, 6, 16, 9), (4, 5, 120, None)):
         problem = random_table(6, inputs, steps, seed)
-        monkeypatch.setattr(forward, "BLOCKS", False)
+        monkeypatch.setattr(forward_pass, "BLOCKS", False)
         pairs = forward.count(problem, budget)
-        monkeypatch.setattr(forward, "BLOCKS", True)
-        monkeypatch.setattr(forward, "BLOCK_MIN", 0)
+        monkeypatch.setattr(forward_pass, "BLOCKS", True)
+        monkeypatch.setattr(forward_pass, "BLOCK_MIN", 0)
         assert forward.count(problem, budget) == pairs > 0
     assert pairs.bit_length() > key_counts.LIMB * key_counts.OBJECT_LIMBS  # the last instance's counts pass the limbs
 
@@ -142,9 +142,9 @@ def test_sample_unranks_every_certificate_once() -> None:
     expected = brute_valid_set(p, 2)
     assert 5 <= len(expected) < 200
     assert forward.sample(p, 2, len(expected) + 5, seed=0) == expected
-    fw = forward._Forward(p)
+    fw = forward_pass.Forward(p)
     clock = Limits().start()
-    res = fw.run(2, counting=False, edges=True, clock=clock, query="sample")
+    res = fw.run(forward_pass.PassSettings(2, "sample", edges=True), clock)
     togo = forward._counts_to_go(fw, res, clock, "sample")
     total = key_counts.to_int(togo[0], 0)
     certs = [flips_to_atoms(p, forward._unrank(fw, res, togo, r, clock)) for r in range(total)]

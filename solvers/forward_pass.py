@@ -1,0 +1,601 @@
+"""The forward pass: one dynamic programme over t = 0 .. t* on the class quotient (:mod:`solvers.quotient`), whose
+keys (q, S[, b][, extras]) are merged step by step; their counts are summed here or in a helper process
+(:mod:`solvers.key_counts`), and the per-step edges are kept for the walks of :mod:`solvers.forward`.
+
+What a key is and why the pass decides Valid for every flip set at once: :mod:`solvers.forward`'s docstring. A pass is
+described by one :class:`PassSettings` value (what to count, keep and bound); a step's expansion by one
+:class:`StepPlan` (the step's tables, the budget's fields and the extras' increments).
+
+>>> from solvers.limits import NO_LIMITS
+>>> res = Forward(problem).run(PassSettings(3, "count", counting=True), NO_LIMITS.start())
+>>> sum(res.counts)
+36
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from encoders.problem import Problem
+from solvers import key_counts
+from solvers.key_counts import Counts, HelperCounts
+from solvers.limits import Clock
+from solvers.quotient import StepTables, Tables, has, meets, onehot, quotient
+
+#: CPU on the cube family with 8 inputs).
+CHUNK = 1 << 16
+#: Candidate pairs one class block of the count pass expands at once (see :meth:`Forward._step_blocks`).
+BLOCK = 1 << 18
+#: Fewest candidate pairs of a step for which the count pass expands by class blocks.
+BLOCK_MIN = 1 << 15
+#: The count pass expands by class blocks (see :meth:`Forward._step_blocks`); False: always pair by pair (tests).
+BLOCKS = True
+_DIE = np.uint64(1) << np.uint64(63)
+
+
+# -- grouping -------------------------------------------------------------------------------------------------------
+
+
+def factorize(cols: list[np.ndarray], widths: list[int],
+               with_gid: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Group equal rows of the integer columns ``cols`` (non-negative, ``widths`` bits each).
+
+    Returns (first row index of each group in sorted order, group id per row (empty unless ``with_gid``), the
+    permutation sorting the rows by group, the start of each group in that permutation). Groups are numbered in
+    increasing order of the rows' values, compared column by column, so the numbering is deterministic.
+    """
+    n = cols[0].size
+    idx_bits = max(1, int(n).bit_length())
+    total = sum(widths)
+    if total + idx_bits <= 63:
+        packed = np.array(cols[0], dtype=np.int64)
+        for col, w in zip(cols[1:], widths[1:], strict=True):
+            np.left_shift(packed, w, out=packed)
+            np.bitwise_or(packed, col.astype(np.int64, copy=False), out=packed)
+        # One plain sort of (key, position) pairs: several times faster than argsort.
+        np.left_shift(packed, idx_bits, out=packed)
+        np.bitwise_or(packed, np.arange(n, dtype=np.int64), out=packed)
+        packed.sort()
+        perm = packed & ((1 << idx_bits) - 1)
+        np.right_shift(packed, idx_bits, out=packed)
+        keys = packed
+    else:
+        perm = np.lexsort(tuple(c.astype(np.uint64) for c in reversed(cols)))
+        keys = None
+    if n == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty, empty
+    if keys is not None:
+        change = keys[1:] != keys[:-1]
+    else:
+        change = np.zeros(n - 1, dtype=bool)
+        for c in cols:
+            s = c[perm]
+            change |= s[1:] != s[:-1]
+    starts = np.flatnonzero(np.concatenate(([True], change)))
+    if with_gid:
+        gid_sorted = np.cumsum(np.concatenate(([0], change.astype(np.int64))))
+        gid = np.empty(n, dtype=np.int64)
+        gid[perm] = gid_sorted
+    else:
+        gid = np.zeros(0, dtype=np.int64)
+    return perm[starts], gid, perm, starts
+
+
+# -- the forward pass -----------------------------------------------------------------------------------------------
+
+
+#: An extra key field: its per-step increments over the flip masks, and its largest value.
+Extra = tuple[Callable[[int], np.ndarray], int]
+
+
+@dataclass
+class Layer:
+    """Live keys (edited run not yet showing the effect) before one step."""
+
+    q: np.ndarray  # (K,) class
+    s: np.ndarray  # (K, W) removal-run class set
+    b: np.ndarray  # (K,) timesteps used
+    extra: np.ndarray  # (K, E) extra fields
+    cost: np.ndarray  # (K, M) least additive costs of a path into the key (see ``Forward.run``'s ``costs``)
+
+    @property
+    def size(self) -> int:
+        return int(self.q.size)
+
+
+@dataclass(frozen=True)
+class Edges:
+    """The transitions of one step, sorted by source key then by canonical mask order.
+
+    ``dst[k] >= 0`` is a key of the next layer; ``dst[k] < 0`` accepts with outcome ``-1 - dst[k]``.
+    """
+
+    src: np.ndarray
+    mask: np.ndarray
+    dst: np.ndarray
+    offsets: np.ndarray  # CSR: edges of key k are offsets[k] .. offsets[k + 1]
+    cost: np.ndarray | None = None  # (edges,) the first cost of the path so far (passes with ``tight`` edges only)
+
+
+@dataclass
+class Pass:
+    """What one forward pass found: accepting outcomes (b, extras...) with their counts, the least costs of a path
+    into each (one row per outcome, one column per cost), and optionally the edges."""
+
+    outcomes: list[tuple[int, ...]]
+    counts: list[int] | None
+    edges: list[Edges] | None
+    keys: list[int]
+    costs: np.ndarray
+
+
+@dataclass(frozen=True)
+class PassSettings:
+    """What one forward pass computes, keeps and bounds (:meth:`Forward.run`).
+
+    ``budget``: B_T (None: none). Outcomes are (|TS|, extras...); |TS| is tracked under a budget or with
+    ``track_steps`` (else it reads 0). ``counting``: exact counts per outcome; ``edges``: the transition graph.
+    ``extras``: extra key fields (:data:`Extra`). ``costs``: per-step increments over the flip masks of additive path
+    costs (non-negative int64); each key and each outcome keeps only the least value of each cost over the paths
+    into it (a shortest path per column, exact because the costs add along a path), so costs never multiply the
+    keys as extras do. ``tight`` (with ``edges`` and ``costs``): keep only the inner edges on which the first cost is
+    least for the next key (the edges of shortest paths: a path is least for its outcome iff all its inner edges are
+    such and its accepting edge costs the outcome's least), and every accepting edge with its cost.
+    ``viable(t, extras, costs)``: which live candidates after step ``t`` (rows of their extra fields and costs) can
+    still end where the caller looks (a bound on what the rest of the path can add); the others end. ``query``
+    names the query in clock checks and in an Unknown.
+    """
+
+    budget: int | None
+    query: str
+    counting: bool = False
+    edges: bool = False
+    extras: tuple[Extra, ...] = ()
+    track_steps: bool = False
+    costs: tuple[Callable[[int], np.ndarray], ...] = ()
+    tight: bool = False
+    viable: Callable[[int, np.ndarray, np.ndarray], np.ndarray] | None = None
+
+    @property
+    def plain(self) -> bool:
+        """A plain count (no edges, extras, costs or bound): it may expand by class blocks."""
+        return self.counting and not self.edges and not self.extras and not self.costs and self.viable is None
+
+
+@dataclass(frozen=True)
+class StepPlan:
+    """What expanding the keys of step ``t`` needs besides the keys: the step's tables, the budget's fields (its cap
+    ``b_cap`` on |TS|, whether it binds (``capped``), whether |TS| is a key field (``track_b``)), and the extra
+    fields' and costs' increments over the flip masks at this step."""
+
+    t: int
+    tab: StepTables
+    b_cap: int
+    capped: bool
+    track_b: bool
+    incs: tuple[np.ndarray, ...] = ()
+    cost_incs: tuple[np.ndarray, ...] = ()
+
+
+class Tally:
+    """What a pass has found so far: the outcomes (numbered as found), their least costs, and the exact counts of the
+    layer's keys, row for row, with the outcomes' counts; once a step is large the counts are added by a helper
+    process while the next step is expanded (:mod:`solvers.key_counts`). :meth:`close` always."""
+
+    def __init__(self, counting: bool, keys: int, outcome_widths: list[int], clock: Clock) -> None:
+        self.ids: dict[tuple[int, ...], int] = {}
+        self.least: dict[int, np.ndarray] = {}
+        self.counts: Counts | HelperCounts | None = \
+            Counts(np.ones((keys, 1), dtype=np.uint64)) if counting else None
+        self._widths = outcome_widths
+        self._clock = clock
+
+    def hand_over(self, pairs: int) -> None:
+        """From a step of ``pairs`` pairs on, the counts are added by a helper process (if one can start)."""
+        if (isinstance(self.counts, Counts) and key_counts.HELPER_MIN is not None
+                and pairs >= key_counts.HELPER_MIN):
+            try:
+                self.counts = HelperCounts(self.counts)
+            except OSError:  # no interpreter to start (an embedded one): the sums stay here
+                return
+            self._clock.helpers.append(self.counts.pid)
+
+    def accept(self, ocols: list[np.ndarray], src: np.ndarray,
+               with_gid: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Group a step's accepting pairs (outcome columns ``ocols``, source keys ``src``) by outcome and add their
+        counts to the outcomes'; the groups' outcome ids, and the grouping as :func:`factorize` gives it."""
+        first, gid, perm, starts = factorize(ocols, self._widths, with_gid=with_gid)
+        ids = np.array([self.ids.setdefault(tuple(int(c[row]) for c in ocols), len(self.ids)) for row in first],
+                       dtype=np.int64)
+        if self.counts is not None:
+            self.counts.accept(ids, src[perm], starts)
+        return ids, gid, perm, starts
+
+    def lower(self, ids: np.ndarray, least: np.ndarray) -> None:
+        """Outcome ``ids[g]``'s least costs are at most ``least[g]``."""
+        for g in range(ids.size):
+            o = int(ids[g])
+            got = self.least.get(o)
+            self.least[o] = least[g] if got is None else np.minimum(got, least[g])
+
+    def advance(self, src: np.ndarray, starts: np.ndarray) -> None:
+        """The next layer's counts: key g sums the keys ``src[starts[g]:starts[g + 1]]``."""
+        if self.counts is not None:
+            self.counts.advance(src, starts)
+
+    def result(self) -> dict[int, int]:
+        """The outcomes' counts (outcome id -> count), empty when not counting."""
+        return self.counts.result() if self.counts is not None else {}
+
+    def close(self) -> None:
+        """Stop the helper process, if one was started."""
+        if isinstance(self.counts, HelperCounts):
+            self.counts.close()
+            self._clock.helpers.remove(self.counts.pid)
+
+
+class Forward:
+    """The forward programme over one problem (module docstring)."""
+
+    def __init__(self, problem: Problem) -> None:
+        self.problem = problem
+        self.quo = quotient(problem)
+        self.tables = Tables(self.quo, problem)
+        #: Row buffers of the expanded pairs, reused from step to step (fresh arrays each step cost page faults).
+        self._buffers: dict[str, np.ndarray] = {}
+        n = problem.system.num_inputs
+        names = problem.system.inputs
+        rank = {i: r for r, i in enumerate(sorted(range(n), key=lambda i: names[i]))}
+        masks = np.arange(self.quo.letters, dtype=np.int64)
+        ov = np.zeros_like(masks)
+        for i in range(n):
+            ov |= ((masks >> i) & 1) << (n - 1 - rank[i])
+        #: Canonical position of each mask among a step's masks: atoms by input name, more atoms first (see
+        #: :func:`solvers.forward.enumerate_certificates`); sorting masks by it gives the depth-first order "1
+        #: before 0".
+        self.mask_order = np.argsort(np.argsort(-ov, kind="stable"), kind="stable")
+        self.popcount = self.tables.popcount
+
+    def run(self, settings: PassSettings, clock: Clock) -> Pass:
+        """One forward pass as ``settings`` says: counts per outcome and/or the transition graph."""
+        quo, words = self.quo, self.quo.words
+        steps = quo.steps
+        budget = settings.budget
+        if budget is not None and budget >= steps and settings.counting and not settings.edges:
+            budget = None  # a budget of every step binds nothing (B_T = T is the import default)
+        track_b = budget is not None or settings.track_steps
+        b_cap = (steps if budget is None else min(budget, steps)) if track_b else 0
+        extras, costs = settings.extras, settings.costs
+        layer = Layer(
+            np.array([quo.initial], dtype=np.int64),
+            np.zeros((1, words), dtype=np.uint64),
+            np.zeros(1, dtype=np.int64),
+            np.zeros((1, len(extras)), dtype=np.int64),
+            np.zeros((1, len(costs)), dtype=np.int64),
+        )
+        if bool(quo.hopeless[0][quo.initial]):
+            layer = take(layer, np.zeros(0, dtype=np.int64))
+        plain = BLOCKS and settings.plain
+        step_edges: list[Edges] = []
+        keys_seen: list[int] = []
+        tally = Tally(settings.counting, layer.size,
+                      [max(1, b_cap.bit_length()), *(max(1, int(top).bit_length()) for _, top in extras)], clock)
+        try:
+            for t in range(steps):
+                clock.check(settings.query, layer.size if clock.limits.nodes is not None else None)
+                keys_seen.append(layer.size)
+                plan = StepPlan(t, self.tables.step(t), b_cap, budget is not None, track_b)
+                blocks = self._step_blocks(plan, layer, clock, settings.query) if plain else None
+                if blocks is not None:
+                    nxt, acc_b, acc_src, src, starts = blocks
+                    tally.hand_over(acc_src.size + src.size)
+                    if acc_src.size:
+                        tally.accept([acc_b], acc_src, False)
+                    tally.advance(src, starts)
+                    layer = nxt
+                    continue
+                plan = dataclasses.replace(plan, incs=tuple(inc(t) for inc, _ in extras),
+                                           cost_incs=tuple(inc(t) for inc in costs))
+                layer, edges = self._step_pairs(plan, layer, settings, tally, clock)
+                if edges is not None:
+                    step_edges.append(edges)
+            outcome_counts = tally.result()
+        finally:
+            tally.close()
+        outcomes = sorted(tally.ids, key=tally.ids.__getitem__)
+        totals = [outcome_counts.get(i, 0) for i in range(len(outcomes))] if settings.counting else None
+        least_costs = np.array([tally.least[i] for i in range(len(outcomes))], dtype=np.int64).reshape(
+            len(outcomes), len(costs)) if costs else np.zeros((len(outcomes), 0), dtype=np.int64)
+        return Pass(outcomes, totals, step_edges if settings.edges else None, keys_seen, least_costs)
+
+    def _step_pairs(self, plan: StepPlan, layer: Layer, settings: PassSettings, tally: Tally,
+                    clock: Clock) -> tuple[Layer, Edges | None]:
+        """One step pair by pair: the next layer, and the step's edges when the pass keeps them."""
+        quo, words, t, query = self.quo, self.quo.words, plan.t, settings.query
+        extras, edges = settings.extras, settings.edges
+        empty = np.zeros(0, dtype=np.int64)
+        # Chunks of keys with at most CHUNK candidate pairs (one key's masks always fit).
+        per = np.cumsum(plan.tab.viable_ptr[layer.q + 1] - plan.tab.viable_ptr[layer.q])
+        pairs = int(per[-1]) if per.size else 0
+        plan = dataclasses.replace(plan, tab=self.tables.with_images(t, plan.tab, pairs))
+        buf = self._rows(pairs, words, len(extras), len(settings.costs), edges)
+        lo = kept = 0
+        while lo < layer.size:
+            base = per[lo - 1] if lo else 0
+            hi = max(lo + 1, int(np.searchsorted(per, base + CHUNK, side="right")))
+            clock.check(query)
+            kept = self._expand(plan, layer, lo, hi, buf, kept)
+            lo = hi
+        # Views of the buffers: whatever outlives the step below is copied out of them.
+        cand = {name: a[:kept] for name, a in buf.items()}
+        tally.hand_over(kept)
+        if extras:
+            # An extra past its top ends the candidate: a caller's bound (see best_match), never reached otherwise.
+            over = (cand["extra"] > np.array([top for _, top in extras], dtype=np.int64)).any(axis=1)
+            if over.any():
+                cand["accept"] = cand["accept"] & ~over
+                cand["live"] = cand["live"] & ~over
+        if settings.viable is not None and cand["live"].any():
+            cand["live"] = cand["live"] & settings.viable(t, cand["extra"], cand["cost"])
+        # Accepting transitions: outcome (b, extras...).
+        acc = cand["accept"]
+        acc_idx = np.flatnonzero(acc)
+        out_code = np.full(acc.size if edges else 0, -1, dtype=np.int64)
+        if acc_idx.size:
+            ocols = [cand["b"][acc_idx]] + [cand["extra"][acc_idx, e] for e in range(len(extras))]
+            ids, gid, perm, starts = tally.accept(ocols, cand["src"][acc_idx], edges)
+            if edges:
+                out_code[acc_idx] = ids[gid]
+            if settings.costs:
+                tally.lower(ids, np.minimum.reduceat(cand["cost"][acc_idx][perm], starts, axis=0))
+        # Live transitions: the next layer.
+        live = np.flatnonzero(cand["live"])
+        clock.check(query)
+        if live.size:
+            # Often every candidate lives (counting without a budget): then no copies of the live rows.
+            every = live.size == acc.size
+            cols = [cand["q"] if every else cand["q"][live]]
+            widths = [max(1, int(quo.sizes[t + 1] - 1).bit_length())]
+            if plan.track_b:
+                cols.append(cand["b"] if every else cand["b"][live])
+                widths.append(max(1, plan.b_cap.bit_length()))
+            for e, (_, top) in enumerate(extras):
+                cols.append(cand["extra"][live, e])
+                widths.append(max(1, int(top).bit_length()))
+            size_next = quo.sizes[t + 1]
+            for w in range(words):
+                cols.append(cand["s"][:, w] if every else cand["s"][live, w])
+                widths.append(max(0, min(64, size_next - 64 * w)))
+            first, gid, perm, starts = factorize(cols, widths, with_gid=edges)
+            rows = live[first]
+            nxt = Layer(cand["q"][rows], cand["s"][rows], cand["b"][rows], cand["extra"][rows],
+                        np.minimum.reduceat(cand["cost"][live][perm], starts, axis=0) if settings.costs
+                        else np.zeros((rows.size, 0), dtype=np.int64))
+            tally.advance((cand["src"] if every else cand["src"][live])[perm], starts)
+            del cols, perm
+        else:
+            gid = empty
+            nxt = take(layer, empty)
+            tally.advance(empty, empty)
+        if not edges:
+            return nxt, None
+        keep = acc | cand["live"]
+        if settings.tight and live.size:
+            keep[live] = cand["cost"][live, 0] == nxt.cost[gid, 0]
+        dst = np.full(acc.size, 0, dtype=np.int64)
+        dst[acc_idx] = -1 - out_code[acc_idx]
+        dst[live] = gid
+        src, mask, dst = cand["src"][keep], cand["mask"][keep], dst[keep]
+        order = np.lexsort((self.mask_order[mask], src))
+        src, mask, dst = src[order], mask[order], dst[order]
+        offsets = np.searchsorted(src, np.arange(layer.size + 1))
+        cost = cand["cost"][keep, 0][order] if settings.tight else None
+        return nxt, Edges(src, mask, dst, offsets, cost)
+
+    def _expand(self, plan: StepPlan, layer: Layer, lo: int, hi: int, out: dict[str, np.ndarray], at: int) -> int:
+        """The surviving (key, mask) pairs of keys ``lo .. hi - 1``, their fate and their next key, written to the
+        rows ``at ..`` of ``out`` (see :meth:`_rows`); the end of the rows written."""
+        t, tab, b_cap, capped, track_b = plan.t, plan.tab, plan.b_cap, plan.capped, plan.track_b
+        incs, cost_incs = plan.incs, plan.cost_incs
+        words, letters = self.quo.words, self.quo.letters
+        q = layer.q[lo:hi]
+        first = tab.viable_ptr[q]
+        per = tab.viable_ptr[q + 1] - first
+        src = np.repeat(np.arange(lo, hi, dtype=np.int64), per)
+        # Each pair's place among the step's viable (class, mask) pairs: its key's first one plus its rank there.
+        cm = tab.viable_mask[np.arange(src.size, dtype=np.int64) + np.repeat(first - (np.cumsum(per) - per), per)]
+        mask = cm & (letters - 1)
+        if track_b:
+            b2 = layer.b[src] + (mask != 0)
+            if capped:
+                ok = np.flatnonzero(b2 <= b_cap)
+                src, cm, mask, b2 = src[ok], cm[ok], mask[ok], b2[ok]
+        else:
+            b2 = np.zeros(src.size, dtype=np.int64)
+        x = self.problem.trace[t] ^ mask
+        s = np.take(layer.s, src, axis=0)
+        s2 = np.take(tab.new_runs.reshape(-1, words), cm, axis=0)
+        dead = np.zeros(src.size, dtype=bool)
+        if tab.img is not None and tab.img_die is not None:
+            # Flat indices into the (letters, chunks, 256) tables: one gather per byte of the class set.
+            chunks = tab.img.shape[1]
+            img, die = tab.img.reshape(-1, words), tab.img_die.reshape(-1)
+            row = x * (chunks * 256)
+            for j in range(chunks):
+                byte = (s[:, j >> 3] >> np.uint64(8 * (j & 7))) & np.uint64(255)
+                pos = row + byte.astype(np.int64)
+                s2 |= np.take(img, pos, axis=0)
+                dead |= np.take(die, pos)
+                row += 256
+        else:
+            for r in range(tab.nxt.shape[0]):
+                mem = np.flatnonzero((s[:, r >> 6] >> np.uint64(r & 63)) & np.uint64(1))
+                if mem.size:
+                    s2[mem] |= onehot(tab.nxt[r, x[mem]], words)
+                    dead[mem] |= tab.hit[r, x[mem]]
+        s2 &= ~tab.drop
+        dead |= meets(s2, tab.kill)
+        hit = np.take(tab.q_hit, cm)
+        q2 = np.take(tab.q_next, cm)
+        # Still short of the effect: a removal run must not share the edited run's class.
+        dead |= ~hit & has(s2, q2)
+        safe = ~meets(s2, tab.unsafe)
+        accept = hit & ~dead & safe
+        live = ~hit & ~dead
+        if capped:
+            # Budget spent: no flip can follow, the rest is the base trace, so the path is decided now (valid iff
+            # the edited run's base continuation shows the effect and no removal run's does).
+            spent = live & (b2 == b_cap)
+            accept |= spent & tab.base_hit[q2] & safe
+            live &= ~spent
+        keep = np.flatnonzero(accept | live)
+        end = at + keep.size
+        np.take(q2, keep, out=out["q"][at:end])
+        np.take(s2, keep, axis=0, out=out["s"][at:end])
+        np.take(b2, keep, out=out["b"][at:end])
+        np.take(accept, keep, out=out["accept"][at:end])
+        np.take(live, keep, out=out["live"][at:end])
+        src = np.take(src, keep, out=out["src"][at:end])
+        mask = mask[keep]
+        if "mask" in out:
+            out["mask"][at:end] = mask
+        if incs:
+            ex = np.take(layer.extra, src, axis=0, out=out["extra"][at:end])
+            for e, inc in enumerate(incs):
+                ex[:, e] += inc[mask]
+        if cost_incs:
+            cost = np.take(layer.cost, src, axis=0, out=out["cost"][at:end])
+            for m, inc in enumerate(cost_incs):
+                cost[:, m] += inc[mask]
+        return end
+
+    def _step_blocks(
+        self, plan: StepPlan, layer: Layer, clock: Clock, query: str,
+    ) -> tuple[Layer, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+        """One step of a plain count by class blocks: the next layer, the (timesteps, source key) of each accepting
+        pair, and the live pairs' source keys grouped by next key (sources, group starts: the next layer's counts
+        are the groups' sums); None when the step does not allow it (class sets wider than 63 bits, image tables
+        too large, or a key code wider than 63 bits), and the pair-by-pair expansion takes the step.
+
+        The keys of a layer are sorted by class, and every key of class c expands under the same viable masks,
+        whose letter, edited-run successor, new removal runs and dead bits are the same for all of them: a block of
+        (mask, key) pairs is a few whole-array operations on the keys' class sets, with no per-pair gathers of
+        those tables. On issue 10's cube family with 8 inputs that halves the CPU of the pass (docs/performance.md).
+        Next keys are packed as (class, timesteps, class set, source) in one int64 and grouped by one sort, in the
+        order :func:`factorize` gives, so either expansion may take any step.
+        """
+        t, tab, b_cap, capped, track_b = plan.t, plan.tab, plan.b_cap, plan.capped, plan.track_b
+        ptr = tab.viable_ptr
+        pairs = int((ptr[layer.q + 1] - ptr[layer.q]).sum())
+        if pairs < BLOCK_MIN or not self.tables.images_pay(t, pairs):
+            return None  # few pairs: a block per class costs more than it saves; images would not pay (with_images)
+        comb = self.tables.combined(t, tab)
+        size_next = self.quo.sizes[t + 1]
+        b_bits = max(1, b_cap.bit_length()) if track_b else 0
+        idx_bits = max(1, layer.size.bit_length())
+        q_bits = max(1, int(size_next - 1).bit_length())
+        if comb is None or q_bits + b_bits + size_next + idx_bits > 63:
+            return None
+        letters, chunks = self.quo.letters, comb.shape[1]
+        tau = self.problem.trace[t]
+        runs = tab.new_runs[..., 0]
+        kill, unsafe = tab.kill[0] | _DIE, tab.unsafe[0]
+        bounds = np.searchsorted(layer.q, np.arange(ptr.size))
+        sets = layer.s[:, 0]
+        codes: list[np.ndarray] = []
+        acc_b: list[np.ndarray] = []
+        acc_src: list[np.ndarray] = []
+        for c in np.flatnonzero((bounds[1:] > bounds[:-1]) & (ptr[1:] > ptr[:-1])):
+            masks = tab.viable_mask[ptr[c]:ptr[c + 1]] & (letters - 1)
+            q2, hit = tab.q_next[c, masks], tab.q_hit[c, masks]
+            # Per mask, the bits of a next class set that end the pair: a removal run shows the effect now (bit 63)
+            # or surely later, or (edited run still short of it) shares the edited run's class.
+            dead = np.where(hit, kill, kill | (np.uint64(1) << q2.astype(np.uint64)))[:, None]
+            some_hit = bool(hit.any())
+            hit_col = hit[:, None]
+            base_hit = tab.base_hit[q2][:, None]
+            flips = (masks != 0).astype(np.int64)[:, None]
+            images = comb[tau ^ masks]  # (masks, chunks, 256), a copy of the cached tables
+            # The new removal runs and the next key's class field go into the first byte's images: one pass less
+            # each (the class field's bits lie above the class set's, clear of the dead bits).
+            images[:, 0] |= runs[c, masks][:, None] | (q2.astype(np.uint64) << np.uint64(b_bits + size_next))[:, None]
+            per = max(1, BLOCK // masks.size)
+            for lo in range(int(bounds[c]), int(bounds[c + 1]), per):
+                hi = min(lo + per, int(bounds[c + 1]))
+                clock.check(query)
+                s = sets[lo:hi]
+                s2 = np.take(images[:, 0], (s & np.uint64(255)).astype(np.intp), axis=1)
+                for j in range(1, chunks):
+                    s2 |= np.take(images[:, j], ((s >> np.uint64(8 * j)) & np.uint64(255)).astype(np.intp), axis=1)
+                live = (s2 & dead) == 0
+                accept = None
+                if some_hit:
+                    accept = live & hit_col & ((s2 & unsafe) == 0)
+                    live &= ~hit_col
+                b2 = layer.b[lo:hi][None, :] + flips if track_b else None
+                if capped:
+                    assert b2 is not None
+                    within = b2 <= b_cap
+                    live &= within
+                    # Budget spent: the rest is the base trace, so the pair is decided now (see _expand).
+                    spent = live & (b2 == b_cap)
+                    live &= ~spent
+                    now = spent & base_hit & ((s2 & unsafe) == 0)
+                    accept = now if accept is None else (accept & within) | now
+                src = np.arange(lo, hi, dtype=np.int64)
+                if accept is not None and accept.any():
+                    acc_src.append(np.broadcast_to(src, accept.shape)[accept])
+                    acc_b.append(b2[accept] if b2 is not None else np.zeros(int(accept.sum()), dtype=np.int64))
+                # Live pairs have bit 63 clear: their codes read as non-negative int64.
+                code = s2.view(np.int64)
+                if b2 is not None:
+                    code |= b2 << size_next
+                code <<= idx_bits
+                code |= src
+                codes.append(code[live])
+        empty = np.zeros(0, dtype=np.int64)
+        accepted = (np.concatenate(acc_b), np.concatenate(acc_src)) if acc_src else (empty, empty)
+        packed = np.concatenate(codes) if codes else empty
+        if not packed.size:
+            return take(layer, empty), *accepted, empty, empty
+        packed.sort()
+        keys = packed >> idx_bits
+        starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
+        src = packed & ((1 << idx_bits) - 1)
+        del packed
+        kept = keys[starts]
+        rows = kept.size
+        nxt = Layer(
+            kept >> (b_bits + size_next),
+            (kept & ((1 << size_next) - 1)).astype(np.uint64)[:, None],
+            (kept >> size_next) & ((1 << b_bits) - 1) if track_b else np.zeros(rows, dtype=np.int64),
+            np.zeros((rows, 0), dtype=np.int64),
+            np.zeros((rows, 0), dtype=np.int64),
+        )
+        return nxt, *accepted, src, starts
+
+    def _rows(self, rows: int, words: int, n_extra: int, n_cost: int, with_mask: bool) -> dict[str, np.ndarray]:
+        """Buffers for at least ``rows`` expanded pairs (fields as :meth:`_expand` writes them; ``mask`` when
+        ``with_mask``: the edges need it), reused while their shapes fit."""
+        shapes = {"q": ((), np.int64), "s": ((words,), np.uint64), "b": ((), np.int64), "accept": ((), np.bool_),
+                  "live": ((), np.bool_), "src": ((), np.int64), "extra": ((n_extra,), np.int64),
+                  "cost": ((n_cost,), np.int64)}
+        if with_mask:
+            shapes["mask"] = ((), np.int64)
+        buf = self._buffers
+        if (set(buf) != set(shapes) or any(buf[k].shape[1:] != shape for k, (shape, _) in shapes.items())
+                or next(iter(buf.values())).shape[0] < rows):
+            buf.clear()  # the old buffers go before the new ones are made
+            size = rows + rows // 4
+            buf.update({k: np.empty((size, *shape), dtype=dtype) for k, (shape, dtype) in shapes.items()})
+        return buf
+
+
+def take(layer: Layer, rows: np.ndarray) -> Layer:
+    return Layer(layer.q[rows], layer.s[rows], layer.b[rows], layer.extra[rows], layer.cost[rows])
+

@@ -1,0 +1,326 @@
+"""The class quotient of a problem's Mealy machine for the forward pass (:mod:`solvers.forward_pass`), and the
+per-step tables the pass expands keys with: class sets as rows of 64-bit words, image tables per input letter, and
+per class of the edited run the flip masks that survive the checks that class alone decides.
+
+Two states are equivalent at step t when, for every input letter, they agree on "the effect shows now" and go to
+equivalent states at t + 1 (a backward partition refinement from t* + 1, where everything is equivalent); only states
+reachable at t are classified. Class ids are the ranks of the sorted signatures, so the quotient is deterministic.
+A step may have any number of classes: class sets are rows of ceil(classes / 64) words.
+
+>>> quo = quotient(problem)
+>>> quo.steps, quo.sizes[:4]  # classes per step (the last step, t* + 1, has one)
+(22, (1, 6, 6, 6))
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import numpy as np
+
+from encoders.problem import Problem
+from solvers.simulate import prepare, require_tables
+
+#: operations per letter; images class by class cost one per pair and class).
+IMAGE_PAYOFF = 32
+#: Largest per-letter image table (entries); wider alphabets take images class by class.
+MAX_IMAGE_TABLE = 1 << 24
+#: Bytes of per-letter image tables and of per-step mask tables one pass keeps for reuse (least recently used out).
+TABLE_CACHE = 96 << 20
+
+
+# -- the problem's class quotient -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Quotient:
+    """The time-dependent class quotient of a problem's Mealy machine (module docstring), steps 0 .. t* + 1.
+
+    Per step t <= t*: ``nxt[t][c, x]`` the class at t + 1 reached from class c under input letter x, ``hit[t][c, x]``
+    whether the effect shows at t (t an effect step). Per step t <= t* + 1: ``hopeless[t]`` (no input sequence shows
+    the effect from here), ``must[t]`` (every input sequence does), ``base_hit[t]`` (the base trace from t does).
+    ``initial`` is the initial state's class at step 0.
+    """
+
+    steps: int
+    letters: int
+    sizes: tuple[int, ...]
+    nxt: tuple[np.ndarray, ...]
+    hit: tuple[np.ndarray, ...]
+    hopeless: tuple[np.ndarray, ...]
+    must: tuple[np.ndarray, ...]
+    base_hit: tuple[np.ndarray, ...]
+    initial: int
+
+    @property
+    def words(self) -> int:
+        """64-bit words of a class set (the widest step)."""
+        return max(1, (max(self.sizes) + 63) // 64)
+
+
+def quotient(problem: Problem) -> Quotient:
+    """The class quotient of ``problem`` (needs the dense Mealy tables)."""
+    require_tables(problem, "forward")
+    system = problem.system
+    nxt_tab, out_tab = system.tables
+    nxt_tab = nxt_tab.astype(np.int64)
+    n_states, letters = nxt_tab.shape
+    steps = problem.t_star + 1
+    prep = prepare(problem)
+    effect = prep.effect_of(out_tab)
+    # Forward reachability (states a run can be in at step t); it stops changing after a few steps.
+    reach = [np.zeros(n_states, dtype=bool)]
+    reach[0][system.initial] = True
+    for _ in range(steps):
+        prev = reach[-1]
+        if len(reach) >= 2 and np.array_equal(prev, reach[-2]):
+            reach.append(prev)
+            continue
+        nr = np.zeros(n_states, dtype=bool)
+        nr[nxt_tab[prev].ravel()] = True
+        reach.append(nr)
+    # Backward partition refinement: class ids are the ranks of the sorted signatures (deterministic).
+    cls: list[np.ndarray] = [np.empty(0, dtype=np.int64)] * (steps + 1)
+    last = np.full(n_states, -1, dtype=np.int64)
+    last[reach[steps]] = 0
+    cls[steps] = last
+    nxt: list[np.ndarray] = [np.empty(0)] * steps
+    hit: list[np.ndarray] = [np.empty(0)] * steps
+    sizes = [0] * (steps + 1)
+    sizes[steps] = 1
+    for t in range(steps - 1, -1, -1):
+        same_input = (
+            t + 1 < steps
+            and bool(prep.in_window[t]) == bool(prep.in_window[t + 1])
+            and np.array_equal(reach[t], reach[t + 1])
+            and (t + 2 > steps or np.array_equal(cls[t + 1], cls[t + 2]))
+        )
+        if same_input:
+            # Same reachable states, window flag and next-step classes: the refinement gives the same result.
+            cls[t], nxt[t], hit[t], sizes[t] = cls[t + 1], nxt[t + 1], hit[t + 1], sizes[t + 1]
+            continue
+        idx = np.flatnonzero(reach[t])
+        h = effect[idx] & bool(prep.in_window[t])
+        nc = cls[t + 1][nxt_tab[idx]]
+        sig = np.concatenate([h.astype(np.int64), nc], axis=1)
+        uniq, first, inv = np.unique(sig, axis=0, return_index=True, return_inverse=True)
+        c = np.full(n_states, -1, dtype=np.int64)
+        c[idx] = inv.ravel()
+        cls[t] = c
+        sizes[t] = len(uniq)
+        nxt[t] = np.ascontiguousarray(nc[first])
+        hit[t] = np.ascontiguousarray(h[first])
+    hopeless: list[np.ndarray] = [np.empty(0, dtype=bool)] * (steps + 1)
+    must: list[np.ndarray] = [np.empty(0, dtype=bool)] * (steps + 1)
+    base_hit: list[np.ndarray] = [np.empty(0, dtype=bool)] * (steps + 1)
+    hopeless[steps] = np.ones(1, dtype=bool)
+    must[steps] = np.zeros(1, dtype=bool)
+    base_hit[steps] = np.zeros(1, dtype=bool)
+    for t in range(steps - 1, -1, -1):
+        n, h = nxt[t], hit[t]
+        hopeless[t] = (~h & hopeless[t + 1][n]).all(axis=1)
+        must[t] = (h | must[t + 1][n]).all(axis=1)
+        # Share equal arrays between steps, so per-step tables keyed on them are built once.
+        if np.array_equal(hopeless[t], hopeless[t + 1]):
+            hopeless[t] = hopeless[t + 1]
+        if np.array_equal(must[t], must[t + 1]):
+            must[t] = must[t + 1]
+        x = problem.trace[t]
+        base_hit[t] = h[:, x] | base_hit[t + 1][n[:, x]]
+    # Share equal tables between steps: the class ids of a saturated quotient cycle through a few permutations, so
+    # steps far apart have equal tables in distinct arrays, and the per-table caches of the pass key on identity.
+    shared: dict[bytes, tuple[np.ndarray, np.ndarray]] = {}
+    for t in range(steps):
+        nxt[t], hit[t] = shared.setdefault(nxt[t].tobytes() + hit[t].tobytes() + bytes(nxt[t].shape[:1]),
+                                           (nxt[t], hit[t]))
+    return Quotient(
+        steps, letters, tuple(sizes), tuple(nxt), tuple(hit), tuple(hopeless), tuple(must), tuple(base_hit),
+        int(cls[0][system.initial]),
+    )
+
+
+# -- class sets as rows of 64-bit words -----------------------------------------------------------------------------
+
+
+def class_set(flags: np.ndarray, words: int) -> np.ndarray:
+    """The class set ``{c : flags[c]}`` as one row of ``words`` uint64 words."""
+    out = np.zeros(words, dtype=np.uint64)
+    for c in np.flatnonzero(flags):
+        out[c >> 6] |= np.uint64(1) << np.uint64(c & 63)
+    return out
+
+
+def onehot(classes: np.ndarray, words: int) -> np.ndarray:
+    """Rows of ``words`` words with the single bit ``classes[...]`` set (shape ``classes.shape + (words,)``)."""
+    out = np.zeros((*classes.shape, words), dtype=np.uint64)
+    w = classes >> 6
+    bit = np.left_shift(np.uint64(1), (classes & 63).astype(np.uint64))
+    np.put_along_axis(out, w[..., None], bit[..., None], axis=-1)
+    return out
+
+
+def has(rows: np.ndarray, classes: np.ndarray) -> np.ndarray:
+    """Whether class ``classes[k]`` is in row ``rows[k]``."""
+    if rows.shape[-1] == 1:
+        return ((rows[..., 0] >> classes.astype(np.uint64)) & np.uint64(1)).astype(bool)
+    word = np.take_along_axis(rows, (classes >> 6)[..., None], axis=-1)[..., 0]
+    return ((word >> (classes & 63).astype(np.uint64)) & np.uint64(1)).astype(bool)
+
+
+def meets(rows: np.ndarray, words: np.ndarray) -> np.ndarray:
+    """Whether row ``rows[k]`` shares a class with the set ``words``."""
+    if rows.shape[-1] == 1:
+        return (rows[..., 0] & words[0]) != 0
+    return (rows & words).any(axis=-1)
+
+
+@dataclass(frozen=True)
+class StepTables:
+    """What expanding keys at one step needs: image tables per letter, and per class of the edited run the masks
+    that survive the checks which depend on that class alone (CSR ``viable_ptr`` / ``viable_mask``)."""
+
+    img: np.ndarray | None  # (letters, chunks, 256, W): image of the 8 classes of a chunk under a letter
+    img_die: np.ndarray | None  # (letters, chunks, 256): some class of the chunk shows the effect under the letter
+    nxt: np.ndarray  # (C, letters): the class at t + 1 (for images class by class when ``img`` is None)
+    hit: np.ndarray  # (C, letters)
+    new_runs: np.ndarray  # (C, masks, W): classes of the removal runs a mask's flips create from class c
+    q_next: np.ndarray  # (C, masks): the edited run's next class
+    q_hit: np.ndarray  # (C, masks): the edited run shows the effect
+    viable_ptr: np.ndarray  # (C + 1,)
+    viable_mask: np.ndarray  # c * masks + mask for the masks of class c: viable_mask[viable_ptr[c]:viable_ptr[c + 1]]
+    drop: np.ndarray  # (W,) hopeless classes at t + 1 (dropped from S)
+    kill: np.ndarray  # (W,) must classes at t + 1 (a removal run there will show the effect)
+    unsafe: np.ndarray  # (W,) classes at t + 1 whose base continuation shows the effect
+    base_hit: np.ndarray  # (C_{t+1},) the same, per class (for the edited run)
+
+
+class Tables:
+    """Per-step tables of a quotient; the costly ones are shared between steps with the same structure and letter."""
+
+    def __init__(self, quo: Quotient, problem: Problem) -> None:
+        self.quo = quo
+        self.problem = problem
+        self.words = quo.words
+        self.n_in = problem.system.num_inputs
+        # Bounded caches (least recently used out): a pass over T steps with a new base letter at each step must not
+        # keep T sets of tables (12 inputs: about 1 MiB per letter for the masks, 16 MiB per image table).
+        self._img: OrderedDict[int, tuple[np.ndarray, np.ndarray]] = OrderedDict()
+        self._comb: OrderedDict[tuple[int, int], tuple[np.ndarray]] = OrderedDict()
+        self._comb_bytes = 0
+        self._runs: OrderedDict[tuple[int, ...], tuple[np.ndarray, ...]] = OrderedDict()
+        self._img_bytes = self._runs_bytes = 0
+        d = np.arange(quo.letters, dtype=np.int64)
+        self.popcount = np.zeros(quo.letters, dtype=np.int64)
+        for i in range(self.n_in):
+            self.popcount += (d >> i) & 1
+
+    def _images(self, t: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """Per-letter image tables over bytes of a class set, or None when they would be too large (then images
+        are taken class by class)."""
+        n, h = self.quo.nxt[t], self.quo.hit[t]
+        got = self._img.get(id(n))
+        if got is not None:
+            self._img.move_to_end(id(n))
+            return got
+        size, letters, words = n.shape[0], self.quo.letters, self.words
+        chunks = (size + 7) // 8
+        if letters * chunks * 256 * words > MAX_IMAGE_TABLE:
+            return None
+        img = np.zeros((letters, chunks, 256, words), dtype=np.uint64)
+        die = np.zeros((letters, chunks, 256), dtype=bool)
+        values = np.arange(256)
+        hot = onehot(n.T, words)  # (letters, C, W)
+        for c in range(size):
+            j, k = divmod(c, 8)
+            sel = ((values >> k) & 1).astype(bool)
+            img[:, j, sel, :] |= hot[:, c, None, :]
+            die[:, j, sel] |= h[c, :, None]
+        self._img[id(n)] = (img, die)
+        self._img_bytes = _evict(self._img, self._img_bytes + img.nbytes + die.nbytes)
+        return img, die
+
+    def images_pay(self, t: int, pairs: int) -> bool:
+        """Whether step ``t``'s per-letter image tables pay for themselves over ``pairs`` expanded pairs
+        (:data:`IMAGE_PAYOFF`), or are built already."""
+        return id(self.quo.nxt[t]) in self._img or pairs >= IMAGE_PAYOFF * self.quo.letters
+
+    def with_images(self, t: int, tab: StepTables, pairs: int) -> StepTables:
+        """``tab`` with the per-letter image tables of step ``t`` when they pay (:meth:`images_pay`)."""
+        if not self.images_pay(t, pairs):
+            return tab
+        images = self._images(t)
+        if images is None:
+            return tab
+        return dataclasses.replace(tab, img=images[0], img_die=images[1])
+
+    def combined(self, t: int, tab: StepTables) -> np.ndarray | None:
+        """Step ``t``'s per-letter image tables for class sets of one word, folded for the class blocks of the count
+        pass: ``comb[x, j, v]`` is the image under letter ``x`` of the classes ``8j ..`` whose bits are the byte
+        ``v``, hopeless classes cleared, and bit 63 set when one of them shows the effect; None when the classes of
+        step ``t + 1`` do not leave bit 63 free or the image tables would be too large."""
+        quo = self.quo
+        if self.words != 1 or quo.sizes[t + 1] > 63:
+            return None
+        key = (id(quo.nxt[t]), id(quo.hopeless[t + 1]))
+        got = self._comb.get(key)
+        if got is not None:
+            self._comb.move_to_end(key)
+            return got[0]
+        images = self._images(t)
+        if images is None:
+            return None
+        img, die = images
+        comb = (img[..., 0] & ~tab.drop[0]) | (die.astype(np.uint64) << np.uint64(63))
+        self._comb[key] = (comb,)
+        self._comb_bytes = _evict(self._comb, self._comb_bytes + comb.nbytes)
+        return comb
+
+    def step(self, t: int) -> StepTables:
+        """The tables of step ``t`` (built once per distinct structure, base letter and next-step flags)."""
+        quo, words, letters = self.quo, self.words, self.quo.letters
+        n, h = quo.nxt[t], quo.hit[t]
+        tau = self.problem.trace[t]
+        key = (id(n), tau, id(quo.hopeless[t + 1]), id(quo.must[t + 1]))
+        got = self._runs.get(key)
+        if got is not None:
+            self._runs.move_to_end(key)
+        if got is None:
+            masks = np.arange(letters, dtype=np.int64)
+            xs = tau ^ masks
+            size = n.shape[0]
+            new_runs = np.zeros((size, letters, words), dtype=np.uint64)
+            new_die = np.zeros((size, letters), dtype=bool)
+            for i in range(self.n_in):
+                flips_i = ((masks >> i) & 1).astype(bool)
+                xi = xs[flips_i] ^ (1 << i)
+                new_runs[:, flips_i, :] |= onehot(n[:, xi], words)
+                new_die[:, flips_i] |= h[:, xi]
+            q_next, q_hit = np.ascontiguousarray(n[:, xs]), np.ascontiguousarray(h[:, xs])
+            drop, kill = class_set(quo.hopeless[t + 1], words), class_set(quo.must[t + 1], words)
+            runs = new_runs & ~drop
+            # What the edited run's class alone decides: a new removal run shows the effect now or surely later,
+            # or (edited run still short of it) the edited run is hopeless or twinned by a new removal run.
+            dead = new_die | (runs & kill).any(axis=-1)
+            dead |= ~q_hit & (quo.hopeless[t + 1][q_next] | has(runs, q_next))
+            counts = (~dead).sum(axis=1)
+            ptr = np.concatenate(([0], np.cumsum(counts)))
+            # Flat (class, mask) indices into the (C, masks) tables, increasing: the masks of a class in order.
+            viable = np.flatnonzero(~dead).astype(np.int64)
+            got = (runs, q_next, q_hit, ptr, viable, drop, kill)
+            self._runs[key] = got
+            self._runs_bytes = _evict(self._runs, self._runs_bytes + sum(a.nbytes for a in got))
+        runs, q_next, q_hit, ptr, viable, drop, kill = got
+        return StepTables(None, None, n, h, runs, q_next, q_hit, ptr, viable, drop, kill,
+                           class_set(quo.base_hit[t + 1], words), quo.base_hit[t + 1])
+
+
+def _evict(cache: OrderedDict, size: int) -> int:
+    """Drop the least recently used entries of ``cache`` (tuples of arrays) while it holds more than
+    :data:`TABLE_CACHE` bytes, keeping the newest; the bytes left."""
+    while size > TABLE_CACHE and len(cache) > 1:
+        _, old = cache.popitem(last=False)
+        size -= sum(a.nbytes for a in old)
+    return size
+
