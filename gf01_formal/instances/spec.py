@@ -125,11 +125,14 @@ def aiger_system(data: bytes | str, observe: Sequence[str] = (), *,
                  file: str | None = None) -> tuple[SystemSpec, CircuitView]:
     """The system of an AIGER circuit (``.aag`` or ``.aig`` bytes; its outputs the AIGER outputs, then the bad-state
     properties, then the latches ``observe`` names) and its view. The system carries the canonical text, and the view
-    is of the circuit in that canonical numbering: the view that reading the text back gives."""
+    is of the circuit in that canonical numbering, without comments: the view that reading the text back gives."""
+    from dataclasses import replace
+
     from aig.parser import parse
     from aig.view import CircuitView
     from aig.writer import canonical, renumber
 
-    circuit = renumber(parse(data, file=file))
+    # The canonical text keeps no comments: neither does the circuit whose view stands for reading that text back.
+    circuit = replace(renumber(parse(data, file=file)), comments=())
     view = CircuitView.from_aig(circuit, observe=observe)
     return SystemSpec("aiger", tuple(view.inputs), tuple(view.outputs), aiger=canonical(circuit)), view
