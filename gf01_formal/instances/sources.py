@@ -25,7 +25,7 @@ from typing import Any
 from aig.view import CircuitView
 from encoders.problem import MODES, Problem
 from gf01_formal.instances.io import load_set
-from gf01_formal.instances.model import Complexity, Instance, Meta, System, make_instance
+from gf01_formal.instances.model import Instance, Meta, System, make_instance
 from gf01_formal.instances.problem import task_problem
 from gf01_formal.instances.spec import SystemSpec, Task, aiger_system, hoa_system, trace_pairs
 from gf01_formal.instances.traces import parse_trace, read_effect, trace_to_json
@@ -100,12 +100,15 @@ def instance_from_aiger(
 
 
 def _from_hoa(hoa_text: str, options: InstanceOptions, *, source: str | None, measure: bool,
-              count_limits: Limits | None) -> tuple[Instance, Problem]:
+              count_limits: Limits | None,
+              system: tuple[SystemSpec, MealyView | CircuitView] | None = None) -> tuple[Instance, Problem]:
+    """The instance of ``hoa_text`` and ``options`` and its Problem; ``system`` is what :func:`hoa_system` made of
+    that text already."""
     _require_task(options, "an HOA file")
     if options.observe:
         raise Gf01Error("--observe names latches of an AIGER circuit; an HOA file's outputs are its controllable-AP "
                         "(or --outputs)", field="observe")
-    spec, view = hoa_system(hoa_text, options.outputs, file=source)
+    spec, view = hoa_system(hoa_text, options.outputs, file=source) if system is None else system
     meta = Meta(generator_version=SOURCE_VERSION, provenance="import:hoa", id_scheme="content", family="user-hoa",
                 source=Path(source).name if source else None)
     return _instance(view, spec, meta, options, source=source, measure=measure, count_limits=count_limits)
@@ -221,16 +224,14 @@ def is_hoa_text(text: str) -> bool:
     return _HOA_START.match(text[:1 << 16]) is not None
 
 
-def measured_window(hoa_text: str, options: InstanceOptions, *, source: str | None = None,
-                    count_limits: Limits | None = None,
-                    progress: Callable[[str], None] | None = None) -> tuple[int, Complexity]:
-    """w(I) of DEC-014b for the normal-mode instance of ``hoa_text`` and ``options``, measuring only what it needs:
-    the hard-mode knobs (the hard-mode oracle and |M_B(I)|, the count bounded by ``count_limits``; past them the
-    count is left out of z(I), as in the generator), not the instance's certification. ``progress`` is told before
-    the measurement starts (once the instance is known to be well formed) and when it ends."""
+def _measured_window(problem: Problem, count_limits: Limits | None,
+                     progress: Callable[[str], None] | None) -> int:
+    """w(I) of DEC-014b for the normal-mode instance whose draft (window 1) has ``problem``, measuring only what it
+    needs: the hard-mode knobs (the hard-mode oracle and |M_B(I)|, the count bounded by ``count_limits``; past them
+    the count is left out of z(I), as in the generator), not the instance's certification. ``progress`` is told
+    before the measurement starts (once the instance is known to be well formed) and when it ends."""
     from gf01_formal.instances.measure import QuerySettings, measure_complexity
 
-    _, problem = _from_hoa(hoa_text, replace(options, window=1), source=source, measure=False, count_limits=None)
     # Announced only now: a user error in the options must stay the command's one line of output.
     if progress is not None:
         progress("normal mode without --window: measuring w(I) (hard-mode oracle and |M_B(I)|; --window W "
@@ -242,7 +243,7 @@ def measured_window(hoa_text: str, options: InstanceOptions, *, source: str | No
         count = f"|M_B(I)| = {gold.raw}" if gold.raw is not None else f"|M_B(I)| left out: {gold.note}"
         progress(f"w(I) = {complexity.window} (z = {complexity.z:.3f}; hard mode, {count}), measured in "
                  f"{time.monotonic() - started:.1f} s")
-    return complexity.window, complexity
+    return complexity.window
 
 
 def open_instance(
@@ -258,8 +259,8 @@ def open_instance(
     ``path`` is an instance file, a bundle (``instance_id`` picks one; optional when it holds one), or an HOA file or
     an AIGER circuit, which need ``options`` (at least the trace and the effect). Options are refused for instance
     files: their task is fixed by their hash. ``count_limits`` bounds the measurement an instance in normal mode
-    without a window needs for w(I). An HOA instance so gets w(I) only (:func:`measured_window`; ``progress`` is told
-    before and after) and is then the instance that window given explicitly makes: nothing else is measured.
+    without a window needs for w(I). An HOA instance so gets w(I) only (``progress`` is told before and after the
+    measurement) and is then the instance that window given explicitly makes: nothing else is measured.
     """
     name = os.fspath(path)
     data = read_bytes(path)
@@ -275,10 +276,13 @@ def open_instance(
             raise Gf01Error("an HOA file needs the instance options: at least a trace and an effect", file=name)
         if instance_id is not None:
             raise Gf01Error("--id picks an instance of a bundle; this is an HOA file", file=name)
+        system = None
         if options.needs_measurement:
-            window, _ = measured_window(text, options, source=name, count_limits=count_limits, progress=progress)
-            options = replace(options, window=window)
-        return _from_hoa(text, options, source=name, measure=False, count_limits=None)
+            draft, problem = _from_hoa(text, replace(options, window=1), source=name, measure=False,
+                                       count_limits=None)
+            options = replace(options, window=_measured_window(problem, count_limits, progress))
+            system = (draft.system.spec(), problem.system)  # the file parsed once
+        return _from_hoa(text, options, source=name, measure=False, count_limits=None, system=system)
     if options is not None:
         raise Gf01Error("the instance options (trace, effect, t*, mode, window, budgets, outputs) apply to HOA files "
                         "and AIGER circuits only; an instance file fixes them", file=name)
