@@ -42,7 +42,8 @@ def _doctest_files(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: 
 
 @pytest.fixture(autouse=True, scope="session")
 def _doctest_names(doctest_namespace: dict[str, Any]) -> None:
-    from gf01_formal.instances.io import load_bundle, load_checked
+    from gf01_formal.instances.io import load_bundle
+    from gf01_formal.instances.sources import open_instance
 
-    instance, problem = load_checked(EXAMPLES / "arbiter_priority.json")
+    instance, problem = open_instance(EXAMPLES / "arbiter_priority.json")
     doctest_namespace.update(instance=instance, problem=problem, bundle=load_bundle(EXAMPLES / "check_bundle.json"))

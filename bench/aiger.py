@@ -32,7 +32,7 @@ from aig import Aig, And, Latch, binary, parse_file
 from aig.build import arbiter, counter, fifo, shift_register
 from aig.view import CircuitView
 from encoders.problem import Problem
-from gf01_formal.instances.io import check_instance
+from gf01_formal.instances.io import instance_problem
 from gf01_formal.instances.sources import InstanceOptions, instance_from_aiger
 from gf01_formal.instances.traces import parse_effect
 from hoa.errors import Gf01Error
@@ -108,7 +108,7 @@ def measure(path: Path, horizon: int, seconds: float, seed: int) -> dict[str, ob
     opts = task(path, horizon, seed)
     t0 = time.perf_counter()
     inst = instance_from_aiger(path.read_bytes(), opts, source=str(path), measure=False)
-    problem = check_instance(inst)
+    problem = instance_problem(inst)
     t_import = time.perf_counter() - t0
     view = problem.system
     row: dict[str, object] = {"design": path.name, "inputs": view.num_inputs, "latches": view.num_latches,

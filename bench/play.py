@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 from gf01_formal.agents import BUILTIN  # noqa: E402
 from gf01_formal.agents.base import AgentSpec  # noqa: E402
 from gf01_formal.instances.generator import GenConfig, generate  # noqa: E402
-from gf01_formal.instances.io import check_instance, save_artifact  # noqa: E402
+from gf01_formal.instances.io import instance_problem, save_artifact  # noqa: E402
 from gf01_formal.runs.runner import play_run  # noqa: E402
 from gf01_formal.scoring.scores import Scorer  # noqa: E402
 
@@ -49,7 +49,7 @@ def bundle_at(horizon: int, count: int, seed: int) -> list:
 def episodes_per_second(instances: list, name: str) -> tuple[float, float]:
     """(episodes/s without scoring, episodes/s with exact scoring) of one agent, in this process."""
     spec = AgentSpec(name, BUILTIN[name].track)
-    problems = [(inst, check_instance(inst)) for inst in instances]
+    problems = [(inst, instance_problem(inst)) for inst in instances]
     scorers = [Scorer(p) for _, p in problems]
     for s in scorers:  # the gold sets are built once per instance, outside the timed region (shared by the panel)
         s.gold_set()

@@ -12,7 +12,7 @@ import pytest
 from gf01_formal import agents
 from gf01_formal.agents.base import Access, AgentSpec
 from gf01_formal.agents.planner import Planner
-from gf01_formal.instances.io import check_instance, load_bundle
+from gf01_formal.instances.io import instance_problem, load_bundle
 from gf01_formal.runs.runner import play_run
 from gf01_formal.scoring.scores import Scorer
 from hoa.errors import Gf01Error
@@ -27,7 +27,7 @@ def cases(generated_bundle):
     assert len(bundle.instances) >= 12
     out = []
     for inst in bundle.instances:
-        problem = check_instance(inst)
+        problem = instance_problem(inst)
         out.append((inst, problem, Scorer(problem)))
     return out
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from aig.build import fifo
 from aig.writer import binary, canonical
 from gf01_formal.cli import main
-from gf01_formal.instances.io import load_checked
+from gf01_formal.instances.sources import open_instance
 
 ROOT = Path(__file__).resolve().parent.parent
 # A 3-entry FIFO filled by three pushes, then idle: overflow at t* = 5 needs one more push there.
@@ -32,7 +32,7 @@ def test_import_play_and_score_a_circuit(tmp_path, capsys) -> None:  # type: ign
                   "--observe", "v1", "-o", str(tmp_path / f"{name}.json"), "--json")
         ids.append(json.loads(out)["instance_id"])
     assert ids[0] == ids[1]  # the instance carries the canonical text: ASCII, binary and comments alike
-    inst, problem = load_checked(tmp_path / "fifo.aag.json")
+    inst, problem = open_instance(tmp_path / "fifo.aag.json")
     assert inst.system.kind == "aiger" and inst.system.aiger == canonical(fifo(3))
     assert inst.system.outputs == ["empty", "full", "q0", "overflow", "v1"] and problem.circuit
     assert inst.certification is not None and inst.certification.oracle_certificate == [[5, "push", 1]]

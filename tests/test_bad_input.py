@@ -565,10 +565,10 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from gf01_formal.campaign.evaluate import evaluate
 
     evaluate(EXAMPLES / "arbiter_priority.json", [AgentSpec("random", "EVAL-CB")], root / "runs.jsonl")
-    from gf01_formal.instances.io import load_artifact, save_artifact
+    from gf01_formal.instances.io import load_set, save_artifact
     from gf01_formal.instances.model import make_bundle
 
-    save_artifact(root / "bundle.json", make_bundle([load_artifact(EXAMPLES / "arbiter_priority.json")],
+    save_artifact(root / "bundle.json", make_bundle([load_set(EXAMPLES / "arbiter_priority.json").instances[0]],
                                                  generator_version="test", provenance="import:hoa"))
     from aig.build import fifo
     from aig.writer import canonical
@@ -598,10 +598,11 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copyfile(root / "fifo.aag", copies / "circuit.aag")
     (copies / "cfg.json").write_text(json.dumps({"families": [{"kind": "random_mealy"}]}))
     (root / "cfg-string.json").write_text(json.dumps({"families": [{"kind": "random_mealy", "states": "5"}]}))
-    from gf01_formal.instances.io import load_instance, save_artifact
+    from gf01_formal.instances.io import save_artifact
     from gf01_formal.instances.model import make_bundle
+    from gf01_formal.instances.sources import open_instance
 
-    one = load_instance(EXAMPLES / "arbiter_priority.json")
+    one = open_instance(EXAMPLES / "arbiter_priority.json")[0]
     save_artifact(root / "bundle-of-one.json", make_bundle([one], generator_version="test", provenance="test"))
     cap = {"cap": 3, "unit": "conflicts"}
     (root / "caps-provisional.json").write_text(json.dumps({

@@ -14,7 +14,7 @@ from bundles import CAMPAIGN
 from gf01_formal.agents.base import AgentSpec
 from gf01_formal.campaign.shards import Plan, play_batch, tasks
 from gf01_formal.cli import main
-from gf01_formal.instances.io import check_instance, load_bundle
+from gf01_formal.instances.io import instance_problem, load_bundle
 from gf01_formal.report.caps import CapSet, derive, load_caps, run_diagnostic
 from gf01_formal.report.load import load_runs
 from gf01_formal.runs.store import RunsFile
@@ -138,7 +138,7 @@ def test_capped_diagnostics_are_infeasible_and_scores_untouched(bundle: Path, pi
 
 def test_platform_caps_are_enforced(bundle: Path) -> None:
     inst = load_bundle(bundle).instances[0]
-    problem = check_instance(inst)
+    problem = instance_problem(inst)
     atoms = [(int(t), list(problem.system.inputs).index(a), int(v))
              for t, a, v in inst.certification.oracle_certificate]
     diag, timing = run_diagnostic(problem, atoms, CapSet(seconds=1e-9))

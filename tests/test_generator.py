@@ -23,7 +23,7 @@ from gf01_formal.instances.generator import (
     slot_allowance,
     summary,
 )
-from gf01_formal.instances.io import check_instance, load_bundle
+from gf01_formal.instances.io import instance_problem, load_bundle
 from gf01_formal.instances.measure import hard_problem
 from gf01_formal.scoring.certificates import certificate_from_json
 from hoa.errors import Gf01Error
@@ -58,7 +58,7 @@ def test_two_processes_same_seed_give_identical_bytes(tmp_path):
 def test_every_stored_fact_is_what_the_solvers_say(bundle):
     assert len(bundle.instances) == 30 and not bundle.skipped
     for inst in bundle.instances:
-        p = check_instance(inst)
+        p = instance_problem(inst)
         cert = inst.certification
         assert cert is not None and not cert.base_achieves_effect
         assert not api.suff(p, ())
@@ -204,7 +204,7 @@ def test_any_seed_gives_an_instance_or_a_reported_skip(seed, slot):
     res = generate_slot(seed, slot, cfg)
     assert isinstance(res, Instance | Skip)
     if isinstance(res, Instance):
-        check_instance(res)
+        instance_problem(res)
     else:
         assert sum(res.reasons.values()) == 4
 

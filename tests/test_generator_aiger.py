@@ -8,7 +8,7 @@ import pytest
 from aig.build import arbiter, counter, fifo
 from aig.writer import binary, canonical
 from gf01_formal.instances.generator import generate, load_config
-from gf01_formal.instances.io import check_instance
+from gf01_formal.instances.io import instance_problem
 from gf01_formal.instances.model import dumps
 from hoa.errors import Gf01Error
 
@@ -26,7 +26,7 @@ def test_aiger_dir_family(tmp_path) -> None:  # type: ignore[no-untyped-def]
         assert inst.meta.family_params["file"] in {"a_fifo.aig", "b_arbiter.aag", "c_counter.aag"}
         assert len(inst.meta.family_params["sha256"]) == 64
         assert inst.certification is not None and inst.certification.oracle_eff_t is not None
-        check_instance(inst)
+        instance_problem(inst)
     again = generate(5, 4, cfg, jobs=2)
     assert dumps(again) == dumps(b)  # DEC-024: same seed, same bytes, any number of jobs
 

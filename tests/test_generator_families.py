@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from gf01_formal.instances.families import FAMILIES
-from gf01_formal.instances.io import system_view
+from gf01_formal.instances.problem import system_view
 from gf01_formal.instances.traces import parse_effect
 from hoa.parser import parse
 
@@ -18,7 +18,7 @@ REAL = ["arbiter", "register", "counter", "traffic_light"]
 def test_members_are_input_complete_and_effects_parse(kind, level):
     for seed in range(3):
         fs = FAMILIES[kind](np.random.Generator(np.random.PCG64(seed)), {}, level)
-        view = system_view(fs.system)  # raises unless input-complete
+        view = system_view(fs.system.spec())  # raises unless input-complete
         assert view.first_missing() is None
         assert list(view.inputs) == fs.system.inputs and list(view.outputs) == fs.system.outputs
         assert len(fs.input_density) == view.num_inputs and all(0 <= d <= 1 for d in fs.input_density)
@@ -32,23 +32,23 @@ def test_members_are_input_complete_and_effects_parse(kind, level):
 def test_sizes_follow_the_level():
     def states(level: float) -> int:
         fs = FAMILIES["random_mealy"](np.random.Generator(np.random.PCG64(1)), {}, level)
-        return system_view(fs.system).num_states
+        return system_view(fs.system.spec()).num_states
 
     assert states(0.0) <= 5 and states(1.0) >= 13
     fixed = FAMILIES["counter"](np.random.Generator(np.random.PCG64(1)), {"modulus": 9}, 0.0)
-    assert system_view(fixed.system).num_states == 9
+    assert system_view(fixed.system.spec()).num_states == 9
 
 
 def test_counter_and_shift_register_semantics():
     ctr = FAMILIES["counter"](np.random.Generator(np.random.PCG64(0)), {"modulus": 5}, 0.0)
-    v = system_view(ctr.system)
+    v = system_view(ctr.system.spec())
     inc, rst = 0b01, 0b10
     _, outs = v.run([inc, inc, inc, inc, inc, rst | inc, inc])
     values = [y & 0b111 for y in outs]
     wraps = [(y >> 3) & 1 for y in outs]
     assert values == [1, 2, 3, 4, 0, 0, 1] and wraps == [0, 0, 0, 0, 1, 0, 0]
     reg = FAMILIES["register"](np.random.Generator(np.random.PCG64(0)), {"bits": 3, "variant": "shift_register"}, 0.0)
-    v = system_view(reg.system)
+    v = system_view(reg.system.spec())
     d, en = 0b01, 0b10
     _, outs = v.run([d | en, en, 0, d | en])
     assert outs == [0b001, 0b010, 0b010, 0b101]
@@ -56,7 +56,7 @@ def test_counter_and_shift_register_semantics():
 
 def test_random_mealy_idles_on_zero_and_moves_locally():
     fs = FAMILIES["random_mealy"](np.random.Generator(np.random.PCG64(5)), {"states": 9, "locality": 1}, 0.5)
-    v = system_view(fs.system)
+    v = system_view(fs.system.spec())
     for q in range(v.num_states):
         assert v.step(q, 0)[0] == q
         for x in range(1 << v.num_inputs):

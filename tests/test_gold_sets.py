@@ -12,7 +12,7 @@ import pytest
 from gf01_formal.agents.base import AgentSpec
 from gf01_formal.campaign.evaluate import Settings, evaluate
 from gf01_formal.cli import main
-from gf01_formal.instances.io import check_instance, load_artifact
+from gf01_formal.instances.io import instance_problem, load_set
 from gf01_formal.report.load import load_runs
 from gf01_formal.runs.record import RUN_SCHEMA_V1
 from gf01_formal.runs.validate import validate
@@ -38,7 +38,7 @@ def records(path: Path) -> list[dict]:
 
 
 def test_each_record_names_its_gold_set_and_is_ranked_there(runs: dict[str, Path]) -> None:
-    problem = check_instance(load_artifact(INSTANCE))
+    problem = instance_problem(load_set(INSTANCE).instances[0])
     assert api.count(problem, None) > api.count(problem, problem.budget_t)
     for name, budget in (("M", None), ("MB", problem.budget_t)):
         for r in records(runs[name]):

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from gf01_formal.instances.io import check_instance, load_bundle
+from gf01_formal.instances.io import instance_problem, load_bundle
 from gf01_formal.play.episode import Episode
 from gf01_formal.play.gym_env import ENV_ID, SET_0, SET_1, UNCHANGED, GF01Env
 from gf01_formal.scoring.certificates import certificate_from_json
@@ -66,7 +66,7 @@ def test_observations_are_the_episode_engines(bundle):
     _, b = bundle
     rng = np.random.Generator(np.random.PCG64(3))
     for inst in b.instances:
-        problem = check_instance(inst)
+        problem = instance_problem(inst)
         env = GF01Env((inst, problem))
         ep = Episode(problem, inst.instance_id)
         env.reset()

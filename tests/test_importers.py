@@ -10,9 +10,9 @@ from corpus import corpus_path, needs_corpus
 from gf01_formal.cli import main
 from gf01_formal.instances.families.arbiters import arbiter_hoa
 from gf01_formal.instances.families.counters import counter_hoa
-from gf01_formal.instances.io import instance_problem, load_bundle, load_instance
+from gf01_formal.instances.io import instance_problem, load_bundle
 from gf01_formal.instances.peer import import_peer_bundle
-from gf01_formal.instances.sources import InstanceOptions, instance_from_hoa
+from gf01_formal.instances.sources import InstanceOptions, instance_from_hoa, open_instance
 from gf01_formal.scoring.certificates import certificate_from_json
 from hoa.errors import Gf01Error
 from solvers import api
@@ -63,13 +63,13 @@ def test_peer_runs_get_the_same_answers(tmp_path, peer_ours):
     rows = [json.loads(line) for line in (PEER / "runs_v1_valid.jsonl").read_text().splitlines() if line.strip()]
     assert rows
     for row in rows:
-        inst = load_instance(path, row["instance_id"])
+        inst = open_instance(path, row["instance_id"])[0]
         p = instance_problem(inst)
         atoms = certificate_from_json(row["certificate"], p.system.inputs, p.horizon)
         assert api.suff(p, atoms) == row["suff"]
         assert api.min1(p, atoms) == row["min1"]
         assert api.valid(p, atoms) == row["valid"]
-    inst = load_instance(path, "gf01-2306ebfa159a")
+    inst = open_instance(path, "gf01-2306ebfa159a")[0]
     assert api.valid(instance_problem(inst), certificate_from_json([[3, "in2", 0]], inst.system.inputs, 4))
 
 
@@ -126,7 +126,7 @@ def test_import_hoa_cli_with_json_trace_and_errors(tmp_path, capsys):
     args = ["import", "hoa", str(hoa), "--trace", trace, "--effect", "g1", "--t-star", "2", "--mode", "normal",
             "--window", "1", "--budget-t", "2", "-o", str(out)]
     assert main(args) == 0
-    inst = load_instance(out)
+    inst = open_instance(out)[0]
     assert inst.mode == "normal" and inst.window == 1 and inst.system.kind == "hoa"
     assert inst.certification is not None and inst.certification.oracle_eff_t is not None
     assert "wrote instance" in capsys.readouterr().out

@@ -31,7 +31,7 @@ from gf01_formal.agents import BUILTIN
 from gf01_formal.agents.base import Agent, AgentSpec
 from gf01_formal.campaign.evaluate import evaluate
 from gf01_formal.cli import main
-from gf01_formal.instances.io import check_instance, load_artifact
+from gf01_formal.instances.io import instance_problem, load_set
 from gf01_formal.play.protocol import Action, End, Observation, Start
 from gf01_formal.runs.runner import play_run
 from gf01_formal.runs.store import RunsFile
@@ -86,8 +86,8 @@ class ScriptedAgent(Agent):
 def make_plans(bundle: Path) -> dict[str, list[dict[str, Any]]]:
     """Per instance, one action per step: the oracle's certificate, varied per instance (module docstring)."""
     out = {}
-    for k, inst in enumerate(sorted(load_artifact(bundle, check_all=False).instances, key=lambda i: i.instance_id)):
-        problem = check_instance(inst)
+    for k, inst in enumerate(sorted(load_set(bundle).instances, key=lambda i: i.instance_id)):
+        problem = instance_problem(inst)
         inputs = problem.system.inputs
         edits: dict[int, dict[str, int]] = {}
         for t, i, v in api.oracle(problem, problem.budget_t).certificate:
@@ -133,11 +133,11 @@ def played(tmp_path_factory: pytest.TempPathFactory, chat_bundle: Path) -> dict[
         run([sys.executable, "-m", "gf01_formal", "evaluate", str(bundle), "--agent-cmd", command,
              "-o", str(cmd_runs)], {})
     else:
-        art = load_artifact(bundle, check_all=False)
+        art = load_set(bundle)
         store = RunsFile(cmd_runs)
         spec = AgentSpec("cmd", "EVAL-CB", {"cmd": command, "step_timeout": 30.0})
         for inst in art.instances:
-            problem = check_instance(inst)
+            problem = instance_problem(inst)
             store.append(play_run(inst, problem, spec, seed=0, scorer=Scorer(problem), bundle_hash=art.instances_hash,
                                   build=lambda spec, access: ScriptedAgent(plans)))
     out["cmd"] = records(cmd_runs)

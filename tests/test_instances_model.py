@@ -10,16 +10,7 @@ import pytest
 
 from gf01_formal.artifacts import read_json, sha256_hex
 from gf01_formal.instances.families.arbiters import arbiter_hoa
-from gf01_formal.instances.io import (
-    input_names,
-    instance_problem,
-    load_artifact,
-    load_bundle,
-    load_instance,
-    load_instances,
-    output_names,
-    save_artifact,
-)
+from gf01_formal.instances.io import instance_problem, load_bundle, load_set, save_artifact
 from gf01_formal.instances.model import (
     CONTENT_FIELDS,
     Instance,
@@ -30,6 +21,7 @@ from gf01_formal.instances.model import (
     make_bundle,
     make_instance,
 )
+from gf01_formal.instances.sources import open_instance
 from hoa.errors import Gf01Error
 from hoa.label import evaluate
 
@@ -76,11 +68,11 @@ def test_round_trip_and_problem(tmp_path):
     path = tmp_path / "i.json"
     save_artifact(path, inst)
     assert json.loads(path.read_text()) == inst.model_dump(mode="json")
-    again = load_instance(path)
+    again = open_instance(path)[0]
     assert again == inst
     p = instance_problem(again)
     assert p.trace == (0, 0, 0) and p.t_star == 2 and p.budget_t == 2
-    assert input_names(inst) == ("a",) and output_names(inst) == ("o",)
+    assert inst.system.inputs == ["a"] and inst.system.outputs == ["o"]
     _, outs = p.system.run(p.apply([(1, 0, 1)]))
     assert evaluate(p.effect, outs[2])
 
@@ -117,7 +109,7 @@ def test_bad_fields_are_refused_naming_the_field(tmp_path, edit, field, message)
     edit(data)
     path = write_raw(tmp_path, rehashed(data))
     with pytest.raises(Gf01Error, match=re.escape(message)) as ei:
-        load_instance(path)
+        open_instance(path)[0]
     assert ei.value.field == field
     assert ei.value.file == str(path)
 
@@ -129,7 +121,7 @@ def test_input_incomplete_hoa_system_is_refused(tmp_path):
     path = tmp_path / "inc.json"
     save_artifact(path, inst)
     with pytest.raises(Gf01Error, match="not input-complete: state idle has no edge for input r0=0 r1=0") as ei:
-        load_instance(path)
+        open_instance(path)[0]
     assert ei.value.field == "system"
 
 
@@ -137,12 +129,12 @@ def test_hash_and_id_mismatch_are_refused(tmp_path):
     data = make_instance(**task()).model_dump(mode="json")
     data["t_star"] = 1  # edited after hashing
     with pytest.raises(Gf01Error, match="hash mismatch") as ei:
-        load_instance(write_raw(tmp_path, data))
+        open_instance(write_raw(tmp_path, data))[0]
     assert ei.value.field == "content_hash"
     data = rehashed(data)
     data["instance_id"] = "gf01f-0000000000000000"
     with pytest.raises(Gf01Error, match="does not match its content") as ei:
-        load_instance(write_raw(tmp_path, data))
+        open_instance(write_raw(tmp_path, data))[0]
     assert ei.value.field == "instance_id"
 
 
@@ -150,26 +142,26 @@ def test_pydantic_errors_name_the_field(tmp_path):
     data = make_instance(**task()).model_dump(mode="json")
     data["mode"] = "easy"
     with pytest.raises(Gf01Error) as ei:
-        load_instance(write_raw(tmp_path, data))
+        open_instance(write_raw(tmp_path, data))[0]
     assert ei.value.field == "mode"
     with pytest.raises(Gf01Error, match="unknown schema_version"):
-        load_instance(write_raw(tmp_path, {"schema_version": "nope"}))
+        open_instance(write_raw(tmp_path, {"schema_version": "nope"}))[0]
 
 
 def test_bundle_pick_by_id(tmp_path):
     a, b = make_instance(**task()), make_instance(**task(t_star=1))
     path = tmp_path / "b.json"
     save_artifact(path, make_bundle([a, b], generator_version="test", provenance="test"))
-    assert load_instance(path, b.instance_id) == b
-    assert [i.instance_id for i in load_instances(path)] == [a.instance_id, b.instance_id]
+    assert open_instance(path, b.instance_id)[0] == b
+    assert [i.instance_id for i in list(load_set(path, check_all=True).instances)] == [a.instance_id, b.instance_id]
     with pytest.raises(Gf01Error, match="holds 2 instances: pick one with --id ID") as ei:
-        load_instance(path)
+        open_instance(path)[0]
     assert a.instance_id in str(ei.value)
     with pytest.raises(Gf01Error, match="no instance 'x'"):
-        load_instance(path, "x")
+        open_instance(path, "x")[0]
     single = tmp_path / "one.json"
     save_artifact(single, make_bundle([a], generator_version="test", provenance="test"))
-    assert load_instance(single) == a
+    assert open_instance(single)[0] == a
 
 
 def test_bundle_hash_over_instances_is_checked(tmp_path):
@@ -177,11 +169,11 @@ def test_bundle_hash_over_instances_is_checked(tmp_path):
     data = make_bundle([a], generator_version="test", provenance="test").model_dump(mode="json")
     data["instances"][0]["split_id"] = "public_dev"  # not a content field, but covered by the bundle hash
     with pytest.raises(Gf01Error, match="hash over the instances") as ei:
-        load_artifact(write_raw(tmp_path, data))
+        load_set(write_raw(tmp_path, data)).instances[0]
     assert ei.value.field == "instances_hash"
     dup = make_bundle([a, a], generator_version="test", provenance="test").model_dump(mode="json")
     with pytest.raises(Gf01Error, match="occurs more than once"):
-        load_artifact(write_raw(tmp_path, dup))
+        load_set(write_raw(tmp_path, dup)).instances[0]
 
 
 def test_committed_json_schemas_match_the_code():
@@ -201,8 +193,8 @@ def test_picking_from_a_bundle_checks_the_picked_instance(tmp_path):
     bad = Instance.model_validate(rehashed(bad))
     path = tmp_path / "b.json"
     save_artifact(path, make_bundle([good, bad], generator_version="test", provenance="test"))
-    assert load_instance(path, good.instance_id) == good
+    assert open_instance(path, good.instance_id)[0] == good
     with pytest.raises(Gf01Error, match="unknown name 'nope'"):
-        load_instance(path, bad.instance_id)
+        open_instance(path, bad.instance_id)[0]
     with pytest.raises(Gf01Error, match="unknown name 'nope'"):
         load_bundle(path)

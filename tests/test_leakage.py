@@ -19,7 +19,7 @@ from aig.build import Builder
 from aig.writer import binary
 from gf01_formal.agents.base import AgentSpec
 from gf01_formal.artifacts import canonical_json
-from gf01_formal.instances.io import check_instance
+from gf01_formal.instances.io import instance_problem
 from gf01_formal.instances.sources import InstanceOptions, instance_from_aiger, instance_from_hoa
 from gf01_formal.runs.runner import play_run
 from gf01_formal.scoring.scores import Scorer
@@ -90,7 +90,7 @@ def stream(tmp_path: Path, hoa: str | bytes, trace: str, effect: str, plan: dict
         inst = instance_from_aiger(hoa, opts, measure=False)
     else:
         inst = instance_from_hoa(hoa, opts, measure=False)
-    problem = check_instance(inst)
+    problem = instance_problem(inst)
     (tmp_path / "agent.py").write_text(AGENT)
     (tmp_path / f"{name}.plan").write_text(json.dumps({str(t): line for t, line in plan.items()}))
     log = tmp_path / f"{name}.jsonl"

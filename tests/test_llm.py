@@ -24,7 +24,7 @@ from gf01_formal.agents.llm import Backoff, check_base_url, llm_spec
 from gf01_formal.agents.llm_prompt import Dialogue, ReplyError, drive, load_template, parse_reply
 from gf01_formal.campaign.evaluate import evaluate
 from gf01_formal.cli import main
-from gf01_formal.instances.io import check_instance, load_artifact
+from gf01_formal.instances.io import instance_problem, load_set
 from gf01_formal.play.episode import Episode
 from gf01_formal.play.protocol import Start, text
 from gf01_formal.runs.validate import validate
@@ -44,8 +44,8 @@ def bundle(chat_bundle: Path) -> Path:
 def plans(bundle: Path) -> dict[str, list[dict[str, Any]]]:
     """Per instance, one action per step: the exact oracle's certificate, played step by step."""
     out = {}
-    for inst in load_artifact(bundle, check_all=False).instances:
-        problem = check_instance(inst)
+    for inst in load_set(bundle).instances:
+        problem = instance_problem(inst)
         res = api.oracle(problem, problem.budget_t)
         edits: dict[int, dict[str, int]] = {}
         for t, i, v in res.certificate:
@@ -101,8 +101,8 @@ def test_the_template_is_frozen_and_rendered_from_protocol_messages_only(bundle:
     # gf01.prompt.v1 is released: its text never changes (a change is gf01.prompt.v2, a new file).
     assert template.id == "gf01.prompt.v1"
     assert template.sha256 == "a8a74992f8725868f4b3eccec9820340f0f8821074ff73f83cb114fa154b0fa6"
-    inst = load_artifact(bundle, check_all=False).instances[0]
-    episode = Episode(check_instance(inst), inst.instance_id)
+    inst = load_set(bundle).instances[0]
+    episode = Episode(instance_problem(inst), inst.instance_id)
     start = Start(instance_id=inst.instance_id, goal=episode.reset())
     dialogue = Dialogue(template, start)
     seen: list[tuple[str, int]] = []

@@ -200,11 +200,11 @@ class _FailsAtStart(Agent):
 
 
 def test_an_agent_that_fails_at_start_is_an_agent_error_not_ours(bundle: Path) -> None:
-    from gf01_formal.instances.io import load_checked
+    from gf01_formal.instances.sources import open_instance
     from gf01_formal.runs.runner import play_run
     from gf01_formal.scoring.scores import Scorer
 
-    inst, problem = load_checked(bundle, json.loads(bundle.read_text())["instances"][0]["instance_id"])
+    inst, problem = open_instance(bundle, json.loads(bundle.read_text())["instances"][0]["instance_id"])
     out = play_run(inst, problem, AgentSpec("random", "EVAL-CB"), seed=0, scorer=Scorer(problem),
                    build=lambda spec, access: _FailsAtStart())
     rec = out.record

@@ -45,14 +45,14 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     from inspect_ai.model import get_model
     from llm_server import Reply, ScriptedServer, step_of
 
-    from gf01_formal.instances.io import check_instance, load_artifact
+    from gf01_formal.instances.io import instance_problem, load_set
     from gf01_formal.integrations.inspect_import import import_inspect_log
     from gf01_formal.integrations.inspect_task import gf01
 
     tmp = tmp_path_factory.mktemp("spine")
     bundle = tmp / "bundle.json"
     save_artifact(bundle, generate(11, 1, GenConfig.model_validate(SMALL)))
-    problem = check_instance(load_artifact(bundle, check_all=False).instances[0])
+    problem = instance_problem(load_set(bundle).instances[0])
     first = problem.system.inputs[0]
     plan = {0: {"set": {first: 1}}, 1: {"set": {first: 0, "zz": 1}}}
     with ScriptedServer(lambda call: Reply(json.dumps(plan.get(step_of(call), {"set": {}})))) as server:

@@ -11,7 +11,7 @@ import pytest
 from gf01_formal.agents.base import AgentSpec
 from gf01_formal.campaign.driver import drive
 from gf01_formal.campaign.shards import Plan
-from gf01_formal.instances.io import check_instance, load_bundle
+from gf01_formal.instances.io import instance_problem, load_bundle
 from gf01_formal.runs.store import RunsFile
 from gf01_formal.runs.validate import validate
 from gf01_formal.scoring import scores
@@ -50,7 +50,7 @@ def test_validation_takes_the_scorers_answers(small_bundle: Path, tmp_path: Path
     # What the book holds is what a fresh scorer computes, for every instance played (local workers' too).
     assert {content for content, _ in answers} == {i.content_hash for i in loaded.instances[:4]}
     for inst in loaded.instances[:4]:
-        fresh = Scorer(check_instance(inst))
+        fresh = Scorer(instance_problem(inst))
         for cert, bm in answers[(inst.content_hash, "M")].items():
             assert fresh.best_match(cert) == bm
     no_best_match(monkeypatch)

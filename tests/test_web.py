@@ -24,7 +24,7 @@ from browser import Server
 from gf01_formal.agents.base import AgentSpec
 from gf01_formal.campaign.evaluate import evaluate
 from gf01_formal.cli import main
-from gf01_formal.instances.io import load_artifact, load_bundle, save_artifact
+from gf01_formal.instances.io import load_bundle, load_set, save_artifact
 from gf01_formal.instances.model import make_bundle
 from gf01_formal.play.episode import Episode
 from gf01_formal.runs.validate import check_runs, validate
@@ -38,7 +38,7 @@ def write_bundle(directory: Path, tiny: Path) -> Path:
     """The two instances of the ``tiny`` bundle (one normal, one hard) and the priority arbiter (named states,
     T = 30)."""
     small = load_bundle(tiny)
-    arbiter = load_artifact(ARBITER)
+    arbiter = load_set(ARBITER).instances[0]
     path = directory / "bundle.json"
     save_artifact(path, make_bundle([*small.instances, arbiter], generator_version=small.generator_version,
                                     provenance="test"))
@@ -439,14 +439,14 @@ def test_replay_plays_a_recorded_run_again(free: Any, bundle: Path, ids: list[st
     evaluate(bundle, [AgentSpec("random", "EVAL-CB"), AgentSpec("oracle", "EVAL-OC")], out)
     records = [json.loads(x) for x in out.read_text().splitlines()]
     instances = {i.instance_id: i for i in load_bundle(bundle).instances}
-    from gf01_formal.instances.io import check_instance
+    from gf01_formal.instances.io import instance_problem
 
     with httpx.Client(base_url=free.url, timeout=30) as client:
         for rec in records:
             r = client.post("/api/replay", json={"record": rec})
             assert r.status_code == 200, r.text
             data = r.json()
-            engine = Episode(check_instance(instances[rec["instance_id"]]), rec["instance_id"])
+            engine = Episode(instance_problem(instances[rec["instance_id"]]), rec["instance_id"])
             engine.reset()
             want = [engine.step(s["submitted"], commit=s["commit"]).model_dump(mode="json") for s in rec["steps"]]
             assert data["observations"] == want and data["record"]["certificate"] == rec["certificate"]

@@ -22,7 +22,7 @@ from gf01_formal.agents.base import Agent, AgentSpec
 from gf01_formal.artifacts import canonical_json
 from gf01_formal.campaign.evaluate import evaluate
 from gf01_formal.cli import main
-from gf01_formal.instances.io import check_instance, load_bundle
+from gf01_formal.instances.io import instance_problem, load_bundle
 from gf01_formal.play.episode import Episode
 from gf01_formal.play.protocol import Action, End, Observation, Start
 from gf01_formal.runs.runner import play_run
@@ -62,7 +62,7 @@ def free(bundle: Path, tmp_path_factory: pytest.TempPathFactory) -> Any:
 def secrets_of(instance: Any) -> dict[str, list[str]]:
     """The hidden things of an instance, as text that would betray them: the HOA text and its state names, the
     base trace (whole and per step), the oracle certificate and every member of M(I)."""
-    problem = check_instance(instance)
+    problem = instance_problem(instance)
     names = problem.system.inputs
     hoa = instance.system.hoa
     states = re.findall(r'State:\s*\d+\s*"([^"]+)"', hoa)
@@ -234,7 +234,7 @@ def test_a_pilot_played_by_keyboard_alone(chromium: Any, bundle: Path, instances
     record = rows[0]
     actions = [Action(set=s["submitted"], commit=s["commit"], t=s["t"]) for s in record["steps"]]
     assert actions[20].set == {"r2": 1} and actions[21].commit and len(actions) == 22
-    problem = check_instance(instances[arbiter])
+    problem = instance_problem(instances[arbiter])
     agent = Scripted(actions, record["agent_meta"])
     outcome = play_run(instances[arbiter], problem, AgentSpec("human", "EVAL-CB", {"participant_id": "P-007"}),
                        seed=0, scorer=Scorer(problem), bundle_hash=record["bundle_hash"],

@@ -149,8 +149,7 @@ def run_campaign(
     ``gold_set`` is where the best match ranks its gold (M: M(I), the specification's; MB: M_B(I)); ``memory``
     (MiB) limits each query that scores a run (past it the run is recorded ``harness_error``; not part of
     campaign.json: a resource, not a setting of what is measured)."""
-    from gf01_formal.instances.io import load_artifact
-    from gf01_formal.instances.model import Bundle
+    from gf01_formal.instances.io import load_set
 
     kind, address = executors.parse_executor(executor)
     if kind == "dask" and jobs is not None:
@@ -164,12 +163,12 @@ def run_campaign(
         raise Gf01Error("is not a directory", file=str(out))
     specs, missing = panel_specs(panel, agents)
     specs = [s.adapted(adaptation) for s in specs]
-    art = load_artifact(bundle_path, check_all=False)
-    if not isinstance(art, Bundle):
+    loaded = load_set(bundle_path)
+    if loaded.bundle_hash is None:
         raise Gf01Error("a campaign plays a bundle (gf01 generate, gf01 import); this is one instance",
                         file=str(bundle_path))
-    instances = list(art.instances)
-    bundle_hash = art.instances_hash
+    instances = list(loaded.instances)
+    bundle_hash = loaded.bundle_hash
     man = None
     if manifest is not None:
         from gf01_formal.report.coverage import load_manifest

@@ -111,7 +111,7 @@ def _versions() -> tuple[tuple[str, str], ...]:
 
 def play_batch(task: Task) -> Result:
     """Play one task (in a worker process or in the driver): its finished runs, in order."""
-    from gf01_formal.instances.io import check_instance
+    from gf01_formal.instances.io import instance_problem
     from gf01_formal.report.caps import CapSet, run_diagnostic
     from gf01_formal.runs.runner import play_run
     from gf01_formal.scoring.scores import Scorer
@@ -127,7 +127,7 @@ def play_batch(task: Task) -> Result:
     out: list[RunOutcome] = []
     answers: list[tuple[str, str, Certificate, BestMatch]] = []
     for inst, specs in task.items:
-        problem = check_instance(inst, file=task.file)
+        problem = instance_problem(inst, file=task.file)
         # A scoring query past the memory limit is Unknown: the run is recorded harness_error ("scoring ran out of
         # its limits") and a rerun plays it again. Checked in this process at every step of the query: a process per
         # query (solvers.limits' isolation) would cost more than the scoring itself on small instances.

@@ -31,7 +31,6 @@ from gf01_formal.artifacts import sha256_hex
 from gf01_formal.instances.complexity import W_MIN, window_of
 from gf01_formal.instances.families import FAMILIES, FamilySystem, check_family
 from gf01_formal.instances.families.base import at_level
-from gf01_formal.instances.io import system_view
 from gf01_formal.instances.measure import QuerySettings, certify, greedy_result, measure_complexity
 from gf01_formal.instances.model import (
     Bundle,
@@ -42,6 +41,7 @@ from gf01_formal.instances.model import (
     make_instance,
     validate_model,
 )
+from gf01_formal.instances.problem import system_view
 from gf01_formal.instances.traces import effect_text, parse_effect, trace_to_json
 from hoa.errors import Gf01Error, quote
 from hoa.label import Expr, evaluate
@@ -222,7 +222,7 @@ def _attempt(
     params = dict(fam_cfg.model_extra or {})
     level = float(rng.random())  # the attempt's size level: every size of this attempt grows with it
     fs: FamilySystem = FAMILIES[fam_cfg.kind](rng, params, level)
-    view = system_view(fs.system)
+    view = system_view(fs.system.spec())
     lo, hi = cfg.horizon
     T = lo + math.floor((hi - lo + 1) * at_level(rng, level) * 0.999999)
     dens = np.array(fs.input_density, dtype=np.float64)

@@ -28,6 +28,12 @@ def content_of(task: Mapping[str, Any]) -> dict[str, Any]:
     return {k: task[k] for k in CONTENT_FIELDS}
 
 
+def content_hash(task: Mapping[str, Any]) -> str:
+    """The content hash of an instance (or its task) as JSON: sha256 of the canonical JSON of its
+    :data:`CONTENT_FIELDS`. Made once when an instance is made, checked once when it is read."""
+    return sha256_hex(content_of(task))
+
+
 def content_id(content_hash: str) -> str:
     """The content-derived instance id for ``content_hash``."""
     return ID_PREFIX + content_hash[:ID_HEX]
@@ -36,7 +42,7 @@ def content_id(content_hash: str) -> str:
 def check_identity(inst: Mapping[str, Any]) -> None:
     """Raise Gf01Error (field ``content_hash`` or ``instance_id``) if the stored hash, or the content-derived id, of
     an instance as JSON (its ``model_dump(mode="json")``) does not match its content."""
-    digest = sha256_hex(content_of(inst))
+    digest = content_hash(inst)
     if digest != inst["content_hash"]:
         raise Gf01Error(
             f"instance {inst['instance_id']}: hash mismatch "

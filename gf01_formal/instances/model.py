@@ -22,9 +22,11 @@ from gf01_formal.instances.identity import (  # noqa: F401
     ID_PREFIX,
     INSTANCE_SCHEMA,
     check_identity,
+    content_hash,
     content_id,
     content_of,
 )
+from gf01_formal.instances.spec import SystemSpec, TableSpec, Task, trace_pairs
 from hoa.errors import Gf01Error, quote
 
 #: Earlier schema versions, refused with a hint (v1 spelled the budgets budget_timesteps / budget_atoms).
@@ -60,6 +62,19 @@ class System(BaseModel):
     hoa: str | None = Field(default=None, description="HOA v1 text (kind = hoa)")
     table: TableSystem | None = Field(default=None, description="explicit Mealy table (kind = table)")
     aiger: str | None = Field(default=None, description="canonical ASCII AIGER 1.9 text (kind = aiger)")
+
+    @classmethod
+    def of_spec(cls, spec: SystemSpec) -> System:
+        """The model of a system spec (what :func:`gf01_formal.instances.spec.hoa_system` and ``aiger_system``
+        make)."""
+        return validate_model(cls, spec.to_json())
+
+    def spec(self) -> SystemSpec:
+        """This system as the one hashable value its semantic check and Problem are built from."""
+        tab = self.table
+        table = None if tab is None else TableSpec(tuple(tab.states), tab.initial, tuple(map(tuple, tab.next)),
+                                                   tuple(map(tuple, tab.out)))
+        return SystemSpec(self.kind, tuple(self.inputs), tuple(self.outputs), self.hoa, table, self.aiger)
 
     @model_serializer(mode="wrap")
     def _omit_absent_circuit(self, handler: Any) -> dict[str, Any]:
@@ -156,6 +171,12 @@ class Instance(BaseModel):
     split_id: Literal["public_dev", "public_val", "private_eval"] | None = None
     meta: Meta
 
+    def task(self) -> Task:
+        """What this instance asks, as the one hashable value its semantic check and Problem are built from."""
+        cert = self.certification
+        return Task(self.system.spec(), trace_pairs(self.base_trace), self.effect, self.t_star, self.mode,
+                    self.window, self.budget_t, self.budget_a, None if cert is None else cert.oracle_eff_a)
+
 
 class Skip(BaseModel):
     """A generator slot whose attempts all failed: reported, never a crash."""
@@ -216,7 +237,7 @@ def make_instance(
         "budget_t": budget_t,
         "budget_a": budget_a,
     }
-    digest = sha256_hex(task)
+    digest = content_hash(task)
     if instance_id is None:
         if meta.id_scheme != "content":
             raise Gf01Error("an imported id scheme needs the source's instance_id", field="instance_id")

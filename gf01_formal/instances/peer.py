@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from gf01_formal.artifacts import read_json
-from gf01_formal.instances.io import check_instance
+from gf01_formal.instances.io import instance_problem
 from gf01_formal.instances.model import Bundle, Instance, Meta, System, TableSystem, make_bundle, make_instance
 from gf01_formal.instances.traces import effect_text, parse_effect, trace_from_json, trace_to_json
 from hoa.errors import Gf01Error, quote
@@ -124,7 +124,7 @@ def peer_instance(rec: dict[str, Any], where: str, source: str | None, *, measur
         ),
         instance_id=_need(rec, "instance_id", where, str),
     )
-    problem = check_instance(inst, file=source)
+    problem = instance_problem(inst, file=source)
     if not measure:
         return inst
     from gf01_formal.instances.measure import measure as run_measure

@@ -2,7 +2,9 @@
 AIGER circuit with :class:`InstanceOptions`. :func:`open_instance` is the one way every command and test turns its
 INSTANCE argument into an instance and its solver-level Problem; :func:`instance_from_hoa` is the one way from HOA
 text to an instance (``gf01 import hoa`` writes what it returns), :func:`instance_from_aiger` from a circuit
-(``gf01 import aiger``).
+(``gf01 import aiger``). Both make the system with :func:`~gf01_formal.instances.spec.hoa_system` or
+:func:`~gf01_formal.instances.spec.aiger_system` (as the directory families do) and hand the view and the effect they
+parsed on to the Problem: a command that opens an HOA file or a circuit parses it, and its effect, once.
 
 >>> inst, problem = open_instance("bundle.json", bundle.instances[0].instance_id)
 >>> inst, problem = open_instance("arbiter.hoa", options=InstanceOptions(trace="r0&!r1;!r0&r1", effect="g0"))
@@ -20,17 +22,17 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from aig.parser import parse as parse_aiger
 from aig.view import CircuitView
-from aig.writer import canonical as canonical_aiger
 from encoders.problem import MODES, Problem
-from gf01_formal.artifacts import parse_json
-from gf01_formal.instances.io import check_instance, pick_instance
-from gf01_formal.instances.model import Complexity, Instance, Meta, System, make_instance
-from gf01_formal.instances.traces import effect_text, parse_effect, parse_trace, trace_to_json
+from gf01_formal.instances.io import load_set
+from gf01_formal.instances.model import Instance, Meta, System, make_instance
+from gf01_formal.instances.problem import task_problem
+from gf01_formal.instances.spec import SystemSpec, Task, aiger_system, hoa_system, trace_pairs
+from gf01_formal.instances.traces import parse_trace, read_effect, trace_to_json
 from hoa.errors import Gf01Error, quote
 from hoa.files import read_bytes
-from hoa.mealy import MealyView, mealy_from_text
+from hoa.label import Expr
+from hoa.mealy import MealyView
 from solvers.limits import Limits
 
 #: ``meta.generator_version`` of instances made from HOA files.
@@ -78,15 +80,7 @@ def instance_from_hoa(
     With ``measure`` the complexity knobs and the certification are computed by the exact solvers (and the window,
     when not given, is w(I)); without it nothing is measured, and normal mode needs an explicit window.
     """
-    _require_task(options, "an HOA file")
-    if options.observe:
-        raise Gf01Error("--observe names latches of an AIGER circuit; an HOA file's outputs are its controllable-AP "
-                        "(or --outputs)", field="observe")
-    view = mealy_from_text(hoa_text, options.outputs, file=source)
-    system = System(kind="hoa", inputs=list(view.inputs), outputs=list(view.outputs), hoa=hoa_text)
-    meta = Meta(generator_version=SOURCE_VERSION, provenance="import:hoa", id_scheme="content", family="user-hoa",
-                source=Path(source).name if source else None)
-    return _instance(view, system, meta, options, source=source, measure=measure, count_limits=count_limits)
+    return _from_hoa(hoa_text, options, source=source, measure=measure, count_limits=count_limits)[0]
 
 
 def instance_from_aiger(
@@ -102,17 +96,34 @@ def instance_from_aiger(
     The Mealy view: inputs are the AIGER inputs, outputs the AIGER outputs, then the bad-state properties, then the
     latches ``options.observe`` names (docs/aiger.md). The instance carries the canonical AIGER text.
     """
+    return _from_aiger(data, options, source=source, measure=measure, count_limits=count_limits)[0]
+
+
+def _from_hoa(hoa_text: str, options: InstanceOptions, *, source: str | None, measure: bool,
+              count_limits: Limits | None,
+              system: tuple[SystemSpec, MealyView | CircuitView] | None = None) -> tuple[Instance, Problem]:
+    """The instance of ``hoa_text`` and ``options`` and its Problem; ``system`` is what :func:`hoa_system` made of
+    that text already."""
+    _require_task(options, "an HOA file")
+    if options.observe:
+        raise Gf01Error("--observe names latches of an AIGER circuit; an HOA file's outputs are its controllable-AP "
+                        "(or --outputs)", field="observe")
+    spec, view = hoa_system(hoa_text, options.outputs, file=source) if system is None else system
+    meta = Meta(generator_version=SOURCE_VERSION, provenance="import:hoa", id_scheme="content", family="user-hoa",
+                source=Path(source).name if source else None)
+    return _instance(view, spec, meta, options, source=source, measure=measure, count_limits=count_limits)
+
+
+def _from_aiger(data: bytes, options: InstanceOptions, *, source: str | None, measure: bool,
+                count_limits: Limits | None) -> tuple[Instance, Problem]:
     _require_task(options, "an AIGER circuit")
     if options.outputs is not None:
         raise Gf01Error("--outputs is for HOA files; a circuit's outputs are its outputs and bad-state properties "
                         "(add latches with --observe)", field="outputs")
-    circuit = parse_aiger(data, file=source)
-    view = CircuitView.from_aig(circuit, observe=options.observe or ())
-    system = System(kind="aiger", inputs=list(view.inputs), outputs=list(view.outputs),
-                    aiger=canonical_aiger(circuit))
+    spec, view = aiger_system(data, options.observe or (), file=source)
     meta = Meta(generator_version=SOURCE_VERSION, provenance="import:aiger", id_scheme="content",
                 family="user-aiger", source=Path(source).name if source else None)
-    return _instance(view, system, meta, options, source=source, measure=measure, count_limits=count_limits)
+    return _instance(view, spec, meta, options, source=source, measure=measure, count_limits=count_limits)
 
 
 def _require_task(options: InstanceOptions, what: str) -> None:
@@ -125,20 +136,22 @@ def _require_task(options: InstanceOptions, what: str) -> None:
 
 def _instance(
     view: MealyView | CircuitView,
-    system: System,
+    spec: SystemSpec,
     meta: Meta,
     options: InstanceOptions,
     *,
     source: str | None,
     measure: bool,
     count_limits: Limits | None,
-) -> Instance:
-    """The instance of ``system`` (whose view is ``view``) under ``options``, measured when ``measure``."""
+) -> tuple[Instance, Problem]:
+    """The instance of the system ``spec`` (whose view is ``view``) under ``options``, measured when ``measure``,
+    and its Problem."""
     try:
         trace = parse_trace(options.trace, view.inputs, field="trace")
     except Gf01Error as ex:
         raise (ex.located(options.trace_source) if options.trace_source else ex) from None
-    effect = effect_text(parse_effect(options.effect, view.outputs), view.outputs)
+    assert options.effect is not None  # _require_task
+    effect, effect_expr = read_effect(options.effect, view.outputs)
     T = len(trace)
     if options.mode not in MODES:
         raise Gf01Error(f"mode {quote(options.mode)} is not one of {', '.join(MODES)}", field="mode")
@@ -150,7 +163,7 @@ def _instance(
         raise Gf01Error("normal mode needs a window: give one, or let the instance be measured for w(I)",
                         field="window")
     fields: dict[str, Any] = dict(
-        system=system,
+        system=System.of_spec(spec),
         base_trace=trace_to_json(trace, view.inputs),
         effect=effect,
         t_star=T - 1 if options.t_star is None else options.t_star,
@@ -160,16 +173,29 @@ def _instance(
         meta=meta,
     )
     draft = make_instance(window=1 if options.window is None else options.window, **fields)
-    problem = check_instance(draft, file=source)
+    problem = _problem(draft, spec, view, effect_expr, source)
     if not measure:
-        return draft
+        return draft, problem
     from gf01_formal.instances.measure import measure as run_measure
 
     found = run_measure(problem, window=options.window, count_limits=count_limits)
     inst = make_instance(window=found.window, complexity=found.complexity, certification=found.certification,
                          **fields)
-    check_instance(inst, file=source)
-    return inst
+    return inst, _problem(inst, spec, view, effect_expr, source)
+
+
+def _problem(inst: Instance, spec: SystemSpec, view: MealyView | CircuitView, effect: Expr,
+             source: str | None) -> Problem:
+    """The Problem of an instance just made of ``spec``, from the view and the effect already parsed; errors as
+    :func:`gf01_formal.instances.io.instance_problem` gives them."""
+    cert = inst.certification
+    task = Task(spec, trace_pairs(inst.base_trace), inst.effect, inst.t_star, inst.mode, inst.window, inst.budget_t,
+                inst.budget_a, None if cert is None else cert.oracle_eff_a)
+    try:
+        return task_problem(task, view=view, effect=effect)
+    except Gf01Error as ex:
+        msg = ex.message if ex.message.startswith("instance ") else f"instance {inst.instance_id}: {ex.message}"
+        raise Gf01Error(msg, file=source or ex.file, line=ex.line, col=ex.col, field=ex.field) from ex
 
 
 # The HOA header may follow comments and blank space; anything else first means JSON (or an error).
@@ -198,17 +224,14 @@ def is_hoa_text(text: str) -> bool:
     return _HOA_START.match(text[:1 << 16]) is not None
 
 
-def measured_window(hoa_text: str, options: InstanceOptions, *, source: str | None = None,
-                    count_limits: Limits | None = None,
-                    progress: Callable[[str], None] | None = None) -> tuple[int, Complexity]:
-    """w(I) of DEC-014b for the normal-mode instance of ``hoa_text`` and ``options``, measuring only what it needs:
-    the hard-mode knobs (the hard-mode oracle and |M_B(I)|, the count bounded by ``count_limits``; past them the
-    count is left out of z(I), as in the generator), not the instance's certification. ``progress`` is told before
-    the measurement starts (once the instance is known to be well formed) and when it ends."""
+def _measured_window(problem: Problem, count_limits: Limits | None,
+                     progress: Callable[[str], None] | None) -> int:
+    """w(I) of DEC-014b for the normal-mode instance whose draft (window 1) has ``problem``, measuring only what it
+    needs: the hard-mode knobs (the hard-mode oracle and |M_B(I)|, the count bounded by ``count_limits``; past them
+    the count is left out of z(I), as in the generator), not the instance's certification. ``progress`` is told
+    before the measurement starts (once the instance is known to be well formed) and when it ends."""
     from gf01_formal.instances.measure import QuerySettings, measure_complexity
 
-    draft = instance_from_hoa(hoa_text, replace(options, window=1), source=source, measure=False)
-    problem = check_instance(draft, file=source)
     # Announced only now: a user error in the options must stay the command's one line of output.
     if progress is not None:
         progress("normal mode without --window: measuring w(I) (hard-mode oracle and |M_B(I)|; --window W "
@@ -220,7 +243,7 @@ def measured_window(hoa_text: str, options: InstanceOptions, *, source: str | No
         count = f"|M_B(I)| = {gold.raw}" if gold.raw is not None else f"|M_B(I)| left out: {gold.note}"
         progress(f"w(I) = {complexity.window} (z = {complexity.z:.3f}; hard mode, {count}), measured in "
                  f"{time.monotonic() - started:.1f} s")
-    return complexity.window, complexity
+    return complexity.window
 
 
 def open_instance(
@@ -236,8 +259,8 @@ def open_instance(
     ``path`` is an instance file, a bundle (``instance_id`` picks one; optional when it holds one), or an HOA file or
     an AIGER circuit, which need ``options`` (at least the trace and the effect). Options are refused for instance
     files: their task is fixed by their hash. ``count_limits`` bounds the measurement an instance in normal mode
-    without a window needs for w(I). An HOA instance so gets w(I) only (:func:`measured_window`; ``progress`` is told
-    before and after) and is then the instance that window given explicitly makes: nothing else is measured.
+    without a window needs for w(I). An HOA instance so gets w(I) only (``progress`` is told before and after the
+    measurement) and is then the instance that window given explicitly makes: nothing else is measured.
     """
     name = os.fspath(path)
     data = read_bytes(path)
@@ -246,21 +269,23 @@ def open_instance(
             raise Gf01Error("an AIGER circuit needs the instance options: at least a trace and an effect", file=name)
         if instance_id is not None:
             raise Gf01Error("--id picks an instance of a bundle; this is an AIGER circuit", file=name)
-        inst = instance_from_aiger(data, options, source=name, measure=options.needs_measurement,
-                                   count_limits=count_limits)
-        return inst, check_instance(inst, file=name)
+        return _from_aiger(data, options, source=name, measure=options.needs_measurement, count_limits=count_limits)
     text = _decode(data, name)
     if is_hoa_text(text):
         if options is None:
             raise Gf01Error("an HOA file needs the instance options: at least a trace and an effect", file=name)
         if instance_id is not None:
             raise Gf01Error("--id picks an instance of a bundle; this is an HOA file", file=name)
+        system = None
         if options.needs_measurement:
-            window, _ = measured_window(text, options, source=name, count_limits=count_limits, progress=progress)
-            options = replace(options, window=window)
-        inst = instance_from_hoa(text, options, source=name, measure=False)
-        return inst, check_instance(inst, file=name)
+            draft, problem = _from_hoa(text, replace(options, window=1), source=name, measure=False,
+                                       count_limits=None)
+            options = replace(options, window=_measured_window(problem, count_limits, progress))
+            system = (draft.system.spec(), problem.system)  # the file parsed once
+        return _from_hoa(text, options, source=name, measure=False, count_limits=None, system=system)
     if options is not None:
         raise Gf01Error("the instance options (trace, effect, t*, mode, window, budgets, outputs) apply to HOA files "
                         "and AIGER circuits only; an instance file fixes them", file=name)
-    return pick_instance(parse_json(text, file=quote(name, 200, bare=True)), instance_id, file=name)
+    loaded = load_set(name)
+    inst = loaded.pick(instance_id)
+    return inst, loaded.problem(inst)

@@ -18,7 +18,7 @@ from typing import Any
 
 from gf01_formal.artifacts import parse_json
 from hoa.errors import Gf01Error, quote
-from hoa.label import Expr, parse_named, to_text
+from hoa.label import And, Expr, Not, Or, parse_named, to_text
 
 
 def parse_trace(source: str | list[Any], inputs: Sequence[str], *, field: str = "base_trace") -> tuple[int, ...]:
@@ -115,3 +115,22 @@ def parse_effect(text: str, outputs: Sequence[str], *, field: str = "effect") ->
 def effect_text(effect: Expr, outputs: Sequence[str]) -> str:
     """The text of an effect over output names (``parse_effect`` reads it back)."""
     return to_text(effect, outputs.__getitem__)
+
+
+def read_effect(text: str, outputs: Sequence[str], *, field: str = "effect") -> tuple[str, Expr]:
+    """An effect given by a user, parsed once: the text an instance stores (:func:`effect_text`) and the expression
+    that reading that text back with :func:`parse_effect` gives (the printed text drops the parentheses of an ``&``
+    in an ``&``, an ``|`` in an ``|``, so those nest no more)."""
+    effect = parse_effect(text, outputs, field=field)
+    return effect_text(effect, outputs), _flattened(effect)
+
+
+def _flattened(e: Expr) -> Expr:
+    if isinstance(e, Not):
+        return Not(_flattened(e.arg))
+    if isinstance(e, And | Or):
+        args: list[Expr] = []
+        for a in map(_flattened, e.args):
+            args.extend(a.args if type(a) is type(e) else (a,))  # type: ignore[union-attr]
+        return type(e)(tuple(args))
+    return e

@@ -149,9 +149,9 @@ class GF01Env(gymnasium.Env[dict[str, Any], np.ndarray]):
         if played is None:
             problem = self._problems.pop(inst.instance_id, None)
             if problem is None:
-                from gf01_formal.instances.io import check_instance
+                from gf01_formal.instances.io import instance_problem
 
-                problem = check_instance(inst)
+                problem = instance_problem(inst)
             played = self._played[inst.instance_id] = _Played(Episode(problem, inst.instance_id), Scorer(problem))
         return played
 
@@ -238,14 +238,14 @@ class GF01Env(gymnasium.Env[dict[str, Any], np.ndarray]):
 
 def _bundle_instances(path: str | os.PathLike[str], split: str | None) -> list[Instance]:
     """The instances of the bundle (or instance file) at ``path``, those of ``split`` only when it is given."""
-    from gf01_formal.instances.io import load_artifact
+    from gf01_formal.instances.io import load_set
 
-    art = load_artifact(path, check_all=False)
-    instances = [art] if isinstance(art, Instance) else list(art.instances)
+    every = load_set(path).instances
+    instances = list(every)
     if split is not None:
         instances = [i for i in instances if i.split_id == split]
         if not instances:
-            found = sorted({str(i.split_id) for i in ([art] if isinstance(art, Instance) else art.instances)})
+            found = sorted({str(i.split_id) for i in every})
             raise Gf01Error(f"no instance of split {quote(split, 40)} in the bundle (its splits: {', '.join(found)})",
                             file=os.fspath(path), field="split")
     return instances

@@ -37,7 +37,7 @@ from pydantic import ValidationError
 
 from gf01_formal.agents import PANEL_TRACK
 from gf01_formal.agents.base import ACCESS_OF_TRACK, ALLOWLIST_OF_TRACK
-from gf01_formal.instances.io import check_instance, load_set
+from gf01_formal.instances.io import instance_problem, load_set
 from gf01_formal.instances.model import Instance
 from gf01_formal.runs.record import FINAL_STATUSES, RunRecord, run_id, upgrade_record
 from gf01_formal.runs.replay import log_faults
@@ -307,7 +307,7 @@ def _rescore(rec: RunRecord, ctx: _Context, notes: list[tuple[str, str]]) -> Ite
         yield "gold_set", "null, but the run is scored (M or MB)"
         return
     if rec.instance_id not in ctx.problems:
-        problem = check_instance(inst)
+        problem = instance_problem(inst)
         ctx.problems[rec.instance_id] = (problem, Scorer(problem))
     problem, _ = ctx.problems[rec.instance_id]
     # Each record is re-scored against the gold set it names (a v1 record's is M_B(I)).

@@ -18,7 +18,7 @@ from typing import Any
 
 from encoders.problem import Problem
 from gf01_formal.artifacts import parse_json
-from gf01_formal.instances.io import InstanceSet, parse_artifact
+from gf01_formal.instances.io import InstanceSet, load_set
 from gf01_formal.instances.sources import is_hoa_text, open_instance
 from gf01_formal.scoring.certificates import (
     GoldSet,
@@ -59,14 +59,14 @@ def verify_lines(
     if is_hoa_text(text) or options is not None:
         loaded = InstanceSet((open_instance(source, instance_id, options)[0],), None, source)
     else:
-        loaded = InstanceSet.of(parse_artifact(parse_json(text, file=source), file=source, check_all=False), source)
+        loaded = load_set(source)
     instances = loaded.by_id
     only = next(iter(instances)) if len(instances) == 1 else instance_id
 
     problems: dict[str, Problem] = {}
 
     def problem_of(iid: str) -> Problem:
-        # Once per instance, not per line: check_instance re-hashes the instance at every call (ms each).
+        # Once per instance, not per line: instance_problem looks its task up at every call.
         if iid not in problems:
             problems[iid] = loaded.problem(instances[iid])
         return problems[iid]

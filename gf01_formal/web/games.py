@@ -40,7 +40,7 @@ from encoders.problem import Problem
 from gf01_formal.agents.adaptation import Adaptation
 from gf01_formal.agents.base import AgentSpec
 from gf01_formal.artifacts import canonical_json
-from gf01_formal.instances.io import InstanceSet, load_artifact
+from gf01_formal.instances.io import InstanceSet, load_set
 from gf01_formal.instances.model import Bundle, Instance
 from gf01_formal.play.episode import Episode
 from gf01_formal.play.protocol import Action, GoalPanel, Observation
@@ -189,7 +189,7 @@ class Games:
 
     def __init__(
         self,
-        artifact: Bundle | Instance,
+        artifact: Bundle | Instance | InstanceSet,
         *,
         file: str | None = None,
         runs_out: str | os.PathLike[str] | None = None,
@@ -219,8 +219,8 @@ class Games:
              pilot: str | os.PathLike[str] | None = None, adaptation: Adaptation | None = None) -> Games:
         """The games of a bundle (or one instance file), with a pilot file and a runs file when given."""
         name = quote(os.fspath(bundle), 200, bare=True)
-        art = load_artifact(bundle, check_all=False)
-        ids = InstanceSet.of(art).ids
+        art = load_set(bundle)
+        ids = art.ids
         if pilot is None:
             return cls(art, file=name, runs_out=runs_out, adaptation=adaptation)
         return cls(art, file=name, runs_out=runs_out, pilot=load_pilot(pilot, ids), pilot_key=load_key(pilot),

@@ -16,11 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from aig.parser import parse
-from aig.view import CircuitView
-from aig.writer import canonical
 from gf01_formal.instances.families.base import FRACTION, FamilySystem, Param, directory_files, draw_float
 from gf01_formal.instances.model import System
+from gf01_formal.instances.problem import system_view
+from gf01_formal.instances.spec import aiger_system
 from hoa.errors import Gf01Error
 from hoa.files import read_bytes
 
@@ -42,13 +41,13 @@ def build(rng: np.random.Generator, params: dict[str, Any], level: float) -> Fam
     density = draw_float(rng, {**DEFAULTS, **params}, "trace_density", DEFAULTS["trace_density"])
     data = read_bytes(f)
     try:
-        circuit = parse(data, file=str(f))
-        view = CircuitView.from_aig(circuit)
+        spec, view = aiger_system(data, file=str(f))
+        system_view(spec, built=view)  # kept for the generator: the circuit is parsed once
     except Gf01Error as ex:
         raise Gf01Error(ex.message, file=str(f), line=ex.line, col=ex.col, field=ex.field) from ex
     if not view.outputs:
         raise Gf01Error("the circuit has no output and no bad-state property to be an effect", file=str(f))
-    system = System(kind="aiger", inputs=list(view.inputs), outputs=list(view.outputs), aiger=canonical(circuit))
+    system = System.of_spec(spec)
     effects = [*view.outputs, *(f"!{o}" for o in view.outputs)]
     return FamilySystem(
         family="aiger_dir",

@@ -16,9 +16,10 @@ import numpy as np
 
 from gf01_formal.instances.families.base import FRACTION, FamilySystem, Param, directory_files, draw_float
 from gf01_formal.instances.model import System
+from gf01_formal.instances.problem import system_view
+from gf01_formal.instances.spec import hoa_system
 from hoa.errors import Gf01Error
 from hoa.files import read_text
-from hoa.mealy import mealy_from_text
 
 DEFAULTS: dict[str, Any] = {"trace_density": [0.2, 0.5]}
 #: What a cfg may set.
@@ -33,16 +34,14 @@ def check_dir(params: dict[str, Any], *, field: str) -> None:
 
 def build(rng: np.random.Generator, params: dict[str, Any], level: float) -> FamilySystem:
     """Draw one controller of the directory ``params["path"]`` (its size is what it is: ``level`` is unused)."""
-    from gf01_formal.instances.io import system_view
-
     files = directory_files(params, "hoa_dir", (".hoa",))
     f = files[int(rng.integers(len(files)))]
     density = draw_float(rng, {**DEFAULTS, **params}, "trace_density", DEFAULTS["trace_density"])
     text = read_text(f)
     try:
-        view = mealy_from_text(text, None, file=str(f))
-        system = System(kind="hoa", inputs=list(view.inputs), outputs=list(view.outputs), hoa=text)
-        system_view(system)  # input-completeness, named in the error
+        spec, view = hoa_system(text, None, file=str(f))
+        system_view(spec, built=view)  # input-completeness, named in the error (and the view kept for the generator)
+        system = System.of_spec(spec)
     except Gf01Error as ex:
         raise Gf01Error(ex.message, file=str(f), line=ex.line, col=ex.col, field=ex.field) from ex
     effects = [*view.outputs, *(f"!{o}" for o in view.outputs)]
