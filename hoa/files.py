@@ -1,5 +1,6 @@
 """Reading user files as text: one reader, so every command reports a missing, unreadable, binary or non-UTF-8 file
-(and one too large to read safely) with the same one-line message naming the file.
+(and one too large to read safely) with the same one-line message naming the file. The path ``-`` is standard input
+(``ltlsynt ... | gf01 oracle - --trace ...``), read to its end, bounded as a file is.
 
 >>> read_text("missing.hoa")
 Traceback (most recent call last):
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 from collections.abc import Iterator
 from typing import BinaryIO
 
@@ -18,10 +20,15 @@ from hoa.errors import Gf01Error, quote
 #: Largest input file read (bytes). Parsing keeps a few objects per token: a 48 MB one-line HOA file peaks near
 #: 2 GB, so four times that would exhaust a laptop; refuse it with a clear message instead.
 MAX_INPUT_BYTES = 64 << 20
+#: The path that names standard input, and how messages name it.
+STDIN = "-"
+STDIN_NAME = "<stdin>"
 
 
 def file_name(path: str | os.PathLike[str]) -> str:
     """``path`` as error messages name it (cut to 200 characters)."""
+    if os.fspath(path) == STDIN:
+        return STDIN_NAME
     return quote(os.fspath(path), 200, bare=True)
 
 
@@ -51,6 +58,8 @@ def read_bytes(path: str | os.PathLike[str], *, limit: int = MAX_INPUT_BYTES) ->
     """The bytes of the file at ``path`` (for binary formats such as AIGER's ``.aig``); Gf01Error naming the file
     when it cannot be read, is not a regular file, or is larger than ``limit``."""
     name = file_name(path)
+    if os.fspath(path) == STDIN:
+        return _read_stdin(limit)
     with open_regular(path) as fh:
         try:
             # A buffer the size of the file, not of the limit: read(limit) would reserve the limit up front.
@@ -62,6 +71,27 @@ def read_bytes(path: str | os.PathLike[str], *, limit: int = MAX_INPUT_BYTES) ->
             raise Gf01Error(f"cannot read: {ex.strerror or ex}", file=name) from None
     if len(data) > limit:
         raise Gf01Error(f"larger than the {limit >> 20} MiB an input file may have", file=name)
+    return data
+
+
+def _read_stdin(limit: int) -> bytes:
+    """Standard input to its end (at most ``limit`` bytes), refused when it is a terminal: a command waiting for a
+    file typed by hand is a user's mistake, not a use."""
+    stream = sys.stdin.buffer if sys.stdin is not None else None
+    if stream is None:
+        raise Gf01Error("cannot read: there is no standard input", file=STDIN_NAME)
+    try:
+        if os.isatty(stream.fileno()):
+            raise Gf01Error("standard input is a terminal: pipe the file in (e.g. ltlsynt ... | gf01 ... -)",
+                            file=STDIN_NAME)
+    except (OSError, ValueError):
+        pass  # no descriptor (a test's captured stream): read what it holds
+    try:
+        data = stream.read(limit + 1)
+    except OSError as ex:
+        raise Gf01Error(f"cannot read: {ex.strerror or ex}", file=STDIN_NAME) from None
+    if len(data) > limit:
+        raise Gf01Error(f"larger than the {limit >> 20} MiB an input file may have", file=STDIN_NAME)
     return data
 
 

@@ -16,7 +16,7 @@ together with ``x``; the outputs are the least satisfying output valuation, comp
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -59,6 +59,19 @@ class MealyEdge:
 
     guard: Expr
     dest: int
+
+
+@dataclass(frozen=True, slots=True)
+class Ambiguity:
+    """Where a Mealy view is not output-deterministic: in ``state`` under input valuation ``x``, edge ``first`` (the
+    one the first-edge rule takes) and edge ``other`` are both enabled, with different outcomes ``(dest, y)``."""
+
+    state: int
+    x: int
+    first: int
+    other: int
+    first_outcome: tuple[int, int]
+    other_outcome: tuple[int, int]
 
 
 class MealyMachine(ABC):
@@ -213,49 +226,13 @@ class MealyView(MealyMachine):
         size = 1 << n
         nxt = np.full((self.num_states, size), -1, dtype=np.int32)
         out = np.zeros((self.num_states, size), dtype=np.int64)
-        xs_all = np.arange(size, dtype=np.int64)
         for q, edges in enumerate(self.edges):
             for e in edges:
-                outs = sorted(v for v in variables(e.guard) if v >= n)
-                k = len(outs)
-                split = _split_guard(e.guard, n)
-                if split is not None:
-                    # inputs & outputs apart (the usual Mealy label): one least output valuation for every input.
-                    ins, outputs = split
-                    model = least_model(outputs, outs)
-                    if model is None:
-                        continue  # never enabled
-                    y = sum(1 << (v - n) for v, bit in model.items() if bit)
-                    for lo in range(0, size, _CHUNK):
-                        xs = xs_all[lo : lo + _CHUNK]
-                        idx = xs[evaluate_array(ins, xs) & (nxt[q, xs] < 0)]
-                        nxt[q, idx] = e.dest
-                        out[q, idx] = y
-                    continue
-                if k > MAX_GUARD_OUTPUTS:
-                    raise Gf01Error(
-                        f"state {self.state_name(q)}: an edge label ties {k} outputs to the inputs; at most "
-                        f"{MAX_GUARD_OUTPUTS} are supported where inputs and outputs are not in separate conjuncts"
-                    )
-                # Candidate output valuations in lexicographic order, lowest output index most significant.
-                cand = np.arange(1 << k, dtype=np.int64)
-                ybits = np.zeros(1 << k, dtype=np.int64)
-                yvals = np.zeros(1 << k, dtype=np.int64)
-                for pos, v in enumerate(outs):
-                    bit = (cand >> (k - 1 - pos)) & 1
-                    ybits |= bit << v
-                    yvals |= bit << (v - n)
-                for lo in range(0, size, max(1, _CHUNK >> k)):
-                    xs = xs_all[lo : lo + max(1, _CHUNK >> k)]
-                    open_ = nxt[q, xs] < 0
-                    if not open_.any():
-                        continue
-                    sat = evaluate_array(e.guard, xs[:, None] | ybits[None, :])
-                    hit = sat.any(axis=1) & open_
-                    first = sat.argmax(axis=1)
-                    idx = xs[hit]
+                for xs, enabled, ys in self._edge_outcomes(q, e):
+                    open_ = enabled & (nxt[q, xs] < 0)
+                    idx = xs[open_]
                     nxt[q, idx] = e.dest
-                    out[q, idx] = yvals[first[hit]]
+                    out[q, idx] = ys[open_]
             missing = np.flatnonzero(nxt[q] < 0)
             if missing.size:
                 raise Gf01Error(
@@ -265,6 +242,81 @@ class MealyView(MealyMachine):
         nxt.setflags(write=False)
         out.setflags(write=False)
         return nxt, out
+
+    def _edge_outcomes(self, q: int, e: MealyEdge) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """Chunks ``(xs, enabled, ys)`` over all input valuations: whether ``e`` is enabled under each ``x`` (its guard
+        is satisfiable together with it) and the least output valuation it allows there (meaningful where enabled)."""
+        n = self.num_inputs
+        size = 1 << n
+        outs = sorted(v for v in variables(e.guard) if v >= n)
+        k = len(outs)
+        split = _split_guard(e.guard, n)
+        if split is not None:
+            # inputs & outputs apart (the usual Mealy label): one least output valuation for every input.
+            ins, outputs = split
+            model = least_model(outputs, outs)
+            if model is None:
+                return  # never enabled
+            y = sum(1 << (v - n) for v, bit in model.items() if bit)
+            for lo in range(0, size, _CHUNK):
+                xs = np.arange(lo, min(size, lo + _CHUNK), dtype=np.int64)
+                yield xs, evaluate_array(ins, xs), np.full(xs.shape, y, dtype=np.int64)
+            return
+        if k > MAX_GUARD_OUTPUTS:
+            raise Gf01Error(
+                f"state {self.state_name(q)}: an edge label ties {k} outputs to the inputs; at most "
+                f"{MAX_GUARD_OUTPUTS} are supported where inputs and outputs are not in separate conjuncts"
+            )
+        # Candidate output valuations in lexicographic order, lowest output index most significant.
+        cand = np.arange(1 << k, dtype=np.int64)
+        ybits = np.zeros(1 << k, dtype=np.int64)
+        yvals = np.zeros(1 << k, dtype=np.int64)
+        for pos, v in enumerate(outs):
+            bit = (cand >> (k - 1 - pos)) & 1
+            ybits |= bit << v
+            yvals |= bit << (v - n)
+        step = max(1, _CHUNK >> k)
+        for lo in range(0, size, step):
+            xs = np.arange(lo, min(size, lo + step), dtype=np.int64)
+            sat = evaluate_array(e.guard, xs[:, None] | ybits[None, :])
+            yield xs, sat.any(axis=1), yvals[sat.argmax(axis=1)]
+
+    def first_ambiguity(self) -> Ambiguity | None:
+        """The first (state, input valuation) where the view is not output-deterministic, or None when it is.
+
+        A controller is output-deterministic when, in every state and under every input valuation, all its enabled
+        edges agree on the outcome (destination and least output valuation): then the first-edge rule of
+        :meth:`step` decides nothing. A game arena (SYNTCOMP's HOA specifications) has, for the same input, edges
+        for both values of an output: the first edge in file order would silently pick the controller's move.
+        Checked on the dense tables (Gf01Error past :attr:`has_tables`).
+
+        >>> view = mealy_from_text('HOA: v1\\nStates: 1\\nStart: 0\\nAP: 2 "a" "o"\\ncontrollable-AP: 1\\n'
+        ...                        'Acceptance: 0 t\\n--BODY--\\nState: 0\\n[0 & 1] 0\\n[0 & !1] 0\\n[!0] 0\\n--END--')
+        >>> view.first_ambiguity()
+        Ambiguity(state=0, x=1, first=0, other=1, first_outcome=(0, 1), other_outcome=(0, 0))
+        """
+        nxt, out = self.tables
+        found: Ambiguity | None = None
+        for q, edges in enumerate(self.edges):
+            for k, e in enumerate(edges):
+                for xs, enabled, ys in self._edge_outcomes(q, e):
+                    differs = enabled & ((nxt[q, xs] != e.dest) | (out[q, xs] != ys))
+                    if differs.any():
+                        j = int(np.argmax(differs))
+                        x = int(xs[j])
+                        cand = Ambiguity(q, x, self._first_enabled(q, x), k, (int(nxt[q, x]), int(out[q, x])),
+                                         (e.dest, int(ys[j])))
+                        if found is None or (cand.state, cand.x) < (found.state, found.x):
+                            found = cand
+                        break
+            if found is not None:
+                return found
+        return None
+
+    def _first_enabled(self, q: int, x: int) -> int:
+        fixed = {i: bool((x >> i) & 1) for i in range(self.num_inputs)}
+        order = range(self.num_inputs, self.num_inputs + self.num_outputs)
+        return next(k for k, e in enumerate(self.edges[q]) if least_model(restrict(e.guard, fixed), order) is not None)
 
     def first_missing(self) -> tuple[int, int] | None:
         """The first (state, input valuation) with no enabled edge, or None when the view is input-complete."""
@@ -491,6 +543,7 @@ __all__ = [
     "MAX_GUARD_OUTPUTS",
     "MAX_TABLE_CELLS",
     "MAX_TABLE_INPUTS",
+    "Ambiguity",
     "MealyEdge",
     "MealyView",
     "load_mealy",

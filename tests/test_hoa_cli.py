@@ -97,9 +97,11 @@ def test_mealy_shows_inputs_outputs_and_completeness(capsys):
     code, out, _ = run(capsys, "hoa", "mealy", CONTROLLER)
     assert code == 0
     assert out.splitlines() == ["inputs: i1, i2", "outputs: o1, o2, o3, o4", "states: 1", "initial: 0",
-                                "input-complete"]
+                                "input-complete", "output-deterministic"]
     code, out, _ = run(capsys, "hoa", "mealy", EX01, "--outputs", "b")
-    assert code == 0 and "inputs: a\noutputs: b\nstates: 2\n" in out
+    # Under a=1 the automaton allows both b=0 (stay) and b=1 (move): an automaton, not a controller.
+    assert code == 1 and "inputs: a\noutputs: b\nstates: 2\n" in out
+    assert "not output-deterministic" in out.splitlines()[-1]
 
 
 def test_mealy_names_the_first_missing_state_and_valuation(capsys, tmp_path):
@@ -109,6 +111,25 @@ def test_mealy_names_the_first_missing_state_and_valuation(capsys, tmp_path):
     code, out, _ = run(capsys, "hoa", "mealy", str(f))
     assert code == 1
     assert out.splitlines()[-1] == "not input-complete: state waiting has no edge for input x=0 y=1"
+
+
+ARENA = ('HOA: v1 States: 2 Start: 0 AP: 2 "r" "g" controllable-AP: 1 Acceptance: 0 t --BODY--\n'
+         'State: 0 [!0 & !1] 0 [0 & 1] 0 [0 & !1] 1 State: 1 [t] 1 --END--')
+
+
+def test_mealy_says_a_game_arena_is_not_a_controller(capsys, tmp_path):
+    # A specification's arena offers both values of g under r=1: taking the first edge in file order would pick
+    # the controller's move silently, so the view is refused as a controller (exit 1), naming the state and input.
+    f = tmp_path / "arena.hoa"
+    f.write_text(ARENA)
+    code, out, _ = run(capsys, "hoa", "mealy", str(f))
+    assert code == 1
+    assert out.splitlines()[-1] == ("not output-deterministic (a game arena, not a controller): state 0 under input "
+                                    "r=1 has edges 1 (g=1 -> state 0) and 2 (g=0 -> state 1) enabled; the "
+                                    "first-edge rule would pick edge 1 silently")
+    code, out, _ = run(capsys, "hoa", "mealy", str(f), "--json")
+    record = json.loads(out)
+    assert code == 1 and record["output_deterministic"] is False and record["ambiguity"]["edges"] == [1, 2]
 
 
 def test_mealy_refuses_a_stream_and_unknown_outputs(capsys):

@@ -82,12 +82,16 @@ def mealy(
     ] = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Show the Mealy view of a controller: inputs, outputs, states, input-completeness (exit 1 if incomplete)."""
+    """Show the Mealy view of a controller: inputs, outputs, states, input-completeness and output-determinism
+    (exit 1 if it is not input-complete or not output-deterministic: a game arena, not a controller)."""
     from hoa.mealy import load_mealy
 
     names = [o.strip() for o in outputs.split(",") if o.strip()] if outputs is not None else None
     view = load_mealy(file, names)
     missing = view.first_missing()
+    # Output-determinism is read off the dense tables; a view too large to tabulate is not judged (null).
+    amb = view.first_ambiguity() if missing is None and view.has_tables else None
+    judged = missing is None and view.has_tables
     record = {
         "inputs": list(view.inputs),
         "outputs": list(view.outputs),
@@ -96,18 +100,39 @@ def mealy(
         "input_complete": missing is None,
         "missing": None if missing is None else {"state": view.state_name(missing[0]),
                                                  "input": view.valuation_text(missing[1])},
+        "output_deterministic": (amb is None) if judged else None,
+        "ambiguity": None if amb is None else {
+            "state": view.state_name(amb.state), "input": view.valuation_text(amb.x),
+            "edges": [amb.first, amb.other],
+            "outcomes": [_outcome(view, *amb.first_outcome), _outcome(view, *amb.other_outcome)]},
     }
 
     def human(r: dict[str, Any]) -> list[str]:
         gap = r["missing"]
         complete = "input-complete" if gap is None else (
             f"not input-complete: state {gap['state']} has no edge for input {gap['input']}")
-        return [f"inputs: {', '.join(r['inputs']) or '(none)'}", f"outputs: {', '.join(r['outputs']) or '(none)'}",
-                f"states: {r['states']}", f"initial: {r['initial']}", complete]
+        lines = [f"inputs: {', '.join(r['inputs']) or '(none)'}", f"outputs: {', '.join(r['outputs']) or '(none)'}",
+                 f"states: {r['states']}", f"initial: {r['initial']}", complete]
+        a = r["ambiguity"]
+        if a is not None:
+            (k, m), (o1, o2) = a["edges"], a["outcomes"]
+            lines.append(f"not output-deterministic (a game arena, not a controller): state {a['state']} under input "
+                         f"{a['input']} has edges {k} ({o1}) and {m} ({o2}) enabled; the first-edge rule would pick "
+                         f"edge {k} silently")
+        elif r["output_deterministic"]:
+            lines.append("output-deterministic")
+        elif gap is None:
+            lines.append("output-determinism not checked (too large for dense tables)")
+        return lines
 
     emit(record, json_out, human)
-    if missing is not None:
+    if missing is not None or amb is not None:
         raise typer.Exit(1)
+
+
+def _outcome(view: Any, dest: int, y: int) -> str:
+    outs = " ".join(f"{o}={(y >> j) & 1}" for j, o in enumerate(view.outputs)) or "no outputs"
+    return f"{outs} -> state {view.state_name(dest)}"
 
 
 def register(app: typer.Typer) -> None:

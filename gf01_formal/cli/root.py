@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from gf01_formal.cli import agent, hoa, instances, play, query, report, runs, serve
+from gf01_formal.cli import agent, hoa, instances, play, query, report, runs, serve, sim
 
 app = typer.Typer(
     name="gf01",
@@ -45,6 +45,7 @@ def _root(
 
 hoa.register(app)
 query.register(app)
+sim.register(app)
 instances.register(app)
 runs.register(app, instances.import_app)
 serve.register(app)
