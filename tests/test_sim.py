@@ -16,7 +16,7 @@ from aig.parser import parse
 from aig.view import CircuitView
 from aig.writer import canonical
 from gf01_formal.cli import main
-from gf01_formal.instances.io import load_checked
+from gf01_formal.instances.sources import open_instance
 from gf01_formal.scoring.simulation import simulate
 from solvers import api
 
@@ -33,7 +33,7 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:  # type: ignore[no-untyped-
 
 
 def test_the_edited_run_shows_the_effect_exactly_when_the_scorer_says_sufficient() -> None:
-    _, problem = load_checked(INSTANCE)
+    _, problem = open_instance(INSTANCE)
     # Every certificate of one or two atoms over the last steps before t* (both values): simulation against Suff.
     cells = [(t, i, v) for t in range(problem.t_star - 2, problem.t_star + 1)
              for i in range(problem.system.num_inputs) for v in (0, 1)]
@@ -93,7 +93,7 @@ def test_the_vcd_holds_both_runs_step_by_step(tmp_path, capsys) -> None:  # type
     code, _, _ = run(capsys, "sim", str(INSTANCE), str(CERT), "--vcd", str(wave))
     assert code == 0
     names, frames = _read_vcd(wave.read_text())
-    _, problem = load_checked(INSTANCE)
+    _, problem = open_instance(INSTANCE)
     sim = simulate(problem, tuple((t, problem.system.inputs.index(a), v) for t, a, v in json.loads(CERT.read_text())))
     assert len(frames) == problem.horizon
     by_name = {v: k for k, v in names.items()}
