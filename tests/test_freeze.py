@@ -66,3 +66,25 @@ def test_syntcomp_designs_frozen_on_the_controllers_inputs(name) -> None:  # typ
     rng = np.random.Generator(np.random.PCG64(len(name)))
     trace = [int(rng.integers(0, 1 << min(len(names), 62))) for _ in range(12)]
     _same_runs(aig, kept, trace)
+
+
+def test_the_valid_certificates_of_a_frozen_instance_are_the_originals_on_the_edited_inputs(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    # fifo(2) with d0 frozen to its base values: M(I) of the frozen instance is exactly the members of the whole
+    # instance's M(I) that touch only push and pop (the same runs, so the same Suff and Min1).
+    import json
+
+    from gf01_formal.cli import main
+
+    circuit = tmp_path / "fifo.aag"
+    circuit.write_text(canonical(fifo(2)))
+    trace = "push&!pop&d0;!push&!pop&!d0;!push&!pop&!d0;!push&!pop&!d0;!push&!pop&!d0"
+    answers = []
+    for extra in ([], ["--edit", "push,pop"]):
+        assert main(["enumerate", str(circuit), "--trace", trace, "--effect", "q0 & full", "--unbounded", "--json",
+                     *extra]) == 0
+        answers.append({tuple(map(tuple, c)) for c in json.loads(capsys.readouterr().out)["certificates"]})
+    whole, frozen = answers
+    assert frozen == {c for c in whole if all(a in ("push", "pop") for _, a, _ in c)}
+    assert len(frozen) == 3 and len(whole) == 6
+    assert main(["enumerate", str(circuit), "--trace", trace, "--effect", "q0", "--edit", "nope"]) == 2
+    assert "no input is named 'nope'" in capsys.readouterr().err

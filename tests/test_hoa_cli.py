@@ -144,3 +144,16 @@ def test_module_entry_point_runs_the_same_command():
                           capture_output=True, text=True, check=False)
     assert proc.returncode == 1
     assert proc.stdout.splitlines()[0] == f"{EX01}: ok (1 automaton: 2 states/3 edges)"
+
+
+def test_an_arena_is_refused_as_a_controller_unless_the_user_names_the_resolution(capsys, tmp_path):
+    f = tmp_path / "arena.hoa"
+    f.write_text(ARENA)
+    flags = ["--trace", "r;r;!r", "--effect", "g", "-o", str(tmp_path / "i.json")]
+    code, _, err = run(capsys, "import", "hoa", str(f), *flags)
+    assert code == 2 and len(err.splitlines()) == 1 and not (tmp_path / "i.json").exists()
+    assert "state 0 under input r=1 has edges 1 and 2 enabled" in err and "--resolve first-edge" in err
+    code, _, err = run(capsys, "import", "hoa", str(f), *flags, "--resolve", "first-edge")
+    assert code == 0, err
+    code, _, err = run(capsys, "oracle", str(f), "--trace", "r;r;!r", "--effect", "g", "--resolve", "last-edge")
+    assert code == 2 and "the one resolution is first-edge" in err

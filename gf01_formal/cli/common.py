@@ -88,6 +88,18 @@ OutputsOpt = Annotated[
     str | None,
     typer.Option("--outputs", metavar="A,B", help="HOA files without controllable-AP: the output APs."),
 ]
+EditOpt = Annotated[
+    str | None,
+    typer.Option("--edit", metavar="WHICH", help="AIGER: the inputs the player edits: all (default), uncontrollable "
+                 "or controllable (SYNTCOMP's controllable_* split), or input names A,B; the others follow the base "
+                 "trace inside the circuit."),
+]
+ResolveOpt = Annotated[
+    str | None,
+    typer.Option("--resolve", metavar="RULE", help="HOA: read a controller that is not output-deterministic (a game "
+                 "arena) by RULE: first-edge (the first enabled edge in file order); without it such a file is "
+                 "refused."),
+]
 
 # -- shared options ----------------------------------------------------------------------------------------------
 
@@ -210,11 +222,13 @@ def instance_options(
     budget_t: int | None,
     budget_a: int | None,
     outputs: str | None,
+    edit: str | None = None,
+    resolve: str | None = None,
 ) -> Any:
     """The InstanceOptions the flags give, or None when none was given (an instance file needs none)."""
     from gf01_formal.instances.sources import InstanceOptions
 
-    given = [trace, trace_file, effect, t_star, mode, window, budget_t, budget_a, outputs]
+    given = [trace, trace_file, effect, t_star, mode, window, budget_t, budget_a, outputs, edit, resolve]
     if all(v is None for v in given):
         return None
     if trace is not None and trace_file is not None:
@@ -227,13 +241,15 @@ def instance_options(
         source = quote(str(trace_file), 200, bare=True)
     names = tuple(o.strip() for o in outputs.split(",") if o.strip()) if outputs is not None else None
     return InstanceOptions(trace=trace, effect=effect, t_star=t_star, mode=mode or "hard", window=window,
-                           budget_t=budget_t, budget_a=budget_a, outputs=names, trace_source=source)
+                           budget_t=budget_t, budget_a=budget_a, outputs=names, trace_source=source,
+                           edit=edit or "all", resolve=resolve)
 
 
 #: The instance options (HOA files only), in the order --help lists them.
 _INSTANCE_OPTIONS: dict[str, Any] = {"trace": TraceOpt, "trace_file": TraceFileOpt, "effect": EffectOpt,
                                      "t_star": TStarOpt, "mode": ModeOpt, "window": WindowOpt, "budget_t": BudgetTOpt,
-                                     "budget_a": BudgetAOpt, "outputs": OutputsOpt}
+                                     "budget_a": BudgetAOpt, "outputs": OutputsOpt, "edit": EditOpt,
+                                     "resolve": ResolveOpt}
 
 
 def with_option_group(

@@ -47,7 +47,11 @@ class InstanceOptions:
     errors in the trace then name). ``effect``: a Boolean expression over output names. Defaults: t* = T-1; hard
     mode; window = w(I) of DEC-014b from the measured knobs (in hard mode the window plays no part and, unmeasured,
     is stored as 1); B_T = T; B_A = T x |AP_in|; outputs = the file's ``controllable-AP``. ``observe`` (AIGER
-    circuits only): latches added to the outputs, by name.
+    circuits only): latches added to the outputs, by name. ``edit`` (AIGER circuits only): the inputs the player
+    edits, ``all`` (default), ``uncontrollable`` / ``controllable`` (SYNTCOMP's split by the ``controllable_*``
+    prefix) or a comma-separated list of names; the others follow the base trace inside the circuit
+    (:func:`aig.freeze.freeze_inputs`), and AP_in are the edited ones. ``resolve`` (HOA files only): how to read a
+    controller that is not output-deterministic (``first-edge``); without it such a file is refused.
     """
 
     trace: str | list[Any] | None = None
@@ -60,6 +64,8 @@ class InstanceOptions:
     outputs: tuple[str, ...] | None = None
     trace_source: str | None = None
     observe: tuple[str, ...] | None = None
+    edit: str = "all"
+    resolve: str | None = None
 
     @property
     def needs_measurement(self) -> bool:
@@ -108,7 +114,11 @@ def _from_hoa(hoa_text: str, options: InstanceOptions, *, source: str | None, me
     if options.observe:
         raise Gf01Error("--observe names latches of an AIGER circuit; an HOA file's outputs are its controllable-AP "
                         "(or --outputs)", field="observe")
-    spec, view = hoa_system(hoa_text, options.outputs, file=source) if system is None else system
+    if options.edit != "all":
+        raise Gf01Error("--edit chooses the edited inputs of an AIGER circuit; an HOA controller's inputs are all "
+                        "edited", field="edit")
+    spec, view = (hoa_system(hoa_text, options.outputs, file=source, resolve=options.resolve) if system is None
+                  else system)
     meta = Meta(generator_version=SOURCE_VERSION, provenance="import:hoa", id_scheme="content", family="user-hoa",
                 source=Path(source).name if source else None)
     return _instance(view, spec, meta, options, source=source, measure=measure, count_limits=count_limits)
@@ -120,10 +130,35 @@ def _from_aiger(data: bytes, options: InstanceOptions, *, source: str | None, me
     if options.outputs is not None:
         raise Gf01Error("--outputs is for HOA files; a circuit's outputs are its outputs and bad-state properties "
                         "(add latches with --observe)", field="outputs")
+    if options.resolve is not None:
+        raise Gf01Error("--resolve is for HOA controllers; a circuit is deterministic", field="resolve")
     spec, view = aiger_system(data, options.observe or (), file=source)
+    if options.edit != "all":
+        spec, view, options = _freeze(spec, view, options, source)
     meta = Meta(generator_version=SOURCE_VERSION, provenance="import:aiger", id_scheme="content",
                 family="user-aiger", source=Path(source).name if source else None)
     return _instance(view, spec, meta, options, source=source, measure=measure, count_limits=count_limits)
+
+
+def _freeze(spec: SystemSpec, view: CircuitView, options: InstanceOptions,
+            source: str | None) -> tuple[SystemSpec, CircuitView, InstanceOptions]:
+    """The circuit whose inputs outside ``options.edit`` follow the base trace inside it, its view, and the options
+    with the base trace over the edited inputs alone."""
+    from aig.freeze import edited_inputs, freeze_inputs
+    from aig.writer import canonical
+
+    kept = edited_inputs(view.inputs, options.edit)
+    if len(kept) == view.num_inputs:
+        return spec, view, options
+    try:
+        trace = parse_trace(options.trace, view.inputs, field="trace")
+    except Gf01Error as ex:
+        raise (ex.located(options.trace_source) if options.trace_source else ex) from None
+    frozen = [k for k in range(view.num_inputs) if k not in kept]
+    values = [sum(((x >> k) & 1) << j for j, k in enumerate(frozen)) for x in trace]
+    spec, small = aiger_system(canonical(freeze_inputs(view.aig, frozen, values)), options.observe or (), file=source)
+    edited = [sum(((x >> k) & 1) << i for i, k in enumerate(kept)) for x in trace]
+    return spec, small, replace(options, trace=trace_to_json(edited, small.inputs), trace_source=None)
 
 
 def _require_task(options: InstanceOptions, what: str) -> None:

@@ -111,13 +111,33 @@ def trace_pairs(base_trace: Sequence[Mapping[str, int]]) -> TraceJson:
     return tuple(tuple(step.items()) for step in base_trace)
 
 
-def hoa_system(text: str, outputs: Sequence[str] | None = None, *,
-               file: str | None = None) -> tuple[SystemSpec, MealyView]:
+#: How a controller that is not output-deterministic may be read (``--resolve``): the first enabled edge in file order.
+RESOLUTIONS = ("first-edge",)
+
+
+def hoa_system(text: str, outputs: Sequence[str] | None = None, *, file: str | None = None,
+               resolve: str | None = None) -> tuple[SystemSpec, MealyView]:
     """The system of Mealy HOA text (its outputs ``outputs``, else its ``controllable-AP``) and its view, not yet
-    checked (:func:`gf01_formal.instances.problem.system_view` checks it when handed the view)."""
+    checked (:func:`gf01_formal.instances.problem.system_view` checks it when handed the view).
+
+    A view that is not output-deterministic (a game arena: under one input, enabled edges with different outcomes)
+    is refused unless ``resolve`` names how to read it (:data:`RESOLUTIONS`): the first-edge rule would otherwise
+    pick the controller's moves silently. Judged on the dense tables; a view past their limits is not judged.
+    """
+    from hoa.errors import Gf01Error
     from hoa.mealy import mealy_from_text
 
+    if resolve is not None and resolve not in RESOLUTIONS:
+        raise Gf01Error(f"--resolve {resolve!r}: the one resolution is {', '.join(RESOLUTIONS)}", field="resolve")
     view = mealy_from_text(text, outputs, file=file)
+    if resolve is None and view.has_tables and view.first_missing() is None:
+        amb = view.first_ambiguity()
+        if amb is not None:
+            raise Gf01Error(
+                f"not an output-deterministic controller (a game arena?): state {view.state_name(amb.state)} under "
+                f"input {view.valuation_text(amb.x)} has edges {amb.first} and {amb.other} enabled with different "
+                "outputs or successors; state --resolve first-edge to take the first enabled edge in file order",
+                file=file, field="resolve")
     return SystemSpec("hoa", tuple(view.inputs), tuple(view.outputs), hoa=text), view
 
 

@@ -1,10 +1,11 @@
 """User-supplied controllers as a family: a directory of ``.hoa`` files (e.g. ltlsynt outputs).
 
-cfg: ``{"kind": "hoa_dir", "path": "controllers/", "trace_density": [0.2, 0.5]}``. Each draw picks one file
-uniformly from the directory's ``*.hoa`` files in sorted name order (so the draw does not depend on directory
-listing order); its outputs are its ``controllable-AP``; the candidate effects are each output and its negation.
-The file's sha256 is recorded in the family parameters, so an instance says exactly which controller it used.
-A file that is not a single input-complete Mealy controller is refused with its name.
+cfg: ``{"kind": "hoa_dir", "path": "controllers/", "trace_density": [0.2, 0.5]}``, and ``"resolve": "first-edge"``
+to read controllers that are not output-deterministic by the first-edge rule (without it they are refused). Each
+draw picks one file uniformly from the directory's ``*.hoa`` files in sorted name order (so the draw does not
+depend on directory listing order); its outputs are its ``controllable-AP``; the candidate effects are each output
+and its negation. The file's sha256 is recorded in the family parameters, so an instance says exactly which
+controller it used. A file that is not a single input-complete Mealy controller is refused with its name.
 """
 
 from __future__ import annotations
@@ -17,13 +18,13 @@ import numpy as np
 from gf01_formal.instances.families.base import FRACTION, FamilySystem, Param, directory_files, draw_float
 from gf01_formal.instances.model import System
 from gf01_formal.instances.problem import system_view
-from gf01_formal.instances.spec import hoa_system
+from gf01_formal.instances.spec import RESOLUTIONS, hoa_system
 from hoa.errors import Gf01Error
 from hoa.files import read_text
 
 DEFAULTS: dict[str, Any] = {"trace_density": [0.2, 0.5]}
 #: What a cfg may set.
-PARAMS = {"path": Param("path"), "trace_density": FRACTION}
+PARAMS = {"path": Param("path"), "trace_density": FRACTION, "resolve": Param("choice", choices=RESOLUTIONS)}
 
 
 
@@ -39,7 +40,7 @@ def build(rng: np.random.Generator, params: dict[str, Any], level: float) -> Fam
     density = draw_float(rng, {**DEFAULTS, **params}, "trace_density", DEFAULTS["trace_density"])
     text = read_text(f)
     try:
-        spec, view = hoa_system(text, None, file=str(f))
+        spec, view = hoa_system(text, None, file=str(f), resolve=params.get("resolve"))
         system_view(spec, built=view)  # input-completeness, named in the error (and the view kept for the generator)
         system = System.of_spec(spec)
     except Gf01Error as ex:
@@ -47,7 +48,8 @@ def build(rng: np.random.Generator, params: dict[str, Any], level: float) -> Fam
     effects = [*view.outputs, *(f"!{o}" for o in view.outputs)]
     return FamilySystem(
         family="hoa_dir",
-        params={"file": f.name, "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(), "trace_density": density},
+        params={"file": f.name, "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(), "trace_density": density,
+                **({"resolve": params["resolve"]} if "resolve" in params else {})},
         system=system,
         effects=tuple(effects),
         input_density=tuple([density] * view.num_inputs),
