@@ -461,3 +461,15 @@ def test_the_record_states_the_sandbox_limits(tmp_path: Path) -> None:
                                             "cpu_seconds": LIMITS.cpu_seconds, "tmp_bytes": LIMITS.tmp_bytes,
                                             "file_bytes": LIMITS.file_bytes}
     assert "sandbox_limits" not in SubprocessAgent([sys.executable], sandbox="none").meta
+
+
+@needs_bwrap
+def test_b_the_environment_given_with_network_is_on_no_command_line(monkeypatch) -> None:
+    """--agent-network gives the program the harness's environment, inherited, never as bwrap --setenv words: a
+    command line is readable by every user of the machine (and by the agent, as its pid 1's)."""
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    assert SECRET not in " ".join(wrap([sys.executable, "-c", "pass"], network=True))
+    seen = subprocess.run(wrap([sys.executable, "-c", "import os; print(os.environ['OPENAI_API_KEY'], "
+                                "os.environ['HOME'])"], network=True), env=environment(True),
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120, check=False)
+    assert seen.returncode == 0 and seen.stdout.split() == [SECRET, "/tmp"], seen.stderr

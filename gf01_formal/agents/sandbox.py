@@ -164,8 +164,15 @@ def wrap(argv: list[str], *, network: bool = False, limits: Limits = LIMITS,
         else:
             inner.append(word)
     args += binds.args
-    args += ["--chdir", "/tmp", "--clearenv"]
-    for name, value in sorted({**environment(network), **(setenv or {})}.items()):
+    args += ["--chdir", "/tmp"]
+    if network:
+        # The whole environment, inherited from bubblewrap's (started with it): never on a command line, which
+        # every user of the machine can read in /proc.
+        shown = {"HOME": "/tmp", "TMPDIR": "/tmp", **(setenv or {})}
+    else:
+        args.append("--clearenv")
+        shown = {**environment(network), **(setenv or {})}
+    for name, value in sorted(shown.items()):
         args += ["--setenv", name, value]
     return [*args, "--", *_confined(limits, root), *inner]
 
