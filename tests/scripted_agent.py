@@ -1,13 +1,15 @@
 """The prelude of the scripted gf01.agent.v1 agents that the subprocess and leakage tests run (tests only).
 
-A script made of ``PRELUDE`` and a call ``play(answer)`` logs every message it receives to ``argv[1]`` and writes
+A script made of ``PRELUDE`` and a call ``play(answer)`` logs every message it receives to its output file (the
+descriptor ``$GF01_OUTPUT_FD`` the harness opens on the spec's ``output``: the sandbox lets it write nothing else;
+none: not logged) and writes
 ``answer(t)`` for each step t it is asked to act on: a str is written as it is (so a test can send raw or broken
 lines), anything else as one JSON line.
 """
 
 PRELUDE = """
 import json, os, subprocess, sys, time
-log = open(sys.argv[1], "a")
+log = os.fdopen(int(os.environ["GF01_OUTPUT_FD"]), "a") if "GF01_OUTPUT_FD" in os.environ else open(os.devnull, "a")
 def messages():
     for line in sys.stdin:
         log.write(line); log.flush()

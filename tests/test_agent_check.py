@@ -46,7 +46,9 @@ CASES = {
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_each_fault_is_reported_in_words(case: str, tmp_path: Path) -> None:
     body, kinds = CASES[case]
-    found = check_program(program(tmp_path, body), episodes=1, step_timeout=2.0)
+    # Children outlive the program only unsandboxed: in the sandbox they die with it.
+    sandbox = "none" if case == "children_left" else "auto"
+    found = check_program(program(tmp_path, body), episodes=1, step_timeout=2.0, sandbox=sandbox)
     assert {f.kind for f in found.faults} == kinds, [str(f) for f in found.faults]
     assert not found.ok and all(f.message and f.instance_id for f in found.faults)
 
@@ -65,3 +67,66 @@ def test_the_command_exits_1_on_faults_and_prints_them(tmp_path: Path, capsys: p
     assert main(["agent", "check", good, "--episodes", "1",
                  "--bundle", str(ROOT / "gf01_formal" / "examples" / "arbiter_priority.json")]) == 0
     assert capsys.readouterr().out.startswith("no protocol fault in 1 episode")
+
+
+#: A program that works unsandboxed only: it reads a data file beside it that its command line does not name.
+BESIDE = '''
+import json, os, sys
+weights = json.load(open(os.path.join(os.path.dirname(os.path.abspath(sys.argv[0])), "weights.json")))
+for line in sys.stdin:
+    m = json.loads(line)
+    if m["type"] == "end":
+        break
+    if m["type"] == "observation" and m["done"]:
+        continue
+    print(json.dumps({"set": weights}), flush=True)
+'''
+
+
+def test_an_agent_that_cannot_run_sandboxed_fails_the_check(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """(e) The check runs the program as evaluate does, in the sandbox: a file it needs but does not name is not
+    there, and the check says so (it passed when the check ran the program outside the sandbox)."""
+    (tmp_path / "weights.json").write_text("{}")
+    script = tmp_path / "agent.py"
+    script.write_text(BESIDE)
+    cmd = shlex.join([sys.executable, str(script)])
+    assert check_program(cmd, episodes=1, sandbox="none").ok  # it is a working agent, outside
+    found = check_program(cmd, episodes=1)
+    assert not found.ok and {f.kind for f in found.faults} == {"crash"}
+    assert "weights.json" in found.faults[0].message
+    assert main(["agent", "check", cmd, "--episodes", "1"]) == 1
+    assert "weights.json" in capsys.readouterr().out
+
+
+#: A program that asks the planner about one edit before each action, then plays nothing.
+TOOL_USER = '''
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m["type"] == "end":
+        break
+    if m["type"] == "observation" and m["done"]:
+        continue
+    if m["type"] == "start":
+        first = m["goal"]["inputs"][0]
+    print(json.dumps({"type": "tool", "tool": "local-planner-v1", "atoms": [[0, first, 1]]}), flush=True)
+    reply = json.loads(sys.stdin.readline())
+    assert reply["type"] == "tool_result" and "error" not in reply["result"], reply
+    print(json.dumps({"set": {}}), flush=True)
+'''
+
+
+def test_the_track_option_exercises_tool_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """(e) --track EVAL-TA answers the program's planner calls (no fault); on EVAL-CB the same program is refused a
+    tool, and the check reports it."""
+    script = tmp_path / "agent.py"
+    script.write_text(TOOL_USER)
+    cmd = shlex.join([sys.executable, str(script)])
+    assert check_program(cmd, episodes=2, track="EVAL-TA").ok
+    found = check_program(cmd, episodes=1)
+    assert {f.kind for f in found.faults} == {"tool_denied"}, [str(f) for f in found.faults]
+    assert main(["agent", "check", cmd, "--episodes", "1", "--track", "EVAL-TA"]) == 0
+    assert capsys.readouterr().out.startswith("no protocol fault in 1 episode")
+    assert main(["agent", "check", cmd, "--episodes", "1", "--track", "EVAL-CB"]) == 1
+    assert "tool" in capsys.readouterr().out

@@ -40,7 +40,7 @@ def run(case, tmp_path: Path, body: str, *, timeout: float = 5.0, build=None, sa
     script.write_text(PRELUDE + textwrap.dedent(body))
     log = tmp_path / "received.jsonl"
     log.write_text("")
-    params = {"cmd": f"{sys.executable} {script} {log}", "step_timeout": timeout}
+    params = {"cmd": f"{sys.executable} {script} {log}", "step_timeout": timeout, "output": str(log)}
     spec = AgentSpec("cmd", "EVAL-CB", params if sandbox is None else {**params, "sandbox": sandbox})
     agents.check(spec)
     inst, problem, scorer = case
@@ -180,9 +180,9 @@ def test_silence_past_the_step_timeout_is_fatal_and_the_agent_is_killed(case, tm
                 time.sleep(300)
             return {{"set": {{}}}}
         play(answer)
-    """, timeout=0.5, sandbox="none")
+    """, timeout=2.0, sandbox="none")  # step 0's clock includes the start-up: 2 s, not a race with a loaded machine
     assert time.monotonic() - begin < CEILING  # the program sleeps 300 s: only the step timeout ends it sooner
-    assert record.status == "agent_error" and record.error == "timeout: no action within 0.5 s"
+    assert record.status == "agent_error" and record.error == "timeout: no action within 2 s"
     assert record.steps[1].agent_error.kind == "timeout"
     assert all(gone(int(p)) for p in pids.read_text().split())  # the agent and its child: the whole group
 
@@ -202,7 +202,7 @@ def test_a_line_that_never_ends_times_out_without_unbounded_memory(case, tmp_pat
         for m in messages():
             while True:
                 sys.stdout.write("y" * 65536)
-    """, timeout=0.5)
+    """, timeout=3.0)  # the clock of step 0 includes the sandbox's start-up: not a race with it
     assert record.status == "agent_error" and record.steps[0].agent_error.kind == "bad_action"
     assert record.steps[1].agent_error.kind == "timeout"
 
@@ -336,3 +336,59 @@ def test_the_example_agent_plays_by_the_protocol(case):
     assert record.certificate == [[4, "r0", 1]] and len(record.steps) == 5  # it commits at t* = 4
     assert record.sandbox == "bwrap"  # played in the sandbox, and the record says so
     assert os.access(ROOT / "examples" / "agent_example.py", os.X_OK)
+
+
+# -- issue 29 item 4 and issue 31 item 5: a bad tool line is one run's fault; no completed run is exit 1 ------------
+
+CHECK_BUNDLE = ROOT / "gf01_formal" / "examples" / "check_bundle.json"
+
+#: Asks the planner about atoms that hold NaN and 1e400 (JSON the tool log cannot carry), then would play nothing.
+NAN_TOOL_LINE = '''
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m["type"] == "end":
+        break
+    if m["type"] == "observation" and m["done"]:
+        continue
+    print('{"type": "tool", "tool": "local-planner-v1", "atoms": [[0, "r0", NaN], [1e400, "r1", 1]]}', flush=True)
+    print(json.dumps({"set": {}}), flush=True)
+'''
+
+
+def test_a_tool_line_with_nan_or_1e400_is_a_tool_denied_fault_and_the_evaluation_goes_on(tmp_path, capsys):
+    from gf01_formal.cli import main
+
+    agent = tmp_path / "nan.py"
+    agent.write_text(NAN_TOOL_LINE)
+    out = tmp_path / "runs.jsonl"
+    status = main(["evaluate", str(CHECK_BUNDLE), "--agent-cmd", f"{sys.executable} {agent}", "--agent",
+                   "tool", "--track", "EVAL-TA", "-o", str(out)])
+    assert status == 0, capsys.readouterr().err  # the tool baseline's runs completed
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    mine = [r for r in records if r["agent_name"] == "cmd"]
+    assert len(records) == 6 and len(mine) == 3  # every episode of both agents has its record
+    for rec in mine:
+        (fault,) = [s["agent_error"] for s in rec["steps"] if s.get("agent_error")]
+        assert rec["status"] == "agent_error" and fault["kind"] == "tool_denied" and "NaN" in fault["message"]
+
+
+def test_evaluate_and_play_exit_1_when_no_run_completed(tmp_path, capsys):
+    """An agent that cannot start (here: it exits at once) leaves no completed run: exit 1 and one line naming the
+    cause, not a completed evaluation exiting 0."""
+    from gf01_formal.cli import main
+
+    agent = tmp_path / "dead.py"
+    agent.write_text("import sys\nprint('cannot start: no model here', file=sys.stderr)\nsys.exit(3)\n")
+    out = tmp_path / "runs.jsonl"
+    cmd = f"{sys.executable} {agent}"
+    assert main(["evaluate", str(CHECK_BUNDLE), "--agent-cmd", cmd, "-o", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no run completed (3 played)" in err and "cannot start: no model here" in err
+    assert len(out.read_text().splitlines()) == 3
+    # run again: nothing is played now (the runs are final), nothing failed now
+    assert main(["evaluate", str(CHECK_BUNDLE), "--agent-cmd", cmd, "-o", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["play", str(ROOT / "gf01_formal" / "examples" / "arbiter_priority.json"), "--agent-cmd", cmd]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "did not complete: agent_error" in err and "no model here" in err

@@ -535,6 +535,19 @@ CASES: list[Case] = [
     _option("agent check", "--episodes 0", lambda ws: ["agent", "check", "python3", "--episodes", "0"], "--episodes"),
     _option("agent check", "--step-timeout 0", lambda ws: ["agent", "check", "python3", "--step-timeout", "0"],
             "--step-timeout"),
+    # The second round's sandbox (issue 29): agent check's track and sandbox, the one output file an agent may write.
+    _option("agent check", "--track EVAL-XX", lambda ws: ["agent", "check", "python3", "--track", "EVAL-XX"],
+            "--track"),
+    _option("agent check", "--sandbox nowhere", lambda ws: ["agent", "check", "python3", "--sandbox", "nowhere"],
+            "--sandbox"),
+    _option("evaluate", "--agent-output a directory", lambda ws: ["evaluate", ws.instance, "--agent-cmd", "python3",
+                                                                  "--agent-output", str(ws.out), "-o",
+                                                                  str(ws.out / "r.jsonl")], "--agent-output"),
+    _option("play", "--agent-output a device", lambda ws: ["play", ws.instance, "--agent-cmd", "python3",
+                                                           "--agent-output", "/dev/null"], "--agent-output"),
+    _option("agent check", "--agent-output in no directory",
+            lambda ws: ["agent", "check", "python3", "--agent-output", str(ws.out / "no" / "x.log")],
+            "--agent-output"),
 ]
 
 

@@ -113,8 +113,10 @@ def test_an_agent_that_fails_at_once_is_reported_once_not_per_step(tmp_path, pla
     script = tmp_path / "agent.sh"
     script.write_text("#!/bin/sh\necho started >&2\nexit 7\n")
     script.chmod(0o755)
-    status, out, _ = play(str(INSTANCE), "--agent-cmd", str(script))
-    assert status == 0 and "agent_error: crash: the agent exited with status 7" in out and "started" in out
+    status, out, err = play(str(INSTANCE), "--agent-cmd", str(script))
+    # exit 1: the run did not complete (issue 31), said once on stderr
+    assert status == 1 and "agent_error: crash: the agent exited with status 7" in out and "started" in out
+    assert err.count("did not complete") == 1
     assert "agent errors     1" in out
 
 

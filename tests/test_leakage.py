@@ -94,9 +94,10 @@ def stream(tmp_path: Path, hoa: str | bytes, trace: str, effect: str, plan: dict
     (tmp_path / "agent.py").write_text(AGENT)
     (tmp_path / f"{name}.plan").write_text(json.dumps({str(t): line for t, line in plan.items()}))
     log = tmp_path / f"{name}.jsonl"
-    log.write_text("")  # the sandbox binds the files named on the command line that exist
+    log.write_text("")  # the agent's output file (the only file it may write); the plan is bound read-only
     cmd = f"{sys.executable} {tmp_path / 'agent.py'} {log} {tmp_path / f'{name}.plan'}"
-    record = play_run(inst, problem, AgentSpec("cmd", "EVAL-CB", {"cmd": cmd}), seed=0, scorer=Scorer(problem)).record
+    spec = AgentSpec("cmd", "EVAL-CB", {"cmd": cmd, "output": str(log)})
+    record = play_run(inst, problem, spec, seed=0, scorer=Scorer(problem)).record
     return log.read_text().splitlines(), record, inst, problem
 
 

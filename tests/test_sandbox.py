@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from gf01_formal.agents.sandbox import bwrap_problem
+from gf01_formal.agents.sandbox import LIMITS, Limits, bwrap_problem, environment, wrap
 from gf01_formal.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -84,26 +84,15 @@ def _evaluate(tmp_path: Path, script: str, *extra: str) -> tuple[int, list[dict]
     return proc.returncode, [json.loads(line) for line in out.read_text().splitlines()]
 
 
-#: What follows a probe in an agent script: the agent plays no edit at any step, to the end of the episode.
-PLAY_NOTHING = '''
-for line in sys.stdin:
-    m = json.loads(line)
-    if m["type"] == "end":
-        break
-    if m["type"] == "observation" and m["done"]:
-        continue
-    print(json.dumps({"set": {}}), flush=True)
-'''
-
-
-def _probe(tmp_path: Path, probe: str, writes: Path, *extra: str) -> int:
-    """``gf01 evaluate`` (in this process) with an agent that runs ``probe`` (Python source importing json and sys),
-    then plays nothing; ``writes``, the file the probe writes, is named on the agent's command line (the sandbox
-    lets it write the files named there). Returns the exit status."""
-    agent = tmp_path / "agent.py"
-    agent.write_text(textwrap.dedent(probe) + PLAY_NOTHING)
-    return main(["evaluate", str(INSTANCE), "--agent-cmd", f"{sys.executable} {agent} {writes}", *extra, "-o",
-                 str(tmp_path / "runs.jsonl")])
+def _inside(tmp_path: Path, script: str, *args: str, network: bool = False, limits: Limits = LIMITS,
+            python: str = sys.executable) -> subprocess.CompletedProcess[str]:
+    """``script`` run by ``python`` in the sandbox an episode gets (the command line and environment
+    :class:`SubprocessAgent` starts bubblewrap with), its stdout and stderr captured, its stdin empty."""
+    probe = tmp_path / "probe.py"
+    probe.write_text(textwrap.dedent(script))
+    return subprocess.run(wrap([python, str(probe), *args], network=network, limits=limits),
+                          env=environment(network), stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=120, check=False)
 
 
 def test_the_peeker_wins_without_a_sandbox(tmp_path: Path, capsys) -> None:
@@ -124,9 +113,7 @@ def test_the_peeker_in_the_sandbox_scores_like_the_baselines(tmp_path: Path, cap
 
 
 @needs_bwrap
-def test_the_sandbox_sees_no_harness_process_and_no_project_file(tmp_path: Path, capsys) -> None:
-    seen = tmp_path / "seen.json"
-    seen.write_text("")
+def test_the_sandbox_sees_no_harness_process_and_no_project_file(tmp_path: Path) -> None:
     script = f'''
         import json, os, sys
         pids = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
@@ -137,16 +124,15 @@ def test_the_sandbox_sees_no_harness_process_and_no_project_file(tmp_path: Path,
                 return True
             except OSError:
                 return False
-        probe = {{"pids": pids, "cmdlines": cmdlines, "instance": can({str(INSTANCE)!r}),
+        print(json.dumps({{"pids": pids, "cmdlines": cmdlines, "instance": can({str(INSTANCE)!r}),
                   "work": os.path.exists("/work"), "root_repo": os.path.exists({str(ROOT)!r}),
                   "cwd": os.getcwd(), "net": sorted(os.listdir("/sys/class/net")) if os.path.exists("/sys") else [],
-                  "env": sorted(os.environ)}}
-        open({str(seen)!r}, "w").write(json.dumps(probe))
+                  "env": sorted(os.environ)}}))
     '''
-    status = _probe(tmp_path, script, seen)
-    assert status == 0, capsys.readouterr().err
-    probe = json.loads(seen.read_text())
-    assert len(probe["pids"]) <= 3  # the sandbox's init, the agent (and at most a shim's exec)
+    proc = _inside(tmp_path, script)
+    assert proc.returncode == 0, proc.stderr
+    probe = json.loads(proc.stdout)
+    assert len(probe["pids"]) <= 4  # the sandbox's init, the agent (and at most a shim's exec)
     # the harness (this test's process) is invisible; what the sandbox's init shows is the sandbox's own set-up
     assert not any("gf01_formal" in c or str(INSTANCE) in c or "-m pytest" in c for c in probe["cmdlines"])
     assert probe["instance"] is False and probe["root_repo"] is False
@@ -176,19 +162,16 @@ def _gone(marker: str, wait: float = 5.0) -> bool:
 
 
 @needs_bwrap
-def test_a_setsid_grandchild_dies_with_the_episode(tmp_path: Path, capsys) -> None:
+def test_a_setsid_grandchild_dies_with_the_episode(tmp_path: Path) -> None:
     marker = f"gf01-sandbox-grandchild-{os.getpid()}-{time.monotonic_ns()}"
-    started = tmp_path / "started"
-    started.write_text("")
     script = f'''
-        import json, os, subprocess, sys
+        import subprocess, sys
         # a grandchild in a session of its own, which outlives its parent and ignores the group's signals
         subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)", {marker!r}], start_new_session=True)
-        open({str(started)!r}, "w").write("yes")
+        print("started", flush=True)
     '''
-    status = _probe(tmp_path, script, started)
-    assert status == 0, capsys.readouterr().err
-    assert started.read_text() == "yes"
+    proc = _inside(tmp_path, script)
+    assert proc.returncode == 0 and proc.stdout == "started\n", proc.stderr
     assert _gone(marker)
 
 
@@ -222,7 +205,7 @@ def test_the_example_agent_in_the_sandbox_passes_official_validation(tmp_path: P
 
 @needs_bwrap
 @pytest.mark.parametrize("network", [False, True])
-def test_no_network_unless_the_run_says_so(tmp_path: Path, capsys, network: bool) -> None:
+def test_no_network_unless_the_run_says_so(tmp_path: Path, network: bool) -> None:
     """The harness's machine listens on loopback: the sandboxed agent cannot reach it, unless --agent-network."""
     import socket
 
@@ -230,24 +213,20 @@ def test_no_network_unless_the_run_says_so(tmp_path: Path, capsys, network: bool
     server.bind(("127.0.0.1", 0))
     server.listen(1)
     port = server.getsockname()[1]
-    seen = tmp_path / "seen.txt"
-    seen.write_text("")
     script = f'''
-        import json, socket, sys
+        import socket
         try:
             socket.create_connection(("127.0.0.1", {port}), timeout=5).close()
-            reached = "reached"
+            print("reached")
         except OSError as ex:
-            reached = "refused " + type(ex).__name__
-        open({str(seen)!r}, "w").write(reached)
+            print("refused " + type(ex).__name__)
     '''
-    extra = ["--agent-network"] if network else []
     try:
-        status = _probe(tmp_path, script, seen, *extra)
+        proc = _inside(tmp_path, script, network=network)
     finally:
         server.close()
-    assert status == 0, capsys.readouterr().err
-    assert seen.read_text().startswith("reached" if network else "refused"), seen.read_text()
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("reached" if network else "refused"), proc.stdout
 
 
 @needs_bwrap
@@ -262,5 +241,235 @@ def test_a_named_file_in_a_system_directory_stays_read_only(tmp_path: Path) -> N
     mine.write_text("")
     args = wrap([sys.executable, inside, str(mine)])
     pairs = list(itertools.pairwise(args))
-    assert ("--bind", os.path.realpath(inside)) not in pairs
-    assert ("--bind", os.path.realpath(mine)) in pairs
+    assert "--bind" not in args  # nothing is writable: the named files are bound read-only (or already visible)
+    assert ("--ro-bind", os.path.realpath(mine)) in pairs
+
+
+# -- issue 29, the sandbox's second round: each attack of item 1 ---------------------------------------------------
+
+
+@needs_bwrap
+def test_c_a_venv_under_the_system_temp_directory_runs_sandboxed(tmp_path: Path, capsys) -> None:
+    """(c) An interpreter under /tmp is bound over the private /tmp: a --system-site-packages venv made under
+    mkdtemp() runs the example agent to a completed, officially valid run."""
+    import shutil
+    import tempfile
+
+    where = tempfile.mkdtemp(prefix="gf01-venv-")
+    try:
+        venv = Path(where) / "venv"
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(venv)],
+                       check=True, capture_output=True, timeout=120)
+        out = tmp_path / "runs.jsonl"
+        agent = f"{venv / 'bin' / 'python'} {ROOT / 'examples' / 'agent_example.py'}"
+        assert main(["evaluate", str(INSTANCE), "--agent-cmd", agent, "-o", str(out)]) == 0, capsys.readouterr().err
+        (rec,) = [json.loads(line) for line in out.read_text().splitlines()]
+        assert rec["status"] == "completed" and rec["agent_errors"] == 0 and rec["sandbox"] == "bwrap", rec["error"]
+        assert main(["validate", str(out), "--official", "--bundle", str(INSTANCE)]) == 0, capsys.readouterr()
+    finally:
+        shutil.rmtree(where)
+
+
+#: A closed-book agent kept in a project's bin/: it looks for the bundle beside its directory (and anywhere under
+#: it) and plays the oracle's certificate it finds; it prints what it saw as its first line (not JSON: a fault).
+PROJECT_PEEKER = '''
+import json, os, sys
+
+here = os.path.dirname(os.path.dirname(os.path.abspath(sys.argv[0])))
+seen = []
+cert = None
+for dirpath, _, files in os.walk(here):
+    for name in files:
+        seen.append(os.path.join(dirpath, name))
+        try:
+            doc = json.load(open(os.path.join(dirpath, name)))
+            cert = cert or doc["certification"]["oracle_certificate"]
+        except Exception:
+            pass
+print("seen " + " ".join(sorted(os.path.relpath(p, here) for p in seen)), flush=True)
+plan = {}
+for t, name, value in cert or []:
+    plan.setdefault(t, {})[name] = value
+for line in sys.stdin:
+    m = json.loads(line)
+    if m["type"] == "end":
+        break
+    if m["type"] == "observation" and m["done"]:
+        continue
+    t = 0 if m["type"] == "start" else m["t"] + 1
+    last = t == max(plan, default=-1)
+    print(json.dumps({"set": plan.get(t, {}), "t": t, **({"commit": True} if last else {})}), flush=True)
+'''
+
+
+@needs_bwrap
+def test_a_a_program_in_a_project_bin_sees_nothing_of_the_project(tmp_path: Path, capsys) -> None:
+    """(a) proj/bin/agent next to proj/bundle.json: only the program's own file is bound, not its "install prefix";
+    it finds no bundle and scores 0."""
+    proj = tmp_path / "proj"
+    (proj / "bin").mkdir(parents=True)
+    bundle = proj / "bundle.json"
+    bundle.write_text(INSTANCE.read_text())
+    (proj / "keys").mkdir()
+    (proj / "keys" / "split.key").write_text("not for the agent\n")
+    agent = proj / "bin" / "agent"
+    agent.write_text(f"#!{sys.executable}\n{PROJECT_PEEKER}")
+    agent.chmod(0o755)
+    out = proj / "runs.jsonl"
+    assert main(["evaluate", str(bundle), "--agent-cmd", str(agent), "-o", str(out)]) == 0, capsys.readouterr().err
+    (rec,) = [json.loads(line) for line in out.read_text().splitlines()]
+    assert rec["sandbox"] == "bwrap" and rec["status"] == "completed"
+    assert rec["score_c"] == 0 and rec["certificate"] == []
+    (fault,) = [s["agent_error"] for s in rec["steps"] if s.get("agent_error")]
+    assert fault["kind"] == "not_json" and "seen bin/agent" in fault["message"], fault
+    assert "bundle" not in fault["message"] and "keys" not in fault["message"] and "runs" not in fault["message"]
+
+
+SECRET = "sk-gf01-planted-secret-0123456789"
+
+#: An agent that hunts the harness's credentials everywhere it can look (every process's environ and cmdline, its
+#: own environment) and crashes, printing what it found to stderr (which the crash message carries).
+SECRET_HUNTER = '''
+import os, sys
+found = []
+for pid in os.listdir("/proc"):
+    for what in ("environ", "cmdline"):
+        try:
+            data = open(f"/proc/{pid}/{what}", "rb").read().decode("utf-8", "replace")
+        except OSError as ex:
+            print(f"/proc/{pid}/{what}: {type(ex).__name__}", file=sys.stderr)
+            continue
+        found += [w for w in data.split("\\0") if "sk-" in w or "hf_" in w]
+found += [f"{k}={v}" for k, v in os.environ.items() if "sk-" in v or "hf_" in v]
+print("found: " + " ".join(found), file=sys.stderr)
+print("leak " + " ".join(found), flush=True)
+sys.exit(1)
+'''
+
+
+@needs_bwrap
+@pytest.mark.parametrize("network", [False, True])
+def test_b_the_harness_environment_never_reaches_the_record(tmp_path: Path, monkeypatch, capsys,
+                                                              network: bool) -> None:
+    """(b) The operator's OPENAI_API_KEY and HF_TOKEN: unreadable through /proc/1/environ or any other process's
+    file; with --agent-network the agent gets them (it calls a model), and its crash message and the lines it
+    prints still reach the record with the values redacted."""
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    monkeypatch.setenv("HF_TOKEN", "hf_" + SECRET)
+    agent = tmp_path / "hunter.py"
+    agent.write_text(SECRET_HUNTER)
+    out = tmp_path / "runs.jsonl"
+    extra = ["--agent-network"] if network else []
+    main(["evaluate", str(INSTANCE), "--agent-cmd", f"{sys.executable} {agent}", *extra, "-o", str(out)])
+    capsys.readouterr()
+    text = out.read_text()
+    (rec,) = [json.loads(line) for line in text.splitlines()]
+    assert rec["status"] == "agent_error" and "found:" in rec["error"], rec["error"]
+    assert SECRET not in text and "planted" not in text
+    if network:
+        assert "[$OPENAI_API_KEY]" in text  # the agent had it, and the record names the variable, not the value
+    else:
+        assert "/proc/1/environ: PermissionError" in rec["error"] or "[$" not in text
+
+
+@needs_bwrap
+def test_d_named_files_are_read_only_and_nothing_is_kept(tmp_path: Path) -> None:
+    """(d) The agent's own script and a file named on its command line cannot be rewritten (no state across
+    episodes, no code changed on the host); a 300 MiB write fails inside and reaches no disk."""
+    memo = tmp_path / "memo.json"
+    memo.write_text("{}")
+    marker = f"gf01-big-{os.getpid()}-{time.monotonic_ns()}"
+    script = f'''
+        import errno, json, sys
+        out = {{}}
+        for name, path in (("script", sys.argv[0]), ("memo", sys.argv[1])):
+            try:
+                with open(path, "a") as fh:
+                    fh.write("# gold: [[20, 'r2', 1]]\\n")
+                out[name] = "written"
+            except OSError as ex:
+                out[name] = errno.errorcode[ex.errno]
+        written = 0
+        try:
+            with open("/tmp/{marker}", "wb") as fh:
+                for _ in range(300):
+                    fh.write(b"x" * (1 << 20))
+                    fh.flush()
+                    written += 1
+        except OSError as ex:
+            out["big"] = errno.errorcode[ex.errno]
+        out["mib"] = written
+        print(json.dumps(out))
+    '''
+    proc = _inside(tmp_path, script, str(memo))
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["script"] in ("EROFS", "EACCES") and out["memo"] in ("EROFS", "EACCES"), out
+    assert out["big"] in ("ENOSPC", "EFBIG") and out["mib"] < 300, out
+    assert memo.read_text() == "{}" and (tmp_path / "probe.py").read_text() == textwrap.dedent(script)
+    assert not (Path("/tmp") / marker).exists()  # the write went to the sandbox's memory-backed /tmp, now gone
+
+
+FORK_BOMB = '''
+import errno, json, os, time
+forked, error = 0, None
+try:
+    for _ in range(2000):
+        pid = os.fork()
+        if pid == 0:
+            time.sleep(120)
+            os._exit(0)
+        forked += 1
+except OSError as ex:
+    error = errno.errorcode[ex.errno]
+print(json.dumps({"forked": forked, "error": error}), flush=True)
+'''
+
+
+@needs_bwrap
+def test_d_a_fork_bomb_is_bounded_and_the_next_episode_starts(tmp_path: Path) -> None:
+    """(d) Tasks: the episode's RLIMIT_NPROC binds even under a root harness (the program runs as a uid of its own);
+    its processes die with the sandbox, and the next episode's sandbox starts."""
+    proc = _inside(tmp_path, FORK_BOMB)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["error"] == "EAGAIN" and out["forked"] < LIMITS.tasks, out
+    again = _inside(tmp_path, "print('started')")
+    assert again.returncode == 0 and again.stdout == "started\n", again.stderr
+
+
+@needs_bwrap
+def test_d_memory_and_cpu_are_bounded(tmp_path: Path) -> None:
+    """(d) A 2 GiB allocation fails (RLIMIT_AS); a busy loop is stopped at its CPU limit (RLIMIT_CPU, here 1 s)."""
+    big = _inside(tmp_path, '''
+        try:
+            block = bytearray(2 << 30)
+            print("allocated")
+        except MemoryError:
+            print("MemoryError")
+    ''')
+    assert big.returncode == 0 and big.stdout == "MemoryError\n", (big.stdout, big.stderr)
+    busy = _inside(tmp_path, "print('busy', flush=True)\nwhile True:\n    pass\n", limits=Limits(cpu_seconds=1))
+    assert busy.stdout == "busy\n" and busy.returncode != 0
+
+
+def test_the_record_states_the_sandbox_limits(tmp_path: Path) -> None:
+    from gf01_formal.agents.subprocess_agent import SubprocessAgent
+
+    agent = SubprocessAgent([sys.executable, str(ROOT / "examples" / "agent_example.py")], sandbox="bwrap")
+    assert agent.meta["sandbox_limits"] == {"tasks": LIMITS.tasks, "memory_bytes": LIMITS.memory_bytes,
+                                            "cpu_seconds": LIMITS.cpu_seconds, "tmp_bytes": LIMITS.tmp_bytes,
+                                            "file_bytes": LIMITS.file_bytes}
+    assert "sandbox_limits" not in SubprocessAgent([sys.executable], sandbox="none").meta
+
+
+@needs_bwrap
+def test_b_the_environment_given_with_network_is_on_no_command_line(monkeypatch) -> None:
+    """--agent-network gives the program the harness's environment, inherited, never as bwrap --setenv words: a
+    command line is readable by every user of the machine (and by the agent, as its pid 1's)."""
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    assert SECRET not in " ".join(wrap([sys.executable, "-c", "pass"], network=True))
+    seen = subprocess.run(wrap([sys.executable, "-c", "import os; print(os.environ['OPENAI_API_KEY'], "
+                                "os.environ['HOME'])"], network=True), env=environment(True),
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120, check=False)
+    assert seen.returncode == 0 and seen.stdout.split() == [SECRET, "/tmp"], seen.stderr

@@ -16,7 +16,7 @@ tool      EVAL-TA   plans a valid certificate with local-planner-v1, then plays 
 oracle    EVAL-OC   plays the exact oracle's optimal certificate (ceiling)
 llm       EVAL-CB   a language model behind an OpenAI-compatible endpoint (params: model, base_url, ...)
 cmd       EVAL-CB   an external program speaking gf01.agent.v1, sandboxed (params: cmd, step_timeout,
-                    sandbox, network)
+                    sandbox, network, output)
 ========  ========  ============================================================================
 
 Every factory reads from :class:`Access` only what its track grants: the CB factories the seed, ``tool`` the seed and
@@ -114,6 +114,15 @@ def _check_cmd(params: dict[str, Any]) -> None:
     resolve(_sandbox(params))
     if not isinstance(params.get("network", False), bool):
         raise Gf01Error("network must be true or false", field="network")
+    output = params.get("output")
+    if output is not None:
+        import os
+
+        from gf01_formal.agents.subprocess_agent import open_output
+
+        if not isinstance(output, str) or not output:
+            raise Gf01Error("output must be a file name", field="--agent-output")
+        os.close(open_output(output))
 
 
 def _cmd(spec: AgentSpec, access: Access) -> Agent:
@@ -124,7 +133,7 @@ def _cmd(spec: AgentSpec, access: Access) -> Agent:
     tools = for_access(access)
     return SubprocessAgent(check_command(spec.params.get("cmd")), _step_timeout(spec.params),
                            sandbox=resolve(_sandbox(spec.params)), network=spec.params.get("network") is True,
-                           tools=tools if tools.allowed else None)
+                           tools=tools if tools.allowed else None, output=spec.params.get("output"))
 
 
 def _sandbox(params: dict[str, Any]) -> str:
@@ -144,8 +153,8 @@ BUILTIN: dict[str, BuiltIn] = {
     "llm": BuiltIn("EVAL-CB", _llm, "a language model behind an OpenAI-compatible endpoint (--model)",
                    params=("api_key_env", "base_url", "max_tokens", "model", "prompt", "request_timeout",
                            "temperature"), check=_check_llm, also=("EVAL-TA", "EVAL-OC")),
-    CMD: BuiltIn("EVAL-CB", _cmd, "an external program speaking gf01.agent.v1", params=("cmd", "network", "sandbox",
-                                                                                         "step_timeout"),
+    CMD: BuiltIn("EVAL-CB", _cmd, "an external program speaking gf01.agent.v1", params=("cmd", "network", "output",
+                                                                                         "sandbox", "step_timeout"),
                  check=_check_cmd, also=("EVAL-TA", "EVAL-OC")),
 }
 

@@ -42,17 +42,19 @@ import contextlib
 import functools
 import json
 import os
+import re
 import selectors
 import shlex
 import shutil
 import signal
+import stat
 import subprocess
 import time
 from collections import deque
 from typing import IO, TYPE_CHECKING, Any
 
 from gf01_formal.agents.base import Agent, AgentFault
-from gf01_formal.agents.sandbox import Kind, wrap
+from gf01_formal.agents.sandbox import LIMITS, Kind, environment, wrap
 from gf01_formal.play.protocol import (
     Action,
     End,
@@ -103,14 +105,32 @@ def check_command(cmd: Any) -> list[str]:
     return argv
 
 
+def open_output(path: str) -> int:
+    """A descriptor of ``path`` opened for appending (made when missing): the output file the user names for the
+    program. Gf01Error for anything but a regular file (a device, a directory, a FIFO) or one that cannot be
+    opened."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_NOCTTY, 0o644)
+    except OSError as ex:
+        raise Gf01Error(f"cannot open {quote(path, 80)}: {ex.strerror or ex}", field="--agent-output") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise Gf01Error(f"{quote(path, 80)} is not a regular file", field="--agent-output")
+    os.set_blocking(fd, True)
+    return fd
+
+
 class SubprocessAgent(Agent):
     """An external agent process speaking gf01.agent.v1 (module docstring); one process per episode."""
 
     def __init__(
         self, argv: list[str], step_timeout: float = DEFAULT_STEP_TIMEOUT, *, max_line: int = MAX_LINE,
         sandbox: Kind = "none", network: bool = False,
-        tools: TrackTools | None = None,
+        tools: TrackTools | None = None, output: str | None = None,
     ) -> None:
+        #: The file the user names as the program's output (``--agent-output``): opened for appending by the
+        #: harness and handed over as the descriptor ``$GF01_OUTPUT_FD``; the program cannot read it back.
+        self.output = output
         self.tools = tools  # what the track allows during a turn (agents/tools.py); None: nothing (EVAL-CB)
         self.argv = list(argv)
         #: How the program is isolated (:mod:`gf01_formal.agents.sandbox`); the run record carries it.
@@ -119,6 +139,8 @@ class SubprocessAgent(Agent):
         self.step_timeout = step_timeout
         self.max_line = max_line
         self.meta: dict[str, Any] = {"cmd": shlex.join(self.argv)}
+        if sandbox == "bwrap":  # the record states what the episode could use
+            self.meta["sandbox_limits"] = LIMITS.to_json()
         self._proc: subprocess.Popen[bytes] | None = None
         self._selector: selectors.BaseSelector | None = None
         self._out = bytearray()  # stdout read but not yet taken as lines
@@ -141,14 +163,26 @@ class SubprocessAgent(Agent):
             # preexec_fn runs Python between fork and exec, which the subprocess docs call unsafe with threads:
             # die_with_parent only calls a function loaded at import and os.getppid, taking no lock another thread
             # could hold. The parent-death signal is the one thing that ends the program after a kill -9 of ours.
-            argv = wrap(self.argv, network=self.network) if self.sandbox == "bwrap" else self.argv
+            fds = () if self.output is None else (open_output(self.output),)
+        except Gf01Error as ex:
+            self._dead = AgentFault("crash", f"cannot open its output file: {ex.message}", fatal=True)
+            return
+        try:
+            extra = {"GF01_OUTPUT_FD": str(fds[0])} if fds else {}
+            sandboxed = self.sandbox == "bwrap"
+            argv = wrap(self.argv, network=self.network, setenv=extra) if sandboxed else self.argv
             self._proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                           stderr=subprocess.PIPE, start_new_session=True, bufsize=0,
+                                          env=environment(self.network) if sandboxed else
+                                          {**os.environ, **extra} if extra else None, pass_fds=fds,
                                           preexec_fn=functools.partial(die_with_parent, os.getpid()))
         except OSError as ex:  # e.g. not executable after all: the agent's failure, seen at its first action
             self._dead = AgentFault("crash", f"cannot start {quote(self.argv[0], 80)}: {ex.strerror or ex}",
                                     fatal=True)
             return
+        finally:
+            for fd in fds:  # the program holds its own copy
+                os.close(fd)
         hold_group(self._proc.pid, since=since)
         assert self._proc.stdin and self._proc.stdout and self._proc.stderr
         for stream in (self._proc.stdin, self._proc.stdout, self._proc.stderr):
@@ -198,12 +232,19 @@ class SubprocessAgent(Agent):
 
     def _tool_result(self, line: bytes) -> ToolResult:
         """The answer to a tool line; AgentFault ``tool_denied`` (fatal) when the track allows no such tool or the
-        line is not a well-formed request."""
+        line is not a well-formed request (one whose atoms hold NaN or an infinite number included: the tool log
+        could not carry it)."""
         try:
             request = ToolRequest.model_validate_json(line)
         except ValueError as ex:
             raise AgentFault("tool_denied", f"a malformed tool request ({quote(str(ex), 120, bare=True)}): "
                              f"{quote(_shown(line), 120)}", fatal=True) from None
+        try:  # what is answered is logged as canonical JSON: NaN, Infinity (1e400) cannot be
+            json.dumps(request.atoms, allow_nan=False)
+        except (ValueError, RecursionError) as ex:
+            raise AgentFault("tool_denied", f"a tool request that cannot be logged ({quote(str(ex), 80, bare=True)}: "
+                             f"NaN, Infinity or a number past a double's range): {quote(_shown(line), 120)}",
+                             fatal=True) from None
         if self.tools is None:
             raise AgentFault("tool_denied", f"asked for tool {request.tool!r}: EVAL-CB allows no tool", fatal=True)
         return ToolResult(tool=request.tool, result=self.tools.call(request.tool, request.atoms))
@@ -377,7 +418,7 @@ class SubprocessAgent(Agent):
             except subprocess.TimeoutExpired:
                 self._kill()
             self._drain_err(proc)
-        tail = self._stderr.decode("utf-8", "replace").strip()
+        tail = _redacted(self._stderr.decode("utf-8", "replace").strip())
         message = f"the agent {what}"
         if tail:
             message += f"; its stderr ends: {quote(tail[-500:], 520, bare=True)}"
@@ -411,6 +452,19 @@ def _is_tool_line(line: bytes) -> bool:
     return isinstance(obj, dict) and obj.get("type") == "tool"
 
 
+#: Parts of the names of environment variables that hold credentials (an API key, a token).
+_SECRET_NAMES = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.IGNORECASE)
+
+
+def _redacted(text: str) -> str:
+    """``text`` with the values of the harness's credential variables (8 characters or more) replaced by their
+    names: an agent given the environment (``--agent-network``) must not carry a key into the run record."""
+    for name, value in sorted(os.environ.items()):
+        if len(value) >= 8 and _SECRET_NAMES.search(name):
+            text = text.replace(value, f"[${name}]")
+    return text
+
+
 def _registered(selector: selectors.BaseSelector) -> set[int]:
     return {key.fd for key in selector.get_map().values()}
 
@@ -422,4 +476,5 @@ def _signal_group(pid: int, sig: signal.Signals) -> None:
 
 
 def _shown(line: bytes) -> str:
-    return line.decode("utf-8", "replace")
+    """A line of the program's, as quoted in a fault's message (credentials of the harness's redacted)."""
+    return _redacted(line.decode("utf-8", "replace"))

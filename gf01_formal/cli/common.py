@@ -201,10 +201,20 @@ AgentNetworkOpt = Annotated[
 ]
 
 
-def cmd_params(cmd: str, step_timeout: float, sandbox: str, network: bool) -> dict[str, Any]:
+AgentOutputOpt = Annotated[
+    Path | None, typer.Option("--agent-output", metavar="FILE", help="A file the --agent-cmd program may append "
+                              "to (its log): opened by the harness, handed over as the descriptor $GF01_OUTPUT_FD; "
+                              "nothing else is writable in the sandbox.")
+]
+
+
+def cmd_params(cmd: str, step_timeout: float, sandbox: str, network: bool,
+               output: Path | None = None) -> dict[str, Any]:
     """The params of an external agent's spec: only what is stated joins (the default sandbox and no network keep
     the run ids of earlier runs; ``--sandbox none`` is another run, never taken for a sandboxed one)."""
     params: dict[str, Any] = {"cmd": cmd, "step_timeout": step_timeout}
+    if output is not None:
+        params["output"] = str(output)
     if sandbox != "auto":
         params["sandbox"] = sandbox
     if network:

@@ -7,6 +7,7 @@ input or Ctrl-C at the prompt leaves with exit status 130.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -16,6 +17,7 @@ from gf01_formal.agents.base import Agent
 from gf01_formal.cli.common import (
     MAX_SECONDS,
     AgentNetworkOpt,
+    AgentOutputOpt,
     Deadline,
     IdOpt,
     InstanceArg,
@@ -27,7 +29,7 @@ from gf01_formal.cli.common import (
     rows,
     with_lazy_instance_options,
 )
-from hoa.errors import Gf01Error
+from hoa.errors import Gf01Error, quote
 
 if TYPE_CHECKING:
     # The protocol's pydantic models (14 ms to import) are not needed to register this command next to the others.
@@ -62,6 +64,7 @@ def play_cmd(
     seed: Annotated[int, typer.Option("--seed", metavar="N", min=0, help="The agent's seed.")] = 0,
     sandbox: SandboxOpt = "auto",
     agent_network: AgentNetworkOpt = False,
+    agent_output: AgentOutputOpt = None,
     track: Annotated[Literal["EVAL-CB", "EVAL-TA", "EVAL-OC"] | None, typer.Option(
         "--track", help="The track of --agent-cmd (EVAL-TA: it may call local-planner-v1, EVAL-OC: "
         "oracle-exact-search-v1; docs/agent-protocol.md); a built-in agent plays on its own.")] = None,
@@ -85,7 +88,8 @@ def play_cmd(
         if track is not None and track != spec.track:
             raise Gf01Error(f"agent {agent} plays on {spec.track}, not {track}", field="--track")
     elif agent_cmd is not None:
-        spec = AgentSpec(agents.CMD, track or "EVAL-CB", cmd_params(agent_cmd, step_timeout, sandbox, agent_network))
+        spec = AgentSpec(agents.CMD, track or "EVAL-CB", cmd_params(agent_cmd, step_timeout, sandbox, agent_network,
+                                                                        agent_output))
     elif track not in (None, "EVAL-CB"):
         raise Gf01Error("a person plays at the prompt on EVAL-CB (no tool prompt); --track is for --agent-cmd",
                         field="--track")
@@ -108,6 +112,10 @@ def play_cmd(
     if record.status == "harness_error":
         raise RuntimeError(record.error)
     emit(record.to_json(), json_out, lambda _: _result_lines(record))
+    if record.status != "completed":  # the episode did not complete (e.g. the agent could not start): not a result
+        print(f"gf01: the run did not complete: {record.status}: {quote(record.error or '', 300, bare=True)}",
+              file=sys.stderr)
+        raise typer.Exit(1)
 
 
 def _say(line: str) -> None:

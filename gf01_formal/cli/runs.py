@@ -16,6 +16,7 @@ from gf01_formal.cli.common import (
     MAX_JOBS,
     MAX_SECONDS,
     AgentNetworkOpt,
+    AgentOutputOpt,
     GoldSetOpt,
     JsonOpt,
     OutputOpt,
@@ -89,6 +90,7 @@ def evaluate_cmd(
     request_timeout: RequestTimeoutOpt = 60.0,
     sandbox: SandboxOpt = "auto",
     agent_network: AgentNetworkOpt = False,
+    agent_output: AgentOutputOpt = None,
     adaptation_flags: Any = None,
     gold_set: GoldSetOpt = "M",
     memory: ScoringMemoryOpt = DEFAULT_MEMORY,
@@ -108,7 +110,8 @@ def evaluate_cmd(
         require("cluster", f"gf01 evaluate --executor {executor}")
     check_output(output, inputs=[source], reread=True)
     adaptation = adaptation_flags.declared()
-    specs = with_llm_options(agent_specs(agent or [], agent_cmd, track, step_timeout, sandbox, agent_network),
+    specs = with_llm_options(agent_specs(agent or [], agent_cmd, track, step_timeout, sandbox, agent_network,
+                                         agent_output),
                              model=model,
                              base_url=base_url, api_key_env=api_key_env, temperature=temperature,
                              max_tokens=max_tokens, request_timeout=request_timeout)
@@ -125,15 +128,22 @@ def evaluate_cmd(
             preflight(config)
     settings = Settings(seed=seed, subset_min=subset_min, diagnostic_seconds=diagnostic_seconds, gold_set=gold_set,
                         memory=memory)
+    failed: list[str] = []  # the first run that did not complete: the cause shown when none completed
+
+    def first_failure(rec: Any) -> None:
+        if rec.status != "completed" and not failed:
+            failed.append(f"{rec.agent_name} on {rec.instance_id}: {rec.status}: {rec.error}")
+
     if any(s.name == "llm" for s in specs):  # I/O bound: threads, and the tokens spent on the bar
         with TokenProgress() as tok:
             summary = evaluate(source, specs, output, settings=settings, jobs=jobs, progress=tok.progress,
-                               threads=True, on_record=tok.on_record, executor=kind, address=address)
+                               threads=True, on_record=lambda rec: (tok.on_record(rec), first_failure(rec)),
+                               executor=kind, address=address)
         record = {"file": str(output), **summary.to_json(), "tokens": dict(sorted(tok.tokens.items()))}
     else:
         with progress_bar("runs") as bar:
             summary = evaluate(source, specs, output, settings=settings, jobs=jobs, progress=bar, executor=kind,
-                               address=address)
+                               address=address, on_record=first_failure)
         record = {"file": str(output), **summary.to_json()}
 
     def human(r: dict[str, Any]) -> list[str]:
@@ -157,6 +167,12 @@ def evaluate_cmd(
     if note is not None:  # the runs file is not complete: a script chaining `evaluate && report` must not go on
         print(f"gf01: {note}", file=sys.stderr)
         raise typer.Exit(1)
+    if summary.played and not summary.statuses.get("completed"):  # e.g. an agent that cannot start
+        from hoa.errors import quote
+
+        cause = quote(failed[0], 300, bare=True) if failed else "see the runs file"
+        print(f"gf01: no run completed ({summary.played} played); the first: {cause}", file=sys.stderr)
+        raise typer.Exit(1)
 
 
 def unscored_note(statuses: Mapping[str, int]) -> str | None:
@@ -177,7 +193,7 @@ def unscored_note(statuses: Mapping[str, int]) -> str | None:
 
 
 def agent_specs(names: list[str], cmd: str | None, track: str | None, step_timeout: float, sandbox: str = "auto",
-                network: bool = False) -> list[Any]:
+                network: bool = False, output: Path | None = None) -> list[Any]:
     """The agent specs of ``--agent`` (built-ins, repeatable) and ``--agent-cmd`` (with its sandbox)."""
     from gf01_formal.agents import BUILTIN, default_track
     from gf01_formal.agents.base import AgentSpec
@@ -196,7 +212,7 @@ def agent_specs(names: list[str], cmd: str | None, track: str | None, step_timeo
     if cmd is not None:
         if not cmd.strip():
             raise Gf01Error("the agent command is empty", field="--agent-cmd")
-        specs.append(AgentSpec("cmd", track or "EVAL-CB", cmd_params(cmd, step_timeout, sandbox, network)))
+        specs.append(AgentSpec("cmd", track or "EVAL-CB", cmd_params(cmd, step_timeout, sandbox, network, output)))
     if len({s.digest for s in specs}) != len(specs):
         raise Gf01Error("the same agent is named twice", field="--agent")
     return specs

@@ -1,7 +1,8 @@
 """``gf01 agent check CMD``: a program played through a few episodes, every protocol fault reported in plain words.
 
 In the manner of Gymnasium's ``check_env``: the program is played exactly as an evaluation plays it (the
-``cmd`` adapter, :mod:`gf01_formal.agents.subprocess_agent`, through :func:`gf01_formal.runs.runner.play_run`), on
+``cmd`` adapter built from the same spec, :mod:`gf01_formal.agents.subprocess_agent`, in the same sandbox with the
+same limits, through :func:`gf01_formal.runs.runner.play_run`, on a track whose tool answers its tool lines), on
 the instances of a small built-in bundle (``examples/check_bundle.json``) or of one given, and everything the
 protocol (docs/agent-protocol.md) asks of it is checked on the way:
 
@@ -11,7 +12,9 @@ protocol (docs/agent-protocol.md) asks of it is checked on the way:
 - extra lines: a line already written before the harness sent the observation it would answer, or any line after an
   observation with ``done`` true or after ``end``;
 - the exit: still running one grace period after its input closed (it needed SIGTERM or SIGKILL);
-- children left behind: processes of the program's session still alive once the program itself has exited.
+- children left behind: processes of the program's session still alive once the program itself has exited
+  (unsandboxed only: in the sandbox they die with it);
+- tool requests the track refuses (``tool_denied``: another track's tool, a malformed request, too many calls).
 
 A fault is never fatal to the check itself: each episode is played to its end and the next one starts afresh.
 """
@@ -81,8 +84,10 @@ class AgentCheck:
 class _Watched(SubprocessAgent):
     """The ``cmd`` adapter with eyes: lines written ahead of their turn, and how the program ends."""
 
-    def __init__(self, argv: list[str], step_timeout: float) -> None:
-        super().__init__(argv, step_timeout)
+    def __init__(self, played: SubprocessAgent) -> None:
+        """Watch the program as the evaluation's adapter ``played`` runs it (its sandbox, limits, tools, output)."""
+        super().__init__(played.argv, played.step_timeout, max_line=played.max_line, sandbox=played.sandbox,
+                         network=played.network, tools=played.tools, output=played.output)
         self.notes: list[tuple[int | None, str, str]] = []  # (step, kind, message)
         self._t = 0
 
@@ -142,7 +147,8 @@ class _Watched(SubprocessAgent):
             self.notes.append((None, "no_exit", f"still running {GRACE:g} s after its input closed (the harness "
                                "then sends SIGTERM, then SIGKILL): exit when stdin reaches end of file"))
             return
-        left = _session_members(proc.pid)
+        # In the sandbox nothing outlives the program: its init ends with it, and the kernel kills the namespace.
+        left = _session_members(proc.pid) if self.sandbox == "none" else []
         if left:
             shown = ", ".join(f"{pid} ({name})" for pid, name in left[:5])
             self.notes.append((None, "children_left", f"left {len(left)} process{'es' if len(left) > 1 else ''} "
@@ -178,10 +184,18 @@ def check_program(
     episodes: int = DEFAULT_EPISODES,
     step_timeout: float = DEFAULT_STEP_TIMEOUT,
     seed: int = 0,
+    track: str = "EVAL-CB",
+    sandbox: str = "auto",
+    network: bool = False,
+    output: str | os.PathLike[str] | None = None,
 ) -> AgentCheck:
     """Play the program ``cmd`` through ``episodes`` episodes (the first instances of ``bundle``, cycled; default
-    :func:`builtin_bundle`) and collect every protocol fault (module docstring). A command that cannot be started
-    at all is a Gf01Error, as for ``gf01 evaluate``."""
+    :func:`builtin_bundle`) on ``track`` (its tool answering tool lines) and collect every protocol fault (module
+    docstring). The program runs exactly as ``gf01 evaluate`` runs it: the adapter is built from the same spec
+    (``sandbox``, ``network``, ``output`` as evaluate's options), so an agent that cannot run in the sandbox fails
+    the check. A command that cannot be started at all, or no sandbox where one is asked for, is a Gf01Error, as
+    for ``gf01 evaluate``."""
+    from gf01_formal import agents
     from gf01_formal.instances.io import load_set
     from gf01_formal.runs.runner import play_run
     from gf01_formal.scoring.scores import Scorer
@@ -189,18 +203,33 @@ def check_program(
     if episodes < 1:
         raise Gf01Error("play at least one episode", field="--episodes")
     try:
-        argv = check_command(cmd)
+        check_command(cmd)
     except Gf01Error as ex:
         raise Gf01Error(ex.message, field="CMD") from None
+    params: dict[str, Any] = {"cmd": cmd, "step_timeout": step_timeout}
+    if sandbox != "auto":
+        params["sandbox"] = sandbox
+    if network:
+        params["network"] = True
+    if output is not None:
+        params["output"] = str(output)
+    spec = AgentSpec(agents.CMD, track, params)  # type: ignore[arg-type]  # a track name the CLI has checked
+    agents.check(spec)
     loaded = load_set(builtin_bundle() if bundle is None else bundle)
-    spec = AgentSpec("cmd", "EVAL-CB", {"cmd": cmd, "step_timeout": step_timeout})
     result = AgentCheck(cmd)
     for k in range(episodes):
         inst = loaded.instances[k % len(loaded.instances)]
         problem = loaded.problem(inst)
-        agent = _Watched(argv, step_timeout)
-        record = play_run(inst, problem, spec, seed=seed, scorer=Scorer(problem),
-                          build=lambda _spec, _access, agent=agent: agent).record
+        watched: list[_Watched] = []
+
+        def build(s: AgentSpec, access: Any, watched: list[_Watched] = watched) -> _Watched:
+            played = agents.build(s, access)
+            assert isinstance(played, SubprocessAgent)
+            watched.append(_Watched(played))
+            return watched[-1]
+
+        record = play_run(inst, problem, spec, seed=seed, scorer=Scorer(problem), build=build).record
+        agent = watched[0]
         episode = k + 1
         result.episodes += 1
         result.steps += len(record.steps)
@@ -223,7 +252,9 @@ _KIND_WORDS = {
     "not_json": "the line is not JSON",
     "bad_action": "the line is not a valid action",
     "timeout": "no answer in time",
-    "crash": "the program stopped",
+    "crash": "the program stopped (in the sandbox: one that cannot start there, e.g. a file it needs but does not "
+             "name, stops here)",
+    "tool_denied": "a tool request refused",
 }
 
 
