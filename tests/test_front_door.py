@@ -23,6 +23,7 @@ from gf01_formal.cli import front, main
 from gf01_formal.instances import model, plain
 from gf01_formal.instances.io import load_set
 from gf01_formal.instances.model import Instance, content_id, content_of, make_bundle
+from gf01_formal.instances.spec import Task
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "gf01_formal" / "examples"
@@ -327,6 +328,18 @@ def test_the_reader_accepts_only_what_the_models_accept(source: str, tmp_path: P
     # integers and the like, which it leaves to the models).
     assert accepted > 20
     assert declined_but_valid < accepted
+
+
+@pytest.mark.parametrize("source", [INSTANCE, BUNDLE])
+def test_both_readers_give_one_task_and_so_one_problem(source: str) -> None:
+    """The reader and the models make the same hashable Task of every instance, and the Problem is built once for
+    it: the fast reader's Problem is the very object the models' door gives."""
+    loaded = load_set(source)
+    data = json.loads(Path(source).read_text())
+    for inst in loaded.instances:
+        mine = plain.read_plain(data, inst.instance_id)
+        assert mine is not None and Task.of_json(mine) == inst.task()
+        assert plain.open_plain(source, inst.instance_id) is loaded.problem(inst)
 
 
 BLAS_PROBE = """
