@@ -129,32 +129,30 @@ def _play(agent: Agent, recorder: EpisodeRecorder, latencies: list[float], *,
           tools: list[str] | None = None) -> tuple[Status, str | None]:
     """Play the episode to its end; returns the run's status and error (agent errors are not exceptions here).
     ``tools``: what the start message says the track allows (None on EVAL-CB: the message has no ``tools``)."""
-    dead: AgentError | None = None
     start_fault: AgentError | None = None
     try:
         agent.start(Start(instance_id=recorder.episode.instance_id, goal=recorder.start(), tools=tools))
-    except AgentFault as ex:  # the agent failed before its first action: the whole episode has no edits
-        dead = start_fault = AgentError(kind=ex.kind, message=ex.message)
+    except AgentFault as ex:  # the agent failed before its first action: logged on step 0, which has no action
+        start_fault = AgentError(kind=ex.kind, message=ex.message)
     observation: Observation | None = None
     while not recorder.done:
+        # The fault's kind says whether it is fatal (AgentError.fatal, the one definition the replay reads too).
         fault: AgentError | None = start_fault if recorder.episode.t == 0 else None
-        fatal = fault is not None
         action = Action()
-        if dead is None:
+        if recorder.dead is None and fault is None:
             start = time.perf_counter()
             try:
                 action = agent.act(observation)
             except AgentFault as ex:
-                fault, fatal = AgentError(kind=ex.kind, message=ex.message), ex.fatal
-                dead = fault if ex.fatal else None
+                fault = AgentError(kind=ex.kind, message=ex.message)
             finally:
                 # Also when act() raised past us (a provider that failed for good, a bug): the failed record then
                 # carries the time the last step took up to its failure, retries and waits included.
                 latencies.append(round((time.perf_counter() - start) * 1000, 3))
-        observation = recorder.step(action, fault, fatal=fatal)
-    if dead is None and observation is not None:
+        observation = recorder.step(action, fault)
+    if recorder.dead is None and observation is not None:
         agent.observe(observation)  # the last observation (done)
-    return recorder.status(dead)
+    return recorder.status()
 
 
 def _tool_log(agent: Agent | None, access: Access) -> str:
