@@ -13,9 +13,14 @@ its steps committed, ``refusals`` and ``agent_errors`` are the steps' counts, an
 ``peer``) has no step log. With a bundle: the instance is there with the same content hash and task fields, the
 step log replays on it as recorded (:func:`gf01_formal.runs.replay.replay`, the browser's and the inspect
 importer's replay too), the recorded certificate re-verifies to every recorded score, and an exact SubsetMin
-diagnostic is decided again (under ``recheck_limits``: one that runs out of them is a note, not a violation). With
-``official``: also no run may have failed (harness or provider error), an EVAL-TA run's planner log must be in the
-side directory, and the bundle is required.
+diagnostic is decided again (under ``recheck_limits``: one that runs out of them is a note, not a violation); the
+status and error are what the recorder derives from the steps, and every call of a tool log in the side directory
+is answered again from the instance (:mod:`gf01_formal.runs.tool_log`). With ``official``: also no run may have
+failed (harness or provider error), an EVAL-TA or EVAL-OC run's tool log must be in the side directory, an external
+program must have run sandboxed, a browser run must be a pilot's issued participant's (never free play), the
+harness version must be this one, and the bundle is required. With ``key``: every record carries the evaluator's
+signature and matches it (:mod:`gf01_formal.runs.signing`), which proves what no replay can (who played, on which
+track, in which sandbox).
 
 >>> from gf01_formal.agents.base import AgentSpec
 >>> from gf01_formal.campaign.evaluate import evaluate
@@ -264,7 +269,7 @@ def _tool_policy(rec: RunRecord, side: Path, official: bool) -> Iterator[tuple[s
         yield "tool_log_hash", f"{rec.eval_track} requires the sha256 of the run's tool log"
         return
     log = side / "tool-logs" / f"{rec.tool_log_hash}.jsonl"
-    if not log.exists():
+    if not log.is_file():  # a FIFO or a device planted there is no log (and would block or never end a read)
         # The tool log is what shows an agent used only its track's budgeted tool: publication audits it.
         if official and rec.eval_track in ("EVAL-TA", "EVAL-OC"):
             yield "tool_log_hash", f"the tool log tool-logs/{log.name} is not in {quote(str(side), 200)}"
