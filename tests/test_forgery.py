@@ -321,3 +321,15 @@ def test_a_record_re_signed_by_the_forgers_own_key(signed: tuple[Path, Path, Pat
     assert official_faults(rows, k, bundle, runs, tmp_path / "a", key=pub) == {"signature"}
     # checked against the forger's own public key, the record verifies: the key given is what counts
     assert official_faults([rows[k]], 0, bundle, runs, tmp_path / "b", key=tmp_path / "forger.key.pub") == set()
+
+
+def test_a_campaign_signs_its_records(tmp_path: Path, generated_bundle: Callable[..., Path]) -> None:
+    """``gf01 campaign --sign-key`` signs every record it appends, as evaluate does."""
+    bundle = generated_bundle(11, 3)
+    assert main(["key", "new", "--kind", "signing", "-o", str(tmp_path / "evaluator.key")]) == 0
+    assert main(["campaign", str(bundle), "--panel", "core", "--agents", "random,greedy", "--jobs", "1", "-o",
+                 str(tmp_path / "c"), "--sign-key", str(tmp_path / "evaluator.key")]) == 0
+    runs = tmp_path / "c" / "runs.jsonl"
+    assert len(rows_of(runs)) == 6 and all("signature" in r for r in rows_of(runs))
+    assert main(["validate", str(runs), "--bundle", str(bundle), "--official", "--key",
+                 str(tmp_path / "evaluator.key.pub")]) == 0
