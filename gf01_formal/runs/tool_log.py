@@ -22,7 +22,8 @@ from typing import Any
 from encoders.problem import Problem
 from hoa.errors import quote
 
-#: The budget each tool is given by the harness (agents/planner.py, agents/tools.py): the header must state it.
+#: The tools of the tracks (DEC-053); the budget each is given by the harness (agents/planner.py, agents/tools.py)
+#: is what a log's header must state.
 PLANNER_ID = "local-planner-v1"
 ORACLE_ID = "oracle-exact-search-v1"
 #: The oracle baseline's own entry (agents/oracle_agent.py): one exact oracle query, no header.
