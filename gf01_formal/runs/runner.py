@@ -2,8 +2,10 @@
 recorded as a :class:`~gf01_formal.runs.record.RunRecord`, with its side files (the tool log) by content hash.
 
 The harness keeps the agent honest: a fault of the agent (:class:`~gf01_formal.agents.base.AgentFault`) is logged on
-its step, which proceeds with no edit; a fatal one (crash, timeout) ends the agent's part and the rest of the episode
-has no edits. A failure of ours (an exception anywhere else) gives a ``harness_error`` record with no scores.
+its step, which proceeds with no edit; a fatal one (its kind says so: crash, timeout, tool_denied,
+``record.FATAL_KINDS``) ends the agent's part and the rest of the episode has no edits. A fault raised by the agent's
+``start`` is logged on step 0 the same way. A failure of ours (an exception anywhere else) gives a ``harness_error``
+record with no scores.
 
 >>> from gf01_formal.scoring.scores import Scorer
 >>> spec = AgentSpec("oracle", "EVAL-OC")
