@@ -355,6 +355,28 @@ CASES: list[Case] = [
                                                                    str(ws.out / "r.jsonl")], "--model"),
     *_file_rows("validate", "RUNS", lambda ws, f: ["validate", f]),
     *_file_rows("validate", "--bundle", lambda ws, f: ["validate", ws.runs, "--bundle", f]),
+    *_file_rows("validate", "--key", lambda ws, f: ["validate", ws.runs, "--key", f]),
+    _option("validate", "--key /dev/zero", lambda ws: ["validate", ws.runs, "--key", "/dev/zero"], "/dev/zero"),
+    _option("validate", "--key a split key", lambda ws: ["validate", ws.runs, "--key", str(ws.root / "split.key")],
+            "not a PEM public key"),
+    *_file_rows("evaluate", "--sign-key", lambda ws, f: ["evaluate", ws.instance, "--agent", "random", "--sign-key",
+                                                         f, "-o", str(ws.out / "r.jsonl")]),
+    _option("evaluate", "--sign-key a public key", lambda ws: ["evaluate", ws.instance, "--agent", "random",
+                                                               "--sign-key", str(ws.root / "signing.key.pub"), "-o",
+                                                               str(ws.out / "r.jsonl")], "private key"),
+    *_output_rows("key new", "-o", lambda ws, o: ["key", "new", "-o", o]),
+    _is_a_directory("key new", "-o", lambda ws, o: ["key", "new", "-o", o]),
+    _option("key new", "-o an existing file", lambda ws: ["key", "new", "-o", str(ws.out / "file")], "exists already"),
+    _option("key new", "--kind signing -o an existing file", lambda ws: ["key", "new", "--kind", "signing", "-o",
+                                                                          str(ws.out / "file")], "exists already"),
+    _option("key new", "--kind nonsense", lambda ws: ["key", "new", "--kind", "nonsense", "-o",
+                                                      str(ws.out / "k")], "--kind"),
+    *[Case("split", f"--key-file {name}", lambda ws, k=key: ["split", ws.instance, "-o", str(ws.out / "s.json"),
+                                                             "--manifest", str(ws.out / "m.json"), "--key-file",
+                                                             k(ws)], lambda ws, k=key: k(ws))
+      for name, key in (("fifo", lambda ws: ws.bad("fifo")), ("/dev/zero", lambda ws: "/dev/zero"),
+                        ("16 identical letters", lambda ws: str(ws.root / "weak.key")),
+                        ("of 200 kB", lambda ws: ws.bad("deep-json")))],
     _option("validate", "--official without --bundle", lambda ws: ["validate", ws.runs, "--official"], "--bundle"),
     _option("validate", "--official --gold-set MB", lambda ws: ["validate", ws.runs, "--bundle", ws.instance,
                                                                 "--official", "--gold-set", "MB"], "--gold-set"),
@@ -418,11 +440,14 @@ CASES: list[Case] = [
                                                                            "--panel", "core", "-o",
                                                                            str(ws.out / "pkg")], "full panel"),
     *_file_rows("release reveal", "--bundle", lambda ws, f: ["release", "reveal", str(ws.root), "--bundle", f,
-                                                             "--key-file", ws.instance]),
+                                                             "--key-file", str(ws.root / "split.key")]),
     *[Case("release reveal", f"--key-file {kind}", lambda ws, k=kind: ["release", "reveal", str(ws.root), "--bundle",
                                                                        ws.instance, "--key-file", ws.bad(k)],
            lambda ws, k=kind: ws.bad(k)) for kind in ("missing", "directory", "empty")],
     *_file_rows("campaign", "BUNDLE", lambda ws, f: ["campaign", f, "--agents", "random", "-o", str(ws.out / "c")]),
+    *[Case("campaign", f"--sign-key {kind}", lambda ws, k=kind: ["campaign", ws.bundle, "--agents", "random",
+                                                                 "--sign-key", ws.bad(k), "-o", str(ws.out / "c")],
+           lambda ws, k=kind: ws.bad(k)) for kind in ("missing", "fifo", "empty")],
     *_output_rows("campaign", "-o", lambda ws, o: ["campaign", ws.instance, "--agents", "random", "-o", o]),
     _option("campaign", "--jobs 0", lambda ws: ["campaign", ws.instance, "--agents", "random", "--jobs", "0", "-o",
                                                 str(ws.out / "c")], "--jobs"),
@@ -612,6 +637,9 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from gf01_formal.web.pilot import load_key
 
     load_key(root / "pilot" / "pilot.json", create=True)
+    (root / "weak.key").write_text("a" * 16 + "\n")  # long enough, but a letter repeated: refused as weak
+    assert main(["key", "new", "-o", str(root / "split.key")]) == 0
+    assert main(["key", "new", "--kind", "signing", "-o", str(root / "signing.key")]) == 0
     copies = root / "copies"
     copies.mkdir()
     shutil.copyfile(EXAMPLES / "arbiter_priority.json", copies / "instance.json")

@@ -18,7 +18,7 @@ EXAMPLES = ROOT / "gf01_formal" / "examples"
 DISTRIBUTION = {"openai": "openai", "statsmodels": "statsmodels", "scipy": "scipy", "matplotlib": "matplotlib",
                 "distributed": "dask", "starlette": "starlette", "uvicorn": "uvicorn", "gymnasium": "gymnasium",
                 "inspect_ai": "inspect-ai"}
-CORE = {"python-sat", "dd", "numpy", "pydantic", "typer", "rich"}
+CORE = {"python-sat", "dd", "numpy", "pydantic", "typer", "rich", "cryptography"}
 
 
 def _name(requirement: str) -> str:

@@ -100,12 +100,14 @@ def _tampered(record: dict[str, Any], inputs: list[str]) -> dict[str, list[dict[
     case("an_invented_refusal", 2, refused=[{"input": t0_atom[1], "value": 1, "reason": "budget_a",
                                              "message": f"{t0_atom[1]}: no atom left (B_A = 1)"}])
     cases["a_step_dropped"] = copy.deepcopy(steps[:-1])
-    # An older record: the unknown input was refused alone, under the per-atom rule it was played with.
+    # The per-atom rule of harness.1 records (the unknown input refused alone) in a record of this harness, which
+    # voids such an action: the harness version chooses the rule, so all three refuse it (an older record is
+    # test_an_older_harness_record_replays_under_its_own_rule).
     legacy = copy.deepcopy(steps)
     legacy[1].update(submitted={"zz": 1}, agent_error=None,
                      refused=[{"input": "zz", "value": 1, "reason": "unknown_input",
                                "message": f"'zz' is not an input ({', '.join(inputs)})"}])
-    cases["honest_older_per_atom_rule"] = legacy
+    cases["this_harness_under_the_older_per_atom_rule"] = legacy
     return cases
 
 
@@ -149,6 +151,19 @@ def test_validate_the_browser_and_the_inspect_importer_give_the_same_verdicts(pl
         forged = _consistent({**copy.deepcopy(record), "steps": steps})
         verdicts[name] = (_validate(played, forged, name), _browser(games, forged), _importer(played, steps, name))
     assert verdicts == {name: (name.startswith("honest"),) * 3 for name in verdicts}, verdicts
+
+
+def test_an_older_harness_record_replays_under_its_own_rule(played: dict[str, Any]) -> None:
+    """A harness.1 record whose step shows the per-atom refusal replays under that rule (validate and the browser
+    accept it), but is not official: this harness's rule differs."""
+    record = played["record"]
+    steps = _tampered(record, played["inputs"])["this_harness_under_the_older_per_atom_rule"]
+    older = _consistent({**copy.deepcopy(record), "steps": steps, "harness_version": "gf01-formal.harness.1"})
+    path = played["tmp"] / "older.jsonl"
+    path.write_text(json.dumps(older) + "\n")
+    assert validate([path], bundle=str(played["bundle"])) == []
+    assert _browser(Games.open(played["bundle"]), older)
+    assert [v.field for v in validate([path], bundle=str(played["bundle"]), official=True)] == ["harness_version"]
 
 
 def test_a_record_has_typed_parts(played: dict[str, Any]) -> None:

@@ -53,6 +53,7 @@ def evaluate(
     on_record: Callable[[RunRecord], None] | None = None,
     executor: str | None = None,
     address: str | None = None,
+    sign_key: str | os.PathLike[str] | None = None,
 ) -> Summary:
     """Play every instance of ``source`` (a bundle or an instance file) with every agent of ``specs`` into ``out``.
 
@@ -60,11 +61,17 @@ def evaluate(
     ``on_record(record)`` with each record written. ``threads``: with ``jobs > 1``, play in threads rather than
     worker processes (for agents that mostly wait on I/O, such as a model endpoint). ``executor`` names another
     executor (:data:`gf01_formal.campaign.executors.KINDS`; ``dask`` with the scheduler's ``address``).
+    ``sign_key``: the evaluator's Ed25519 private key file; each record is signed with it (runs/signing.py).
 
     >>> from gf01_formal.campaign.evaluate import evaluate
     >>> evaluate("bundle.json", [AgentSpec("random", "EVAL-CB")], "runs.jsonl").played
     3
     """
+    signer = None
+    if sign_key is not None:  # read before anything is played: a bad key file stops the command at once
+        from gf01_formal.runs.signing import load_signer
+
+        signer = load_signer(sign_key)
     loaded = load_set(source)
     # Every instance is checked before the first run: a bad one found after runs were written would leave a runs
     # file that a fixed bundle cannot resume (its hash changes). The checked Problems stay in the one cache.
@@ -74,7 +81,7 @@ def evaluate(
                 subset_min=settings.subset_min, diagnostic_seconds=settings.diagnostic_seconds, file=str(source),
                 gold_set=settings.gold_set, memory=settings.memory)
     kind = executor or ("threads" if threads else "local")
-    with RunsFile(out) as store:
+    with RunsFile(out, signer=signer) as store:
         store.check_gold_set(settings.gold_set)
         return drive(plan, store, executor=kind, jobs=jobs, address=address, batch=1, progress=progress,
                      on_record=on_record)

@@ -143,12 +143,14 @@ def run_campaign(
     progress: Callable[[int, int], None] | None = None,
     adaptation: Adaptation | None = None,
     on_pool: Callable[[list[int]], None] | None = None,
+    sign_key: str | os.PathLike[str] | None = None,
 ) -> CampaignSummary:
     """Play, validate, report and analyse (module docstring). ``caps`` (:meth:`CapSet.to_json`) turns the
     SubsetMin diagnostic on, metered under those caps; ``jobs`` defaults to every core (local executor);
     ``gold_set`` is where the best match ranks its gold (M: M(I), the specification's; MB: M_B(I)); ``memory``
     (MiB) limits each query that scores a run (past it the run is recorded ``harness_error``; not part of
-    campaign.json: a resource, not a setting of what is measured)."""
+    campaign.json: a resource, not a setting of what is measured); ``sign_key``: the evaluator's Ed25519 private key
+    file, each record signed with it (runs/signing.py)."""
     from gf01_formal.instances.io import load_set
 
     kind, address = executors.parse_executor(executor)
@@ -156,6 +158,11 @@ def run_campaign(
         raise Gf01Error("--jobs sets the local pool; a Dask cluster has the workers it has", field="--jobs")
     if batch < 1:
         raise Gf01Error("a task holds at least one instance", field="--batch")
+    signer = None
+    if sign_key is not None:  # read before anything is made: a bad key file stops the command at once
+        from gf01_formal.runs.signing import load_signer
+
+        signer = load_signer(sign_key)
     out = Path(directory)
     if out.is_symlink():  # followed, never replaced: a dangling link names the directory to make
         out = Path(os.path.realpath(out))
@@ -179,7 +186,8 @@ def run_campaign(
     spec = _campaign_json(plan, bundle_hash, panel)
     _check_same(out, spec)
     out.mkdir(parents=True, exist_ok=True)
-    store = RunsFile(out / "runs.jsonl")  # the lock before anything is written: one campaign per directory
+    # the lock before anything is written: one campaign per directory
+    store = RunsFile(out / "runs.jsonl", signer=signer)
     try:
         store.check_gold_set(gold_set)
         write_json_atomic(out / "campaign.json", spec)

@@ -190,6 +190,11 @@ GoldSetOpt = Annotated[
 OutputOpt = Annotated[Path, typer.Option("-o", "--output", metavar="FILE", help="Where to write (atomically).")]
 
 
+SignKeyOpt = Annotated[
+    Path | None,
+    typer.Option("--sign-key", metavar="KEYFILE", help="The evaluator's Ed25519 private key (gf01 key new --kind "
+                 "signing): each record is signed with it, for gf01 validate --key (docs/runs.md, Signatures)."),
+]
 SandboxOpt = Annotated[
     Literal["auto", "bwrap", "none"],
     typer.Option("--sandbox", help="Where an --agent-cmd program runs: auto (bubblewrap; refused when none can be "

@@ -18,6 +18,7 @@ from gf01_formal.cli.common import (
     GoldSetOpt,
     JsonOpt,
     ScoringMemoryOpt,
+    SignKeyOpt,
     check_output,
     emit,
     progress_bar,
@@ -367,6 +368,7 @@ def campaign_cmd(
     gold_set: GoldSetOpt = "M",
     memory: ScoringMemoryOpt = DEFAULT_MEMORY,
     manifest: ManifestOpt = None,
+    sign_key: SignKeyOpt = None,
     adaptation_flags: Any = None,
     json_out: JsonOpt = False,
 ) -> None:
@@ -380,7 +382,7 @@ def campaign_cmd(
     from gf01_formal.campaign.run import ARTIFACTS, run_campaign
     from gf01_formal.report.caps import CapSet, load_caps
 
-    check_output_dir(output, inputs=[bundle, caps, manifest], names=ARTIFACTS)
+    check_output_dir(output, inputs=[bundle, caps, manifest, sign_key], names=ARTIFACTS)
     check_output(output / "runs.jsonl", reread=True)
     adaptation = adaptation_flags.declared()
     names = [n.strip() for a in agents or [] for n in a.split(",") if n.strip()] or None
@@ -394,7 +396,7 @@ def campaign_cmd(
     with progress_bar("runs") as bar:
         summary = run_campaign(bundle, output, panel=panel, agents=names, executor=executor, jobs=jobs, seed=seed,
                                caps=cap_json, gold_set=gold_set, memory=memory, batch=batch, manifest=manifest,
-                               progress=bar, adaptation=adaptation)
+                               progress=bar, adaptation=adaptation, sign_key=sign_key)
     record = summary.to_json()
 
     def human(r: dict[str, Any]) -> list[str]:

@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from gf01_formal.cli import agent, hoa, instances, play, query, report, runs, serve, sim
+from gf01_formal.cli import agent, hoa, instances, keys, play, query, report, runs, serve, sim
 
 app = typer.Typer(
     name="gf01",
@@ -52,6 +52,7 @@ serve.register(app)
 play.register(app)
 report.register(app)
 agent.register(app)
+keys.register(app)
 
 
 __all__ = ["app"]

@@ -22,6 +22,7 @@ from gf01_formal.cli.common import (
     OutputOpt,
     SandboxOpt,
     ScoringMemoryOpt,
+    SignKeyOpt,
     StepTimeoutOpt,
     check_output,
     cmd_params,
@@ -94,6 +95,7 @@ def evaluate_cmd(
     adaptation_flags: Any = None,
     gold_set: GoldSetOpt = "M",
     memory: ScoringMemoryOpt = DEFAULT_MEMORY,
+    sign_key: SignKeyOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Play every instance with every agent, appending one run record per episode to the output as it finishes.
@@ -108,7 +110,7 @@ def evaluate_cmd(
         from gf01_formal.extras import require
 
         require("cluster", f"gf01 evaluate --executor {executor}")
-    check_output(output, inputs=[source], reread=True)
+    check_output(output, inputs=[source, sign_key], reread=True)
     adaptation = adaptation_flags.declared()
     specs = with_llm_options(agent_specs(agent or [], agent_cmd, track, step_timeout, sandbox, agent_network,
                                          agent_output),
@@ -138,12 +140,12 @@ def evaluate_cmd(
         with TokenProgress() as tok:
             summary = evaluate(source, specs, output, settings=settings, jobs=jobs, progress=tok.progress,
                                threads=True, on_record=lambda rec: (tok.on_record(rec), first_failure(rec)),
-                               executor=kind, address=address)
+                               executor=kind, address=address, sign_key=sign_key)
         record = {"file": str(output), **summary.to_json(), "tokens": dict(sorted(tok.tokens.items()))}
     else:
         with progress_bar("runs") as bar:
             summary = evaluate(source, specs, output, settings=settings, jobs=jobs, progress=bar, executor=kind,
-                               address=address, on_record=first_failure)
+                               address=address, on_record=first_failure, sign_key=sign_key)
         record = {"file": str(output), **summary.to_json()}
 
     def human(r: dict[str, Any]) -> list[str]:
@@ -240,6 +242,10 @@ def validate_cmd(
         typer.Option("--gold-set", help="Require every scored record's best match to be ranked in this set (M: "
                      "M(I); MB: M_B(I)); --official requires M. Re-scoring uses each record's own gold_set.")
     ] = None,
+    key: Annotated[
+        Path | None, typer.Option("--key", metavar="PUBKEY", help="The evaluator's Ed25519 public key (KEY.pub of "
+                                  "gf01 key new --kind signing): every record must be signed by it, unchanged.")
+    ] = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Check run records against the policies (track, tools, access, adaptation, renderer, protocol, diagnostic,
@@ -249,7 +255,7 @@ def validate_cmd(
 
     found = check_runs(runs, bundle=None if bundle is None else str(bundle), official=official,
                        recheck_limits=None if diagnostic_seconds is None else Limits(seconds=diagnostic_seconds),
-                       issued=_issued_checker(pilot or []), gold_set=gold_set)
+                       issued=_issued_checker(pilot or []), gold_set=gold_set, key=key)
     violations = found.violations
     record = {"ok": not violations, "violations": [str(v) for v in violations], "notes": [str(n) for n in found.notes]}
 

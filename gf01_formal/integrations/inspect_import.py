@@ -32,7 +32,7 @@ from gf01_formal.agents.llm_prompt import TEMPLATE_ID
 from gf01_formal.artifacts import canonical_json
 from gf01_formal.instances.io import load_set
 from gf01_formal.play.protocol import Action
-from gf01_formal.runs.record import RunOutcome, Step, failed_record, record_base, step_timing
+from gf01_formal.runs.record import AgentError, RunOutcome, Step, failed_record, record_base, step_timing
 from gf01_formal.runs.recorder import EpisodeRecorder
 from gf01_formal.runs.replay import replay_steps
 from gf01_formal.scoring.certificates import GoldSet
@@ -182,11 +182,15 @@ def import_inspect_log(path: str | os.PathLike[str], *, bundle: str | None = Non
         if faults:
             raise Gf01Error(f"sample {iid!r}: the logged steps do not replay on the instance ({faults[0]})",
                             file=shown)
-        if sample.limit is not None:  # inspect ended the episode early: the rest has no edits, like a dead agent
-            status, error = "agent_error", f"inspect's {sample.limit.type} limit ended the episode at step " \
-                                           f"{recorder.episode.t}"
+        if sample.limit is not None and not recorder.done:
+            # inspect ended the episode early: a fatal timeout on the next step (the replay derives the status from
+            # it), and the rest has no edits, like a dead agent's
+            recorder.step(Action(), AgentError(kind="timeout", message=f"inspect's {sample.limit.type} limit ended "
+                                                                       f"the episode at step {recorder.episode.t}"))
             while not recorder.done:
                 recorder.step(Action())
+        if sample.limit is not None:
+            status, error = recorder.status()
         scorer = scorers.setdefault(iid, Scorer(problem, gold_set_name=gold_set))
         result = scorer.score(recorder.certificate)
         logged = next(iter((sample.scores or {}).values()), None)

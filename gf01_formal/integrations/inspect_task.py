@@ -172,12 +172,12 @@ def gf01_player(bundle: str, seed: int = 0, prompt: str = TEMPLATE_ID, track: st
                 # Also when the model's error ends the sample here: the imported record then has this step's time.
                 played["step_ms"].append(round((time.perf_counter() - start) * 1000, 3))
                 state.store.set(STORE_KEY, played)
-            observation = recorder.step(action, fault, fatal=dead is not None)
+            observation = recorder.step(action, fault)
             played["steps"].append(recorder.steps[-1].model_dump(mode="json"))
             played["actions"].append(action.model_dump(mode="json"))
             played["certificate"] = observation.certificate
             state.store.set(STORE_KEY, played)
-        played["status"], played["error"] = recorder.status(dead)
+        played["status"], played["error"] = recorder.status()
         state.store.set(STORE_KEY, played)
         return state
 

@@ -40,23 +40,38 @@ RUN_SCHEMA = "gf01-formal.run_record.v2"
 #: (reports, validation) by :func:`upgrade_record`, never appended to.
 RUN_SCHEMA_V1 = "gf01-formal.run_record.v1"
 PEER_RUN_SCHEMA = "gf01.run_record.v1"
-#: Versions of what makes a record: the episode engine (play rules) and the scorer (checks).
-HARNESS_VERSION = "gf01-formal.harness.1"
+#: Versions of what makes a record: the episode engine and the harness's policy around it (play rules), and the
+#: scorer (checks). Bumped whenever a play rule changes; the replay picks the rule by this version
+#: (:data:`gf01_formal.runs.replay.PLAY_RULES`), never by what the record's steps look like. harness.2: an action
+#: with an unknown input or a value not 0/1 is void (harness.1 records hold both this and the older per-atom
+#: refusal), and a ``tool_denied`` fault is fatal.
+HARNESS_VERSION = "gf01-formal.harness.2"
 CHECKER_VERSION = "gf01-formal.checker.2"
 FAMILY_ID = "GF-01"
 Status = Literal["completed", "agent_error", "harness_error", "provider_error"]
 #: Statuses whose run is final; the others are played again by ``gf01 evaluate``.
 FINAL_STATUSES = ("completed", "agent_error")
 _RECORD = ConfigDict(extra="forbid", frozen=True, strict=True)
+#: The fault kinds that end the agent's part of an episode (the step with the fault and every later one have no
+#: action): the one definition the harness, the recorder and the replay all read.
+FATAL_KINDS = ("timeout", "crash", "tool_denied")
+#: The fault kinds that are protocol violations: the step has no edit and the episode goes on.
+VIOLATION_KINDS = ("not_json", "bad_action")
 
 
 class AgentError(BaseModel):
     """An agent's fault on one step: ``not_json``, ``bad_action`` (no action could be read, or the episode voided
-    the one given), ``timeout`` or ``crash`` (fatal), with what went wrong."""
+    the one given), or a fatal one (:data:`FATAL_KINDS`: ``timeout``, ``crash``, ``tool_denied``), with what went
+    wrong."""
 
     model_config = _RECORD
-    kind: str
+    kind: Literal["not_json", "bad_action", "timeout", "crash", "tool_denied"]
     message: str
+
+    @property
+    def fatal(self) -> bool:
+        """The fault ends the agent's part of the episode."""
+        return self.kind in FATAL_KINDS
 
 
 class Step(BaseModel):
@@ -71,6 +86,15 @@ class Step(BaseModel):
     refused: list[Refusal]
     commit: bool = Field(description="the action committed: the episode ended after this step")
     agent_error: AgentError | None
+
+
+class RecordSignature(BaseModel):
+    """An evaluator's signature of one record: the algorithm, the fingerprint of the public key, the signature."""
+
+    model_config = _RECORD
+    alg: Literal["ed25519"]
+    key: str = Field(description="fingerprint of the public key: sha256 of its 32 raw bytes, hex")
+    sig: str = Field(description="the Ed25519 signature, hex (128 digits)")
 
 
 def _nullable(model: type[BaseModel], name: str) -> type[BaseModel]:
@@ -145,6 +169,10 @@ class RunRecord(RunBase, _ScoreColumns, Diagnostic):  # type: ignore[misc,valid-
         description="how an external agent was isolated from the harness: bwrap (own PID, mount and network "
         "namespaces), none (stated with --sandbox none: never official); absent for agents without a program")
     tool_log_hash: str = Field(description="sha256 of the tool log (side file tool-logs/<hash>.jsonl); '' for none")
+    signature: RecordSignature | None = Field(
+        default=None, exclude_if=lambda v: v is None,
+        description="the evaluator's Ed25519 signature of the record (its canonical JSON without this field); "
+        "absent when the harness was given no signing key (runs/signing.py)")
 
     # protocol and renderer (DEC-046, DEC-057)
     play_protocol: Literal["commit_only"] = "commit_only"

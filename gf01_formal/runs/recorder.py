@@ -52,6 +52,8 @@ class EpisodeRecorder:
         self.steps: list[Step] = []
         #: Non-fatal faults so far (more than MAX_VIOLATIONS make the run an agent_error).
         self.violations = 0
+        #: The first fatal fault (the agent's part ended there), or None.
+        self.dead: AgentError | None = None
 
     @property
     def done(self) -> bool:
@@ -67,23 +69,32 @@ class EpisodeRecorder:
         """Open the episode at step 0; returns the goal panel."""
         self.steps = []
         self.violations = 0
+        self.dead = None
         return self.episode.reset()
 
-    def step(self, action: Action, fault: AgentError | None = None, *, fatal: bool = False,
-             per_atom: bool = False) -> Observation:
-        """Play ``action`` (an empty one when the agent gave none: ``fault`` says why) and log the step.
+    def step(self, action: Action, fault: AgentError | None = None, *, per_atom: bool = False) -> Observation:
+        """Play ``action`` (an empty one when the agent gave none: ``fault`` says why) and log the step. A fatal
+        fault (:attr:`AgentError.fatal`) ends the agent's part: this step and every later one must have no action.
         A non-fatal fault, or a void action, counts as a protocol violation. ``per_atom``: replay the rule of an
         older record (:meth:`Episode.step`)."""
+        if self.dead is not None and (action.set or action.commit or fault is not None):
+            raise ValueError("an action or a fault after the agent's fatal fault")  # the harness's own bug
+        if fault is not None and fault.fatal and (action.set or action.commit):
+            raise ValueError("an action on the step of a fatal fault")
         obs = self.episode.step(action.set, commit=action.commit, at=action.t, per_atom=per_atom)
         entry = step_entry(self.episode.log[-1], self.episode.problem.system.inputs, fault)
         self.steps.append(entry)
-        self.violations += entry.agent_error is not None and not fatal
+        if entry.agent_error is not None and entry.agent_error.fatal:
+            self.dead = self.dead or entry.agent_error
+        else:
+            self.violations += entry.agent_error is not None
         return obs
 
-    def status(self, dead: AgentError | None = None) -> tuple[Status, str | None]:
-        """The run's status and error: ``agent_error`` after a fatal fault or too many violations."""
-        if dead is not None:
-            return "agent_error", f"{dead.kind}: {dead.message}"
+    def status(self) -> tuple[Status, str | None]:
+        """The run's status and error, from the step log alone: ``agent_error`` after a fatal fault or more than
+        :data:`MAX_VIOLATIONS` violations, else ``completed``. The replay re-derives a record's status with it."""
+        if self.dead is not None:
+            return "agent_error", f"{self.dead.kind}: {self.dead.message}"
         if self.violations > MAX_VIOLATIONS:
             return "agent_error", f"{self.violations} protocol violations (more than {MAX_VIOLATIONS})"
         return "completed", None

@@ -34,7 +34,7 @@ from typing import Any
 from encoders.problem import Certificate, Problem
 from gf01_formal.play.episode import Episode, StepLog
 from gf01_formal.play.protocol import Action, GoalPanel, Observation
-from gf01_formal.runs.record import FINAL_STATUSES, RunRecord, Step
+from gf01_formal.runs.record import FINAL_STATUSES, HARNESS_VERSION, RunRecord, Step
 from gf01_formal.runs.recorder import EpisodeRecorder
 from gf01_formal.scoring.certificates import certificate_to_json
 from gf01_formal.scoring.values import SCORE_FIELDS, Scores
@@ -42,8 +42,11 @@ from hoa.errors import quote
 
 #: Refusal reasons of the per-atom rule of older records (the episode now voids such an action).
 PER_ATOM_REASONS = ("unknown_input", "bad_value")
-#: Agent faults that end the agent's part (the steps after have no action).
-FATAL_KINDS = ("timeout", "crash")
+#: The play rule of each harness version (record.HARNESS_VERSION): ``void``, an action with an unknown input or a
+#: value not 0/1 is void; ``legacy``, harness.1, whose records were played under either rule (the void rule came in
+#: without a version bump), so a step that shows the per-atom refusals is replayed under the per-atom rule. A
+#: version not here is refused: nobody knows its rules.
+PLAY_RULES = {"gf01-formal.harness.1": "legacy", HARNESS_VERSION: "void"}
 
 
 @dataclass(frozen=True)
@@ -74,18 +77,24 @@ def replay(record: RunRecord, problem: Problem) -> Replay:
     recorder = EpisodeRecorder(problem, record.instance_id)
     goal = recorder.start()
     observations: list[Observation] = []
+    final = record.status in FINAL_STATUSES
     if not record.steps:
         faults = _reconstruct(record, recorder.episode, observations)
+    elif record.harness_version not in PLAY_RULES:
+        faults = [Fault("harness_version", f"{quote(record.harness_version, 60)} is not a harness whose play rules "
+                                           f"this toolkit knows ({', '.join(PLAY_RULES)})")]
     else:
-        faults = replay_steps(record.steps, recorder, observations, final=record.status in FINAL_STATUSES)
-        faults = faults or _total_faults(record)
+        faults = replay_steps(record.steps, recorder, observations, final=final,
+                              rule=PLAY_RULES[record.harness_version])
+        faults = faults or _total_faults(record) or (_status_faults(record, recorder) if final else [])
     return Replay(goal, observations, faults, not record.steps, recorder.certificate)
 
 
 def replay_steps(steps: list[Step], recorder: EpisodeRecorder, observations: list[Observation], *,
-                 final: bool) -> list[Fault]:
+                 final: bool, rule: str = "void") -> list[Fault]:
     """Drive ``recorder`` (just started) with the actions and faults of ``steps``, checking each step it logs
-    against the recorded one; ``final``: the log must reach the episode's end. The first fault ends it."""
+    against the recorded one; ``final``: the log must reach the episode's end; ``rule``: the play rule of the
+    record's harness (:data:`PLAY_RULES`). The first fault ends it."""
     shape = list(_shape_faults(steps))
     if shape:
         return shape
@@ -93,15 +102,43 @@ def replay_steps(steps: list[Step], recorder: EpisodeRecorder, observations: lis
     for i, step in enumerate(steps):
         if recorder.done:
             return [Fault(f"steps.{i}", "the record goes on after its episode ended")]
-        per_atom = any(r.reason in PER_ATOM_REASONS for r in step.refused)
+        after = _after_fatal(step, recorder, i)
+        if after is not None:
+            return [after]
+        per_atom = rule == "legacy" and any(r.reason in PER_ATOM_REASONS for r in step.refused)
         action = Action(set=step.submitted, commit=step.commit, t=_wrong_step(step))
-        fatal = step.agent_error is not None and step.agent_error.kind in FATAL_KINDS
-        observations.append(recorder.step(action, step.agent_error, fatal=fatal, per_atom=per_atom))
+        observations.append(recorder.step(action, step.agent_error, per_atom=per_atom))
         fault = _step_fault(step, recorder.episode.log[-1], recorder.steps[-1], inputs, i)
         if fault is not None:
             return [fault]
     if final and not recorder.done:
         return [Fault("steps", f"the step log ends at step {len(steps)}, before its episode does")]
+    return []
+
+
+def _after_fatal(step: Step, recorder: EpisodeRecorder, i: int) -> Fault | None:
+    """A step the harness could not have logged: an action on the step of a fatal fault or after it, or a fault
+    after it (the agent was no longer asked)."""
+    dead = recorder.dead
+    fatal_here = step.agent_error is not None and step.agent_error.fatal
+    if (dead is not None or fatal_here) and (step.submitted or step.commit):
+        why = f"step {len(recorder.steps) - 1}'s" if dead is not None and not fatal_here else "this step's"
+        return Fault(f"steps.{i}.submitted", f"an action after the agent's part ended ({why} fatal fault "
+                                             f"{(dead or step.agent_error).kind})")  # type: ignore[union-attr]
+    if dead is not None and step.agent_error is not None:
+        return Fault(f"steps.{i}.agent_error", f"a fault after the agent's part ended (the fatal {dead.kind} of "
+                                               "an earlier step): the harness no longer asked the agent")
+    return None
+
+
+def _status_faults(record: RunRecord, recorder: EpisodeRecorder) -> list[Fault]:
+    """A finished record's status and error are what the recorder makes of its step log."""
+    status, error = recorder.status()
+    if record.status != status:
+        why = f" ({quote(error, 120, bare=True)})" if error else ""
+        return [Fault("status", f"recorded {record.status}, but its step log makes it {status}{why}")]
+    if record.error != error:
+        return [Fault("error", f"recorded {quote(record.error, 120)}, but its step log says {quote(error, 120)}")]
     return []
 
 

@@ -2,8 +2,10 @@
 recorded as a :class:`~gf01_formal.runs.record.RunRecord`, with its side files (the tool log) by content hash.
 
 The harness keeps the agent honest: a fault of the agent (:class:`~gf01_formal.agents.base.AgentFault`) is logged on
-its step, which proceeds with no edit; a fatal one (crash, timeout) ends the agent's part and the rest of the episode
-has no edits. A failure of ours (an exception anywhere else) gives a ``harness_error`` record with no scores.
+its step, which proceeds with no edit; a fatal one (its kind says so: crash, timeout, tool_denied,
+``record.FATAL_KINDS``) ends the agent's part and the rest of the episode has no edits. A fault raised by the agent's
+``start`` is logged on step 0 the same way. A failure of ours (an exception anywhere else) gives a ``harness_error``
+record with no scores.
 
 >>> from gf01_formal.scoring.scores import Scorer
 >>> spec = AgentSpec("oracle", "EVAL-OC")
@@ -129,32 +131,30 @@ def _play(agent: Agent, recorder: EpisodeRecorder, latencies: list[float], *,
           tools: list[str] | None = None) -> tuple[Status, str | None]:
     """Play the episode to its end; returns the run's status and error (agent errors are not exceptions here).
     ``tools``: what the start message says the track allows (None on EVAL-CB: the message has no ``tools``)."""
-    dead: AgentError | None = None
     start_fault: AgentError | None = None
     try:
         agent.start(Start(instance_id=recorder.episode.instance_id, goal=recorder.start(), tools=tools))
-    except AgentFault as ex:  # the agent failed before its first action: the whole episode has no edits
-        dead = start_fault = AgentError(kind=ex.kind, message=ex.message)
+    except AgentFault as ex:  # the agent failed before its first action: logged on step 0, which has no action
+        start_fault = AgentError(kind=ex.kind, message=ex.message)
     observation: Observation | None = None
     while not recorder.done:
+        # The fault's kind says whether it is fatal (AgentError.fatal, the one definition the replay reads too).
         fault: AgentError | None = start_fault if recorder.episode.t == 0 else None
-        fatal = fault is not None
         action = Action()
-        if dead is None:
+        if recorder.dead is None and fault is None:
             start = time.perf_counter()
             try:
                 action = agent.act(observation)
             except AgentFault as ex:
-                fault, fatal = AgentError(kind=ex.kind, message=ex.message), ex.fatal
-                dead = fault if ex.fatal else None
+                fault = AgentError(kind=ex.kind, message=ex.message)
             finally:
                 # Also when act() raised past us (a provider that failed for good, a bug): the failed record then
                 # carries the time the last step took up to its failure, retries and waits included.
                 latencies.append(round((time.perf_counter() - start) * 1000, 3))
-        observation = recorder.step(action, fault, fatal=fatal)
-    if dead is None and observation is not None:
+        observation = recorder.step(action, fault)
+    if recorder.dead is None and observation is not None:
         agent.observe(observation)  # the last observation (done)
-    return recorder.status(dead)
+    return recorder.status()
 
 
 def _tool_log(agent: Agent | None, access: Access) -> str:

@@ -26,19 +26,24 @@ import os
 import stat
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gf01_formal.artifacts import canonical_json, write_text_atomic
 from gf01_formal.runs.record import FINAL_STATUSES, RUN_SCHEMA, RUN_SCHEMA_V1, RunOutcome
 from hoa.errors import Gf01Error, quote
 from hoa.files import iter_lines
 
+if TYPE_CHECKING:
+    from gf01_formal.runs.signing import Signer
+
 
 class RunsFile:
     """One runs file, opened for appending (created when missing; a torn last line is cut off)."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, signer: Signer | None = None) -> None:
         self.path = Path(path)
+        #: The evaluator's key: each record appended is signed with it (runs/signing.py).
+        self.signer = signer
         self.side_dir = Path(f"{self.path}.d")
         self._lock_fd: int | None = None
         # The lock first: what is done, and the torn tail, are only known while no one else writes.
@@ -101,7 +106,12 @@ class RunsFile:
             target = self.side_dir / rel
             if not self.device and not target.exists():
                 write_text_atomic(target, text)
-        line = canonical_json(outcome.record.to_json()) + "\n"
+        record = outcome.record
+        if self.signer is not None:
+            from gf01_formal.runs.signing import sign
+
+            record = sign(record, self.signer)
+        line = canonical_json(record.to_json()) + "\n"
         try:
             with self.path.open("a", encoding="utf-8") as fh:
                 fh.write(line)

@@ -13,9 +13,14 @@ its steps committed, ``refusals`` and ``agent_errors`` are the steps' counts, an
 ``peer``) has no step log. With a bundle: the instance is there with the same content hash and task fields, the
 step log replays on it as recorded (:func:`gf01_formal.runs.replay.replay`, the browser's and the inspect
 importer's replay too), the recorded certificate re-verifies to every recorded score, and an exact SubsetMin
-diagnostic is decided again (under ``recheck_limits``: one that runs out of them is a note, not a violation). With
-``official``: also no run may have failed (harness or provider error), an EVAL-TA run's planner log must be in the
-side directory, and the bundle is required.
+diagnostic is decided again (under ``recheck_limits``: one that runs out of them is a note, not a violation); the
+status and error are what the recorder derives from the steps, and every call of a tool log in the side directory
+is answered again from the instance (:mod:`gf01_formal.runs.tool_log`). With ``official``: also no run may have
+failed (harness or provider error), an EVAL-TA or EVAL-OC run's tool log must be in the side directory, an external
+program must have run sandboxed, a browser run must be a pilot's issued participant's (never free play), the
+harness version must be this one, and the bundle is required. With ``key``: every record carries the evaluator's
+signature and matches it (:mod:`gf01_formal.runs.signing`), which proves what no replay can (who played, on which
+track, in which sandbox).
 
 >>> from gf01_formal.agents.base import AgentSpec
 >>> from gf01_formal.campaign.evaluate import evaluate
@@ -39,7 +44,7 @@ from gf01_formal.agents import PANEL_TRACK
 from gf01_formal.agents.base import ACCESS_OF_TRACK, ALLOWLIST_OF_TRACK
 from gf01_formal.instances.io import instance_problem, load_set
 from gf01_formal.instances.model import Instance
-from gf01_formal.runs.record import FINAL_STATUSES, RunRecord, run_id, upgrade_record
+from gf01_formal.runs.record import FINAL_STATUSES, HARNESS_VERSION, RunRecord, run_id, upgrade_record
 from gf01_formal.runs.replay import log_faults
 from gf01_formal.runs.store import read_records
 from gf01_formal.scoring.values import SCORE_FIELDS
@@ -48,9 +53,12 @@ from solvers.limits import Limits
 
 if TYPE_CHECKING:
     from encoders.problem import Atom, Problem
+    from gf01_formal.runs.signing import Verifier
     from gf01_formal.scoring.scores import AnswerBook, Scorer
     from gf01_formal.scoring.values import Diagnostic
 
+#: The agent name of a person playing in the browser (web/games.py).
+HUMAN = "human"
 RENDERERS = {"json": "canonical-json-v1", "visual": "GF-01-R1"}
 #: The recorded fields a re-verification recomputes (floats compared exactly: both sides come from exact rationals).
 RESCORED = SCORE_FIELDS
@@ -94,6 +102,7 @@ class _Context:
     #: (pilot id, participant id, signature) -> whether the participant was issued (None: the pilot is not known)
     issued: Callable[[str, str, Any], bool | None] | None = None
     gold_set: str | None = None  # the gold set every scored record must name (None: any)
+    verifier: Verifier | None = None  # the evaluator's public key every record must be signed by (None: not checked)
     problems: dict[str, tuple[Problem, Scorer]] = field(default_factory=dict)
     scorers: dict[tuple[str, str], Scorer] = field(default_factory=dict)  # (instance id, gold set) -> Scorer
     diagnostics: dict[tuple[str, tuple[Atom, ...]], Diagnostic] = field(default_factory=dict)
@@ -111,7 +120,8 @@ def validate(paths: Sequence[str | os.PathLike[str]], *, bundle: str | None = No
 def check_runs(paths: Sequence[str | os.PathLike[str]], *, bundle: str | None = None, official: bool = False,
                recheck_limits: Limits | None = None,
                issued: Callable[[str, str, Any], bool | None] | None = None,
-               gold_set: str | None = None, answers: AnswerBook | None = None) -> Validation:
+               gold_set: str | None = None, answers: AnswerBook | None = None,
+               key: str | os.PathLike[str] | None = None) -> Validation:
     """The violations in the runs files ``paths`` (module docstring) and the notes on what could not be re-checked
     within ``recheck_limits`` (default: :data:`RECHECK_SECONDS` per SubsetMin diagnostic), in file and line order.
     ``gold_set`` (M or MB) requires every scored record's best match to be ranked there; ``official`` requires M.
@@ -119,18 +129,25 @@ def check_runs(paths: Sequence[str | os.PathLike[str]], *, bundle: str | None = 
     ``answers``: best matches the scorers of this process (and its local workers) computed, by instance content hash
     and gold set; re-scoring takes a certificate's best match from there instead of computing it again. Only values
     this program computed may go in, never values read from a record: every record is still re-scored against them,
-    so a record whose scores or gold were changed still fails, and a changed certificate is simply computed again."""
+    so a record whose scores or gold were changed still fails, and a changed certificate is simply computed again.
+
+    ``key``: the evaluator's public key file (runs/signing.py): every record must carry its signature, and match it."""
     if official and gold_set == "MB":
         raise Gf01Error("official runs rank their best match in M(I) (section 7.3): --gold-set MB is not official",
                         field="--gold-set")
     if official and bundle is None:
         raise Gf01Error("--official re-verifies every certificate: give the bundle (--bundle)", field="--bundle")
+    verifier = None
+    if key is not None:
+        from gf01_formal.runs.signing import load_verifier
+
+        verifier = load_verifier(key)
     instances: dict[str, Instance] = {}
     if bundle is not None:
         instances = load_set(bundle).by_id
     ctx = _Context(instances, official, bundle is not None,
                    Limits(seconds=RECHECK_SECONDS) if recheck_limits is None else recheck_limits, issued,
-                   "M" if official else gold_set, answers={} if answers is None else answers)
+                   "M" if official else gold_set, answers={} if answers is None else answers, verifier=verifier)
     out = Validation()
     for path in paths:
         name = quote(os.fspath(path), 200, bare=True)
@@ -160,6 +177,12 @@ def _check(obj: dict[str, Any], side: Path, ctx: _Context,
         for err in ex.errors()[:5]:
             yield ".".join(str(p) for p in err["loc"]) or "record", err["msg"]
         return
+    if ctx.verifier is not None:
+        from gf01_formal.runs.signing import signature_fault
+
+        fault = signature_fault(rec, ctx.verifier)
+        if fault is not None:
+            yield "signature", fault
     want_id = run_id(rec.instance_id, rec.instance_hash, rec.agent_hash, rec.seed)
     if rec.run_id != want_id:
         yield "run_id", f"does not hash the instance, agent and seed (expected {want_id})"
@@ -184,6 +207,13 @@ def _check(obj: dict[str, Any], side: Path, ctx: _Context,
         yield "sandbox", (f"the external agent ran with sandbox {rec.sandbox}" if rec.sandbox else
                           "the external agent's sandbox is not recorded") + ": official runs of --agent-cmd " \
             "programs are sandboxed (bwrap)"
+    if ctx.official and rec.agent_name == HUMAN and rec.agent_meta.get("session") != "pilot":
+        # Free play is open to anyone under any id, and shows the gold at each episode's end: never a result.
+        yield "agent_meta", f"a browser {quote(rec.agent_meta.get('session'), 20)} session's run (not a pilot's " \
+                            "issued participant): free play is never official"
+    if ctx.official and rec.harness_version != HARNESS_VERSION:
+        yield "harness_version", f"{quote(rec.harness_version, 60)}: official runs are played by this harness " \
+                                 f"({HARNESS_VERSION}); an older one's play rules differ"
     if ctx.official and rec.status not in FINAL_STATUSES:
         yield "status", f"{rec.status}: the run did not finish ({quote(rec.error or '', 120, bare=True)})"
     if rec.status in FINAL_STATUSES and ctx.gold_set is not None and rec.gold_set != ctx.gold_set:
@@ -193,7 +223,7 @@ def _check(obj: dict[str, Any], side: Path, ctx: _Context,
         if not rec.steps and rec.protocol != PEER_PROTOCOL:
             yield "steps", f"a finished {rec.protocol} episode has a step log (only imported peer rows have none)"
         elif ctx.rescore:
-            yield from _rescore(rec, ctx, notes)
+            yield from _rescore(rec, ctx, notes, side)
         else:
             yield from ((f.field, f.message) for f in log_faults(rec))
 
@@ -239,7 +269,7 @@ def _tool_policy(rec: RunRecord, side: Path, official: bool) -> Iterator[tuple[s
         yield "tool_log_hash", f"{rec.eval_track} requires the sha256 of the run's tool log"
         return
     log = side / "tool-logs" / f"{rec.tool_log_hash}.jsonl"
-    if not log.exists():
+    if not log.is_file():  # a FIFO or a device planted there is no log (and would block or never end a read)
         # The tool log is what shows an agent used only its track's budgeted tool: publication audits it.
         if official and rec.eval_track in ("EVAL-TA", "EVAL-OC"):
             yield "tool_log_hash", f"the tool log tool-logs/{log.name} is not in {quote(str(side), 200)}"
@@ -283,9 +313,10 @@ def _diagnostic_fields(rec: RunRecord) -> Iterator[tuple[str, str]]:
                                  f"{rec.diagnostic_status!r})"
 
 
-def _rescore(rec: RunRecord, ctx: _Context, notes: list[tuple[str, str]]) -> Iterator[tuple[str, str]]:
+def _rescore(rec: RunRecord, ctx: _Context, notes: list[tuple[str, str]], side: Path) -> Iterator[tuple[str, str]]:
     """The recorded certificate, re-verified against the bundle, must give every recorded score, and an exact
-    SubsetMin diagnostic its recorded answer."""
+    SubsetMin diagnostic its recorded answer; the tool log in the side directory (when there) must answer again
+    as it is logged."""
     from gf01_formal.runs.replay import replay, score_faults
     from gf01_formal.scoring.certificates import parse_certificate
     from gf01_formal.scoring.scores import Scorer
@@ -318,6 +349,7 @@ def _rescore(rec: RunRecord, ctx: _Context, notes: list[tuple[str, str]]) -> Ite
     scorer = ctx.scorers[key]
     if rec.steps:
         yield from ((f.field, f.message) for f in replay(rec, problem).faults)
+    yield from _tool_log_replay(rec, side, problem)
     parsed = parse_certificate(rec.certificate, problem.system.inputs, horizon=problem.horizon,
                                budget_t=problem.budget_t)
     if list(parsed.errors) != rec.certificate_errors:
@@ -333,6 +365,27 @@ def _rescore(rec: RunRecord, ctx: _Context, notes: list[tuple[str, str]]) -> Ite
         notes.append(("subset_min", f"could not re-check within limits ({answer.diagnostic_note})"))
     elif answer.subset_min != rec.subset_min:
         yield "subset_min", f"recorded {rec.subset_min}, re-checked {answer.subset_min}"
+
+
+def _tool_log_replay(rec: RunRecord, side: Path, problem: Problem) -> Iterator[tuple[str, str]]:
+    """Every call of an EVAL-TA or EVAL-OC run's tool log answered again from the instance (runs/tool_log.py)."""
+    from gf01_formal.runs.tool_log import tool_log_faults
+
+    if rec.eval_track == "EVAL-CB" or rec.tool_allowlist_id != ALLOWLIST_OF_TRACK[rec.eval_track]:
+        return  # _tool_policy has said what is wrong
+    log = side / "tool-logs" / f"{rec.tool_log_hash}.jsonl"
+    if not log.is_file():
+        return  # _tool_policy: a violation when official, else nothing to replay
+    data = log.read_bytes()
+    if hashlib.sha256(data).hexdigest() != rec.tool_log_hash:
+        return  # _tool_policy has said so
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        yield "tool_log_hash", "its tool log is not UTF-8 text"
+        return
+    yield from ((fld if fld != "tool_log" else "tool_log_hash", f"its tool log: {msg}")
+                for fld, msg in tool_log_faults(text, rec.tool_allowlist_id, problem))
 
 
 def _subset_min(problem: Problem, instance_id: str, atoms: tuple[Atom, ...], ctx: _Context) -> Diagnostic:

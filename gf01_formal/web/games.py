@@ -457,7 +457,9 @@ class Games:
         if scores is None:
             record = game.recorder.fail(base, error, agent_meta=game.meta, timing=timing)
         else:
-            record = game.recorder.finish(base, scores, agent_meta=game.meta, timing=timing)
+            status, error_of_steps = game.recorder.status()  # more than 3 void actions: agent_error, as anywhere
+            record = game.recorder.finish(base, scores, agent_meta=game.meta, timing=timing, status=status,
+                                          error=error_of_steps)
         with self._lock:
             if self.runs is not None:
                 if not self.runs.done(record.run_id):

@@ -26,7 +26,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from gf01_formal.artifacts import read_json
 from gf01_formal.instances.model import validate_model
 from hoa.errors import Gf01Error, quote
-from hoa.files import read_text
 
 PILOT_SCHEMA = "gf01-formal.pilot.v1"
 #: Participant and pilot ids: what recruiting platforms hand out, and nothing that needs escaping anywhere.
@@ -100,10 +99,14 @@ def load_key(pilot_path: str | os.PathLike[str], *, create: bool = False) -> byt
             raise Gf01Error(f"cannot write the pilot's key: {ex.strerror or ex}", file=name) from None
     if not path.exists():
         raise Gf01Error("the pilot has no key: issue its participants' links first (gf01 pilot issue)", file=name)
-    text = read_text(path).strip()
+    from gf01_formal.instances.keys import check_key_strength, read_key_file
+
+    text = read_key_file(path, what="pilot key").decode("ascii", errors="replace").strip()
     if not re.fullmatch(r"[0-9a-f]{64}", text):
-        raise Gf01Error("not a pilot key (64 hex digits)", file=name)
-    return bytes.fromhex(text)
+        raise Gf01Error("not a pilot key (64 hex digits; gf01 key new --kind pilot makes one)", file=name)
+    key = bytes.fromhex(text)
+    check_key_strength(key, what=name)
+    return key
 
 
 def _mac(key: bytes, *parts: str) -> str:
