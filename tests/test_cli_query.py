@@ -370,3 +370,20 @@ def test_verify_out_of_limits_prints_the_verdicts_it_decided(tmp_path: Path, cap
     assert main(["verify", inst, "--certs", str(certs), "--best-match", *limit, "--json"]) == 3
     line = json.loads(capsys.readouterr().out)
     assert line["suff"] is False and line["unknown"]["query"] == "best_match"
+
+
+def test_verify_and_the_run_record_share_one_score_type(capsys: pytest.CaptureFixture[str]) -> None:
+    """issue 30: verify --json prints every field of the one score type, each by the run record's own name (the
+    record has them all as columns), and the record's score columns are the type's checks and best match."""
+    import dataclasses
+
+    from gf01_formal.runs.record import RunRecord
+    from gf01_formal.scoring.score import Score
+    from gf01_formal.scoring.values import DIAGNOSTIC_FIELDS, SCORE_FIELDS
+
+    names = {f.name for f in dataclasses.fields(Score)}
+    assert main(["verify", str(EXAMPLES / "arbiter_priority.json"), str(EXAMPLES / "arbiter_priority_cert.json"),
+                 "--best-match", "--json"]) == 0
+    rec = json.loads(capsys.readouterr().out)
+    assert set(rec) == names and names <= set(RunRecord.model_fields)
+    assert set(SCORE_FIELDS) | set(DIAGNOSTIC_FIELDS) | {"certificate_errors"} == names
