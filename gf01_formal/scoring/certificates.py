@@ -22,10 +22,10 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from encoders.problem import Atom, Certificate, Problem
-from gf01_formal.scoring.score import DiagnosticStatus, Score
+from gf01_formal.scoring.score import DiagnosticStatus, GoldSet, Score
 from hoa.errors import Gf01Error, quote
 from solvers import api
 from solvers.canonical import canonical, certificate_to_json, timesteps
@@ -195,9 +195,6 @@ def score_many(problem: Problem, certs: Sequence[ParsedCertificate]) -> list[Sco
     return out
 
 
-#: The gold sets a best match can rank: M(I), every valid certificate (section 7.3, DEC-025: the default), or MB,
-#: M_B(I), the valid certificates within the instance's B_T (a user-chosen option: budget-feasible gold).
-GoldSet = Literal["M", "MB"]
 GOLD_SETS: tuple[GoldSet, ...] = ("M", "MB")
 
 

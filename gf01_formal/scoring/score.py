@@ -11,8 +11,8 @@ load neither through it.
 >>> s = Score.of_checks(suff=True, min1=True, eff_t=1, eff_a=2, within_budget=True)
 >>> s.kappa, s.score_c, s.diagnostic_status
 ([1, 1, -1, -2], 1, 'not-run')
->>> [f for f in fields_of("diagnostic")]
-['subset_min', 'diagnostic_status', 'diagnostic_note']
+>>> fields_of("diagnostic")
+('subset_min', 'diagnostic_status', 'diagnostic_note')
 """
 
 from __future__ import annotations
@@ -26,7 +26,9 @@ from typing import Any, Literal
 #: ``best_match`` (AP/TS against the DEC-025 gold) and ``diagnostic`` (SubsetMin).
 Part = Literal["check", "certificate", "best_match", "diagnostic"]
 DiagnosticStatus = Literal["exact", "infeasible", "not-run"]
-GoldSetName = Literal["M", "MB"]
+#: The gold sets a best match can rank: M(I), every valid certificate (section 7.3, DEC-025: the default), or MB,
+#: M_B(I), the valid certificates within the instance's B_T (a user-chosen option: budget-feasible gold).
+GoldSet = Literal["M", "MB"]
 
 
 def _meta(part: Part, doc: str = "", *, record: Any = None, optional: bool = False) -> dict[str, Any]:
@@ -58,9 +60,9 @@ class Score:
     ts_f1: float | None = field(default=None, metadata=_meta("best_match", record=float))
     best_match_gold: list[list[Any]] | None = field(default=None, metadata=_meta(
         "best_match", "the DEC-025 gold the PRF is measured against"))
-    gold_set: GoldSetName | None = field(default=None, metadata=_meta(
+    gold_set: GoldSet | None = field(default=None, metadata=_meta(
         "best_match", "the set the gold was ranked in: M (M(I), every valid certificate, section 7.3) or MB (M_B(I), "
-        "within B_T, an option)", record=GoldSetName))
+        "within B_T, an option)", record=GoldSet))
     within_budget: bool | None = field(metadata=_meta(
         "check", "the certificate touches at most B_T timesteps (a flag: an over-budget certificate is scored by "
         "Definitions 10-12); null for a malformed one"))
@@ -80,7 +82,7 @@ class Score:
                    certificate_errors=list(certificate_errors))
 
     def with_best_match(self, metrics: Mapping[str, float], gold: list[list[Any]] | None,
-                        gold_set: GoldSetName) -> Score:
+                        gold_set: GoldSet) -> Score:
         """This score with its best match measured: the six AP/TS figures, the gold and the set it was ranked in."""
         return dataclasses.replace(self, **metrics, best_match_gold=gold, gold_set=gold_set)
 
