@@ -1,6 +1,7 @@
 """AIGER 1.9 (and-inverter graphs with latches): reader, model, canonical writer, and the Mealy view of a circuit.
 
-A bottom-layer package beside :mod:`hoa`: it imports only ``hoa.errors`` and ``hoa.files`` (docs/aiger.md).
+A ground-floor package above :mod:`hoa`: of the project it imports only ``hoa.errors``, ``hoa.files`` and
+``hoa.mealy`` (docs/architecture.md states each layer's imports; tests/test_layering.py holds them).
 
 >>> from aig import parse, canonical
 >>> canonical(parse(b"aag 1 1 0 1 0\\n2\\n3\\n"))

@@ -15,9 +15,10 @@ from gf01_formal.agents.base import AgentSpec
 from gf01_formal.campaign.shards import Plan, play_batch, tasks
 from gf01_formal.cli import main
 from gf01_formal.instances.io import instance_problem, load_bundle
-from gf01_formal.report.caps import CapSet, derive, load_caps, run_diagnostic
+from gf01_formal.report.caps import derive, load_caps
 from gf01_formal.report.load import load_runs
 from gf01_formal.runs.store import RunsFile
+from gf01_formal.scoring.caps import CapSet, run_diagnostic
 from hoa.errors import Gf01Error
 
 SMALL = {**CAMPAIGN, "horizon": [8, 14]}

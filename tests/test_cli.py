@@ -119,3 +119,54 @@ def test_readme_command_table_matches_the_cli():
         for opt in re.findall(r"(?<![\w-])--?[a-z][a-z-]*", usage):
             assert opt in known, (path, opt)
     assert seen == set(commands)
+
+
+# -- command modules loaded on demand (issue 30) -----------------------------------------------------------------
+
+_MODULES_OF = ("import sys, runpy; sys.argv = ['gf01', *sys.argv[1:]]; from gf01_formal.cli import main; main(); "
+               "print('MODULES', ' '.join(sorted(sys.modules)))")
+
+
+def _modules_after(*argv: str) -> set[str]:
+    """The modules a fresh interpreter holds after running ``gf01 ARGV`` (stdout's last line)."""
+    out = subprocess.run([sys.executable, "-c", _MODULES_OF, *argv], capture_output=True, text=True, check=True,
+                         timeout=300).stdout
+    last = out.splitlines()[-1]
+    assert last.startswith("MODULES ")
+    return set(last.split()[1:])
+
+
+def _playing_or_solving(modules: set[str]) -> list[str]:
+    return sorted(m for m in modules if m.split(".")[0] in ("solvers", "encoders")
+                  or m.startswith(("gf01_formal.agents", "gf01_formal.play.episode", "gf01_formal.play.gym_env",
+                                   "gf01_formal.runs.runner", "gf01_formal.campaign")))
+
+
+def test_gf01_report_loads_no_agent_engine_or_solver(tmp_path) -> None:
+    """`gf01 report` (its help, and a report of a small runs file) imports only its own command module: no agent,
+    no episode engine, no solver (the CLI used to import every command module, the agents' among them). The run
+    records embed the protocol's message types (gf01_formal.play.protocol), not the engine."""
+    from pathlib import Path
+
+    bundle = Path(__file__).resolve().parent.parent / "gf01_formal" / "examples" / "arbiter_priority.json"
+    runs = tmp_path / "runs.jsonl"
+    assert main(["evaluate", str(bundle), "--agent", "random", "--jobs", "1", "-o", str(runs)]) == 0
+    for argv in (["report", "--help"], ["report", str(runs), "-o", str(tmp_path / "report.md")]):
+        loaded = _modules_after(*argv)
+        assert _playing_or_solving(loaded) == [], argv
+        assert "gf01_formal.cli.report" in loaded and "gf01_formal.cli.play" not in loaded, argv
+    assert (tmp_path / "report.md").read_text().startswith("#")
+
+
+def test_the_command_table_names_every_command_of_its_modules() -> None:
+    """root.COMMANDS (what a command line loads) agrees with what the modules register: each name's modules alone
+    register it, and the whole tree has exactly the table's names."""
+    import typer
+
+    from gf01_formal.cli import root
+
+    whole = typer.main.get_command(root.tree())
+    assert sorted(whole.commands) == sorted(root.COMMANDS)  # type: ignore[attr-defined]
+    for name in root.COMMANDS:
+        one = typer.main.get_command(root.tree(name))
+        assert list(one.commands) == [name]  # type: ignore[attr-defined]

@@ -35,20 +35,23 @@ def run_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict:
 def test_verify_valid_certificate(capsys: pytest.CaptureFixture[str], backend: str) -> None:
     rec = run_json(capsys, "verify", HOA, str(EXAMPLES / "arbiter_cert_valid.json"), "--subset-min",
                    "--backend", backend)
+    nulls = dict.fromkeys(("ap_precision", "ap_recall", "ap_f1", "ts_precision", "ts_recall", "ts_f1",
+                           "best_match_gold", "gold_set", "diagnostic_note"))
     assert rec == {"suff": True, "min1": True, "valid": True, "goal": True, "eff_t": 1, "eff_a": 2, "score_c": 1,
-                   "kappa": [1, 1, -1, -2], "subset_min": True, "within_budget": True, "errors": []}
+                   "kappa": [1, 1, -1, -2], "subset_min": True, "diagnostic_status": "exact", "within_budget": True,
+                   "certificate_errors": [], **nulls}
 
 
 def test_verify_sufficient_but_not_min1(capsys: pytest.CaptureFixture[str]) -> None:
     rec = run_json(capsys, "verify", HOA, str(EXAMPLES / "arbiter_cert_not_min1.json"))
     assert (rec["suff"], rec["min1"], rec["valid"], rec["score_c"]) == (True, False, False, 0)
-    assert rec["kappa"] == [0, 1, -2, -3] and rec["subset_min"] is None
+    assert rec["kappa"] == [0, 1, -2, -3] and rec["subset_min"] is None and rec["diagnostic_status"] == "not-run"
 
 
 def test_verify_malformed_certificate_scores_false_with_reasons(capsys: pytest.CaptureFixture[str]) -> None:
     rec = run_json(capsys, "verify", HOA, str(EXAMPLES / "arbiter_cert_malformed.json"))
     assert not (rec["suff"] or rec["min1"] or rec["valid"] or rec["goal"])
-    assert rec["errors"] == [
+    assert rec["certificate_errors"] == [
         "atom 1: a second atom on (t=3, r0)",
         "atom 2: time 9 is outside [0, 3]",
         "atom 2: 'zz' is not an input (inputs: r0, r1)",
@@ -66,7 +69,7 @@ def test_verify_over_budget(capsys: pytest.CaptureFixture[str]) -> None:
     cert = str(EXAMPLES / "arbiter_cert_not_min1.json")
     rec = run_json(capsys, "verify", HOA, cert, "--budget-t", "1")
     within = run_json(capsys, "verify", HOA, cert, "--budget-t", "2")
-    assert rec["errors"] == [] and rec["within_budget"] is False and within["within_budget"] is True
+    assert rec["certificate_errors"] == [] and rec["within_budget"] is False and within["within_budget"] is True
     assert (rec["suff"], rec["min1"], rec["valid"]) == (within["suff"], within["min1"], within["valid"]) \
         == (True, False, False)
 
@@ -148,7 +151,7 @@ def test_parse_certificate_and_score_directly() -> None:
     )
     # Min1 follows Definition 11 literally: an insufficient certificate whose every removal is insufficient is Min1.
     lone = score(p, parse_certificate([[0, "r1", 1]], names, horizon=p.horizon, budget_t=None))
-    assert (lone.suff, lone.min1, lone.valid, lone.kappa) == (False, True, False, (0, 0, -1, -1))
+    assert (lone.suff, lone.min1, lone.valid, lone.kappa) == (False, True, False, [0, 0, -1, -1])
     # A malformed certificate never outranks an honest one with as many atoms.
     malformed = score(p, parse_certificate([[0, "r9", 1]], names, horizon=p.horizon, budget_t=None))
     assert malformed.kappa <= lone.kappa
@@ -216,10 +219,10 @@ def test_verify_best_match_on_the_bundled_instance(capsys: pytest.CaptureFixture
     assert api.count(problem, None) > api.count(problem, problem.budget_t)  # M(I) != M_B(I) here
     for flag, budget in (("M", None), ("MB", problem.budget_t)):
         assert main(["verify", inst, cert, "--best-match", "--gold-set", flag, "--json"]) == 0
-        got = json.loads(capsys.readouterr().out)["best_match"]
+        got = json.loads(capsys.readouterr().out)
         want = api.best_match(problem, atoms, budget, "sat")
         assert got["gold_set"] == flag
-        assert got["gold"] == [[t, names[i], v] for t, i, v in want.gold] == [[20, "r2", 1], [21, "r2", 1]]
+        assert got["best_match_gold"] == [[t, names[i], v] for t, i, v in want.gold] == [[20, "r2", 1], [21, "r2", 1]]
         for key in ("ap_precision", "ap_recall", "ap_f1", "ts_precision", "ts_recall", "ts_f1"):
             assert got[key] == getattr(want, key)
     # 2 of the agent's 3 atoms are the gold's 2 atoms; both touch steps {20, 21}.
@@ -343,3 +346,44 @@ def test_verify_certs_streams_chunk_by_chunk(monkeypatch: pytest.MonkeyPatch) ->
     rest = list(records)
     assert [r["line"] for r in [first, *rest]] == list(range(1, 8))
     assert [r["eff_a"] for r in [first, *rest]] == [0, len(cert)] * 3 + [0]
+
+
+@pytest.mark.parametrize("limit", [["--seconds", "0"], ["--memory", "1"]])
+def test_verify_out_of_limits_prints_the_verdicts_it_decided(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                             limit: list[str]) -> None:
+    """issue 28 item 3: a best match (and a SubsetMin) that runs out of --seconds/--memory leaves the verdicts
+    decided printed, with `best_match: unknown (...)`, and exits 3 (it used to print the unknown alone)."""
+    inst, cert = str(EXAMPLES / "arbiter_priority.json"), str(EXAMPLES / "arbiter_priority_cert.json")
+    args = ["verify", inst, cert, "--best-match", "--subset-min", *limit]
+    assert main([*args, "--json"]) == 3
+    rec = json.loads(capsys.readouterr().out)
+    assert (rec["suff"], rec["min1"], rec["valid"], rec["kappa"]) == (True, False, False, [0, 1, -2, -3])
+    assert rec["unknown"]["query"] == "best_match" and rec["unknown"]["reason"].split()[0] in ("time", "memory")
+    assert rec["ap_f1"] is None and rec["best_match_gold"] is None and rec["gold_set"] is None
+    assert (rec["subset_min"], rec["diagnostic_status"]) == (None, "infeasible") and rec["diagnostic_note"]
+    assert main(args) == 3
+    out = capsys.readouterr().out.splitlines()
+    assert out[1:3] == ["suff         true", "min1         false"]
+    assert out[-1].startswith("best_match   unknown (") and out[-2].startswith("subset_min   unknown (")
+    certs = tmp_path / "certs.jsonl"
+    certs.write_text(json.dumps({"certificate": [[20, "r2", 1]]}) + "\n")
+    assert main(["verify", inst, "--certs", str(certs), "--best-match", *limit, "--json"]) == 3
+    line = json.loads(capsys.readouterr().out)
+    assert line["suff"] is False and line["unknown"]["query"] == "best_match"
+
+
+def test_verify_and_the_run_record_share_one_score_type(capsys: pytest.CaptureFixture[str]) -> None:
+    """issue 30: verify --json prints every field of the one score type, each by the run record's own name (the
+    record has them all as columns), and the record's score columns are the type's checks and best match."""
+    import dataclasses
+
+    from gf01_formal.runs.record import RunRecord
+    from gf01_formal.scoring.score import Score
+    from gf01_formal.scoring.values import DIAGNOSTIC_FIELDS, SCORE_FIELDS
+
+    names = {f.name for f in dataclasses.fields(Score)}
+    assert main(["verify", str(EXAMPLES / "arbiter_priority.json"), str(EXAMPLES / "arbiter_priority_cert.json"),
+                 "--best-match", "--json"]) == 0
+    rec = json.loads(capsys.readouterr().out)
+    assert set(rec) == names and names <= set(RunRecord.model_fields)
+    assert set(SCORE_FIELDS) | set(DIAGNOSTIC_FIELDS) | {"certificate_errors"} == names

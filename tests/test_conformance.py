@@ -177,7 +177,7 @@ def test_the_scorer_applies_definitions_10_to_12_whatever_the_budget(case) -> No
         data = [[t, names[a], v] for t, a, v in sorted(c)]
         parsed = parse_certificate(data, names, horizon=p.horizon, budget_t=p.budget_t)
         s = score(p, parsed, subset_min=True)
-        assert not s.errors and s.within_budget == (len(ts(c)) <= p.budget_t)
+        assert not s.certificate_errors and s.within_budget == (len(ts(c)) <= p.budget_t)
         assert (s.suff, s.min1, s.valid, s.subset_min) == (suff(p, c), min1(p, c), valid(p, c), subset_min(p, c))
         assert (s.eff_t, s.eff_a) == (len(ts(c)), len(c))
 
@@ -201,7 +201,7 @@ def test_a_malformed_certificate_stays_malformed(case, data) -> None:
         good = [[t0, a0, 1 - bad[2]]]
     parsed = parse_certificate([*good, bad], names, horizon=p.horizon, budget_t=p.budget_t)
     s = score(p, parsed)
-    assert s.errors and (s.suff, s.min1, s.valid, s.score_c) == (False, False, False, 0)
+    assert s.certificate_errors and (s.suff, s.min1, s.valid, s.score_c) == (False, False, False, 0)
     assert s.eff_a == len(good) + 1
 
 
@@ -239,11 +239,11 @@ def test_verify_best_match_follows_section_7_3(case, tmp_path: Path, capsys: pyt
             rec = json.loads(capsys.readouterr().out)
             assert (rec["suff"], rec["min1"], rec["valid"]) == (suff(p, c), min1(p, c), valid(p, c))
             assert rec["within_budget"] == (len(ts(c)) <= p.budget_t)
-            bm, want = rec["best_match"], best_match(p, c, golds)
+            bm, want = rec, best_match(p, c, golds)
             assert bm["gold_set"] == flag
-            gold = frozenset((t, names.index(a), v) for t, a, v in bm["gold"])
+            gold = frozenset((t, names.index(a), v) for t, a, v in bm["best_match_gold"] or [])
             figures = [bm[k] for k in ("ap_precision", "ap_recall", "ap_f1", "ts_precision", "ts_recall", "ts_f1")]
-            if want is None:  # M_B(I) empty: no gold, every figure 0
-                assert gold == frozenset() and figures == [0.0] * 6
+            if want is None:  # M_B(I) empty: no gold (null), every figure 0
+                assert bm["best_match_gold"] is None and figures == [0.0] * 6
             else:
                 assert gold == want[0] and figures == [float(f) for f in want[1]]

@@ -15,13 +15,13 @@ from bundles import REPORTED
 from scipy.stats import binomtest
 from statsmodels.stats.proportion import proportion_confint
 
+from gf01_formal import agents  # where the panel is defined: coverage reads it when a panel is asked for
 from gf01_formal.agents.base import AgentSpec
 from gf01_formal.artifacts import sha256_hex, write_json_atomic
 from gf01_formal.campaign.evaluate import evaluate
 from gf01_formal.cli import main
 from gf01_formal.instances.io import load_bundle, save_artifact
 from gf01_formal.instances.splits import PUBLIC_KEY, split_bundle
-from gf01_formal.report import coverage as coverage_mod
 from gf01_formal.report import stats
 from gf01_formal.report.build import KEY_FIELDS, build_report
 from gf01_formal.report.coverage import load_manifest
@@ -210,7 +210,7 @@ def test_coverage_names_what_is_missing_and_official_refuses(played: dict[str, P
                  str(played["bundle"]), "--official", "--panel", "core", "-o", str(tmp_path / "r.json")]) == 2
     assert not (tmp_path / "r.json").exists()
     # With the full panel narrowed to the agents these runs played, the gate passes the complete runs.
-    monkeypatch.setitem(coverage_mod.PANELS, "full", ("random", "oracle"))
+    monkeypatch.setitem(agents.PANELS, "full", ("random", "oracle"))
     args = ["report", "--manifest", str(played["manifest"]), "--bundle", str(played["bundle"]), "--official",
             "--panel", "full"]
     assert main([*args, str(partial), "-o", str(tmp_path / "r.json")]) == 2

@@ -220,11 +220,11 @@ def finish(out: Path, bundle_path: str | os.PathLike[str], manifest: Any, panel:
     differ from what was computed for its certificate still fails."""
     from gf01_formal.instances.io import load_bundle
     from gf01_formal.report.build import build_report
-    from gf01_formal.report.caps import CapSet
     from gf01_formal.report.load import load_runs
     from gf01_formal.report.pilot import analyze, knob_plots, pilot_notes
     from gf01_formal.report.render import html_page, markdown
     from gf01_formal.runs.validate import validate
+    from gf01_formal.scoring.caps import CapSet
 
     runs_path = out / "runs.jsonl"
     violations = validate([runs_path], bundle=str(bundle_path), answers=answers)

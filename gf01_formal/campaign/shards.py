@@ -4,10 +4,11 @@ key, and the function a worker runs on one (:func:`play_batch`).
 A task holds a few instances (``batch`` of them, in bundle order) and, for each, the agents that still lack a final
 record there; its key hashes the run ids it will produce and the settings that shape their records, so the same
 missing work always gets the same key (Dask can then recognise a task it already holds). A worker plays each
-instance's agents with one shared scorer (the exact gold set is built once per instance, not once per agent), runs
-the optional diagnostic metered under the campaign's caps (:mod:`gf01_formal.report.caps`), and returns the finished
-runs (typed records with their side files) with the best matches its scorers computed: the driver alone writes the
-runs file. Tasks and results are typed values; they cross to worker processes and Dask workers by pickling.
+instance's agents with one shared scorer (the exact gold set is built once per instance, not once per agent), each
+run with its optional diagnostic metered under the campaign's caps (:mod:`gf01_formal.scoring.caps`, inside
+:func:`gf01_formal.runs.runner.play_run`: no record is changed once finished), and returns the finished runs (typed
+records with their side files) with the best matches its scorers computed: the driver alone writes the runs file.
+Tasks and results are typed values; they cross to worker processes and Dask workers by pickling.
 
 A worker refuses a task made by a driver with other versions of the harness or the checker: records of one
 campaign must come from one implementation.
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from gf01_formal.agents.base import AgentSpec
 from gf01_formal.artifacts import sha256_hex
 from gf01_formal.instances.model import Instance
-from gf01_formal.runs.record import CHECKER_VERSION, FINAL_STATUSES, HARNESS_VERSION, RunOutcome, run_id
+from gf01_formal.runs.record import CHECKER_VERSION, HARNESS_VERSION, RunOutcome, run_id
 from hoa.errors import Gf01Error
 
 if TYPE_CHECKING:
@@ -43,7 +44,7 @@ class Result:
 class Plan:
     """What is played: the instances, the agents, the seed, the bundle hash and the diagnostic.
 
-    The SubsetMin diagnostic runs under a campaign's ``caps`` (metered, :mod:`gf01_formal.report.caps`) or, for
+    The SubsetMin diagnostic runs under a campaign's ``caps`` (metered, :mod:`gf01_formal.scoring.caps`) or, for
     ``gf01 evaluate``, with ``subset_min`` under ``diagnostic_seconds``; ``file`` names the instances' file in
     messages.
     """
@@ -112,8 +113,8 @@ def _versions() -> tuple[tuple[str, str], ...]:
 def play_batch(task: Task) -> Result:
     """Play one task (in a worker process or in the driver): its finished runs, in order."""
     from gf01_formal.instances.io import instance_problem
-    from gf01_formal.report.caps import CapSet, run_diagnostic
     from gf01_formal.runs.runner import play_run
+    from gf01_formal.scoring.caps import CapSet
     from gf01_formal.scoring.scores import Scorer
     from solvers.limits import Limits
 
@@ -134,16 +135,9 @@ def play_batch(task: Task) -> Result:
         scorer = Scorer(problem, gold_set_name=settings["gold_set"],
                         limits=None if settings["memory"] is None else Limits(memory=settings["memory"],
                                                                               isolate=False))
-        inputs = list(problem.system.inputs)
         for spec in specs:
-            outcome = play_run(inst, problem, spec, seed=settings["seed"], scorer=scorer,
-                               bundle_hash=settings["bundle_hash"], subset_min=settings["subset_min"],
-                               diagnostic_limits=limits)
-            rec = outcome.record
-            if caps is not None and rec.status in FINAL_STATUSES and rec.certificate is not None:
-                atoms = [(int(t), inputs.index(a), int(v)) for t, a, v in rec.certificate]
-                diagnostic, timing = run_diagnostic(problem, atoms, caps)
-                rec = rec.model_copy(update={**diagnostic.model_dump(), "timing": {**rec.timing, **timing}})
-            out.append(RunOutcome(rec, outcome.side_files))
+            out.append(play_run(inst, problem, spec, seed=settings["seed"], scorer=scorer,
+                                bundle_hash=settings["bundle_hash"], subset_min=settings["subset_min"],
+                                diagnostic_limits=limits, caps=caps))
         answers.extend((inst.content_hash, settings["gold_set"], cert, bm) for cert, bm in scorer.answers.items())
     return Result(out, answers)

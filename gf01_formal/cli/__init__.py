@@ -69,21 +69,14 @@ def _invoke(args: list[str]) -> int:
 
 
 def _tree_for(args: list[str]) -> Any:
-    """The command tree to parse ``args`` with: :data:`app` holding only the command (or group) ``args`` name, or the
-    whole of it for ``--help``, ``--version`` and unknown names. typer turns every registered command into a click
-    command, reading its signature, before parsing anything: for one small query that was a sixth of its run."""
-    import copy
+    """The command tree to parse ``args`` with (:func:`gf01_formal.cli.root.tree`): the root holding only the
+    command (or group) ``args`` name, its module alone imported, or the whole of it for ``--help``, ``--version`` and
+    unknown names. typer turns every registered command into a click command, reading its signature, before parsing
+    anything: for one small query that was a sixth of its run; and importing every command module made ``gf01
+    report`` load the agents and the episode engine."""
+    from gf01_formal.cli.root import tree
 
-    from gf01_formal.cli.root import app
-
-    name = args[0] if args else ""
-    commands = [c for c in app.registered_commands if c.name == name]
-    groups = [g for g in app.registered_groups if g.name == name]
-    if not commands and not groups:
-        return app
-    tree = copy.copy(app)  # the same settings and root callback (--version), one command
-    tree.registered_commands, tree.registered_groups = commands, groups
-    return tree
+    return tree(args[0] if args else None)
 
 
 def _status_of(ex: Exception, *, json_out: bool = False) -> int:

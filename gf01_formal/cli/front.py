@@ -41,7 +41,7 @@ def verify(args: list[str]) -> int | None:
     from solvers.limits import Unknown
 
     try:
-        from gf01_formal.cli.verify import certificate_report
+        from gf01_formal.cli.verify import certificate_report, undecided
         from gf01_formal.instances.plain import open_plain
 
         deadline = Deadline(given["seconds"], given["memory"])
@@ -56,6 +56,10 @@ def verify(args: list[str]) -> int | None:
     except Exception:  # an error of the input: the typer command reports it in its own words
         return None
     emit(record, given["json_out"], human)
+    if undecided(record):
+        from gf01_formal.cli.exits import EXIT_UNKNOWN
+
+        return EXIT_UNKNOWN
     return 0
 
 

@@ -56,7 +56,8 @@ def verify(
     options: Any = None,
 ) -> None:
     """Score a certificate: Suff, Min1, Valid, goal, Eff_t, Eff_a, Score_C and kappa (exit 0 whatever the verdict)."""
-    from gf01_formal.cli.verify import certificate_report
+    from gf01_formal.cli.exits import EXIT_UNKNOWN
+    from gf01_formal.cli.verify import certificate_report, undecided
     from gf01_formal.scoring.batch import verify_lines
     from hoa.errors import Gf01Error
     from hoa.files import iter_lines
@@ -65,22 +66,30 @@ def verify(
     if (cert is None) == (certs is None):
         raise Gf01Error("give one certificate (CERT) or a file of them (--certs FILE)", field="CERT")
     if certs is not None:
+        out_of_limits = False
         for record in verify_lines(instance, lambda: iter_lines(certs), options, file=str(certs),
                                    instance_id=instance_id, subset_min=subset_min, best_match=best_match,
                                    gold_set=gold_set, backend=backend, limits=deadline.limits):
             emit(record, json_out, _batch_line)
+            out_of_limits = out_of_limits or undecided(record)
+        if out_of_limits:
+            raise typer.Exit(EXIT_UNKNOWN)
         return
     assert cert is not None
     _, problem = open_instance(instance, instance_id, options, deadline)
     record, human = certificate_report(problem, cert, subset_min=subset_min, best_match=best_match, gold_set=gold_set,
                                        backend=backend, deadline=deadline)
     emit(record, json_out, human)
+    if undecided(record):
+        raise typer.Exit(EXIT_UNKNOWN)
 
 
 def _batch_line(r: dict[str, Any]) -> list[str]:
     verdict = "valid" if r["valid"] else ("sufficient" if r["suff"] else "not sufficient")
-    errors = f"  ({len(r['errors'])} structural errors)" if r["errors"] else ""
-    return [f"line {r['line']}  {r['instance_id']}  {verdict}  Eff_t {r['eff_t']}  Eff_a {r['eff_a']}{errors}"]
+    errors = f"  ({len(r['certificate_errors'])} structural errors)" if r["certificate_errors"] else ""
+    unknown = f"  best_match unknown ({r['unknown']['reason']})" if "unknown" in r else ""
+    return [f"line {r['line']}  {r['instance_id']}  {verdict}  Eff_t {r['eff_t']}  Eff_a {r['eff_a']}{errors}"
+            f"{unknown}"]
 
 
 @with_instance_options

@@ -199,7 +199,7 @@ class GF01Env(gymnasium.Env[dict[str, Any], np.ndarray]):
         if self.scoring == "exact":
             return Result.of(self._current.scorer.score(episode.certificate), NOT_RUN).to_json()
         s = score(episode.problem, ParsedCertificate.of_atoms(episode.problem, episode.certificate))
-        return {k: v for k, v in s.to_json().items() if k not in ("subset_min", "errors")}
+        return s.part("check")
 
     def render(self) -> str | None:
         """``ansi``: the canonical-json-v1 text of the last observation (the goal panel before the first step)."""

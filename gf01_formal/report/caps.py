@@ -1,20 +1,6 @@
-"""Optional-diagnostic caps (spec §9; DEC-019..023): the SubsetMin diagnostic metered and run under hybrid caps,
-and ``gf01 caps derive``, which freezes the caps from pilot runs by the dual-threshold rule.
-
-Normative checks (Suff, Min1, Valid, the gold set and best match behind PRF) are never capped (DEC-019): only the
-optional SubsetMin diagnostic runs here. Hybrid caps (DEC-020): platform caps P_ref (wall seconds, resident memory)
-and algorithmic caps A_ref (SAT conflicts of the Glucose 4 engine PySAT can budget, BDD nodes), each optional.
-
-Metering (:func:`run_diagnostic`): the diagnostic always runs on an engine that counts its work, capped or not (the
-SAT backend under a conflict budget uses Glucose 4, so a pilot measures the engine the caps will bound). What it
-spent goes into the run record's ``timing`` (``diagnostic_ms``, ``diagnostic_peak_kib``, ``diagnostic_spent``):
-timing is the record's machine-dependent part, and wall time and memory are. Peak memory is the growth of the
-process's peak resident set (Linux ``VmHWM``, reset through ``/proc/self/clear_refs`` when the diagnostic starts).
-A diagnostic is ``exact`` only when it finished within every cap; otherwise ``infeasible`` with the cap it hit in
-``diagnostic_note``. Conflicts, nodes and time are enforced while the query runs (the solver's budget, interrupt and
-checkpoints), memory at every checkpoint of the query; and every cap once more against what was spent when the query
-ends (a solver checks its budget between steps, so it can finish a little past it): an answer found above a cap is
-not recorded, so that exact / infeasible is decided by the caps alone.
+"""``gf01 caps derive``: the optional diagnostic's caps frozen from pilot runs by the dual-threshold rule (spec §9;
+DEC-019..023), and caps files read back (:func:`load_caps`). The caps themselves and the diagnostic metered under
+them are the scorer's (:mod:`gf01_formal.scoring.caps`), the metering the solver floor's (:mod:`solvers.metering`).
 
 Derivation (:func:`derive`), the dual-threshold rule with p = 0.90, k = 3 (DEC-022/023), per resource r:
 
@@ -38,17 +24,13 @@ from __future__ import annotations
 
 import math
 import os
-import time
-from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from encoders.problem import Atom, Problem
 from gf01_formal.report.load import Runs
 from gf01_formal.runs.record import RunRecord
-from gf01_formal.scoring.values import Diagnostic
+from gf01_formal.scoring.caps import BACKENDS, SAMPLE_TARGET, CapSet
 from hoa.errors import Gf01Error
-from solvers.limits import Clock, Limits, Unknown
 
 CAPS_SCHEMA = "gf01-formal.caps.v1"
 P = Fraction(9, 10)
@@ -57,163 +39,6 @@ K = 3
 FLOORS: dict[str, float] = {"seconds": 0.05, "memory_kib": 8192, "conflicts": 1, "nodes": 1}
 UNITS = {"seconds": "s", "memory_kib": "KiB", "conflicts": "conflicts", "nodes": "BDD nodes"}
 PLATFORM, ALGORITHMIC = ("seconds", "memory_kib"), ("conflicts", "nodes")
-#: A budget no diagnostic reaches: it makes the backend count its work (and the SAT backend use Glucose 4).
-UNBOUNDED = 1 << 62
-BACKENDS = ("sat", "bdd")
-SAMPLE_TARGET = 240  # DEC-021: the caps freeze at the pilot checkpoint (DEC-014d's N)
-
-
-# -- memory of this process -------------------------------------------------------------------------------------
-
-
-def _status_kib(key: str) -> int | None:
-    try:
-        with open("/proc/self/status", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith(key + ":"):
-                    return int(line.split()[1])
-    except OSError:
-        return None
-    return None
-
-
-def reset_peak() -> int | None:
-    """Reset the process's peak resident set to its current one; returns that (KiB), or None where unsupported."""
-    try:
-        with open("/proc/self/clear_refs", "w", encoding="ascii") as fh:
-            fh.write("5")
-    except OSError:
-        return None
-    return _status_kib("VmRSS")
-
-
-def peak_kib() -> int | None:
-    """The process's peak resident set since the last reset (KiB)."""
-    return _status_kib("VmHWM")
-
-
-# -- limits that meter -------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class MeteredLimits(Limits):
-    """Limits that also cap resident-memory growth and keep the clocks they start (to read what was spent)."""
-
-    memory_kib: int | None = None
-    clocks: list[Clock] = field(default_factory=list, compare=False, repr=False)
-
-    def start(self) -> Clock:
-        clock = MeteredClock(self, time.monotonic(), baseline_kib=reset_peak())
-        self.clocks.append(clock)
-        return clock
-
-    def report(self) -> list[tuple[dict[str, int], int | None, int | None]]:
-        """Each clock's spent work and memory baseline, with this (child) process's peak resident set."""
-        peak = peak_kib()
-        return [(dict(c.spent), getattr(c, "baseline_kib", None), peak) for c in self.clocks]
-
-    def absorb(self, report: list[tuple[dict[str, int], int | None, int | None]]) -> None:
-        """Keep a guarded child's clocks as if they had run here."""
-        for spent, baseline, peak in report:
-            self.clocks.append(MeteredClock(self, time.monotonic(), dict(spent), baseline_kib=baseline,
-                                            child_peak_kib=peak))
-
-
-@dataclass
-class MeteredClock(Clock):
-    """A clock whose checkpoints also check the memory cap against the current resident set."""
-
-    baseline_kib: int | None = None
-    #: The peak resident set of the guarded child the clock ran in (None: it ran in this process).
-    child_peak_kib: int | None = None
-
-    def check(self, query: str, nodes: int | None = None) -> None:
-        super().check(query, nodes)
-        cap = getattr(self.limits, "memory_kib", None)
-        if cap is not None and self.baseline_kib is not None:
-            now = _status_kib("VmRSS")
-            if now is not None and now - self.baseline_kib > cap:
-                raise Unknown(query, f"memory limit {cap} KiB", {**self.spent, "memory_kib": now - self.baseline_kib,
-                                                                  "seconds": round(self.elapsed(), 3)})
-
-
-@dataclass(frozen=True)
-class CapSet:
-    """The caps a diagnostic runs under (None: uncapped), and the backend they were derived for."""
-
-    backend: str = "sat"
-    seconds: float | None = None
-    memory_kib: int | None = None
-    conflicts: int | None = None
-    nodes: int | None = None
-    #: Derived from fewer pilot instances than the DEC-021 checkpoint (SAMPLE_TARGET): not frozen caps.
-    provisional: bool = False
-    sample_instances: int | None = None
-
-    def limits(self) -> MeteredLimits:
-        """Fresh limits for one diagnostic: the caps, and an unreachable budget where the backend must count."""
-        conflicts = self.conflicts if self.conflicts is not None else (UNBOUNDED if self.backend == "sat" else None)
-        nodes = self.nodes if self.nodes is not None else (UNBOUNDED if self.backend == "bdd" else None)
-        return MeteredLimits(seconds=self.seconds, conflicts=conflicts, nodes=nodes, memory_kib=self.memory_kib)
-
-    def to_json(self) -> dict[str, Any]:
-        """The caps as JSON (what a campaign records)."""
-        out: dict[str, Any] = {"backend": self.backend, "seconds": self.seconds, "memory_kib": self.memory_kib,
-                               "conflicts": self.conflicts, "nodes": self.nodes}
-        if self.provisional:  # only then: campaigns under frozen caps record what they always did
-            out.update(provisional=True, sample_instances=self.sample_instances)
-        return out
-
-    def capped(self) -> bool:
-        """Whether any cap is set (a metered pilot runs with none)."""
-        return any(v is not None for v in (self.seconds, self.memory_kib, self.conflicts, self.nodes))
-
-    def report_section(self) -> dict[str, Any]:
-        """What a report says about the caps its runs' diagnostics ran under."""
-        return {"backend": self.backend, "seconds": self.seconds, "memory_kib": self.memory_kib,
-                "conflicts": self.conflicts, "nodes": self.nodes, "provisional": self.provisional,
-                "sample_instances": self.sample_instances, "checkpoint": SAMPLE_TARGET}
-
-    def refuse_provisional(self, allow: bool, where: str) -> None:
-        """Gf01Error when the caps are provisional and ``allow`` (--allow-provisional-caps) was not given."""
-        if self.provisional and not allow:
-            raise Gf01Error(f"provisional caps: derived from {self.sample_instances} pilot instance(s), before the "
-                            f"DEC-021 checkpoint of {SAMPLE_TARGET}; {where} refuses them unless "
-                            "--allow-provisional-caps", field="--caps")
-
-
-def run_diagnostic(problem: Problem, atoms: list[Atom], caps: CapSet) -> tuple[Diagnostic, dict[str, Any]]:
-    """SubsetMin of ``atoms`` metered under ``caps`` (:func:`gf01_formal.scoring.scores.diagnose`): the diagnostic
-    and its timing fields, as the module docstring says."""
-    from gf01_formal.scoring.scores import diagnose
-
-    limits = caps.limits()
-    start = time.perf_counter()
-    diagnostic, _ = diagnose(problem, atoms, backend=caps.backend, limits=limits)
-    elapsed = time.perf_counter() - start
-    clock = limits.clocks[-1] if limits.clocks else None
-    child_peak = getattr(clock, "child_peak_kib", None)
-    peak = child_peak if child_peak is not None else peak_kib()
-    base = getattr(clock, "baseline_kib", None)
-    grew = None if base is None or peak is None else max(0, peak - base)
-    # A counter the query never touched counted nothing (e.g. no SAT call for an empty certificate).
-    zero = {"conflicts": 0, "sat_calls": 0} if caps.backend == "sat" else {"nodes": 0}
-    spent = {"backend": caps.backend, **zero, **(dict(sorted(clock.spent.items())) if clock else {})}
-    timing = {"diagnostic_ms": round(elapsed * 1000, 3), "diagnostic_peak_kib": grew, "diagnostic_spent": spent}
-    if diagnostic.diagnostic_status == "exact":
-        # A solver checks its budget between steps, so it may finish a little past a cap: exact means within.
-        over = None
-        if caps.conflicts is not None and spent.get("conflicts", 0) > caps.conflicts:
-            over = f"conflict limit {caps.conflicts} (spent {spent['conflicts']})"
-        elif caps.nodes is not None and spent.get("nodes", 0) > caps.nodes:
-            over = f"node limit {caps.nodes} (spent {spent['nodes']})"
-        elif caps.seconds is not None and elapsed > caps.seconds:
-            over = f"time limit {caps.seconds} s (took {elapsed:.3f} s)"
-        elif caps.memory_kib is not None and grew is not None and grew > caps.memory_kib:
-            over = f"memory limit {caps.memory_kib} KiB (peak growth {grew} KiB)"
-        if over is not None:
-            diagnostic = Diagnostic(subset_min=None, diagnostic_status="infeasible", diagnostic_note=over)
-    return diagnostic, timing
 
 
 # -- caps files ---------------------------------------------------------------------------------------------------

@@ -6,8 +6,8 @@ a harness or provider error leaves the instance missing, to be played again. Cov
 seen in the runs and for every agent of the required panel, on the agent's own track; the panel is covered when
 each of its agents, on the track DEC-056 and docs/runs.md give it, misses no instance of any slice.
 
->>> PANELS["core"]
-('random', 'greedy', 'oracle')
+>>> _panel("core")
+(('random', 'greedy', 'oracle'), {'random': 'EVAL-CB', 'greedy': 'EVAL-CB', 'oracle': 'EVAL-OC'})
 """
 
 from __future__ import annotations
@@ -17,18 +17,23 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from gf01_formal.agents import PANEL_TRACK, PANELS
 from gf01_formal.artifacts import read_json, sha256_hex
 from gf01_formal.report.load import SCORED
 from gf01_formal.runs.record import RunRecord
 from hoa.errors import Gf01Error, quote
 
 POLICY = "gf01.baseline_panel_policy.v1"
-#: The track each baseline plays on (docs/runs.md, "Tracks and access"); the panels are :data:`PANELS`, both from
-#: :mod:`gf01_formal.agents`, where the panel is defined once.
-TRACK_OF: dict[str, str] = dict(PANEL_TRACK)
 #: Missing instance ids listed per slice in human output (the JSON lists all of them).
 SHOWN = 5
+
+
+def _panel(panel: str) -> tuple[tuple[str, ...], dict[str, str]]:
+    """The agents of ``panel`` and the track each plays on (docs/runs.md, "Tracks and access"), from
+    :mod:`gf01_formal.agents`, where the panel is defined once. Imported here, only when a panel is asked for: a
+    report of runs alone loads no agent."""
+    from gf01_formal.agents import PANEL_TRACK, PANELS
+
+    return PANELS[panel], {n: PANEL_TRACK[n] for n in PANELS[panel]}
 
 
 @dataclass(frozen=True)
@@ -94,9 +99,10 @@ def coverage(records: list[RunRecord], manifest: Manifest, panel: str | None) ->
     for iid, key in manifest.entries.items():
         slices[key].add(iid)
     agents: set[tuple[str, str]] = {(labels[(r.agent_name, r.agent_hash)], r.eval_track) for r in records}
-    for name in PANELS[panel] if panel else ():
-        if not any(label.split("#")[0] == name and track == TRACK_OF[name] for label, track in agents):
-            agents.add((name, TRACK_OF[name]))
+    names, track_of = _panel(panel) if panel else ((), {})
+    for name in names:
+        if not any(label.split("#")[0] == name and track == track_of[name] for label, track in agents):
+            agents.add((name, track_of[name]))
     seen: dict[tuple[str, str], set[str]] = defaultdict(set)
     unexpected: dict[tuple[str, str], set[str]] = defaultdict(set)
     mismatched: list[str] = []
@@ -136,19 +142,20 @@ def coverage(records: list[RunRecord], manifest: Manifest, panel: str | None) ->
 def panel_verdict(rows: list[dict[str, Any]], panel: str) -> dict[str, Any]:
     """Whether every agent of ``panel`` covers every slice on its own track; what is missing otherwise."""
     problems = []
-    for name in PANELS[panel]:
-        mine = [r for r in rows if r["agent"].split("#")[0] == name and r["eval_track"] == TRACK_OF[name]]
+    names, track_of = _panel(panel)
+    for name in names:
+        mine = [r for r in rows if r["agent"].split("#")[0] == name and r["eval_track"] == track_of[name]]
         by_slice: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
         for r in mine:
             by_slice[(r["split_id"], r["mode"])].append(r)
         for (split, mode), cands in sorted(by_slice.items()):
             best = min(cands, key=lambda r: (r["missing"], r["agent"]))
             if best["missing"]:
-                problems.append({"agent": name, "eval_track": TRACK_OF[name], "split_id": split, "mode": mode,
+                problems.append({"agent": name, "eval_track": track_of[name], "split_id": split, "mode": mode,
                                  "missing": best["missing"], "expected": best["expected"],
                                  "missing_ids": best["missing_ids"]})
-    return {"policy": POLICY, "level": panel, "required": list(PANELS[panel]),
-            "tracks": {n: TRACK_OF[n] for n in PANELS[panel]}, "complete": not problems, "incomplete": problems}
+    return {"policy": POLICY, "level": panel, "required": list(names), "tracks": track_of, "complete": not problems,
+            "incomplete": problems}
 
 
 def describe_missing(problems: list[dict[str, Any]]) -> str:

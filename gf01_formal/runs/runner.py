@@ -28,6 +28,7 @@ from gf01_formal.instances.model import Instance
 from gf01_formal.play.protocol import RENDERER_PROFILE, Action, End, Observation, Start
 from gf01_formal.runs.record import AgentError, RunOutcome, Status, record_base, step_timing
 from gf01_formal.runs.recorder import MAX_VIOLATIONS, EpisodeRecorder
+from gf01_formal.scoring.caps import CapSet, run_diagnostic
 from gf01_formal.scoring.scores import Scorer, diagnose
 from gf01_formal.scoring.values import NOT_RUN, Result
 from hoa.errors import Gf01Error
@@ -52,11 +53,16 @@ def play_run(
     build: Callable[[AgentSpec, Access], Agent] | None = None,
     subset_min: bool = False,
     diagnostic_limits: Limits | None = None,
+    caps: CapSet | None = None,
     renderer_track: str = "json",
     renderer_profile_id: str = RENDERER_PROFILE,
 ) -> RunOutcome:
     """Play ``instance`` with the agent of ``spec`` and score it (module docstring). ``build`` makes the agent
-    (default: :func:`gf01_formal.agents.build`)."""
+    (default: :func:`gf01_formal.agents.build`).
+
+    The SubsetMin diagnostic runs metered under a campaign's ``caps`` (:func:`gf01_formal.scoring.caps.
+    run_diagnostic`: what it spent goes into the record's ``timing``), or else with ``subset_min`` under
+    ``diagnostic_limits`` (``gf01 evaluate``); neither: ``not-run``."""
     if build is None:
         from gf01_formal.agents import build
     from gf01_formal.agents.planner import Planner
@@ -79,7 +85,13 @@ def play_run(
                               tools=None if spec.track == "EVAL-CB" else [spec.tool_allowlist_id])
         scores = scorer.score(recorder.certificate)
         diagnostic, timing = NOT_RUN, step_timing(latencies)
-        if subset_min:
+        if caps is not None:
+            # In the record's order (by time, input name, value): the order the metered solver sees.
+            names = problem.system.inputs
+            atoms = sorted(recorder.certificate, key=lambda a: (a[0], names[a[1]], a[2]))
+            diagnostic, metered = run_diagnostic(problem, atoms, caps)
+            timing.update(metered)
+        elif subset_min:
             diagnostic, ms = diagnose(problem, recorder.certificate, limits=diagnostic_limits)
             timing["diagnostic_ms"] = ms
         agent.end(End(result=Result.of(scores, diagnostic)))

@@ -23,11 +23,12 @@ from gf01_formal.instances.sources import is_hoa_text, open_instance
 from gf01_formal.scoring.certificates import (
     GoldSet,
     ParsedCertificate,
-    best_match_record,
     parse_certificate,
     score,
     score_many,
+    verification_record,
 )
+from gf01_formal.scoring.score import Score
 from hoa.errors import Gf01Error, quote
 from hoa.files import read_text
 from solvers.limits import Limits
@@ -116,7 +117,7 @@ def _score_chunk(
     backend: str | None,
     limits: Callable[[], Limits | None],
 ) -> Iterator[dict[str, Any]]:
-    scores: dict[int, Any] = {}
+    scores: dict[int, Score] = {}
     if backend in (None, "explicit") and not subset_min:
         for iid in sorted({iid for _, iid, _ in chunk}):
             mine = [(n, c) for n, i, c in chunk if i == iid]
@@ -125,7 +126,5 @@ def _score_chunk(
     for number, iid, cert in chunk:
         p = problem_of(iid)
         s = scores.get(number) or score(p, cert, subset_min=subset_min, backend=backend, limits=limits())
-        record = {"line": number, "instance_id": iid, **s.to_json()}
-        if best_match:
-            record["best_match"] = best_match_record(p, cert, gold_set=gold_set, backend=backend, limits=limits())
-        yield record
+        yield {"line": number, "instance_id": iid, **verification_record(
+            p, cert, s, measure=best_match, gold_set=gold_set, backend=backend, limits=limits())}

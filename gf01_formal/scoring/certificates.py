@@ -21,14 +21,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from encoders.problem import Atom, Certificate, Problem
+from gf01_formal.scoring.score import DiagnosticStatus, GoldSet, Score
 from hoa.errors import Gf01Error, quote
 from solvers import api
 from solvers.canonical import canonical, certificate_to_json, timesteps
-from solvers.limits import Limits
+from solvers.limits import Limits, Unknown
+
+if TYPE_CHECKING:
+    from solvers.results import BestMatch
 
 
 @dataclass(frozen=True)
@@ -137,56 +141,6 @@ def certificate_text(atoms: Sequence[Atom], inputs: Sequence[str]) -> str:
     return "{" + ", ".join(f"({t}, {a}, {v})" for t, a, v in certificate_to_json(atoms, inputs)) + "}"
 
 
-@dataclass(frozen=True)
-class Score:
-    """The verification record of a certificate (spec §5, §7.2).
-
-    ``goal`` is G = 1[Suff]; ``score_c`` = 1[Valid] (MET-C); ``kappa`` = (M, G, -Eff_t, -Eff_a) (MET-M).
-    ``subset_min`` is the optional exact diagnostic: None unless asked for (and for a malformed certificate).
-    ``within_budget`` flags a certificate touching at most B_T timesteps (None: no budget given); it changes no score.
-    """
-
-    suff: bool
-    min1: bool
-    valid: bool
-    eff_t: int
-    eff_a: int
-    subset_min: bool | None = None
-    errors: tuple[str, ...] = field(default=())
-    within_budget: bool | None = None
-
-    @property
-    def goal(self) -> bool:
-        """G(I) = 1[Suff]."""
-        return self.suff
-
-    @property
-    def score_c(self) -> int:
-        """Score_C = 1[Valid] (MET-C)."""
-        return int(self.valid)
-
-    @property
-    def kappa(self) -> tuple[int, int, int, int]:
-        """The lexicographic key (M, G, -Eff_t, -Eff_a) (MET-M)."""
-        return (int(self.valid), int(self.suff), -self.eff_t, -self.eff_a)
-
-    def to_json(self) -> dict[str, Any]:
-        """The record's JSON form (the field names of the peer's run records where it has them)."""
-        return {
-            "suff": self.suff,
-            "min1": self.min1,
-            "valid": self.valid,
-            "goal": self.goal,
-            "eff_t": self.eff_t,
-            "eff_a": self.eff_a,
-            "score_c": self.score_c,
-            "kappa": list(self.kappa),
-            "subset_min": self.subset_min,
-            "within_budget": self.within_budget,
-            "errors": list(self.errors),
-        }
-
-
 def score(
     problem: Problem,
     cert: ParsedCertificate,
@@ -197,15 +151,29 @@ def score(
 ) -> Score:
     """Score a parsed certificate exactly. A malformed one scores suff = min1 = valid = false; a well-formed one is
     scored by Definitions 10-12, whatever its size (an over-budget one too, flagged), and its Min1 follows Definition
-    11 literally (an insufficient C may be Min1). May raise Unknown under ``limits`` (only the SubsetMin diagnostic
-    can take long)."""
+    11 literally (an insufficient C may be Min1). With ``subset_min``, the SubsetMin diagnostic too (of a well-formed
+    certificate): ``infeasible`` with the cap it hit when it runs out of ``limits``, never a guess."""
     if cert.errors:
-        return Score(False, False, False, cert.eff_t, cert.eff_a, None, cert.errors, cert.within_budget)
+        return Score.of_checks(suff=False, min1=False, eff_t=cert.eff_t, eff_a=cert.eff_a,
+                               within_budget=cert.within_budget, certificate_errors=cert.errors)
     atoms = canonical(problem, cert.atoms)
     checked = api.check(problem, atoms, backend)
-    sm = api.subset_min(problem, atoms, backend, limits=limits) if subset_min else None
-    return Score(checked.suff, checked.min1, checked.valid, len(timesteps(atoms)), len(atoms), sm, (),
-                 cert.within_budget)
+    s = Score.of_checks(suff=checked.suff, min1=checked.min1, eff_t=len(timesteps(atoms)), eff_a=len(atoms),
+                        within_budget=cert.within_budget)
+    if subset_min:
+        s = s.with_diagnostic(*subset_min_diagnostic(problem, atoms, backend=backend, limits=limits))
+    return s
+
+
+def subset_min_diagnostic(problem: Problem, atoms: Sequence[Atom], *, backend: str | None = None,
+                          limits: Limits | None = None) -> tuple[bool | None, DiagnosticStatus, str | None]:
+    """The SubsetMin diagnostic of the well-formed ``atoms`` (its answer, status and note): ``exact`` with its
+    answer, or ``infeasible`` with the reason when it ran out of ``limits`` (never a guess). Every diagnostic of the
+    toolkit (verify's, a run's, a campaign's under its caps, validation's re-check) is decided here."""
+    try:
+        return api.subset_min(problem, atoms, backend, limits=limits), "exact", None
+    except Unknown as ex:
+        return None, "infeasible", ex.reason
 
 
 def score_many(problem: Problem, certs: Sequence[ParsedCertificate]) -> list[Score]:
@@ -218,17 +186,15 @@ def score_many(problem: Problem, certs: Sequence[ParsedCertificate]) -> list[Sco
     k = 0
     for c in certs:
         if c.errors:
-            out.append(Score(False, False, False, c.eff_t, c.eff_a, None, c.errors, c.within_budget))
+            out.append(Score.of_checks(suff=False, min1=False, eff_t=c.eff_t, eff_a=c.eff_a,
+                                       within_budget=c.within_budget, certificate_errors=c.errors))
             continue
-        s, m = bool(suff[k]), bool(min1[k])
-        out.append(Score(s, m, s and m, len(timesteps(well[k])), len(well[k]), None, (), c.within_budget))
+        out.append(Score.of_checks(suff=bool(suff[k]), min1=bool(min1[k]), eff_t=len(timesteps(well[k])),
+                                   eff_a=len(well[k]), within_budget=c.within_budget))
         k += 1
     return out
 
 
-#: The gold sets a best match can rank: M(I), every valid certificate (section 7.3, DEC-025: the default), or MB,
-#: M_B(I), the valid certificates within the instance's B_T (a user-chosen option: budget-feasible gold).
-GoldSet = Literal["M", "MB"]
 GOLD_SETS: tuple[GoldSet, ...] = ("M", "MB")
 
 
@@ -237,18 +203,37 @@ def gold_budget(problem: Problem, gold_set: GoldSet) -> int | None:
     return None if gold_set == "M" else problem.budget_t
 
 
-def best_match_record(
-    problem: Problem, cert: ParsedCertificate, *, gold_set: GoldSet = "M", backend: str | None = None,
+def with_best_match(problem: Problem, s: Score, bm: BestMatch, gold_set: GoldSet) -> Score:
+    """``s`` with the best match ``bm`` ranked in ``gold_set``: its AP/TS figures and its gold, null when the gold
+    set is empty (``[]`` would say that the empty certificate is the gold)."""
+    empty = not bm.gold and not api.check(problem, (), None).valid
+    return s.with_best_match(bm.metrics(), None if empty else certificate_to_json(bm.gold, problem.system.inputs),
+                             gold_set)
+
+
+def best_match(
+    problem: Problem, cert: ParsedCertificate, s: Score, *, gold_set: GoldSet = "M", backend: str | None = None,
     limits: Limits | None = None,
-) -> dict[str, Any]:
-    """AP/TS precision, recall and F1 against the best-matching gold of the complete ``gold_set`` (DEC-025).
+) -> Score:
+    """``s`` with AP/TS precision, recall and F1 against the best-matching gold of the complete ``gold_set``
+    (DEC-025).
 
     The gold set is M(I) by default (section 7.3), or M_B(I) with B_T = the instance's budget; either is exact and
     complete (docs/semantics.md). Only the well-formed atoms take part. May raise ``Unknown`` under ``limits``.
     """
     bm = api.best_match(problem, cert.atoms, gold_budget(problem, gold_set), backend, limits=limits)
-    return {
-        "gold_set": gold_set,
-        "gold": certificate_to_json(bm.gold, problem.system.inputs),
-        **bm.metrics(),
-    }
+    return with_best_match(problem, s, bm, gold_set)
+
+
+def verification_record(problem: Problem, cert: ParsedCertificate, s: Score, *, measure: bool,
+                        gold_set: GoldSet = "M", backend: str | None = None,
+                        limits: Limits | None = None) -> dict[str, Any]:
+    """``gf01 verify``'s JSON record of the score ``s`` of ``cert``, with its best match when ``measure``: when that
+    runs out of ``limits``, the verdicts decided stay, its fields stay null and ``unknown`` says why (the query, the
+    reason, what was spent)."""
+    if not measure:
+        return s.to_json()
+    try:
+        return best_match(problem, cert, s, gold_set=gold_set, backend=backend, limits=limits).to_json()
+    except Unknown as ex:
+        return {**s.to_json(), "unknown": ex.to_json()}

@@ -18,10 +18,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from encoders.problem import Atom, Certificate, Problem
-from gf01_formal.scoring.certificates import GoldSet, ParsedCertificate, certificate_to_json, gold_budget, score
-from gf01_formal.scoring.values import PRF_FIELDS, Diagnostic, Scores
+from gf01_formal.scoring.certificates import (
+    GoldSet,
+    ParsedCertificate,
+    gold_budget,
+    score,
+    subset_min_diagnostic,
+    with_best_match,
+)
+from gf01_formal.scoring.score import PRF_FIELDS
+from gf01_formal.scoring.values import Diagnostic, Scores
 from solvers import api
-from solvers.limits import Limits, Unknown, guarded
+from solvers.limits import Limits, guarded
 from solvers.results import BestMatch, best_match_among
 
 #: Largest gold set listed once and ranked per run; larger gold sets use the symbolic best-match query per run.
@@ -74,21 +82,13 @@ class Scorer:
         flagged ``within_budget: false``)."""
         if cert.well_formed:
             return self.score(cert.atoms)
-        s = score(self.problem, cert)
-        return Scores(suff=s.suff, min1=s.min1, valid=s.valid, goal=s.goal, eff_t=s.eff_t, eff_a=s.eff_a,
-                      score_c=s.score_c, kappa=list(s.kappa), **dict.fromkeys(PRF_FIELDS, 0.0), best_match_gold=None,
-                      gold_set=self.gold_set_name, within_budget=s.within_budget)
+        s = score(self.problem, cert).with_best_match(dict.fromkeys(PRF_FIELDS, 0.0), None, self.gold_set_name)
+        return Scores.of(s)
 
     def score(self, atoms: Sequence[Atom]) -> Scores:
         """The scores of a well-formed certificate (an episode's is always well formed)."""
         s = score(self.problem, ParsedCertificate.of_atoms(self.problem, atoms))
-        bm = self.best_match(atoms)
-        return Scores(suff=s.suff, min1=s.min1, valid=s.valid, goal=s.goal, eff_t=s.eff_t, eff_a=s.eff_a,
-                      score_c=s.score_c, kappa=list(s.kappa), **bm.metrics(),
-                      # null when the gold set is empty: [] would say that the empty certificate is the gold.
-                      best_match_gold=None if self.gold_set() == [] else certificate_to_json(bm.gold,
-                                                                                             self.problem.system.inputs),
-                      gold_set=self.gold_set_name, within_budget=s.within_budget)
+        return Scores.of(with_best_match(self.problem, s, self.best_match(atoms), self.gold_set_name))
 
 
 @guarded("gold_set")
@@ -102,13 +102,9 @@ def _listing(problem: Problem, budget: int | None, *, limits: Limits | None = No
 
 def diagnose(problem: Problem, atoms: Sequence[Atom], *, backend: str | None = None,
              limits: Limits | None = None) -> tuple[Diagnostic, float]:
-    """The SubsetMin diagnostic of a well-formed certificate and the milliseconds it took: ``exact`` with its answer,
-    or ``infeasible`` with the reason when it ran out of ``limits`` (never a guess). Every diagnostic of the toolkit
-    (a run's, a campaign's under its caps, validation's re-check) is decided here."""
+    """The SubsetMin diagnostic of a well-formed certificate
+    (:func:`gf01_formal.scoring.certificates.subset_min_diagnostic`) and the milliseconds it took."""
     start = time.perf_counter()
-    try:
-        diagnostic = Diagnostic(subset_min=api.subset_min(problem, atoms, backend, limits=limits),
-                                diagnostic_status="exact")
-    except Unknown as ex:
-        diagnostic = Diagnostic(subset_min=None, diagnostic_status="infeasible", diagnostic_note=ex.reason)
-    return diagnostic, round((time.perf_counter() - start) * 1000, 3)
+    answer, status, note = subset_min_diagnostic(problem, atoms, backend=backend, limits=limits)
+    return (Diagnostic(subset_min=answer, diagnostic_status=status, diagnostic_note=note),
+            round((time.perf_counter() - start) * 1000, 3))
