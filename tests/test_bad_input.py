@@ -412,6 +412,11 @@ CASES: list[Case] = [
     *[Case("release reveal", f"--key-file {kind}", lambda ws, k=kind: ["release", "reveal", str(ws.root), "--bundle",
                                                                        ws.instance, "--key-file", ws.bad(k)],
            lambda ws, k=kind: ws.bad(k)) for kind in ("missing", "directory", "empty")],
+    *[Case(cmd, f"--key-file {kind}", lambda ws, c=cmd, e=extra, k=kind: [*c.split(), str(ws.root), "--key-file",
+                                                                          ws.bad(k), *e(ws)],
+           lambda ws, k=kind: ws.bad(k))
+      for cmd, extra in (("release check", lambda ws: []), ("release package", lambda ws: ["-o", str(ws.out / "p")]))
+      for kind in ("missing", "directory", "empty")],
     *_file_rows("campaign", "BUNDLE", lambda ws, f: ["campaign", f, "--agents", "random", "-o", str(ws.out / "c")]),
     *_output_rows("campaign", "-o", lambda ws, o: ["campaign", ws.instance, "--agents", "random", "-o", o]),
     _option("campaign", "--jobs 0", lambda ws: ["campaign", ws.instance, "--agents", "random", "--jobs", "0", "-o",
