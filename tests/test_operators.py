@@ -267,3 +267,51 @@ def test_aiger_fuzz_over_the_corpus_never_crashes() -> None:
                 except Gf01Error as ex:
                     assert "\n" not in str(ex), str(ex)
     assert tried > 2000
+
+
+# -- bounds: loading under --seconds and --memory -----------------------------------------------------------------
+
+
+def _ring_hoa(path: Path, states: int) -> None:
+    """A Mealy controller of ``states`` states in a ring (input r moves on and raises g), about 37 bytes a state."""
+    with path.open("w") as fh:
+        fh.write(f'HOA: v1\nStates: {states}\nStart: 0\nAP: 2 "r" "g"\ncontrollable-AP: 1\nAcceptance: 0 t\n'
+                 "--BODY--\n")
+        for k in range(states):
+            fh.write(f"State: {k}\n[0&1] {(k + 1) % states}\n[!0&!1] 0\n")
+        fh.write("--END--\n")
+
+
+def test_loading_a_huge_hoa_is_held_to_seconds_and_memory(tmp_path: Path) -> None:
+    """Issue 29: a 53 MB HOA of 1,500,000 states under ``verify --seconds 5 --memory 500``: loading it took minutes
+    and gigabytes outside the limits; now the command answers unknown (exit 3) in one line, well inside a 120 s
+    ceiling, its resident memory under the limit's order."""
+    import resource
+
+    hoa = tmp_path / "ring.hoa"
+    _ring_hoa(hoa, 1_500_000)
+    assert hoa.stat().st_size > 50 << 20
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    cert = tmp_path / "cert.json"
+    cert.write_text("[]")
+    proc = subprocess.run([sys.executable, "-m", "gf01_formal", "verify", str(hoa), str(cert), "--trace", "r;r;r",
+                           "--effect", "g", "--seconds", "5", "--memory", "500"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert proc.returncode == 3, (proc.stdout, proc.stderr)
+    assert proc.stdout.startswith("unknown (") and proc.stdout.count("\n") == 1 and "Traceback" not in proc.stderr
+    assert "while loading and measuring the instance" in proc.stdout
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    assert peak <= max(before, 600 << 10), peak  # KiB
+
+
+def test_the_guard_leaves_a_command_within_its_limits_alone(tmp_path: Path, capsys) -> None:
+    """A small instance under the same limits: answered as before (the guard neither fires nor lingers)."""
+    import signal
+
+    cert = tmp_path / "cert.json"
+    cert.write_text("[]")
+    assert main(["verify", HOA, str(cert), "--trace", TRACE, "--effect", "g0", "--seconds", "60", "--memory",
+                 "2000"]) == 0
+    assert "suff" in capsys.readouterr().out
+    assert signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, signal.default_int_handler, None)
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
