@@ -9,7 +9,8 @@ and prunes a sufficient set to a Min1 one (dropping atoms, latest first, while t
 Cost. Each round scores every candidate flip. On a system with dense tables it does so in one backward sweep over
 the steps, carrying for every state q the least effect distance and the number of states off the base run that the
 rest of the current trace gives from q: a flip at t then costs one table lookup (its new state at t + 1 reads the
-sweep). A round is O(T x (|Q| + |AP_in|)) work in O(|Q| + T) memory, linear in T (``meter`` counts the cells). A
+sweep). A round is O(T x (|Q| + |AP_in|)) work in O(|Q| + T + SWEEP_CELLS) memory, linear in T (``meter`` counts
+the cells). A
 circuit, or a system too large for tables, replays each candidate trace, in chunks of bounded memory: O(T^2 x
 |AP_in|) work a round.
 
@@ -110,10 +111,14 @@ def greedy_certificate(problem: Problem, meter: Callable[[int], None] | None = N
     return None
 
 
+#: The most state-step cells (|Q| x steps) the sweep precomputes at a time.
+SWEEP_CELLS = 1 << 18
+
+
 def _swept_scores(problem: Problem, cur: list[int], cands: list[Flip], base: np.ndarray, table,
                   meter: Callable[[int], None] | None) -> tuple[np.ndarray, np.ndarray]:
     """The (distance, novelty) of every candidate flip of ``cur``, as :func:`_scores` gives them, by one backward
-    sweep over the steps (the module docstring)."""
+    sweep over the steps (the module docstring). ``cands`` are in step order, as the caller makes them."""
     view = problem.system
     evars, dist = table
     nxt, out = view.tables
@@ -136,32 +141,39 @@ def _swept_scores(problem: Problem, cur: list[int], cands: list[Flip], base: np.
     here = np.where(effect, distance(outs), far)
     before = np.concatenate(([far], np.minimum.accumulate(here)[:-1]))
     off = np.cumsum(states[: t_star + 1] != base[: t_star + 1])
-    by_step: dict[int, list[int]] = {}
-    for k, (t, _) in enumerate(cands):
-        by_step.setdefault(t, []).append(k)
-    d = np.empty(len(cands), dtype=np.int64)
-    novelty = np.empty(len(cands), dtype=np.int64)
+    # Every candidate's own step at once: its state at t + 1 and its distance at t.
+    ts = np.array([t for t, _ in cands], dtype=np.int64)
+    flipped = xs[ts] ^ (np.int64(1) << np.array([i for _, i in cands], dtype=np.int64))
+    q_next = nxt[states[ts], flipped].astype(np.int64)
+    at_t = np.where(effect[ts], distance(out[states[ts], flipped]), far)
+    bounds = np.searchsorted(ts, np.arange(t_star + 2))  # candidates of step u: bounds[u]:bounds[u + 1]
+    later_d_of = np.empty(len(cands), dtype=np.int64)
+    later_n_of = np.empty(len(cands), dtype=np.int64)
     # later_d[q] / later_n[q]: from state q at step u + 1 under the rest of cur, the least distance at the effect
     # steps in (u, t*] and the number of steps in (u, t*] whose state is off the base run.
     later_d = np.full(n_q, far, dtype=np.int64)
     later_n = np.zeros(n_q, dtype=np.int64)
-    every = np.arange(n_q)
-    for u in range(t_star, -1, -1):
-        ks = by_step.get(u)
-        if ks:
-            q = int(states[u])
-            xs_flipped = np.array([cur[u] ^ (1 << cands[k][1]) for k in ks], dtype=np.int64)
-            q_next = nxt[q, xs_flipped].astype(np.int64)
-            at_u = distance(out[q, xs_flipped]) if effect[u] else np.full(len(ks), far)
-            d[ks] = np.minimum(np.minimum(before[u], at_u), later_d[q_next])
-            novelty[ks] = off[u] + later_n[q_next]
-        if u == 0:
-            break
-        # One step back: from state q at step u, the transition under cur[u] and what follows it.
-        step_next = nxt[:, cur[u]].astype(np.int64)
-        step_d = distance(out[:, cur[u]]) if effect[u] else np.full(n_q, far)
-        later_d = np.minimum(step_d, later_d[step_next])
-        later_n = (every != base[u]) + later_n[step_next]
+    every = np.arange(n_q)[:, None]
+    width = max(1, SWEEP_CELLS // n_q)
+    hi = t_star + 1
+    while hi > 0:
+        lo = max(0, hi - width)
+        # The transitions of every state under cur[lo:hi], what they output and whether the state is off the base.
+        step_next = nxt[:, xs[lo:hi]].astype(np.int64)
+        step_d = np.where(effect[None, lo:hi], distance(out[:, xs[lo:hi]]), far)
+        step_off = (every != base[None, lo:hi]).astype(np.int64)
+        for u in range(hi - 1, lo - 1, -1):
+            k0, k1 = bounds[u], bounds[u + 1]
+            if k1 > k0:
+                later_d_of[k0:k1] = later_d[q_next[k0:k1]]
+                later_n_of[k0:k1] = later_n[q_next[k0:k1]]
+            j = u - lo
+            nq = step_next[:, j]
+            later_d = np.minimum(step_d[:, j], later_d[nq])
+            later_n = step_off[:, j] + later_n[nq]
+        hi = lo
+    d = np.minimum(np.minimum(before[ts], at_t), later_d_of)
+    novelty = off[ts] + later_n_of
     if meter is not None:
         meter((t_star + 1) * (n_q + problem.system.num_inputs))
     return d, novelty
