@@ -298,3 +298,19 @@ def test_evaluate_checks_every_instance_before_the_first_run(tmp_path: Path, cap
     assert main(["evaluate", str(bundle), "--agent", "random", "-o", str(out)]) == 2
     _one_error_line(capsys.readouterr().err, bad["instance_id"])
     assert not out.exists()
+
+
+def test_a_runs_line_longer_than_the_input_limit_is_refused_unread(tmp_path: Path, capsys) -> None:
+    """Issue 29: a JSON Lines file whose one line is 65 MiB (a list of 33 million numbers): the readers stop at the
+    limit and name the line, instead of holding the whole line and then its decoded objects (several hundred MB)."""
+    import resource
+
+    from hoa.files import MAX_INPUT_BYTES
+
+    big = tmp_path / "runs.jsonl"
+    with big.open("w") as fh:
+        fh.write("[" + "1," * ((MAX_INPUT_BYTES >> 1) + (1 << 19)) + "1]\n")
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    assert main(["validate", str(big)]) == 2
+    _one_error_line(capsys.readouterr().err, str(big), ":1:", "a line longer than the 64 MiB")
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak < 150 << 10  # KiB
