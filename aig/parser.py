@@ -27,6 +27,8 @@ from hoa.files import file_name, read_bytes
 #: each) without a line each, so the counts are bounded outright to keep the model within memory (8 Mi variables
 #: and 1 Mi inputs are far beyond the competition designs: HWMCC's largest have a few million gates).
 MAX_VAR = 1 << 23
+#: The longest number a line may hold: 18 digits fit a signed 64-bit integer, and are far past every bound above.
+MAX_DIGITS = 18
 MAX_INPUTS = 1 << 20
 _LINES = {w: re.compile(rb"(?:[0-9]+" + rb"(?: [0-9]+)" * (w - 1) + rb"\n)*") for w in (1, 3)}
 _SECTION = {"i": "input", "l": "latch", "o": "output", "b": "bad-state property", "c": "constraint",
@@ -69,12 +71,15 @@ class _Reader:
         if count == 0:
             return np.zeros((0, width), dtype=np.int64)
         end = self.pos - 1
-        for _ in range(count):
+        for k in range(count):
             end = self.data.find(b"\n", end + 1)
             if end < 0:
-                return None
-        chunk = self.data[self.pos : end + 1]
-        if not _LINES[width].fullmatch(chunk) or max(len(w) for w in chunk.split()) > 18:
+                # The file's last line may lack its newline (the format allows it): it ends where the data does.
+                if k < count - 1 or self.pos >= len(self.data):
+                    return None
+                end = len(self.data)
+        chunk = self.data[self.pos : end + 1] if end < len(self.data) else self.data[self.pos :] + b"\n"
+        if not _LINES[width].fullmatch(chunk) or max(len(w) for w in chunk.split()) > MAX_DIGITS:
             return None
         self.pos = end + 1
         return np.array(chunk.split(), dtype=np.int64).reshape(count, width)
@@ -86,6 +91,10 @@ class _Reader:
             want = " or ".join(str(c) for c in count)
             raise self.fail(f"{what}: expected {want} unsigned decimal number(s) separated by single spaces, got "
                             f"{_show(self.raw(at))}", at)
+        long = next((w for w in words if len(w) > MAX_DIGITS), None)
+        if long is not None:
+            raise self.fail(f"{what}: a number of {len(long)} digits, more than the {MAX_DIGITS} this reader accepts "
+                            f"(no literal is that large): {_show(long)}", at)
         return [int(w) for w in words], at
 
 

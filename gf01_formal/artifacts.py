@@ -13,6 +13,7 @@ written atomically (a temporary file in the target directory, then ``os.replace`
 from __future__ import annotations
 
 import errno
+import fcntl
 import hashlib
 import json
 import os
@@ -51,11 +52,16 @@ def check_output(path: str | Path, *, inputs: Iterable[str | os.PathLike[str] | 
     - a directory, or a file whose nearest existing parent is not a writable directory (missing parent directories
       are created when the file is written);
     - a socket; a FIFO when ``reread`` (a runs file is read back to resume and locked, which a FIFO cannot be);
-    - one of the command's ``inputs`` (the same file after symlinks are resolved): writing it would destroy what
-      the command reads.
+    - one of the command's ``inputs`` (the same file after symlinks are resolved, or the same path when neither
+      exists yet: an input the command makes, like a pilot's key, or another of its outputs): writing it would
+      destroy what the command reads or writes;
+    - a file another process holds the lock of (a runs file that ``evaluate``, ``campaign`` or ``serve`` writes:
+      :func:`lock_exclusive`): replacing it would lose the records written so far;
+    - a block device, or a character device that is neither a null-like sink (``/dev/null``, ``/dev/zero``) nor a
+      terminal (:func:`device_refusal`).
 
-    A symlink is followed (its target is written, the link stays) and a device or FIFO is written through
-    (:func:`write_text_atomic`), so neither is refused here.
+    A symlink is followed (its target is written, the link stays); a FIFO, a null-like sink and a terminal are
+    written through (:func:`write_text_atomic`).
     """
     target = Path(path)
     shown = quote(os.fspath(path), 200, bare=True)
@@ -69,12 +75,17 @@ def check_output(path: str | Path, *, inputs: Iterable[str | os.PathLike[str] | 
         if st is not None and stat.S_ISFIFO(st.st_mode) and reread:
             raise Gf01Error("is a FIFO: a runs file is read back (to resume) and locked; give a regular file",
                             file=shown)
+        for source in inputs:
+            if source is not None and (_same_file(st, source) if st is not None else _same_path(real, source)):
+                raise Gf01Error(f"is also an input of this command ({quote(os.fspath(source), 200, bare=True)});"
+                                " writing it would destroy it: give another output", file=shown)
         if st is not None:
-            for source in inputs:
-                if source is not None and _same_file(st, source):
-                    raise Gf01Error(f"is also an input of this command ({quote(os.fspath(source), 200, bare=True)});"
-                                    " writing it would destroy it: give another output", file=shown)
-        if st is not None and not stat.S_ISREG(st.st_mode):  # a device or FIFO, written through: no file is made
+            refusal = device_refusal(st)
+            if refusal is not None:
+                raise Gf01Error(refusal, file=shown)
+        if st is not None and stat.S_ISREG(st.st_mode):
+            check_unlocked(real, shown)
+        if st is not None and not stat.S_ISREG(st.st_mode):  # a sink, terminal or FIFO, written through
             if not os.access(real, os.W_OK):
                 raise Gf01Error("cannot write: permission denied", file=shown)
             return target
@@ -114,6 +125,116 @@ def check_output_dir(path: str | Path, *, inputs: Iterable[str | os.PathLike[str
     return real
 
 
+#: Character devices written through: the null-like sinks (mem 1:3 /dev/null, 1:5 /dev/zero), the terminals (4:N
+#: virtual consoles and serial lines, 5:0 /dev/tty, 136-143:N pseudo-terminals). Every other device, a disk's block
+#: device above all, is refused: ``-o`` names a file, and writing "over" a device writes into what it stands for.
+_NULL_LIKE = {(1, 3), (1, 5)}
+_TERMINAL_MAJORS = {4, *range(136, 144)}
+
+
+def device_refusal(st: os.stat_result) -> str | None:
+    """Why the device of ``st`` must not be an output, or None when it is no device or one written through."""
+    if stat.S_ISBLK(st.st_mode):
+        return "is a block device (a disk or a partition); give a file name to write"
+    if not stat.S_ISCHR(st.st_mode):
+        return None
+    major, minor = os.major(st.st_rdev), os.minor(st.st_rdev)
+    if (major, minor) in _NULL_LIKE or major in _TERMINAL_MAJORS or (major, minor) == (5, 0):
+        return None
+    return (f"is a system device ({major}:{minor}); only /dev/null-like sinks and terminals are written through: "
+            "give a file name to write")
+
+
+def check_unlocked(path: Path, shown: str | None = None) -> None:
+    """A Gf01Error naming the holder when another writer holds the lock of the file ``path`` (a missing file, or
+    one that cannot be opened to ask, is no one's)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
+    except OSError:
+        return
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            raise _locked(st, shown or quote(os.fspath(path), 200, bare=True)) from None
+    finally:
+        os.close(fd)
+
+
+def _locked(st: os.stat_result, shown: str, what: str = "file") -> Gf01Error:
+    holder = lock_holder(st)
+    who = f"process {holder}" if holder is not None else "another process"
+    return Gf01Error(f"{who} is writing this {what} (it holds the lock); wait for it to finish, or give another file",
+                     file=shown)
+
+
+def lock_exclusive(path: Path) -> int | None:
+    """Open ``path`` (created when missing) and take an exclusive lock on it; the descriptor holds the lock until it
+    is closed (or the process dies). A second writer, and every output check (:func:`check_output`,
+    :func:`write_text_atomic`), gets a Gf01Error naming the holder's process id. A null-like sink or terminal
+    (``-o /dev/null``) is written through unlocked; another device, a FIFO or a socket is refused: a runs file is
+    read back."""
+    name = quote(os.fspath(path), 200, bare=True)
+    while True:
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY,
+                         0o644)
+        except OSError as ex:
+            raise Gf01Error(f"cannot write: {ex.strerror or ex}", file=name) from None
+        st = os.fstat(fd)
+        refusal = device_refusal(st)
+        if refusal is not None:
+            os.close(fd)
+            raise Gf01Error(refusal, file=name)
+        if stat.S_ISCHR(st.st_mode):
+            os.close(fd)
+            return None
+        if not stat.S_ISREG(st.st_mode):
+            os.close(fd)
+            raise Gf01Error("not a regular file: a runs file is read back (to resume) and locked; give a regular "
+                            "file", file=name)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise _locked(st, name, "runs file") from None
+        # Another command may have replaced the file between the open and the lock (its own write holds the old
+        # file's lock while it renames): the lock must be on the file the name names now.
+        try:
+            now = os.stat(path)
+        except FileNotFoundError:
+            now = None
+        if now is not None and (now.st_dev, now.st_ino) == (st.st_dev, st.st_ino):
+            return fd
+        os.close(fd)
+
+
+def lock_holder(st: os.stat_result) -> int | None:
+    """The process id that holds a flock on the file of ``st``, from /proc/locks (None when it cannot be told)."""
+    dev = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    try:
+        with open("/proc/locks", encoding="ascii") as fh:
+            for line in fh:
+                parts = line.split()
+                # "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF" (a blocked waiter has "->" after the number)
+                if len(parts) >= 6 and parts[1] == "FLOCK" and parts[5] == dev:
+                    return int(parts[4])
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def _same_path(real: Path, other: str | os.PathLike[str]) -> bool:
+    """Whether ``other`` names the path ``real`` (both missing: the files the command is about to make)."""
+    try:
+        return Path(os.path.realpath(other)) == real
+    except (OSError, ValueError):
+        return False
+
+
 def _stat(path: Path) -> os.stat_result | None:
     try:
         return os.stat(path)
@@ -129,12 +250,15 @@ def _same_file(st: os.stat_result, other: str | os.PathLike[str]) -> bool:
     return (st.st_dev, st.st_ino) == (o.st_dev, o.st_ino)
 
 
-def write_text_atomic(path: str | Path, text: str) -> None:
+def write_text_atomic(path: str | Path, text: str, *, mode: int | None = None) -> None:
     """Write ``text`` to ``path`` atomically: readers see the old file or the whole new one, never a part.
 
-    A symlink is followed (its target is written; the link stays a link). An existing device or FIFO is written
-    through, never replaced by a regular file (``-o /dev/null`` as root leaves the device a device); a FIFO without
-    a reader is refused rather than waited on.
+    A symlink is followed (its target is written; the link stays a link). An existing null-like sink, terminal or
+    FIFO is written through, never replaced by a regular file (``-o /dev/null`` as root leaves the device a device);
+    another device is refused (:func:`device_refusal`), and so is a FIFO without a reader rather than waited on. A
+    file another process holds the lock of (a runs file being written) is refused, and the old file's lock is held
+    while it is replaced. ``mode`` sets the new file's permissions (a secret's 0o600); by default it keeps the
+    replaced file's, or gets rw-r--r--.
     """
     shown = quote(os.fspath(path), 200, bare=True)
     try:
@@ -150,16 +274,19 @@ def write_text_atomic(path: str | Path, text: str) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         # mkstemp creates the file readable by its owner only; an artifact keeps the mode of the file it replaces,
         # or gets the usual rw-r--r--.
-        mode = st.st_mode & 0o777 if st is not None else 0o644
+        if mode is None:
+            mode = st.st_mode & 0o777 if st is not None else 0o644
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
     except OSError as ex:
         raise Gf01Error(f"cannot write: {ex.strerror or ex}", file=shown) from None
+    held: int | None = None
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
         os.chmod(tmp, mode)
+        held = _hold(target, shown)
         os.replace(tmp, target)
     except OSError as ex:
         Path(tmp).unlink(missing_ok=True)
@@ -167,6 +294,25 @@ def write_text_atomic(path: str | Path, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    finally:
+        if held is not None:
+            os.close(held)
+
+
+def _hold(target: Path, shown: str) -> int | None:
+    """The exclusive lock of the file about to be replaced (its descriptor; None when there is none), or a
+    Gf01Error naming the process that holds it: a runs file being written is never replaced under its writer."""
+    try:
+        fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
+    except OSError:  # missing, or unreadable (no writer of ours could have opened it either)
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        st = os.fstat(fd)
+        os.close(fd)
+        raise _locked(st, shown) from None
+    return fd
 
 
 def _write_through(target: Path, text: str, st: os.stat_result, shown: str) -> None:
@@ -175,6 +321,9 @@ def _write_through(target: Path, text: str, st: os.stat_result, shown: str) -> N
         raise Gf01Error("is a directory; give a file name to write", file=shown)
     if stat.S_ISSOCK(st.st_mode):
         raise Gf01Error("is a socket; give a file name to write", file=shown)
+    refusal = device_refusal(st)
+    if refusal is not None:
+        raise Gf01Error(refusal, file=shown)
     try:
         # Non-blocking open: a FIFO nobody reads is an error now, not a hang.
         fd = os.open(target, os.O_WRONLY | os.O_NONBLOCK | os.O_NOCTTY)

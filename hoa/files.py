@@ -100,13 +100,17 @@ def read_text(path: str | os.PathLike[str], *, limit: int = MAX_INPUT_BYTES) -> 
     return _decode(read_bytes(path, limit=limit), file_name(path))
 
 
-def iter_lines(path: str | os.PathLike[str]) -> Iterator[str]:
+def iter_lines(path: str | os.PathLike[str], *, limit: int = MAX_INPUT_BYTES) -> Iterator[str]:
     """The lines of the text file at ``path``, each with its newline (the last one may lack it), read one at a time:
-    memory holds one line, whatever the file's size. Only a newline ends a line (JSON text may hold U+2028)."""
+    memory holds one line, whatever the file's size, and a line is never read past ``limit`` bytes (a longer one is
+    a Gf01Error naming it, not a buffer as large as the file). Only a newline ends a line (JSON text may hold
+    U+2028)."""
     name = file_name(path)
     with open_regular(path) as fh:
         offset = 0
-        for number, raw in enumerate(fh, start=1):
+        for number, raw in enumerate(iter(lambda: fh.readline(limit + 1), b""), start=1):
+            if len(raw) > limit:
+                raise Gf01Error(f"a line longer than the {limit >> 20} MiB a line may have", file=name, line=number)
             yield _decode(raw, name, line=number, offset=offset)
             offset += len(raw)
 

@@ -444,6 +444,11 @@ CASES: list[Case] = [
     *[Case("release reveal", f"--key-file {kind}", lambda ws, k=kind: ["release", "reveal", str(ws.root), "--bundle",
                                                                        ws.instance, "--key-file", ws.bad(k)],
            lambda ws, k=kind: ws.bad(k)) for kind in ("missing", "directory", "empty")],
+    *[Case(cmd, f"--key-file {kind}", lambda ws, c=cmd, e=extra, k=kind: [*c.split(), str(ws.root), "--key-file",
+                                                                          ws.bad(k), *e(ws)],
+           lambda ws, k=kind: ws.bad(k))
+      for cmd, extra in (("release check", lambda ws: []), ("release package", lambda ws: ["-o", str(ws.out / "p")]))
+      for kind in ("missing", "directory", "empty")],
     *_file_rows("campaign", "BUNDLE", lambda ws, f: ["campaign", f, "--agents", "random", "-o", str(ws.out / "c")]),
     *[Case("campaign", f"--sign-key {kind}", lambda ws, k=kind: ["campaign", ws.bundle, "--agents", "random",
                                                                  "--sign-key", ws.bad(k), "-o", str(ws.out / "c")],

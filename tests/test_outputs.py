@@ -229,6 +229,55 @@ def test_import_inspect_refuses_a_zip_that_inflates_past_the_limit(tmp_path: Pat
     assert not (tmp_path / "r.jsonl").exists()
 
 
+def _lying_zip(path: Path, real: int, declared: int) -> None:
+    """A zip whose one member inflates to ``real`` bytes while its headers declare ``declared``."""
+    import struct
+    import zipfile
+
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf, \
+            zf.open("samples/1.json", "w", force_zip64=False) as member:
+        for _ in range(real >> 20):
+            member.write(b"\0" * (1 << 20))
+    data = bytearray(path.read_bytes())
+    local = data.find(b"PK\x03\x04")
+    central = data.find(b"PK\x01\x02")
+    struct.pack_into("<I", data, local + 22, declared)
+    struct.pack_into("<I", data, central + 24, declared)
+    path.write_bytes(bytes(data))
+
+
+def test_import_inspect_refuses_a_zip_whose_directory_lies_about_a_size(tmp_path: Path, capsys) -> None:
+    """Issue 29: a member declared at 1,000 bytes that inflates to 256 MiB: refused in one line, with the member
+    inflated once in bounded memory (inspect would have inflated it whole)."""
+    import resource
+
+    bomb = tmp_path / "liar.eval"
+    _lying_zip(bomb, 256 << 20, 1000)
+    assert bomb.stat().st_size < 1 << 20
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    assert main(["import", "inspect", str(bomb), "-o", str(tmp_path / "r.jsonl")]) == 2
+    _one_error_line(capsys.readouterr().err, str(bomb), "samples/1.json", "declares")
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak < 32 << 10  # KiB
+    assert not (tmp_path / "r.jsonl").exists()
+
+
+def test_import_inspect_refuses_a_json_log_far_larger_than_one_member(tmp_path: Path, capsys) -> None:
+    """Issue 29: a JSON log is parsed whole at about 28 times its size: one past 64 MiB is refused unread."""
+    import resource
+
+    from gf01_formal.integrations.inspect_import import MAX_JSON_LOG
+
+    log = tmp_path / "big.json"
+    with log.open("w") as fh:
+        fh.write('{"version": 2, "status": "success", "padding": "')
+        fh.write("x" * (MAX_JSON_LOG + 1))
+        fh.write('"}')
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    assert main(["import", "inspect", str(log), "-o", str(tmp_path / "r.jsonl")]) == 2
+    _one_error_line(capsys.readouterr().err, str(log), "MiB")
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak < 32 << 10  # KiB: nothing was parsed
+
+
 def test_evaluate_checks_every_instance_before_the_first_run(tmp_path: Path, capsys) -> None:
     """A bundle whose second instance is bad (its effect names no output; hashes consistent): refused before any
     run is played, so no runs file is left that a fixed bundle could not resume."""
@@ -249,3 +298,19 @@ def test_evaluate_checks_every_instance_before_the_first_run(tmp_path: Path, cap
     assert main(["evaluate", str(bundle), "--agent", "random", "-o", str(out)]) == 2
     _one_error_line(capsys.readouterr().err, bad["instance_id"])
     assert not out.exists()
+
+
+def test_a_runs_line_longer_than_the_input_limit_is_refused_unread(tmp_path: Path, capsys) -> None:
+    """Issue 29: a JSON Lines file whose one line is 65 MiB (a list of 33 million numbers): the readers stop at the
+    limit and name the line, instead of holding the whole line and then its decoded objects (several hundred MB)."""
+    import resource
+
+    from hoa.files import MAX_INPUT_BYTES
+
+    big = tmp_path / "runs.jsonl"
+    with big.open("w") as fh:
+        fh.write("[" + "1," * ((MAX_INPUT_BYTES >> 1) + (1 << 19)) + "1]\n")
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    assert main(["validate", str(big)]) == 2
+    _one_error_line(capsys.readouterr().err, str(big), ":1:", "a line longer than the 64 MiB")
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak < 150 << 10  # KiB

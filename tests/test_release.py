@@ -116,9 +116,48 @@ def test_a_covered_release_passes_and_rotation_is_checked(release: Path, tmp_pat
     rot = by_name(check(tables, previous=tmp_path / "same.json", holder=True))["rotation"]
     assert not rot["ok"] and rot["public_novelty"] == 0.0 and rot["previous_private_now_public"] == []
     # Previously all of today's instances were unseen except private ones still private: novelty 1.
+    # Those private ones are listed by keyed commitment: matching them needs the key, and without it the check
+    # fails saying so rather than passing unchecked.
     write_json_atomic(tmp_path / "old.json", {**manifest, "instances": private})
     rot = by_name(check(tables, previous=tmp_path / "old.json", holder=True))["rotation"]
+    assert not rot["ok"] and "--key-file" in rot["error"]
+    rot = by_name(check(tables, previous=tmp_path / "old.json", holder=True, key=KEY))["rotation"]
     assert rot["ok"] and rot["public_novelty"] == 1.0 and rot["identity"] == "content_hash"
+    # A previous release that committed (under the key) to one of today's public instances as private: a leak.
+    from gf01_formal.instances.splits import instance_commitment
+
+    committed = {"instance_id": "gf01p-0000000000000000", "split_id": "private_eval", "mode": public[0]["mode"],
+                 "stratum": public[0]["stratum"], "commitment": instance_commitment(KEY, public[0]["content_hash"])}
+    write_json_atomic(tmp_path / "leak2.json", {**manifest, "instances": [*private, committed]})
+    rot = by_name(check(tables, previous=tmp_path / "leak2.json", holder=True, key=KEY))["rotation"]
+    assert not rot["ok"] and rot["previous_private_now_public"] == [public[0]["content_hash"]]
+
+
+def test_the_release_gate_refuses_provisional_caps_unless_stated(release: Path, tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """Caps derived before the DEC-021 checkpoint in the release: check and package refuse them unless the release
+    states them (--allow-provisional-caps), and a package that states them says so in package.json."""
+    from gf01_formal.report.caps import CAPS_SCHEMA
+
+    d = copy_release(release, tmp_path / "rel", "json")
+    write_json_atomic(d / "caps.json", {"schema_version": CAPS_SCHEMA, "backend": "sat", "provisional": True,
+                                        "sample": {"instances": 3},
+                                        "platform": {"seconds": {"cap": 2.0}, "memory_kib": {"cap": None}},
+                                        "algorithmic": {"conflicts": {"cap": 1000}, "nodes": {"cap": None}}})
+    caps = by_name(check(d, holder=True))["caps"]
+    assert not caps["ok"] and "provisional caps in caps.json" in caps["error"]
+    capsys.readouterr()
+    assert main(["release", "check", str(d), "--holder"]) == 2
+    assert "caps (provisional caps in caps.json" in capsys.readouterr().err
+    assert main(["release", "package", str(d), "-o", str(tmp_path / "pkg"), "--holder"]) == 2
+    assert not (tmp_path / "pkg").exists()
+    assert by_name(check(d, holder=True, provisional_caps=True))["caps"]["ok"]
+    capsys.readouterr()
+    assert main(["release", "package", str(d), "-o", str(tmp_path / "pkg"), "--holder",
+                 "--allow-provisional-caps"]) == 0
+    stated = read_json(tmp_path / "pkg" / "package.json")["provisional_caps"]
+    assert stated["stated"] is True and stated["where"]
+    assert by_name(check(tmp_path / "pkg", holder=True))["caps"]["ok"]  # the package states them itself
 
 
 def test_inconsistent_releases_fail_their_checks(release: Path, tmp_path: Path) -> None:

@@ -5,6 +5,8 @@ key; the key holder regenerates everything bit for bit; a package with any of th
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 import shutil
 from pathlib import Path
@@ -104,6 +106,30 @@ def test_an_attacker_with_the_package_regenerates_no_private_instance(workflow: 
         assert not any(b.encode() in data for b in private_bases if len(b) > 40), p
 
 
+def test_a_guessed_private_instance_cannot_be_confirmed(workflow: Path) -> None:
+    """The manifest and private_eval.hashes.json commit to the private instances under the key: a guess (the
+    instance itself, from the public cfg say) gives a content hash that appears nowhere in the package, and its
+    commitment cannot be computed without the key; the holder's key computes every one."""
+    from gf01_formal.instances.splits import instance_commitment
+
+    pkg = workflow / "pkg"
+    split = load_bundle(workflow / "split.json")
+    private = [i for i in split.instances if i.split_id == "private_eval"]
+    texts = {p: p.read_bytes() for p in pkg.rglob("*") if p.is_file()}
+    for inst in private:  # the guess right, character for character
+        for p, data in texts.items():
+            assert inst.content_hash.encode() not in data, p
+    arts = pkg / "artifacts"
+    key = read_key(workflow / "key")
+    for name in ("split_manifest.json", "private_eval.hashes.json"):
+        rows = [r for r in read_json(arts / name)["instances"] if r.get("split_id", "private_eval") == "private_eval"]
+        assert rows and all("content_hash" not in r for r in rows)
+        assert {r["commitment"] for r in rows} == {instance_commitment(key, i.content_hash) for i in private}
+    other = b"a guessing attacker's key, 2026"
+    assert not {instance_commitment(other, i.content_hash) for i in private} & {
+        r["commitment"] for r in read_json(arts / "split_manifest.json")["instances"] if "commitment" in r}
+
+
 def test_the_key_holder_regenerates_everything_bit_for_bit(workflow: Path) -> None:
     key = read_key(workflow / "key")
     again = generate(SEED, COUNT, GenConfig.model_validate(SMALL), key=key)
@@ -143,6 +169,18 @@ def plant(pkg: Path, tmp: Path, what: str, workflow: Path) -> Path:
         shutil.copyfile(workflow / "key", arts / "split.key")
     elif what == "split key in JSON":
         write_json_atomic(arts / "notes.json", {"reminder": (workflow / "key").read_text().strip()})
+    elif what == "private instance content in a text line":
+        inst = next(i for i in read_json(workflow / "split.json")["instances"] if i["split_id"] == "private_eval")
+        (arts / "NOTES.md").write_text(f"# Notes\n\nthe hard one: {json.dumps(inst)} (keep)\n")
+    elif what == "private instance content gzipped":
+        (arts / "extra.dat").write_bytes(gzip.compress((workflow / "split.json").read_bytes(), mtime=0))
+    elif what == "private instance content base64'd in JSON":
+        inst = next(i for i in read_json(workflow / "split.json")["instances"] if i["split_id"] == "private_eval")
+        write_json_atomic(arts / "notes.json", {"attachment": base64.b64encode(json.dumps(inst).encode()).decode()})
+    elif what == "split key in hex":
+        (arts / "notes.txt").write_text(f"checksum {(workflow / 'key').read_bytes().strip().hex()}\n")
+    elif what == "unlisted file":
+        (bad / "extra.txt").write_text("nothing secret, but nothing vouches for it either\n")
     elif what == "generator inputs":
         unkeyed = generate(SEED, 3, GenConfig.model_validate(SMALL))
         write_json_atomic(arts / "extra.bundle.json", unkeyed.model_dump(mode="json"))
@@ -150,14 +188,16 @@ def plant(pkg: Path, tmp: Path, what: str, workflow: Path) -> Path:
 
 
 @pytest.mark.parametrize("what", ["private instance content", "private run record", "private certificate or gold",
-                                  "private side file", "split key", "split key in JSON", "generator inputs"])
+                                  "private side file", "split key", "split key in JSON", "generator inputs",
+                                  "private instance content in a text line", "private instance content gzipped",
+                                  "private instance content base64'd in JSON", "split key in hex", "unlisted file"])
 def test_a_planted_leak_fails_the_check_naming_it(workflow: Path, tmp_path: Path, what: str,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     bad = plant(workflow / "pkg", tmp_path, what, workflow)
     result = check(bad)
     sealing = next(c for c in result["checks"] if c["name"] == "sealing")
     assert not result["ok"] and not sealing["ok"]
-    kind = what.removesuffix(" in JSON")
+    kind = what if what == "unlisted file" else " ".join(what.split()[:3 if what.startswith("private") else 2])
     assert any(leak.startswith(kind) for leak in sealing["leaks"]), sealing["leaks"]
     capsys.readouterr()
     assert main(["release", "check", str(bad)]) == 2
@@ -210,7 +250,7 @@ def test_a_reveal_is_checked_against_the_commitments(workflow: Path, tmp_path: P
     assert main([*args, "--key-file", str(workflow / "key"), "--runs", str(workflow / "rel" / "runs.jsonl")]) == 0
     (tmp_path / "other").write_text("not the key that sealed this release\n")
     assert main([*args, "--key-file", str(tmp_path / "other")]) == 2
-    assert "commitments: key, sealed_ids" in capsys.readouterr().err
+    assert "commitments: key, private_bundle, sealed_ids" in capsys.readouterr().err
     runs = (workflow / "rel" / "runs.jsonl").read_text().splitlines()
     drop = next(k for k, line in enumerate(runs) if json.loads(line)["split_id"] == "private_eval")
     (tmp_path / "runs.jsonl").write_text("\n".join(runs[:drop] + runs[drop + 1:]) + "\n")  # one withheld

@@ -125,7 +125,7 @@ def test_split_cli_manifest_and_release(tmp_path, capsys):
     private = json.loads((rel / "private_eval.hashes.json").read_text())
     ids = [e["instance_id"] for e in private["instances"]]
     assert sorted(ids) == sorted(k for k, v in labels.items() if v == "private_eval")
-    assert all(set(e) == {"instance_id", "content_hash"} for e in private["instances"])
+    assert all(set(e) == {"instance_id", "commitment"} for e in private["instances"])  # keyed, never the hash
     texts = "".join(p.read_text() for p in rel.iterdir())
     by_id = {i.instance_id: i for i in split.instances}
     for pid in ids:

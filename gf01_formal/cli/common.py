@@ -324,7 +324,9 @@ def open_instance(path: str, instance_id: str | None, options: Any, deadline: De
     def progress(line: str) -> None:
         print(f"gf01: {line}", file=sys.stderr, flush=True)
 
-    return open_(path, instance_id, options, count_limits=deadline.limits(), progress=progress)
+    # Reading, checking and measuring the instance are held to --seconds and --memory as its queries are.
+    with deadline.guard("loading and measuring the instance"):
+        return open_(path, instance_id, options, count_limits=deadline.limits(), progress=progress)
 
 
 def check_output(path: Path | str, *, inputs: Iterable[Path | str | None] = (), reread: bool = False) -> Path:

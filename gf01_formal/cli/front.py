@@ -45,7 +45,8 @@ def verify(args: list[str]) -> int | None:
         from gf01_formal.instances.plain import open_plain
 
         deadline = Deadline(given["seconds"], given["memory"])
-        problem = open_plain(given["instance"], given["instance_id"])
+        with deadline.guard("loading the instance"):
+            problem = open_plain(given["instance"], given["instance_id"])
         if problem is None:
             return None
         record, human = certificate_report(problem, given["cert"], subset_min=given["subset_min"],

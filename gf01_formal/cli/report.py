@@ -265,6 +265,18 @@ PreviousOpt = Annotated[Path | None, typer.Option("--previous", metavar="PATH", 
                                                   "directory or split_manifest.json), for the rotation check.")]
 HolderOpt = Annotated[bool, typer.Option("--holder", help="The split-key holder's own release, private runs "
                                           "included (never to be published; docs/release.md).")]
+PreviousKeyOpt = Annotated[Path | None, typer.Option("--key-file", metavar="FILE", help="The previous release's split "
+                                                     "key: its private instances are committed under it, and "
+                                                     "rotation needs it to match them.")]
+ProvisionalCapsOpt = Annotated[bool, typer.Option("--allow-provisional-caps", help="State that the release's "
+                                                  "diagnostic caps are provisional (before the DEC-021 checkpoint); "
+                                                  "without it such a release fails the caps check.")]
+
+
+def _previous_key(key_file: Path | None) -> bytes | None:
+    from gf01_formal.instances.splits import read_key
+
+    return None if key_file is None else read_key(key_file)
 
 
 @release_app.command("check", short_help="Check a release directory (split policy, rotation, coverage).")
@@ -274,6 +286,8 @@ def release_check_cmd(
     previous: PreviousOpt = None,
     panel: PanelOpt = "full",
     holder: HolderOpt = False,
+    key_file: PreviousKeyOpt = None,
+    allow_provisional_caps: ProvisionalCapsOpt = False,
     json_out: JsonOpt = False,
 ) -> None:
     """Check the split policy (DEC-054), rotation against a previous release, that report.json is the report of the
@@ -285,7 +299,8 @@ def release_check_cmd(
     require("report", "gf01 release check")  # it computes the report again
     from gf01_formal.report.release import check, failed_names
 
-    result = check(directory, previous=previous, panel=panel, holder=holder)
+    result = check(directory, previous=previous, panel=panel, holder=holder, key=_previous_key(key_file),
+                   provisional_caps=allow_provisional_caps)
 
     def human(r: dict[str, Any]) -> list[str]:
         return [f"{c['name']}: {'ok' if c['ok'] else 'FAILED'}" + (f" (skipped: {c['note']})" if c.get("skipped")
@@ -304,6 +319,8 @@ def release_package_cmd(
     previous: PreviousOpt = None,
     panel: PanelOpt = "full",
     holder: HolderOpt = False,
+    key_file: PreviousKeyOpt = None,
+    allow_provisional_caps: ProvisionalCapsOpt = False,
     json_out: JsonOpt = False,
 ) -> None:
     """Package a release that passes its checks with SHA256SUMS, package.json, RERUN.md and rerun.sh (which
@@ -315,7 +332,8 @@ def release_package_cmd(
     from gf01_formal.report.release import package
 
     check_output(output / "package.json")
-    result = package(directory, output, panel=panel, previous=previous, holder=holder)
+    result = package(directory, output, panel=panel, previous=previous, holder=holder, key=_previous_key(key_file),
+                     provisional_caps=allow_provisional_caps)
     emit(result, json_out, lambda r: [f"packaged {r['files']} files ({r['kind']}) -> {r['dir']} (check: sh "
                                       f"{r['dir']}/rerun.sh)"])
 

@@ -70,7 +70,8 @@ def pilot_issue_cmd(
     base = base_url.rstrip("/")
     lines = [f"{base}/pilot?participant={pid}&sig={participant_sig(key, spec.pilot_id, pid)}"
              for pid in issued_ids(count, start)]
-    write_text_atomic(output, "".join(line + "\n" for line in lines))
+    # The links are the participants' credentials: readable by their owner only, like the key.
+    write_text_atomic(output, "".join(line + "\n" for line in lines), mode=0o600)
     print(f"issued {count} links of pilot {spec.pilot_id} -> {output} (key: {pilot}.key)")
 
 

@@ -6,10 +6,20 @@ over the effect steps, from y_t to a valuation satisfying e; ties go to the flip
 most, then to the earliest (t, input). It never touches more than B_T timesteps, stops after B_T x |AP_in| flips,
 and prunes a sufficient set to a Min1 one (dropping atoms, latest first, while the rest stays sufficient).
 
+Cost. Each round scores every candidate flip. On a system with dense tables it does so in one backward sweep over
+the steps, carrying for every state q the least effect distance and the number of states off the base run that the
+rest of the current trace gives from q: a flip at t then costs one table lookup (its new state at t + 1 reads the
+sweep). A round is O(T x (|Q| + |AP_in|)) work in O(|Q| + T + SWEEP_CELLS) memory, linear in T (``meter`` counts
+the cells). A
+circuit, or a system too large for tables, replays each candidate trace, in chunks of bounded memory: O(T^2 x
+|AP_in|) work a round.
+
 >>> # cert = greedy_certificate(problem)  # a tuple of atoms, or None when the greedy search fails
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 
@@ -63,40 +73,133 @@ def _trace_with(problem: Problem, flips: list[Flip]) -> list[int]:
     return tr
 
 
-def greedy_certificate(problem: Problem) -> tuple[Atom, ...] | None:
-    """A Min1, sufficient certificate within B_T found greedily, or None when the greedy search fails."""
+#: The most trace cells (candidates x steps) one chunk of replayed candidates holds (circuits, no tables).
+CHUNK_CELLS = 1 << 20
+
+
+def greedy_certificate(problem: Problem, meter: Callable[[int], None] | None = None) -> tuple[Atom, ...] | None:
+    """A Min1, sufficient certificate within B_T found greedily, or None when the greedy search fails. ``meter`` is
+    told the work of each round (state-steps swept, or trace cells replayed)."""
     n_in = problem.system.num_inputs
     budget = problem.budget_t if problem.budget_t is not None else problem.t_star + 1
     table = effect_distance_table(problem)
     base_states, _ = (run_many(problem, [list(problem.trace)]) if problem.circuit
                       else problem.system.simulate(np.array([problem.trace], dtype=np.int64)))
+    swept = not problem.circuit and problem.system.has_tables
     flips: list[Flip] = []
     for _ in range(budget * n_in):
         used = {t for t, _ in flips}
+        taken = set(flips)
         cands = [
             (t, i)
             for t in range(problem.t_star + 1)
+            if t in used or len(used) < budget
             for i in range(n_in)
-            if (t, i) not in flips and (t in used or len(used) < budget)
+            if (t, i) not in taken
         ]
         if not cands:
             return None
         cur = _trace_with(problem, flips)
-        traces: list[list[int]] | np.ndarray
-        if problem.circuit:  # Python integers: a circuit may have more inputs than an int64 holds
-            traces = [list(cur) for _ in cands]
-            for k, (t, i) in enumerate(cands):
-                traces[k][t] ^= 1 << i
+        if swept:
+            d, novelty = _swept_scores(problem, cur, cands, base_states[0], table, meter)
         else:
-            traces = np.repeat(np.asarray(cur, dtype=np.int64)[None, :], len(cands), axis=0)
-            for k, (t, i) in enumerate(cands):
-                traces[k, t] ^= 1 << i
-        d, novelty = _scores(problem, traces, base_states[0], table)
+            d, novelty = _replayed_scores(problem, cur, cands, base_states[0], table, meter)
         k = int(np.lexsort((np.arange(len(cands)), -novelty, d))[0])
         flips.append(cands[k])
         if d[k] == 0:
             return flips_to_atoms(problem, _prune(problem, flips, table, base_states[0]))
     return None
+
+
+#: The most state-step cells (|Q| x steps) the sweep precomputes at a time.
+SWEEP_CELLS = 1 << 18
+
+
+def _swept_scores(problem: Problem, cur: list[int], cands: list[Flip], base: np.ndarray, table,
+                  meter: Callable[[int], None] | None) -> tuple[np.ndarray, np.ndarray]:
+    """The (distance, novelty) of every candidate flip of ``cur``, as :func:`_scores` gives them, by one backward
+    sweep over the steps (the module docstring). ``cands`` are in step order, as the caller makes them."""
+    view = problem.system
+    evars, dist = table
+    nxt, out = view.tables
+    n_q, t_star = view.num_states, problem.t_star
+    far = np.int64(len(evars) + 2)  # more than any distance: "no effect step here or later"
+    xs = np.asarray(cur, dtype=np.int64)
+    states, outs = view.simulate(xs[None, :])
+    states, outs = states[0], outs[0]
+    effect = np.zeros(problem.horizon, dtype=bool)
+    effect[list(problem.effect_steps)] = True
+
+    def distance(y: np.ndarray) -> np.ndarray:
+        sub = np.zeros(y.shape, dtype=np.int64)
+        for j, v in enumerate(evars):
+            sub |= ((y >> v) & 1) << j
+        return dist[sub]
+
+    # Along the current run: the least distance at the effect steps before t, and the states off the base run at
+    # steps 0..t (a flip at t changes neither).
+    here = np.where(effect, distance(outs), far)
+    before = np.concatenate(([far], np.minimum.accumulate(here)[:-1]))
+    off = np.cumsum(states[: t_star + 1] != base[: t_star + 1])
+    # Every candidate's own step at once: its state at t + 1 and its distance at t.
+    ts = np.array([t for t, _ in cands], dtype=np.int64)
+    flipped = xs[ts] ^ (np.int64(1) << np.array([i for _, i in cands], dtype=np.int64))
+    q_next = nxt[states[ts], flipped].astype(np.int64)
+    at_t = np.where(effect[ts], distance(out[states[ts], flipped]), far)
+    bounds = np.searchsorted(ts, np.arange(t_star + 2))  # candidates of step u: bounds[u]:bounds[u + 1]
+    later_d_of = np.empty(len(cands), dtype=np.int64)
+    later_n_of = np.empty(len(cands), dtype=np.int64)
+    # later_d[q] / later_n[q]: from state q at step u + 1 under the rest of cur, the least distance at the effect
+    # steps in (u, t*] and the number of steps in (u, t*] whose state is off the base run.
+    later_d = np.full(n_q, far, dtype=np.int64)
+    later_n = np.zeros(n_q, dtype=np.int64)
+    every = np.arange(n_q)[:, None]
+    width = max(1, SWEEP_CELLS // n_q)
+    hi = t_star + 1
+    while hi > 0:
+        lo = max(0, hi - width)
+        # The transitions of every state under cur[lo:hi], what they output and whether the state is off the base.
+        step_next = nxt[:, xs[lo:hi]].astype(np.int64)
+        step_d = np.where(effect[None, lo:hi], distance(out[:, xs[lo:hi]]), far)
+        step_off = (every != base[None, lo:hi]).astype(np.int64)
+        for u in range(hi - 1, lo - 1, -1):
+            k0, k1 = bounds[u], bounds[u + 1]
+            if k1 > k0:
+                later_d_of[k0:k1] = later_d[q_next[k0:k1]]
+                later_n_of[k0:k1] = later_n[q_next[k0:k1]]
+            j = u - lo
+            nq = step_next[:, j]
+            later_d = np.minimum(step_d[:, j], later_d[nq])
+            later_n = step_off[:, j] + later_n[nq]
+        hi = lo
+    d = np.minimum(np.minimum(before[ts], at_t), later_d_of)
+    novelty = off[ts] + later_n_of
+    if meter is not None:
+        meter((t_star + 1) * (n_q + problem.system.num_inputs))
+    return d, novelty
+
+
+def _replayed_scores(problem: Problem, cur: list[int], cands: list[Flip], base: np.ndarray, table,
+                     meter: Callable[[int], None] | None) -> tuple[np.ndarray, np.ndarray]:
+    """The (distance, novelty) of every candidate flip of ``cur`` by replaying each candidate trace, in chunks of
+    at most :data:`CHUNK_CELLS` cells (a circuit, or a system without tables)."""
+    size = max(1, CHUNK_CELLS // max(1, problem.horizon))
+    parts: list[tuple[np.ndarray, np.ndarray]] = []
+    for lo in range(0, len(cands), size):
+        chunk = cands[lo : lo + size]
+        traces: list[list[int]] | np.ndarray
+        if problem.circuit:  # Python integers: a circuit may have more inputs than an int64 holds
+            traces = [list(cur) for _ in chunk]
+            for k, (t, i) in enumerate(chunk):
+                traces[k][t] ^= 1 << i
+        else:
+            traces = np.repeat(np.asarray(cur, dtype=np.int64)[None, :], len(chunk), axis=0)
+            for k, (t, i) in enumerate(chunk):
+                traces[k, t] ^= 1 << i
+        parts.append(_scores(problem, traces, base, table))
+        if meter is not None:
+            meter(len(chunk) * problem.horizon)
+    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
 
 def _prune(problem: Problem, flips: list[Flip], table, base_states: np.ndarray) -> list[Flip]:

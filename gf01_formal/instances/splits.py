@@ -37,6 +37,8 @@ __all__ = ["PUBLIC_KEY", "key_id", "read_key"]  # re-exported: the key's helpers
 POLICY = "gf01.split_policy.v1"
 MANIFEST_SCHEMA = "gf01-formal.split_manifest.v1"
 PEER_MANIFEST_SCHEMA = "gf01.split_manifest.v1"
+#: v2: private instances by keyed commitment (v1 listed their unkeyed content hashes).
+PRIVATE_HASHES_SCHEMA = "gf01-formal.private_hashes.v2"
 TARGETS = {"public_dev": 0.20, "public_val": 0.20, "private_eval": 0.60}
 TOLERANCE = 0.05
 PATTERN = ("public_dev", "public_val", "private_eval", "private_eval", "private_eval")
@@ -44,11 +46,15 @@ BANDS = (0.25, 0.5, 0.75)  # z(I) band edges: difficulty strata [0, .25), [.25, 
 
 
 class ManifestEntry(BaseModel):
-    """One instance's assignment."""
+    """One instance's assignment: a public instance by its content hash, a private_eval one by its keyed
+    commitment (:func:`instance_commitment`), which nobody without the key can test a guessed instance against."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     instance_id: str
-    content_hash: str
+    content_hash: str | None = Field(default=None, exclude_if=lambda v: v is None,
+                                     description="sha256 of the instance's content (public instances)")
+    commitment: str | None = Field(default=None, exclude_if=lambda v: v is None,
+                                   description="HMAC-SHA256 under the split key of the content hash (private_eval)")
     split_id: Literal["public_dev", "public_val", "private_eval"]
     mode: str
     stratum: str
@@ -71,7 +77,11 @@ class SplitManifest(BaseModel):
         description="sha256 commitment to the split key (keys.key_commitment): a reveal of the key is checked by it")
     private_bundle_sha256: str | None = Field(
         default=None, exclude_if=lambda v: v is None,
-        description="instances_hash of the private_eval instances (in bundle order): a reveal is checked by it")
+        description="manifests before issue 29 only: the unkeyed instances_hash of the private_eval instances")
+    private_bundle_commitment: str | None = Field(
+        default=None, exclude_if=lambda v: v is None,
+        description="HMAC-SHA256 under the split key of the private_eval instances' instances_hash (in bundle "
+                    "order): a reveal is checked by it")
     seed_key_id: str | None = Field(
         default=None, exclude_if=lambda v: v is None,
         description="key_id of the key the source bundle's slot seeds derive from (generated bundles)")
@@ -155,14 +165,7 @@ def split_bundle(bundle: Bundle, key: bytes) -> tuple[Bundle, SplitManifest]:
     labels = assign(bundle.instances, key)
     insts = [_labelled(i, labels[i.instance_id], key) for i in bundle.instances]
     new = make_bundle(insts, **bundle.model_dump(exclude={"instances", "instances_hash"}))
-    entries = sorted(
-        (
-            ManifestEntry(instance_id=i.instance_id, content_hash=i.content_hash, split_id=i.split_id,
-                          mode=i.mode, stratum=stratum(i))
-            for i in insts
-        ),
-        key=lambda e: e.instance_id,
-    )
+    entries = sorted((_entry(i, key) for i in insts), key=lambda e: e.instance_id)
     counts = Counter(labels.values())
     manifest = SplitManifest(
         targets=dict(TARGETS),
@@ -172,11 +175,32 @@ def split_bundle(bundle: Bundle, key: bytes) -> tuple[Bundle, SplitManifest]:
         source_bundle_hash=new.instances_hash,
         counts={s: counts[s] for s in SPLITS},
         key_commitment=key_commitment(key),
-        private_bundle_sha256=instances_hash([i for i in insts if i.split_id == "private_eval"]),
+        private_bundle_commitment=bundle_commitment(key, instances_hash([i for i in insts
+                                                                         if i.split_id == "private_eval"])),
         seed_key_id=bundle.seed_key_id,
         instances=entries,
     )
     return new, manifest
+
+
+def instance_commitment(key: bytes, content_hash: str) -> str:
+    """The published commitment to a private_eval instance: HMAC-SHA256 under the split key of its content hash.
+    An unkeyed hash would let anyone confirm a guessed instance (generated from the public cfg, say) offline; this
+    one only the key holder can compute, and a reveal of the key lets everyone check it."""
+    return hmac.new(key, f"gf01-formal.instance-commitment.v1:{content_hash}".encode(), hashlib.sha256).hexdigest()
+
+
+def bundle_commitment(key: bytes, private_hash: str) -> str:
+    """The published commitment to the private_eval instances as a whole (their instances_hash, keyed)."""
+    return hmac.new(key, f"gf01-formal.private-bundle.v1:{private_hash}".encode(), hashlib.sha256).hexdigest()
+
+
+def _entry(inst: Instance, key: bytes) -> ManifestEntry:
+    if inst.split_id == "private_eval":
+        return ManifestEntry(instance_id=inst.instance_id, commitment=instance_commitment(key, inst.content_hash),
+                             split_id=inst.split_id, mode=inst.mode, stratum=stratum(inst))
+    return ManifestEntry(instance_id=inst.instance_id, content_hash=inst.content_hash, split_id=inst.split_id,
+                         mode=inst.mode, stratum=stratum(inst))
 
 
 def _labelled(inst: Instance, split: str, key: bytes) -> Instance:
@@ -191,7 +215,8 @@ def write_release(directory: str | Path, bundle: Bundle, manifest: SplitManifest
     """The release layout: public bundles, private_eval as hashes only, the manifest. Returns the written paths.
 
     ``public_dev.bundle.json`` and ``public_val.bundle.json`` hold the instances; ``private_eval.hashes.json`` holds
-    only ``instance_id`` and ``content_hash`` of each private instance; ``split_manifest.json`` the manifest.
+    only ``instance_id`` and the keyed ``commitment`` of each private instance (as the manifest does);
+    ``split_manifest.json`` the manifest.
     """
     out = Path(directory)
     paths = []
@@ -201,16 +226,14 @@ def write_release(directory: str | Path, bundle: Bundle, manifest: SplitManifest
         p = out / f"{split}.bundle.json"
         write_json_atomic(p, sub.model_dump(mode="json"))
         paths.append(p)
-    private = sorted(
-        ({"instance_id": i.instance_id, "content_hash": i.content_hash}
-         for i in bundle.instances if i.split_id == "private_eval"),
-        key=lambda d: d["instance_id"],
-    )
+    private = [{"instance_id": e.instance_id, "commitment": e.commitment} for e in manifest.instances
+               if e.split_id == "private_eval"]
     p = out / "private_eval.hashes.json"
-    write_json_atomic(p, {"schema_version": "gf01-formal.private_hashes.v1", "policy": POLICY,
+    write_json_atomic(p, {"schema_version": PRIVATE_HASHES_SCHEMA, "policy": POLICY,
                           "source_bundle_hash": manifest.source_bundle_hash,
                           **{k: v for k, v in (("key_commitment", manifest.key_commitment),
-                                               ("private_bundle_sha256", manifest.private_bundle_sha256)) if v},
+                                               ("private_bundle_commitment", manifest.private_bundle_commitment))
+                             if v},
                           "instances": private})
     paths.append(p)
     p = out / "split_manifest.json"

@@ -54,20 +54,26 @@ class InspectImport:
 
 
 #: Largest member of an .eval log (a zip) and largest log in all, uncompressed (bytes): inspect reads a log whole,
-#: several times its size in objects, so a small zip that inflates to gigabytes is refused before it is opened.
+#: several times its size in objects, so a small zip that inflates to gigabytes is refused before it is opened. A
+#: JSON log is read whole as one document (about 28 times its size in objects): it may be as large as one member.
 MAX_LOG_MEMBER = 64 << 20
 MAX_LOG_TOTAL = 512 << 20
+MAX_JSON_LOG = MAX_LOG_MEMBER
+#: Bytes read at a time while a member's real inflated size is measured.
+_CHUNK = 1 << 16
 
 
 def check_log_size(path: str | os.PathLike[str]) -> None:
-    """Refuse (Gf01Error) a log that would not be read in bounded memory: a zip member or a whole log past the
-    limits above, by the sizes the zip's directory declares (zipfile reads a member no further than that)."""
+    """Refuse (Gf01Error) a log that would not be read in bounded memory: a JSON log, a zip member or a whole log
+    past the limits above, by the sizes the zip's directory declares and then by the sizes its members really
+    inflate to (a directory may lie: each member is inflated once, in bounded memory, and counted)."""
     import zipfile
 
     shown = quote(os.fspath(path), 200, bare=True)
     if not zipfile.is_zipfile(path):
-        if os.path.getsize(path) > MAX_LOG_TOTAL:
-            raise Gf01Error(f"larger than the {MAX_LOG_TOTAL >> 20} MiB a log may have", file=shown)
+        if os.path.getsize(path) > MAX_JSON_LOG:
+            raise Gf01Error(f"larger than the {MAX_JSON_LOG >> 20} MiB a JSON log may have (an .eval log keeps each "
+                            "sample in its own member)", file=shown)
         return
     try:
         with zipfile.ZipFile(path) as zf:
@@ -82,6 +88,44 @@ def check_log_size(path: str | os.PathLike[str]) -> None:
     if total > MAX_LOG_TOTAL:
         raise Gf01Error(f"its members hold {total >> 20} MiB uncompressed, past the {MAX_LOG_TOTAL >> 20} MiB a log "
                         "may have", file=shown)
+    with open(path, "rb") as fh:
+        for info in members:
+            real = _inflated_size(fh, info, info.file_size)
+            if real is None:
+                raise Gf01Error(f"its member {quote(info.filename, 80)} inflates to more than the {info.file_size} "
+                                "bytes its directory declares (a zip bomb?)", file=shown)
+
+
+def _inflated_size(fh: Any, info: Any, declared: int) -> int | None:
+    """The bytes ``info``'s member inflates to, read from the open zip ``fh``; None as soon as that passes
+    ``declared`` (nothing past it is kept, so memory stays one chunk whatever the member holds)."""
+    import struct
+    import zipfile
+    import zlib
+
+    fh.seek(info.header_offset)
+    head = fh.read(30)
+    if len(head) < 30 or head[:4] != b"PK\x03\x04":
+        return 0  # not a member we can measure; zipfile itself refuses it when the log is read
+    name_len, extra_len = struct.unpack("<HH", head[26:30])
+    fh.seek(info.header_offset + 30 + name_len + extra_len)
+    if info.compress_type == zipfile.ZIP_STORED:
+        return info.compress_size if info.compress_size <= declared else None
+    if info.compress_type != zipfile.ZIP_DEFLATED:
+        return 0  # another method: inspect writes deflate; zipfile refuses what it cannot read
+    inflater = zlib.decompressobj(-15)
+    size = 0
+    while not inflater.eof:
+        chunk = inflater.unconsumed_tail or fh.read(_CHUNK)
+        if not chunk:
+            break
+        try:
+            size += len(inflater.decompress(chunk, _CHUNK))
+        except zlib.error:
+            return size  # a corrupt stream: zipfile refuses it when the log is read
+        if size > declared:
+            return None
+    return size
 
 
 def import_inspect_log(path: str | os.PathLike[str], *, bundle: str | None = None,

@@ -70,24 +70,39 @@ def _manifest_rows(path: Path) -> list[dict[str, Any]]:
 def _identity(rows: list[dict[str, Any]], by_hash: bool) -> dict[str, set[str]]:
     out: dict[str, set[str]] = {}
     for r in rows:
+        if by_hash and "content_hash" not in r:  # a committed private row: matched by commitment (rotation)
+            continue
         out.setdefault(str(r.get("split_id")), set()).add(str(r.get("content_hash" if by_hash else "instance_id")))
     return out
 
 
-def rotation(current: Path, previous: Path) -> dict[str, Any]:
-    """The rotation check of the current manifest against the previous release's."""
+def rotation(current: Path, previous: Path, key: bytes | None = None) -> dict[str, Any]:
+    """The rotation check of the current manifest against the previous release's. A previous private instance
+    listed by its keyed commitment only (manifests since issue 29) is matched by the commitment of each public
+    content hash under ``key``, the previous release's split key; without it that part cannot be checked, and the
+    check fails saying so."""
+    from gf01_formal.instances.splits import instance_commitment
+
     cur, prev = _manifest_rows(current), _manifest_rows(previous)
-    by_hash = all("content_hash" in r for r in cur + prev)
+    by_hash = all("content_hash" in r or "commitment" in r for r in cur + prev)
     c, p = _identity(cur, by_hash), _identity(prev, by_hash)
     cur_public = set().union(*(c.get(s, set()) for s in PUBLIC))
     prev_public = set().union(*(p.get(s, set()) for s in PUBLIC))
-    leaked = sorted(cur_public & p.get("private_eval", set()))
+    leaked = set(cur_public & p.get("private_eval", set()))
+    committed = {str(r["commitment"]) for r in prev if by_hash and r.get("split_id") == "private_eval"
+                 and "content_hash" not in r and r.get("commitment")}
+    out: dict[str, Any] = {}
+    if committed and key is None:
+        out["error"] = ("the previous release lists its private instances by keyed commitment: give its split key "
+                        "(--key-file) to check that none of them is public now")
+    elif committed and key is not None:
+        leaked |= {h for h in cur_public if instance_commitment(key, h) in committed}
     novel = cur_public - prev_public
     novelty = len(novel) / len(cur_public) if cur_public else 0.0
-    return {"name": "rotation", "ok": not leaked and novelty >= MIN_NOVELTY,
+    return {"name": "rotation", "ok": not leaked and novelty >= MIN_NOVELTY and "error" not in out,
             "identity": "content_hash" if by_hash else "instance_id",
-            "previous_private_now_public": leaked, "public": len(cur_public), "novel_public": len(novel),
-            "public_novelty": round(novelty, 6), "min_public_novelty": MIN_NOVELTY}
+            "previous_private_now_public": sorted(leaked), "public": len(cur_public), "novel_public": len(novel),
+            "public_novelty": round(novelty, 6), "min_public_novelty": MIN_NOVELTY, **out}
 
 
 def refuse_core(panel: str | None, what: str) -> None:
@@ -107,10 +122,13 @@ def release_root(directory: str | os.PathLike[str]) -> tuple[Path, Path]:
 
 
 def check(directory: str | os.PathLike[str], *, previous: str | os.PathLike[str] | None = None,
-          panel: str = "full", holder: bool = False) -> dict[str, Any]:
+          panel: str = "full", holder: bool = False, key: bytes | None = None,
+          provisional_caps: bool = False) -> dict[str, Any]:
     """Every check of the module docstring on the release ``directory`` (a release directory or a package);
     ``ok`` when all pass. ``holder``: the key holder's own release, whose private runs are expected (no sealing
-    check); otherwise the release is public and must not leak the private split (report/sealing.py)."""
+    check); otherwise the release is public and must not leak the private split (report/sealing.py). ``key``: the
+    previous release's split key (rotation against its committed private instances). ``provisional_caps``: the
+    release states that its diagnostic caps are provisional (a package records the statement)."""
     from gf01_formal.instances.splits import policy_check
     from gf01_formal.report.coverage import coverage, load_manifest
     from gf01_formal.report.load import load_runs
@@ -131,7 +149,7 @@ def check(directory: str | os.PathLike[str], *, previous: str | os.PathLike[str]
     if previous is not None:
         prev = Path(previous)
         prev = prev / "split_manifest.json" if prev.is_dir() else prev
-        checks.append(rotation(man_path, prev))
+        checks.append(rotation(man_path, prev, key))
     else:
         checks.append({"name": "rotation", "ok": True, "skipped": True,
                        "note": "no previous release given (--previous): nothing to rotate against"})
@@ -174,11 +192,12 @@ def check(directory: str | os.PathLike[str], *, previous: str | os.PathLike[str]
                    **({"private_eval": f"attested by {PRIVATE_RESULTS}"} if not holder and attested.is_file()
                       else {})})
     checks.append(_layout(root, man_path))
+    checks.append(caps_gate(root, scan_root, report, provisional_caps))
     if holder:
         checks.append({"name": "sealing", "ok": True, "skipped": True,
                        "note": "the key holder's release (--holder): its private runs are expected"})
     else:
-        checks.append(sealing(scan_root, man_path))
+        checks.append(sealing(scan_root, man_path, (*REQUIRED, *OPTIONAL)))
     return {"ok": all(c["ok"] for c in checks), "checks": checks, "holder": holder}
 
 
@@ -200,6 +219,37 @@ def caps_file(root: Path, report: Any) -> str | None:
     if not (isinstance(report, dict) and report.get("caps")):
         return None
     return "campaign.json" if (root / "campaign.json").is_file() else "caps.json"
+
+
+def caps_gate(root: Path, scan_root: Path, report: Any, stated: bool) -> dict[str, Any]:
+    """The ``caps`` check: a release whose diagnostic caps are provisional (derived before the DEC-021 checkpoint:
+    the report's caps section, campaign.json's diagnostic, caps.json) passes only when it states them, by
+    ``--allow-provisional-caps`` or, in a package, by the statement package.json records."""
+    from gf01_formal.report.caps import load_caps
+
+    found: list[str] = []
+    section = report.get("caps") if isinstance(report, dict) else None
+    if isinstance(section, dict) and section.get("provisional"):
+        found.append(f"report.json (from {section.get('sample_instances')} pilot instance(s))")
+    for name in ("campaign.json", "caps.json"):
+        if (root / name).is_file():
+            try:
+                caps = load_caps(root / name)
+            except Gf01Error:  # a campaign without a capped diagnostic, or another file: no caps to gate
+                continue
+            if caps.provisional:
+                found.append(f"{name} (from {caps.sample_instances} pilot instance(s))")
+    pkg = scan_root / "package.json"
+    if not stated and pkg.is_file():
+        data = read_json(pkg)
+        stated = isinstance(data, dict) and bool((data.get("provisional_caps") or {}).get("stated"))
+    out: dict[str, Any] = {"name": "caps", "ok": not found or stated, "provisional": found}
+    if found and stated:
+        out["note"] = "provisional caps, stated by the release"
+    elif found:
+        out["error"] = (f"provisional caps in {', '.join(found)}: derived before the DEC-021 checkpoint; publish "
+                        "them only stated (--allow-provisional-caps)")
+    return out
 
 
 def report_caps(root: Path, report: Any) -> dict[str, Any] | None:
@@ -261,9 +311,14 @@ def _versions(software: Any) -> str:
     return ", ".join(f"{k} {v}" for k, v in sorted(software.items()))
 
 
+def _listed(row: dict[str, Any]) -> Any:
+    """What a manifest or private hash list says of one instance: its content hash, or its keyed commitment."""
+    return row.get("content_hash") if "content_hash" in row else row.get("commitment")
+
+
 def _layout(root: Path, man_path: Path) -> dict[str, Any]:
     rows = _manifest_rows(man_path)
-    expected = {s: {r.get("instance_id"): r.get("content_hash") for r in rows if r.get("split_id") == s}
+    expected = {s: {r.get("instance_id"): _listed(r) for r in rows if r.get("split_id") == s}
                 for s in (*PUBLIC, "private_eval")}
     problems = []
     present = []
@@ -280,7 +335,7 @@ def _layout(root: Path, man_path: Path) -> dict[str, Any]:
     if path.exists():
         present.append(path.name)
         data = read_json(path)
-        got = {i.get("instance_id"): i.get("content_hash") for i in (data.get("instances") or [])
+        got = {i.get("instance_id"): _listed(i) for i in (data.get("instances") or [])
                if isinstance(i, dict)} if isinstance(data, dict) else {}
         if got != expected["private_eval"]:
             problems.append(f"{path.name} does not list exactly the manifest's private_eval instances")
@@ -299,7 +354,8 @@ def failed_names(result: dict[str, Any]) -> str:
 
             parts.append(f"coverage ({describe_missing(c['incomplete'])})")
         elif c["name"] == "rotation":
-            parts.append(f"rotation ({len(c['previous_private_now_public'])} earlier private instance(s) now public, "
+            parts.append(f"rotation ({c['error']})" if c.get("error") else
+                         f"rotation ({len(c['previous_private_now_public'])} earlier private instance(s) now public, "
                          f"novelty {c['public_novelty']} vs {MIN_NOVELTY})")
         else:
             parts.append(f"{c['name']} ({c.get('error') or '; '.join(c.get('problems', []))})")
@@ -414,7 +470,8 @@ def _wrap(line: str, width: int = 118) -> str:
 
 
 def package(directory: str | os.PathLike[str], out: str | os.PathLike[str], *, panel: str = "full",
-            previous: str | os.PathLike[str] | None = None, holder: bool = False) -> dict[str, Any]:
+            previous: str | os.PathLike[str] | None = None, holder: bool = False, key: bytes | None = None,
+            provisional_caps: bool = False) -> dict[str, Any]:
     """Package the key holder's release ``directory`` (which must pass :func:`check` with ``holder=True``) into
     ``out`` with SHA256SUMS, package.json, RERUN.md and rerun.sh.
 
@@ -431,7 +488,7 @@ def package(directory: str | os.PathLike[str], out: str | os.PathLike[str], *, p
     target = Path(os.path.realpath(out)) if Path(out).is_symlink() else Path(out)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise Gf01Error("exists and is not an empty directory; give a new directory", file=str(target))
-    result = check(root, previous=previous, panel=panel, holder=True)
+    result = check(root, previous=previous, panel=panel, holder=True, key=key, provisional_caps=provisional_caps)
     if not result["ok"]:
         raise Gf01Error(f"the release fails its checks: {failed_names(result)}", file=str(root))
     try:
@@ -446,7 +503,7 @@ def package(directory: str | os.PathLike[str], out: str | os.PathLike[str], *, p
             _copy_all(root, arts)
         else:
             _public_artifacts(root, arts, panel)
-            result = check(arts, previous=previous, panel=panel)
+            result = check(arts, previous=previous, panel=panel, key=key, provisional_caps=provisional_caps)
             if not result["ok"]:
                 raise Gf01Error(f"the public package fails its checks: {failed_names(result)}", file=str(root))
         report = read_json(arts / "report.json")
@@ -459,12 +516,15 @@ def package(directory: str | os.PathLike[str], out: str | os.PathLike[str], *, p
         names = sorted(p.name for p in arts.iterdir() if p.is_file())
         (tmp / "RERUN.md").write_text(rerun_md(shipped, tuple(names)) + (RERUN_HOLDER if holder else RERUN_PUBLIC),
                                       encoding="utf-8")
+        caps_row = next(c for c in result["checks"] if c["name"] == "caps")
         files = sorted(p for p in tmp.rglob("*") if p.is_file())
         entries = [{"path": p.relative_to(tmp).as_posix(), "bytes": p.stat().st_size, "sha256": _sha256(p)}
                    for p in files]
         (tmp / "package.json").write_text(pretty_json({
             "schema_version": PACKAGE_SCHEMA, "kind": "holder" if holder else "public", "software": software(),
-            "checks": result, "report_digest": report.get("inputs", {}).get("digest"), "files": entries}),
+            "checks": result, "report_digest": report.get("inputs", {}).get("digest"), "files": entries,
+            **({"provisional_caps": {"stated": True, "where": caps_row["provisional"]}} if caps_row["provisional"]
+               else {})}),
             encoding="utf-8")
         entries.append({"path": "package.json", "sha256": _sha256(tmp / "package.json")})
         (tmp / "SHA256SUMS").write_text("".join(f"{e['sha256']}  {e['path']}\n"
@@ -551,7 +611,7 @@ def _public_artifacts(root: Path, arts: Path, panel: str) -> None:
                 "withheld and committed to (docs/release.md)",
         "commitments": {
             "key_commitment": man.get("key_commitment"),
-            "private_bundle_sha256": man.get("private_bundle_sha256"),
+            **{k: man[k] for k in ("private_bundle_commitment", "private_bundle_sha256") if man.get(k)},
             "private_runs_sha256": private.hexdigest(),
             "full_report_sha256": _sha256(root / "report.json"),
             "full_runs_digest": (full.get("inputs") or {}).get("digest"),
@@ -580,13 +640,15 @@ def _release_dir(directory: str | os.PathLike[str]) -> Path:
 def reveal(directory: str | os.PathLike[str], bundle: str | os.PathLike[str], key_file: str | os.PathLike[str],
            runs: str | os.PathLike[str] | None = None) -> dict[str, Any]:
     """Check a reveal against a public package's commitments: the key (``key_commitment``), the private instances
-    of the split bundle (``private_bundle_sha256``, their content hashes and sealed ids against the manifest) and,
-    with ``runs`` (the holder's full runs file), the private runs (``private_runs_sha256``)."""
+    of the split bundle (``private_bundle_commitment``, each instance's keyed commitment and sealed id against the
+    manifest; the unkeyed ``private_bundle_sha256`` and content hashes of a manifest made before them) and, with
+    ``runs`` (the holder's full runs file), the private runs (``private_runs_sha256``)."""
     import json
 
     from gf01_formal.instances.io import load_bundle
     from gf01_formal.instances.keys import key_commitment, read_key, sealed_id
     from gf01_formal.instances.model import instances_hash
+    from gf01_formal.instances.splits import bundle_commitment, instance_commitment
 
     key = read_key(key_file)
     full = load_bundle(bundle)
@@ -595,12 +657,16 @@ def reveal(directory: str | os.PathLike[str], bundle: str | os.PathLike[str], ke
     res_path = root / PRIVATE_RESULTS
     commitments = (read_json(res_path).get("commitments") or {}) if res_path.is_file() else {}
     private = [i for i in full.instances if i.split_id == "private_eval"]
-    rows = {r.get("instance_id"): r.get("content_hash") for r in man.get("instances") or []
+    rows = {r.get("instance_id"): _listed(r) for r in man.get("instances") or []
             if isinstance(r, dict) and r.get("split_id") == "private_eval"}
+    committed = "private_bundle_commitment" in man
+    listed = {i.instance_id: instance_commitment(key, i.content_hash) if committed else i.content_hash
+              for i in private}
+    whole = (bundle_commitment(key, instances_hash(private)) == man.get("private_bundle_commitment") if committed
+             else instances_hash(private) == man.get("private_bundle_sha256"))
     checks = [
         {"name": "key", "ok": key_commitment(key) == man.get("key_commitment")},
-        {"name": "private_bundle", "ok": instances_hash(private) == man.get("private_bundle_sha256")
-         and {i.instance_id: i.content_hash for i in private} == rows},
+        {"name": "private_bundle", "ok": whole and listed == rows},
         {"name": "sealed_ids", "ok": all(i.instance_id == sealed_id(key, i.content_hash) for i in private)},
     ]
     if runs is not None:

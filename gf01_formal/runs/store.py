@@ -20,15 +20,13 @@ True
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
-import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gf01_formal.artifacts import canonical_json, write_text_atomic
+from gf01_formal.artifacts import canonical_json, lock_exclusive, write_text_atomic
 from gf01_formal.runs.record import FINAL_STATUSES, RUN_SCHEMA, RUN_SCHEMA_V1, RunOutcome
 from hoa.errors import Gf01Error, quote
 from hoa.files import iter_lines
@@ -122,49 +120,6 @@ class RunsFile:
             raise Gf01Error(f"cannot write: {ex.strerror or ex}", file=str(self.path)) from None
         if outcome.record.status in FINAL_STATUSES:
             self._final.add(outcome.record.run_id)
-
-
-def lock_exclusive(path: Path) -> int | None:
-    """Open ``path`` (created when missing) and take an exclusive lock on it; the descriptor holds the lock until it
-    is closed (or the process dies). A second writer gets a Gf01Error naming the holder's process id. A character
-    device (``-o /dev/null``) is written through unlocked; a FIFO or socket is refused: a runs file is read back."""
-    name = quote(os.fspath(path), 200, bare=True)
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
-    except OSError as ex:
-        raise Gf01Error(f"cannot write: {ex.strerror or ex}", file=name) from None
-    st = os.fstat(fd)
-    if stat.S_ISCHR(st.st_mode):
-        os.close(fd)
-        return None
-    if not stat.S_ISREG(st.st_mode):
-        os.close(fd)
-        raise Gf01Error("not a regular file: a runs file is read back (to resume) and locked; give a regular file",
-                        file=name)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        holder = lock_holder(st)
-        os.close(fd)
-        who = f"process {holder}" if holder is not None else "another process"
-        raise Gf01Error(f"{who} is writing this runs file (it holds the lock); wait for it to finish, or give "
-                        "another file", file=name) from None
-    return fd
-
-
-def lock_holder(st: os.stat_result) -> int | None:
-    """The process id that holds a flock on the file of ``st``, from /proc/locks (None when it cannot be told)."""
-    dev = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
-    try:
-        with open("/proc/locks", encoding="ascii") as fh:
-            for line in fh:
-                parts = line.split()
-                # "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF" (a blocked waiter has "->" after the number)
-                if len(parts) >= 6 and parts[1] == "FLOCK" and parts[5] == dev:
-                    return int(parts[4])
-    except (OSError, ValueError):
-        pass
-    return None
 
 
 def check_runs_file(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
