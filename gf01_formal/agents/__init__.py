@@ -31,6 +31,7 @@ hoa.errors.Gf01Error: track: agent random plays on EVAL-CB, not EVAL-OC
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -110,6 +111,7 @@ def _check_cmd(params: dict[str, Any]) -> None:
     from gf01_formal.agents.subprocess_agent import check_command
 
     check_command(params.get("cmd"))
+    check_label(params.get("label"))
     _step_timeout(params)
     resolve(_sandbox(params))
     if not isinstance(params.get("network", False), bool):
@@ -127,6 +129,17 @@ def _cmd(spec: AgentSpec, access: Access) -> Agent:
                            tools=tools if tools.allowed else None)
 
 
+#: An agent's name (``--agent-name``): what a report's tables call it.
+LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}")
+
+
+def check_label(label: Any) -> None:
+    """Refuse a bad ``--agent-name`` (absent is fine)."""
+    if label is not None and (not isinstance(label, str) or not LABEL.fullmatch(label)):
+        raise Gf01Error(f"{quote(label, 60)}: 1 to 64 letters, digits, '.', '_', '+' or '-', starting with a letter "
+                        "or digit", field="--agent-name")
+
+
 def _sandbox(params: dict[str, Any]) -> str:
     """The sandbox a cmd spec asks for: absent is ``auto`` (bubblewrap, or a refusal); ``none`` is stated."""
     value = params.get("sandbox", "auto")
@@ -142,10 +155,10 @@ BUILTIN: dict[str, BuiltIn] = {
     "tool": BuiltIn("EVAL-TA", _tool, "plans a valid certificate with local-planner-v1, then plays it"),
     "oracle": BuiltIn("EVAL-OC", _oracle, "plays the exact oracle's optimal certificate"),
     "llm": BuiltIn("EVAL-CB", _llm, "a language model behind an OpenAI-compatible endpoint (--model)",
-                   params=("api_key_env", "base_url", "max_tokens", "model", "prompt", "request_timeout",
+                   params=("api_key_env", "base_url", "label", "max_tokens", "model", "prompt", "request_timeout",
                            "temperature"), check=_check_llm, also=("EVAL-TA", "EVAL-OC")),
-    CMD: BuiltIn("EVAL-CB", _cmd, "an external program speaking gf01.agent.v1", params=("cmd", "network", "sandbox",
-                                                                                         "step_timeout"),
+    CMD: BuiltIn("EVAL-CB", _cmd, "an external program speaking gf01.agent.v1",
+                 params=("cmd", "label", "network", "program_sha256", "sandbox", "step_timeout"),
                  check=_check_cmd, also=("EVAL-TA", "EVAL-OC")),
 }
 

@@ -143,12 +143,14 @@ def run_campaign(
     progress: Callable[[int, int], None] | None = None,
     adaptation: Adaptation | None = None,
     on_pool: Callable[[list[int]], None] | None = None,
+    limit: int | None = None,
 ) -> CampaignSummary:
     """Play, validate, report and analyse (module docstring). ``caps`` (:meth:`CapSet.to_json`) turns the
     SubsetMin diagnostic on, metered under those caps; ``jobs`` defaults to every core (local executor);
     ``gold_set`` is where the best match ranks its gold (M: M(I), the specification's; MB: M_B(I)); ``memory``
     (MiB) limits each query that scores a run (past it the run is recorded ``harness_error``; not part of
-    campaign.json: a resource, not a setting of what is measured)."""
+    campaign.json: a resource, not a setting of what is measured). ``limit``: only the bundle's first ``limit``
+    instances (a smoke test; campaign.json records it, so the directory is not resumed as a whole campaign)."""
     from gf01_formal.instances.io import load_artifact
     from gf01_formal.instances.model import Bundle
 
@@ -168,7 +170,7 @@ def run_campaign(
     if not isinstance(art, Bundle):
         raise Gf01Error("a campaign plays a bundle (gf01 generate, gf01 import); this is one instance",
                         file=str(bundle_path))
-    instances = list(art.instances)
+    instances = list(art.instances) if limit is None else list(art.instances[:limit])
     bundle_hash = art.instances_hash
     man = None
     if manifest is not None:
@@ -178,6 +180,8 @@ def run_campaign(
     plan = Plan(instances=instances, specs=specs, seed=seed, bundle_hash=bundle_hash, caps=caps, gold_set=gold_set,
                 memory=memory)
     spec = _campaign_json(plan, bundle_hash, panel)
+    if limit is not None:
+        spec["limit"] = limit
     _check_same(out, spec)
     out.mkdir(parents=True, exist_ok=True)
     store = RunsFile(out / "runs.jsonl")  # the lock before anything is written: one campaign per directory

@@ -17,6 +17,7 @@ from gf01_formal.cli.common import (
     MAX_JOBS,
     GoldSetOpt,
     JsonOpt,
+    LimitOpt,
     ScoringMemoryOpt,
     check_output,
     emit,
@@ -367,6 +368,7 @@ def campaign_cmd(
     gold_set: GoldSetOpt = "M",
     memory: ScoringMemoryOpt = DEFAULT_MEMORY,
     manifest: ManifestOpt = None,
+    limit: LimitOpt = None,
     adaptation_flags: Any = None,
     json_out: JsonOpt = False,
 ) -> None:
@@ -394,7 +396,7 @@ def campaign_cmd(
     with progress_bar("runs") as bar:
         summary = run_campaign(bundle, output, panel=panel, agents=names, executor=executor, jobs=jobs, seed=seed,
                                caps=cap_json, gold_set=gold_set, memory=memory, batch=batch, manifest=manifest,
-                               progress=bar, adaptation=adaptation)
+                               progress=bar, adaptation=adaptation, limit=limit)
     record = summary.to_json()
 
     def human(r: dict[str, Any]) -> list[str]:

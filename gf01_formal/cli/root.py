@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from gf01_formal.cli import agent, hoa, instances, play, query, report, runs, serve
+from gf01_formal.cli import agent, bundle, hoa, instances, play, query, report, runs, serve
 
 app = typer.Typer(
     name="gf01",
@@ -51,6 +51,7 @@ serve.register(app)
 play.register(app)
 report.register(app)
 agent.register(app)
+bundle.register(app)
 
 
 __all__ = ["app"]
