@@ -64,8 +64,11 @@ def test_evaluate_limit_plays_the_first_instances_and_the_rest_later(small_bundl
 
 def test_campaign_limit_is_a_smoke_test_of_the_first_instances(small_bundle: Path, tmp_path: Path, capsys: Any) -> None:
     out = tmp_path / "c"
-    assert main(["campaign", str(small_bundle), "--agents", "random", "--limit", "1", "--jobs", "1", "-o", str(out),
-                 "--json"]) == 0
+    assert main(["campaign", str(small_bundle), "--agents", "random", "--limit", "1", "--jobs", "1", "-o",
+                 str(out)]) == 0
+    said = capsys.readouterr().out
+    # the ending in plain words (issue 31: it was "pilot analysis: keep_coefficients"), and where the details are
+    assert "pilot analysis: the instances" in said and "_coefficients" not in said and "analysis.json" in said
     rows = [json.loads(x) for x in (out / "runs.jsonl").read_text().splitlines()]
     assert [r["instance_id"] for r in rows] == ids_of(small_bundle)[:1]
     assert json.loads((out / "campaign.json").read_text())["limit"] == 1
