@@ -31,12 +31,11 @@ hoa.errors.Gf01Error: track: agent random plays on EVAL-CB, not EVAL-OC
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from gf01_formal.agents.base import Access, Agent, AgentSpec, Track
+from gf01_formal.agents.base import Access, Agent, AgentSpec, Track, check_label
 from hoa.errors import Gf01Error, quote
 
 #: The external-agent adapter's name in an AgentSpec.
@@ -127,17 +126,6 @@ def _cmd(spec: AgentSpec, access: Access) -> Agent:
     return SubprocessAgent(check_command(spec.params.get("cmd")), _step_timeout(spec.params),
                            sandbox=resolve(_sandbox(spec.params)), network=spec.params.get("network") is True,
                            tools=tools if tools.allowed else None)
-
-
-#: An agent's name (``--agent-name``): what a report's tables call it.
-LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}")
-
-
-def check_label(label: Any) -> None:
-    """Refuse a bad ``--agent-name`` (absent is fine)."""
-    if label is not None and (not isinstance(label, str) or not LABEL.fullmatch(label)):
-        raise Gf01Error(f"{quote(label, 60)}: 1 to 64 letters, digits, '.', '_', '+' or '-', starting with a letter "
-                        "or digit", field="--agent-name")
 
 
 def _sandbox(params: dict[str, Any]) -> str:

@@ -105,6 +105,21 @@ class Agent(ABC):
         self.close()
 
 
+#: An agent's name (``--agent-name``): what a report's tables call it.
+LABEL = r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}"
+
+
+def check_label(label: Any) -> None:
+    """Refuse a bad ``--agent-name`` (absent is fine)."""
+    import re
+
+    from hoa.errors import Gf01Error, quote
+
+    if label is not None and (not isinstance(label, str) or not re.fullmatch(LABEL, label)):
+        raise Gf01Error(f"{quote(label, 60)}: 1 to 64 letters, digits, '.', '_', '+' or '-', starting with a letter "
+                        "or digit", field="--agent-name")
+
+
 def spec_digest(spec: Mapping[str, Any]) -> str:
     """sha256 of an agent spec's identity: its canonical JSON, except that an external program whose spec carries
     its content hash (``params.program_sha256``, made by :func:`program_sha256`) counts by what it runs, not where it

@@ -43,7 +43,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from gf01_formal.agents.base import Agent, AgentFault, AgentSpec, ProviderError
+from gf01_formal.agents.base import Agent, AgentFault, AgentSpec, ProviderError, check_label
 from gf01_formal.agents.llm_prompt import TEMPLATE_ID, Dialogue, Message, drive, load_template
 from gf01_formal.artifacts import canonical_json
 from gf01_formal.play.protocol import Action, Observation, Start
@@ -120,8 +120,6 @@ class LLMConfig:
             raise Gf01Error("must name an environment variable", field="--api-key-env")
         prompt = params.get("prompt", TEMPLATE_ID)
         load_template(prompt)  # an unknown template is refused here, before any request
-        from gf01_formal.agents import check_label
-
         label = params.get("label")
         check_label(label)
         return cls(model=model, base_url=check_base_url(params.get("base_url", DEFAULT_BASE_URL)),
