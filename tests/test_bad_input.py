@@ -553,6 +553,38 @@ CASES: list[Case] = [
     _option("serve", "--pilot without its key", lambda ws: ["serve", "--bundle", ws.instance, "--pilot",
                                                             ws.pilot_without_key, "--runs-out",
                                                             str(ws.out / "r.jsonl"), "--port", "0"], "no key"),
+    *_file_rows("bundle subset", "BUNDLE", lambda ws, f: ["bundle", "subset", f, "--count", "1", "-o",
+                                                          str(ws.out / "s.json")]),
+    *_output_rows("bundle subset", "-o", lambda ws, o: ["bundle", "subset", ws.bundle, "--count", "1", "-o", o]),
+    _is_an_input("bundle subset", lambda ws: ["bundle", "subset", ws.copy("bundle.json"), "--count", "1", "-o",
+                                              ws.copy("bundle.json")]),
+    _option("bundle subset", "--count 0", lambda ws: ["bundle", "subset", ws.bundle, "--count", "0", "-o",
+                                                      str(ws.out / "s.json")], "--count"),
+    _option("bundle subset", "--ids unknown", lambda ws: ["bundle", "subset", ws.bundle, "--ids", "nope", "-o",
+                                                          str(ws.out / "s.json")], "--ids"),
+    _option("bundle subset", "an instance file", lambda ws: ["bundle", "subset", ws.instance, "--count", "1", "-o",
+                                                             str(ws.out / "s.json")], "not a bundle"),
+    _option("evaluate", "--limit 0", lambda ws: ["evaluate", ws.instance, "--agent", "random", "--limit", "0", "-o",
+                                                 str(ws.out / "r.jsonl")], "--limit"),
+    _option("evaluate", "--max-provider-failures 0", lambda ws: ["evaluate", ws.instance, "--agent", "random",
+                                                                 "--max-provider-failures", "0", "-o",
+                                                                 str(ws.out / "r.jsonl")], "--max-provider-failures"),
+    _option("evaluate", "--agent-name without a program", lambda ws: ["evaluate", ws.instance, "--agent", "random",
+                                                                      "--agent-name", "x", "-o",
+                                                                      str(ws.out / "r.jsonl")], "--agent-name"),
+    _option("campaign", "--limit 0", lambda ws: ["campaign", ws.bundle, "--agents", "random", "--limit", "0", "-o",
+                                                 str(ws.out / "c")], "--limit"),
+    *_file_rows("pilot reset", "--pilot", lambda ws, f: ["pilot", "reset", "P00001", "--pilot", f, "--runs-out",
+                                                         ws.runs]),
+    _option("pilot reset", "--runs-out missing", lambda ws: ["pilot", "reset", "P00001", "--pilot", ws.pilot,
+                                                             "--runs-out", str(ws.out / "none.jsonl")],
+            "none.jsonl"),
+    _option("pilot reset", "--runs-out a directory", lambda ws: ["pilot", "reset", "P00001", "--pilot", ws.pilot,
+                                                                 "--runs-out", ws.bad("directory")], "directory"),
+    _option("pilot reset", "PARTICIPANT ../x", lambda ws: ["pilot", "reset", "../x", "--pilot", ws.pilot,
+                                                           "--runs-out", ws.runs], "PARTICIPANT"),
+    _option("serve", "--proxy not an address", lambda ws: ["serve", "--bundle", ws.instance, "--proxy", "a.b",
+                                                            "--port", "0"], "--proxy"),
     _option("serve", "--body-timeout 0", lambda ws: ["serve", "--bundle", ws.instance, "--body-timeout", "0",
                                                      "--port", "0"], "--body-timeout"),
     _option("serve", "--port 70000", lambda ws: ["serve", "--bundle", ws.instance, "--port", "70000"], "--port"),
@@ -651,6 +683,7 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copyfile(EXAMPLES / "arbiter_priority.json", copies / "campaign.json")
     shutil.copyfile(EXAMPLES / "arbiter.hoa", copies / "arbiter.hoa")
     shutil.copyfile(root / "runs.jsonl", copies / "runs.jsonl")
+    shutil.copyfile(root / "bundle.json", copies / "bundle.json")
     shutil.copyfile(root / "fifo.aag", copies / "circuit.aag")
     (copies / "cfg.json").write_text(json.dumps({"families": [{"kind": "random_mealy"}]}))
     (root / "cfg-string.json").write_text(json.dumps({"families": [{"kind": "random_mealy", "states": "5"}]}))

@@ -203,3 +203,25 @@ def test_bad_bundle_options_are_refused(sixteen):
         GF01Env(path, bundle=path)
     with pytest.raises(Gf01Error, match="not in this environment"):
         GF01Env(bundle=path).reset(options={"instance_id": "gf01f-nope"})
+
+
+@pytest.mark.parametrize("order", ["gf01_formal first", "gymnasium first"])
+def test_importing_the_package_registers_the_id_without_importing_gymnasium(bundle, order):
+    """Issue 31: ``gymnasium.make("gf01/GF01-v0")`` after ``import gf01_formal`` (in a fresh interpreter, either
+    import first), and the package alone never imports Gymnasium."""
+    import subprocess
+    import sys
+
+    path, _ = bundle
+    first, second = ("gf01_formal", "gymnasium") if order == "gf01_formal first" else ("gymnasium", "gf01_formal")
+    code = (f"import sys\nimport {first}\n"
+            "alone = 'gymnasium' in sys.modules\n"
+            f"import {second}\nimport gymnasium\n"
+            f"env = gymnasium.make('gf01/GF01-v0', bundle={str(path)!r})\n"
+            "obs, info = env.reset(seed=0)\n"
+            "print(alone, type(env.unwrapped).__name__, 'goal' in info or bool(obs))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False,
+                          cwd=path.parent)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    alone, name, _ = proc.stdout.split()
+    assert name == "GF01Env" and alone == ("True" if order == "gymnasium first" else "False")

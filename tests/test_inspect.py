@@ -253,9 +253,14 @@ def test_the_inspect_log_is_readable_and_holds_our_exact_scores(played: dict[str
     log = read_eval_log(str(played["log"]))
     assert log.status == "success" and log.eval.task.endswith("gf01") and len(log.samples) == 4
     metrics = {s.name: s.metrics["mean"].value for s in log.results.scores}
+    errors = {s.name: s.metrics["stderr"].value for s in log.results.scores}  # issue 31: a mean has its error
     recs = played["inspect"]
     for key in ("score_c", "goal", "eff_t", "eff_a", "ap_f1", "ts_f1"):
-        assert metrics[key] == pytest.approx(sum(float(r[key]) for r in recs.values()) / len(recs))
+        values = [float(r[key]) for r in recs.values()]
+        mean = sum(values) / len(values)
+        assert metrics[key] == pytest.approx(mean)
+        sd = (sum((v - mean) ** 2 for v in values) / (len(values) - 1)) ** 0.5
+        assert errors[key] == pytest.approx(sd / len(values) ** 0.5)
     for sample in log.samples:
         rec = recs[str(sample.id)]
         (score,) = sample.scores.values()
@@ -324,6 +329,19 @@ def test_an_inspect_sample_the_provider_failed_is_a_provider_error(played: dict[
         {k: v for k, v in played["inspect"][good].items() if k not in AGENT_FIELDS}
     assert validate([out], bundle=str(bundle)) == []
     assert "status" in {v.field for v in validate([out], bundle=str(bundle), official=True)}
+
+
+def test_the_inspect_task_takes_a_limit(played: dict[str, Any]) -> None:
+    from gf01_formal.integrations.inspect_task import gf01
+    from hoa.errors import Gf01Error
+
+    bundle = str(played["bundle"])
+    every = sorted(played["plans"])
+    task = gf01(bundle, limit=2)
+    ids = [str(s.id) for s in task.dataset]
+    assert len(ids) == 2 and set(ids) <= set(every) and len(list(gf01(bundle).dataset)) == len(every)
+    with pytest.raises(Gf01Error, match="limit"):
+        gf01(bundle, limit=0)
 
 
 def test_the_inspect_task_asks_the_model_every_time_never_inspects_cache(played: dict[str, Any],

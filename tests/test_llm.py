@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import types
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -362,15 +363,71 @@ def test_evaluate_exits_1_and_says_so_when_runs_ended_provider_error(bundle: Pat
     out = tmp_path / "runs.jsonl"
     with ScriptedServer(lambda call: Reply(raw=HTML.format(key=""), content_type="text/html")) as server:
         args = ["evaluate", str(bundle), "--agent", "llm", "--model", "m", "--base-url", server.url, "-o", str(out)]
+        args += ["--max-provider-failures", "4"]  # all four: the default would stop after two
         assert main(args) == 1
         captured = capsys.readouterr()
         assert main([*args, "--json"]) == 1
         again = capsys.readouterr()
-    assert captured.err.strip() == "gf01: 4 runs ended provider_error, not scored: the same command run again " \
-                                   "plays them again (finished runs are skipped)"
+    assert captured.err.strip().startswith("gf01: stopped: 4 runs in a row ended provider_error (the last: HTTP 200 "
+                                           "with an HTML page")
     assert "status provider_error: 4" in captured.out
-    assert json.loads(again.out)["statuses"] == {"provider_error": 4} and "4 runs ended provider_error" in again.err
+    assert json.loads(again.out)["statuses"] == {"provider_error": 4} and "4 runs in a row" in again.err
     assert [r["status"] for r in records(out)] == ["provider_error"] * 8
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_service_that_dies_after_the_preflight_stops_the_evaluation_and_a_resume_plays_the_rest(
+        bundle: Path, tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch, jobs: int) -> None:
+    """The preflight passes, then every chat completion is a 503 (issue 31: 12 runs cost 304 s): after
+    --max-provider-failures runs in a row the evaluation stops with one line and exit 1; the runs it did not play
+    have no record, none is the agent's failure; once the service is back the same command plays the rest."""
+    plan = plans(bundle)
+    down = {"on": True}
+
+    def script(call: Call) -> Reply:
+        if down["on"]:
+            return Reply(status=503, headers={"retry-after-ms": "1"})
+        return Reply(reply_for(plan[call.instance_id][step_of(call)], step_of(call)))
+
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    out = tmp_path / "runs.jsonl"
+    with ScriptedServer(script) as server:
+        args = ["evaluate", str(bundle), "--agent", "llm", "--model", "m", "--base-url", server.url, "-o", str(out),
+                "--jobs", str(jobs)]
+        assert main([*args, "--max-provider-failures", "2"]) == 1
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and err.startswith("gf01: stopped: 2 runs in a row ended provider_error")
+        assert "HTTP 503" in err and "not played" in err
+        first = records(out)
+        assert [r["status"] for r in first] == ["provider_error"] * 2  # never agent_error, never scored
+        assert all(r["score_c"] is None for r in first)
+        down["on"] = False
+        assert main(args) == 0
+    done = records(out)[2:]
+    assert sorted(r["instance_id"] for r in done) == sorted(plan) and {r["status"] for r in done} == {"completed"}
+    assert validate([out], bundle=str(bundle), official=True) == []
+
+
+def test_a_hanging_service_costs_each_run_its_request_timeouts_only(bundle: Path, tmp_path: Path, capsys,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A service that answers the preflight and then never answers: each request gives up after --request-timeout
+    and is retried at once (no backoff on top of the wait), and the default --max-provider-failures (2) stops the
+    evaluation."""
+    from gf01_formal.cli.llm import DEFAULT_MAX_PROVIDER_FAILURES
+
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    out = tmp_path / "runs.jsonl"
+    slept: list[float] = []
+    monkeypatch.setattr("gf01_formal.agents.llm.time", types.SimpleNamespace(sleep=slept.append))  # its only use
+    with ScriptedServer(lambda call: Reply("{}", delay=30.0)) as server:
+        assert main(["evaluate", str(bundle), "--agent", "llm", "--model", "m", "--base-url", server.url,
+                     "--request-timeout", "0.3", "-o", str(out)]) == 1
+    assert "stopped: 2 runs in a row" in capsys.readouterr().err
+    recs = records(out)
+    assert len(recs) == DEFAULT_MAX_PROVIDER_FAILURES and {r["status"] for r in recs} == {"provider_error"}
+    for rec in recs:
+        assert rec["usage"]["retries"] == 5 and "timeout after 0.3 s" in rec["error"]
+    assert slept == []  # every wait was the request's own timeout
 
 
 def test_a_refused_key_stops_the_evaluation_with_one_line(bundle: Path, tmp_path: Path, capsys,

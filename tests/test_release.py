@@ -203,6 +203,31 @@ def test_package_reproduces_every_figure_from_the_package_alone(release: Path, t
     assert json.loads((out / "package.json").read_text())["checks"]["ok"]
 
 
+def test_rerun_says_what_to_install_when_the_toolkit_is_missing(release: Path, tmp_path: Path) -> None:
+    """Issue 31: `sh rerun.sh` on a machine without gf01-formal failed with `No module named gf01_formal`; the
+    package names the exact toolkit (version, commit, and for a clean checkout its source archive, sha256) and the
+    script says what to install, in one line, before computing anything; RERUN.md names the manifest it uses."""
+    out = tmp_path / "pkg"
+    package(release, out)
+    kit = json.loads((out / "package.json").read_text())["toolkit"]
+    assert kit["version"] and set(kit) == {"version", "commit", "dirty", "archive"}
+    if kit["archive"] is not None:  # made from a clean checkout: its source ships, hashed
+        archive = out / kit["archive"]["path"]
+        assert archive.is_file() and kit["archive"]["sha256"] in (out / "SHA256SUMS").read_text()
+    bare = tmp_path / "bare-python"  # an interpreter without gf01-formal (no site-packages)
+    bare.write_text(f"#!/bin/sh\nexec {sys.executable} -I -S \"$@\"\n")
+    bare.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"PYTHON": str(bare)}
+    done = subprocess.run(["sh", str(out / "rerun.sh")], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and not (out / "rerun").exists()
+    (line,) = done.stderr.strip().splitlines()
+    assert "has no gf01-formal" in line and "pip install" in line
+    rerun = (out / "RERUN.md").read_text()
+    assert "0. Install the toolkit that made this package" in rerun and kit["version"] in rerun
+    assert "artifacts/public_split_manifest.json" in rerun and "from `artifacts/runs.jsonl` and " \
+        "`artifacts/split_manifest.json`" not in rerun  # the manifest rerun.sh uses (a public package's)
+
+
 def test_package_refuses_a_failing_release_and_writes_nothing(release: Path, no_greedy: Path, tmp_path: Path,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["release", "package", str(no_greedy), "-o", str(tmp_path / "pkg")]) == 2

@@ -316,8 +316,8 @@ def test_the_agents_legend_names_models_and_parameters_but_no_secret(played: dic
     report = build_report(load_runs([write(tmp_path / "runs.jsonl", recs)]))
     legend = {a["agent"]: a for a in report["agents"]}
     assert [a["agent"] for a in report["agents"]] == sorted(legend)
-    labels = {model: f"llm#{sha256_hex(spec)[:8]}" for model, spec in specs.items()}
-    assert set(legend) == {"cmd", *labels.values()}
+    labels = {model: f"llm:{model}" for model in specs}  # a model's row is named by its model (issue 31)
+    assert set(legend) == {"cmd:agent.py", *labels.values()}
     for (model, spec), temp in zip(specs.items(), (0.0, 0.7), strict=True):
         entry = legend[labels[model]]
         assert entry["agent_name"] == "llm" and entry["agent_hash"] == sha256_hex(spec)
@@ -328,7 +328,7 @@ def test_the_agents_legend_names_models_and_parameters_but_no_secret(played: dic
         # What the runs reported, each distinct value once, sorted; per-run fields (seed, transcript) are not shown.
         assert entry["reported"] == {"model_reported": [f"{model}-a", f"{model}-b"], "prompt_template": [TEMPLATE_ID],
                                      "prompt_sha256": [sha]}
-    assert legend["cmd"]["params"] == {"api_key": "<withheld>", "cmd": "python3 agent.py --endpoint "
+    assert legend["cmd:agent.py"]["params"] == {"api_key": "<withheld>", "cmd": "python3 agent.py --endpoint "
                                        "api.example.org:9000", "max_tokens": 64, "token": "<withheld>"}
     md, page, data = markdown(report), html_page(report), json.dumps(report)
     for text in (md, page, data):

@@ -69,9 +69,9 @@ def test_tokens_are_summed_unknown_is_not_zero_and_cost_needs_a_price(runs: Path
     path = tmp_path / "runs.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records(runs) + llm))
     report = build_report(load_runs([path]), price=(2.0, 8.0))
-    toks = [a["tokens"] for h in report["headline"] for a in h["agents"] if a["agent"] == "llm"]
+    toks = [a["tokens"] for h in report["headline"] for a in h["agents"] if a["agent"] == "llm:m"]
     known = sum(1 for r in llm if r["usage"]["input_tokens"] is not None and r["mode"] == "normal")
-    normal = next(t for h, t in zip([h for h in report["headline"] for a in h["agents"] if a["agent"] == "llm"],
+    normal = next(t for h, t in zip([h for h in report["headline"] for a in h["agents"] if a["agent"] == "llm:m"],
                                     toks, strict=True) if h["key"]["mode"] == "normal")
     assert normal["input"] == 1000 * known and normal["output"] == 10 * known
     assert sum(t["unknown_runs"] for t in toks) == 1 and sum(t["runs"] for t in toks) == len(llm)

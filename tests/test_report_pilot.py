@@ -102,7 +102,7 @@ def test_a_reference_agent_that_discriminates_keeps_the_coefficients(pilot: dict
     n = a["scope"]["instances"]
     assert a["scope"]["held_out_fallback"] and n == len(load_bundle(pilot["bundle"]).instances)
     (g,) = a["discrimination"]["groups"]
-    assert g["agent"] == "cmd" and g["evaluable"] and not g["fired"]
+    assert g["agent"] == "cmd:scripted-agent" and g["evaluable"] and not g["fired"]
     assert [q["instances"] for q in g["quartiles"]] == [sum(1 for k in range(n) if (4 * k) // n == q)
                                                         for q in range(4)]
     q4 = g["quartiles"][3]["score_c"]
@@ -119,7 +119,8 @@ def test_a_reference_agent_that_does_not_discriminate_recalibrates(pilot: dict[s
     (g,) = a["discrimination"]["groups"]
     assert g["fired"] and g["delta"] == 0.0 and g["delta_below_threshold"] and not g["q4_below_floor"]
     (t,) = a["triggers"]
-    assert t["trigger"] == "discrimination" and t["sentence"].startswith("Discrimination (cmd on EVAL-CB): ")
+    assert t["trigger"] == "discrimination"
+    assert t["sentence"].startswith("Discrimination (cmd:scripted-agent on EVAL-CB): ")
     assert re.sub(r"\d\.\d+", "", t["sentence"]).count(".") == 1 and t["sentence"].endswith(".")  # one sentence
     rec = a["recommendation"]
     assert rec["decision"] == "recalibrate_normal_window" and t["sentence"] in rec["reason"]
@@ -131,7 +132,7 @@ def test_each_agent_spec_is_its_own_group_and_reference_picks_one(pilot: dict[st
     runs = with_agents(pilot, tmp_path, ("llm", {"model": "a"}, discriminates), ("llm", {"model": "b"}, flat))
     a = analysis(pilot, runs)
     groups = {g["agent"]: g for g in a["discrimination"]["groups"]}
-    assert len(groups) == 2 and all(label.startswith("llm#") for label in groups)
+    assert set(groups) == {"llm:a", "llm:b"}  # named by their models (issue 31)
     assert sorted(g["fired"] for g in groups.values()) == [False, True]
     fired = next(label for label, g in groups.items() if g["fired"])
     assert [t["agent"] for t in a["triggers"]] == [fired]

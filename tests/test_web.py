@@ -357,7 +357,7 @@ def test_a_pilot_needs_consent_keeps_its_order_and_ends_with_the_code(bundle: Pa
             httpx.Client(base_url=server.url) as client:
         home = client.get("/")  # a page, with the same rules as free play, before the first instance
         assert home.status_code == 200 and home.headers["content-type"].startswith("text/html")
-        assert "How to play" in home.text and "A hidden system reads some inputs" in home.text
+        assert "How to play" in home.text and "A hidden machine reads some switches" in home.text
         assert client.get("/api/pilot").json()["consent"].startswith("You are invited")
         refusals = [
             ("/api/pilot", {"participant_id": "P-1", "consent": True}, 403, "no invitation"),
@@ -376,9 +376,16 @@ def test_a_pilot_needs_consent_keeps_its_order_and_ends_with_the_code(bundle: Pa
         assert client.get("/api/instances").status_code == 403
         assert not journal_of(runs).exists()
         issued = {"participant_id": "P-1", "consent": True, "sig": sig(pilot, "P-1"), "platform_id": "prolific-9"}
+        resume = {"participant_id": "P-1", "sig": sig(pilot, "P-1")}
+        r = client.post("/api/pilot/resume", json=resume)  # not started yet
+        assert r.status_code == 404 and "not started" in r.json()["error"]
         token = client.post("/api/pilot", json=issued).json()["token"]
-        again = client.post("/api/pilot", json=issued)
-        assert again.status_code == 409 and "already started" in again.json()["error"]
+        # the signed link is the key: opened again anywhere (a client with nothing stored), it resumes the episode
+        with httpx.Client(base_url=server.url) as elsewhere:
+            assert elsewhere.post("/api/pilot", json=issued).json()["token"] == token
+            assert elsewhere.post("/api/pilot/resume", json=resume).json()["play"] == f"/play/{token}"
+            for body, status in (({**resume, "sig": sig(pilot, "P-2")}, 403), ({**resume, "x": 1}, 422)):
+                assert elsewhere.post("/api/pilot/resume", json=body).status_code == status
         seen, tokens = [], []
         while True:
             state = client.get(f"/api/episodes/{token}").json()
@@ -396,7 +403,10 @@ def test_a_pilot_needs_consent_keeps_its_order_and_ends_with_the_code(bundle: Pa
             assert state["result"]["best_match_gold"] is None and state["result"]["oracle"] is None
             assert "withheld" in state["result"]
             token = state["pilot"]["next"].rsplit("/", 1)[1]
+            # between episodes, the link resumes at the next one
+            assert client.post("/api/pilot/resume", json=resume).json()["token"] == token
         code = state["pilot"]["completion_code"]
+        assert client.post("/api/pilot/resume", json=resume).json()["token"] == token  # the last: its code
         assert seen == order and code.startswith("DONE-4711-P-1-")
         # finished: the answers of every episode are shown
         assert all(client.get(f"/api/episodes/{t}").json()["result"]["oracle"] is not None for t in tokens)
@@ -412,6 +422,7 @@ def test_a_pilot_needs_consent_keeps_its_order_and_ends_with_the_code(bundle: Pa
         assert code2 and code2 != code
     assert main(["pilot", "check-code", code, "--pilot", str(pilot)]) == 0
     assert main(["pilot", "check-code", code[:-1] + ("0" if code[-1] != "0" else "1"), "--pilot", str(pilot)]) == 1
+    assert main(["pilot", "check-code", f"  {code.lower()} ", "--pilot", str(pilot)]) == 0  # typed in lower case
     rows = [json.loads(x) for x in runs.read_text().splitlines()][:len(order)]  # P-1's; then P-2's
     assert [r["instance_id"] for r in rows] == order
     for r in rows:
@@ -521,3 +532,70 @@ def test_free_play_limits_episodes_per_client(bundle: Path, ids: list[str]) -> N
     with pytest.raises(RequestError):  # naming a fresh participant id each time does not get around it
         games.start_free(ids[0], "fresh-name", client="10.0.0.1")
     games.start_free(ids[0], client="10.0.0.2")  # another client still may
+
+
+def test_free_play_counts_the_peer_not_what_it_claims_in_x_forwarded_for(bundle: Path, ids: list[str]) -> None:
+    """From loopback, uvicorn would trust X-Forwarded-For: a client naming a new address each time would never
+    reach its cap (issue 29). Without --proxy, the connection's peer is the client."""
+    from gf01_formal.web.games import FREE_EPISODES_PER_CLIENT
+
+    with Server(["--bundle", str(bundle)]) as server, httpx.Client(base_url=server.url) as client:
+        codes = [client.post("/api/episodes", json={"instance_id": ids[0]},
+                             headers={"X-Forwarded-For": f"10.1.{n // 250}.{n % 250}"}).status_code
+                 for n in range(FREE_EPISODES_PER_CLIENT + 1)]
+    assert codes[:-1] == [201] * FREE_EPISODES_PER_CLIENT and codes[-1] == 429
+
+
+def test_a_proxy_names_the_client_by_x_forwarded_for(bundle: Path, ids: list[str]) -> None:
+    from gf01_formal.web.games import FREE_EPISODES_PER_CLIENT
+
+    with Server(["--bundle", str(bundle), "--proxy", "127.0.0.1"]) as server, \
+            httpx.Client(base_url=server.url) as client:
+        for _ in range(FREE_EPISODES_PER_CLIENT):
+            assert begin(client, ids[0])
+        r = client.post("/api/episodes", json={"instance_id": ids[0]}, headers={"X-Forwarded-For": "10.2.0.1"})
+        assert r.status_code == 201  # another client behind the proxy
+    assert main(["serve", "--bundle", str(bundle), "--proxy", "proxy.example"]) == 2
+
+
+def test_pilot_reset_lets_a_test_participant_start_again(bundle: Path, ids: list[str], tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    runs = tmp_path / "runs.jsonl"
+    pilot = write_pilot(tmp_path, ids[:2])
+    args = ["--bundle", str(bundle), "--runs-out", str(runs), "--pilot", str(pilot)]
+
+    def start(client: httpx.Client, who: str) -> str:
+        r = client.post("/api/pilot", json={"participant_id": who, "consent": True, "sig": sig(pilot, who)})
+        assert r.status_code == 201, r.text
+        return str(r.json()["token"])
+
+    with Server(args) as server, httpx.Client(base_url=server.url) as client:
+        tester = start(client, "P-TEST")
+        play(client, tester, 0)
+        real = start(client, "P-REAL")
+        play(client, real, 0, commit=True)  # P-REAL finishes episode 1: a record, real data
+        # while the server writes the runs file, a reset is refused (it would change what the server holds)
+        assert main(["pilot", "reset", "P-TEST", "--pilot", str(pilot), "--runs-out", str(runs)]) == 2
+        assert "lock" in capsys.readouterr().err
+    before = runs.read_bytes()
+    assert main(["pilot", "reset", "P-REAL", "--pilot", str(pilot), "--runs-out", str(runs)]) == 2
+    assert "real data" in capsys.readouterr().err and runs.read_bytes() == before
+    assert main(["pilot", "reset", "P-NOBODY", "--pilot", str(pilot), "--runs-out", str(runs)]) == 0
+    assert "nothing to reset" in capsys.readouterr().out
+    assert main(["pilot", "reset", "P-TEST", "--pilot", str(pilot), "--runs-out", str(runs)]) == 0
+    assert "1 episode forgotten" in capsys.readouterr().out
+    assert main(["pilot", "reset", "P-REAL", "--pilot", str(pilot), "--runs-out", str(runs), "--force"]) == 0
+    assert "1 record moved" in capsys.readouterr().out
+    assert runs.read_text() == "" and len((Path(f"{runs}.d") / "pilot-reset.jsonl").read_text().splitlines()) == 1
+    events = [json.loads(x) for x in journal_of(runs).read_text().splitlines()]
+    assert [(e["participant_id"], e["forced"]) for e in events if e["event"] == "reset"] == [("P-TEST", False),
+                                                                                             ("P-REAL", True)]
+    with Server(args) as server, httpx.Client(base_url=server.url) as client:
+        for who, old in (("P-TEST", tester), ("P-REAL", real)):
+            assert client.get(f"/api/episodes/{old}").status_code == 404  # the old episode is gone
+            fresh = start(client, who)  # the link starts the pilot again
+            state = client.get(f"/api/episodes/{fresh}").json()
+            assert state["t"] == 0 and state["pilot"]["index"] == 0
+        # a participant who played nothing yet, and one reset: both play to the end and get a record
+        play(client, fresh, 0, commit=True)
+    assert [json.loads(x)["agent_meta"]["participant_id"] for x in runs.read_text().splitlines()] == ["P-REAL"]

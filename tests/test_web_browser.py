@@ -100,6 +100,35 @@ def step_answers(received: list[browser.Received]) -> list[dict[str, Any]]:
     return [json.loads(r.body) for r in received if r.url.endswith("/steps") and r.status == 200]
 
 
+# -- what a participant reads -----------------------------------------------------------------------------------------
+
+#: The specification's notation, which no participant page may show (issue 31): it is free play's, or for an
+#: "about the scoring" section.
+FORBIDDEN = [re.compile(p) for p in (r"(?i)certificate", r"\bSuff\b", r"\bMin1\b", r"B_T", r"B_A", r"t\*",
+                                     r"\bF1\b", r"(?i)precision", r"(?i)\brecall\b", r"(?i)run id",
+                                     r"\brun [0-9a-f]{8}", r"Eff_[ta]", r"M\(I\)", r"[{}∅∈]", r"(?i)oracle")]
+
+
+def plain_words(page: Any, where: str) -> None:
+    """Every word the page shows a participant (its visible text, its title, and the names a screen reader reads)
+    is plain: none of the specification's notation."""
+    text = page.evaluate("""() => [document.title, document.body.innerText,
+        ...[...document.querySelectorAll('[aria-label]')].filter((e) => e.offsetParent !== null || e === document.body)
+        .map((e) => e.getAttribute('aria-label'))].join('\\n')""")
+    found = [f"{p.pattern}: ...{text[max(0, m.start() - 30):m.end() + 30]}..." for p in FORBIDDEN
+             for m in [p.search(text)] if m]
+    assert found == [], f"{where} shows the specification's notation: {found}"
+
+
+def in_view(page: Any, selector: str) -> None:
+    """The element is wholly inside the viewport as the page opened, without scrolling."""
+    box = page.evaluate("""(s) => { const r = document.querySelector(s).getBoundingClientRect();
+        return {top: r.top, bottom: r.bottom, left: r.left, right: r.right, h: innerHeight, w: innerWidth,
+                y: scrollY}; }""", selector)
+    assert box["y"] == 0 and box["top"] >= 0 and box["bottom"] <= box["h"], (selector, box)
+    assert box["left"] >= 0 and box["right"] <= box["w"], (selector, box)
+
+
 # -- the pilot, by keyboard alone ------------------------------------------------------------------------------------
 
 
@@ -139,7 +168,9 @@ def test_a_pilot_played_by_keyboard_alone(chromium: Any, bundle: Path, instances
         with artifacts_on_failure(context, page, output_path):
             page.goto(f"{server.url}pilot?participant=P-007&sig={sig(pilot, 'P-007')}")
             page.wait_for_selector("#consent-text p >> text=You are invited")
-            assert page.input_value("#participant") == "P-007"
+            # the id is the link's, shown and not editable
+            assert page.text_content("#participant") == "P-007" and page.locator("input#participant").count() == 0
+            plain_words(page, "the consent page")
             focus_to(page, "#start")
             page.keyboard.press("Enter")  # without the box ticked: refused, nothing begins
             page.wait_for_selector("#message >> text=tick the box")
@@ -152,6 +183,8 @@ def test_a_pilot_played_by_keyboard_alone(chromium: Any, bundle: Path, instances
 
             # Episode 1, the arbiter (T = 30, t* = 21): unchanged until step 20, then r2 := 1 at steps 20 and 21.
             start = responses.mark()
+            plain_words(page, "episode 1")
+            assert page.title() == "GF-01 test study: puzzle 1 of 2"
             assert page.evaluate("document.activeElement.matches('td.current input[type=radio]')")
             ring = page.evaluate("getComputedStyle(document.activeElement.closest('.choice')).boxShadow")
             assert ring != "none"  # the focus is visible
@@ -162,7 +195,7 @@ def test_a_pilot_played_by_keyboard_alone(chromium: Any, bundle: Path, instances
                 focus_to(page, "#choice-2-u")  # r2's group (Tab stops once per group, on its checked radio)
                 page.keyboard.press("1")
                 assert page.is_checked("#choice-2-1")
-                page.wait_for_selector("#plan >> text=1 edit")
+                page.wait_for_selector("#plan >> text=1 change")
                 if t == 20:
                     page.keyboard.press("Enter")
                     page.wait_for_selector('thead th.current[data-t="21"]')
@@ -172,12 +205,12 @@ def test_a_pilot_played_by_keyboard_alone(chromium: Any, bundle: Path, instances
             assert page.evaluate("document.activeElement.id") == "confirm-yes"
             page.keyboard.press("Enter")
             page.wait_for_selector("#end:not([hidden])")
-            assert page.text_content("#score-valid") == "yes" and page.text_content("#score-suff") == "yes"
-            assert page.text_content("#score-min1") == "yes"
-            assert page.text_content("#score-eff-t") == "2" and page.text_content("#score-eff-a") == "2"
-            assert page.text_content("#score-ap") == "1.000 / 1.000 / 1.000"
-            # a pilot withholds the answers until every episode is finished (issue 19)
-            assert "when you have finished every episode" in page.text_content("#cert-oracle")
+            assert page.text_content("#plain-appeared") == "yes" and page.text_content("#plain-needed") == "yes"
+            assert page.text_content("#plain-steps") == "2" and page.text_content("#plain-changes") == "2"
+            assert page.text_content("#plain-edits") == "step 20: r2 set to 1; step 21: r2 set to 1"
+            assert page.is_hidden("#about")  # the specification's scores are free play's
+            in_view(page, "#next")
+            plain_words(page, "the end of episode 1")
             first = responses.since(start)
             answers = step_answers(first)
             ended = next(i for i, r in enumerate(first) if r.url.endswith("/steps") and json.loads(r.body)["done"])
@@ -199,7 +232,7 @@ def test_a_pilot_played_by_keyboard_alone(chromium: Any, bundle: Path, instances
             # Episode 2: unchanged steps to its end, then the completion code.
             focus_to(page, "#next")
             page.keyboard.press("Enter")
-            page.wait_for_selector("#progress >> text=instance 2 of 2")
+            page.wait_for_selector("#progress >> text=Puzzle 2 of 2")
             second = responses.mark()
             page.wait_for_selector("td.current input:checked")
             horizon = len(instances[small].base_trace)
@@ -209,6 +242,15 @@ def test_a_pilot_played_by_keyboard_alone(chromium: Any, bundle: Path, instances
                     page.wait_for_selector(f'thead th.current[data-t="{t + 1}"]')
             page.wait_for_selector("#completion-code")
             assert page.text_content("#completion-code").startswith("DONE-4711-P-007-")
+            in_view(page, "#completion-code")
+            plain_words(page, "the completion code")
+            # the study link, opened in another browser (nothing stored there), comes back to the code
+            elsewhere = chromium.new_context(viewport=WIDE)
+            other = elsewhere.new_page()
+            other.goto(f"{server.url}pilot?participant=P-007&sig={sig(pilot, 'P-007')}")
+            other.wait_for_selector("#completion-code")
+            in_view(other, "#completion-code")
+            elsewhere.close()
             later = responses.since(second)
             ended = next(i for i, r in enumerate(later) if r.url.endswith("/steps") and json.loads(r.body)["done"])
             assert leaks(later[:ended], hidden[small]) == []
@@ -404,7 +446,7 @@ def test_a_circuit_instance_plays_in_the_browser(chromium: Any, tmp_path: Path, 
                 page.click("#commit")
                 page.wait_for_selector(f'thead th.current[data-t="{t + 1}"]')
             page.check("#choice-0-1", force=True)  # push (input 0) := 1 at t* = 5
-            page.wait_for_selector("#plan >> text=1 edit")
+            page.wait_for_selector("#plan >> text=1 change")
             page.click("#finish")
             page.click("#confirm-yes")
             page.wait_for_selector("#end:not([hidden])")

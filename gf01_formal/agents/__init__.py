@@ -35,7 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from gf01_formal.agents.base import Access, Agent, AgentSpec, Track
+from gf01_formal.agents.base import Access, Agent, AgentSpec, Track, check_label
 from hoa.errors import Gf01Error, quote
 
 #: The external-agent adapter's name in an AgentSpec.
@@ -110,6 +110,7 @@ def _check_cmd(params: dict[str, Any]) -> None:
     from gf01_formal.agents.subprocess_agent import check_command
 
     check_command(params.get("cmd"))
+    check_label(params.get("label"))
     _step_timeout(params)
     resolve(_sandbox(params))
     if not isinstance(params.get("network", False), bool):
@@ -151,10 +152,10 @@ BUILTIN: dict[str, BuiltIn] = {
     "tool": BuiltIn("EVAL-TA", _tool, "plans a valid certificate with local-planner-v1, then plays it"),
     "oracle": BuiltIn("EVAL-OC", _oracle, "plays the exact oracle's optimal certificate"),
     "llm": BuiltIn("EVAL-CB", _llm, "a language model behind an OpenAI-compatible endpoint (--model)",
-                   params=("api_key_env", "base_url", "max_tokens", "model", "prompt", "request_timeout",
+                   params=("api_key_env", "base_url", "label", "max_tokens", "model", "prompt", "request_timeout",
                            "temperature"), check=_check_llm, also=("EVAL-TA", "EVAL-OC")),
-    CMD: BuiltIn("EVAL-CB", _cmd, "an external program speaking gf01.agent.v1", params=("cmd", "network", "output",
-                                                                                         "sandbox", "step_timeout"),
+    CMD: BuiltIn("EVAL-CB", _cmd, "an external program speaking gf01.agent.v1",
+                 params=("cmd", "label", "network", "output", "program_sha256", "sandbox", "step_timeout"),
                  check=_check_cmd, also=("EVAL-TA", "EVAL-OC")),
 }
 

@@ -105,6 +105,63 @@ class Agent(ABC):
         self.close()
 
 
+#: An agent's name (``--agent-name``): what a report's tables call it.
+LABEL = r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}"
+
+
+def check_label(label: Any) -> None:
+    """Refuse a bad ``--agent-name`` (absent is fine)."""
+    import re
+
+    from hoa.errors import Gf01Error, quote
+
+    if label is not None and (not isinstance(label, str) or not re.fullmatch(LABEL, label)):
+        raise Gf01Error(f"{quote(label, 60)}: 1 to 64 letters, digits, '.', '_', '+' or '-', starting with a letter "
+                        "or digit", field="--agent-name")
+
+
+def spec_digest(spec: Mapping[str, Any]) -> str:
+    """sha256 of an agent spec's identity: its canonical JSON, except that an external program whose spec carries
+    its content hash (``params.program_sha256``, made by :func:`program_sha256`) counts by what it runs, not where it
+    lies: the command's words (and its ``--agent-output`` file) with every path cut to its file name. So the same
+    program, moved, keeps its run ids, and a changed program gets new ones."""
+    params = spec.get("params")
+    if isinstance(params, Mapping) and isinstance(params.get("program_sha256"), str) and \
+            isinstance(params.get("cmd"), str):
+        import os
+        import shlex
+
+        try:
+            words = shlex.split(params["cmd"])
+        except ValueError:
+            words = [params["cmd"]]
+        cut = {"cmd": [os.path.basename(w) if "/" in w else w for w in words]}
+        if isinstance(params.get("output"), str):  # --agent-output: where its log goes, not what runs
+            cut["output"] = os.path.basename(params["output"])
+        spec = {**spec, "params": {**params, **cut}}
+    return sha256_hex(dict(spec))
+
+
+def program_sha256(cmd: str) -> str | None:
+    """The content hash of an external agent's program: sha256 over the file name and content of every word of
+    ``cmd`` that names a regular file (the script, the binary), in order; None when no word does (``python3 -c
+    ...``: the command is then all there is)."""
+    import hashlib
+    import os
+    import shlex
+
+    try:
+        words = shlex.split(cmd)
+    except ValueError:
+        return None
+    files = []
+    for w in words:
+        if ("/" in w or os.path.exists(w)) and os.path.isfile(w):
+            with open(w, "rb") as fh:
+                files.append([os.path.basename(w), hashlib.sha256(fh.read()).hexdigest()])
+    return sha256_hex(files) if files else None
+
+
 @dataclass(frozen=True)
 class AgentSpec:
     """Which agent plays, with what parameters, on which track; its hash enters the run id.
@@ -159,8 +216,14 @@ class AgentSpec:
 
     @property
     def digest(self) -> str:
-        """sha256 of the spec's canonical JSON."""
-        return sha256_hex(self.to_json())
+        """sha256 of the spec's identity (:func:`spec_digest`): what the run id and ``agent_hash`` hash."""
+        return spec_digest(self.to_json())
+
+    @property
+    def label(self) -> str | None:
+        """The name the user gave the agent (``--agent-name``), if any: reports show it."""
+        value = self.params.get("label")
+        return value if isinstance(value, str) else None
 
     def __str__(self) -> str:
         return f"{self.name}({canonical_json(self.params)}) on {self.track}"

@@ -7,8 +7,10 @@ One chat conversation per episode, one action per step, from the versioned promp
 - the model's: a reply with no usable action gets one re-ask, then it is an agent error (AgentFault, no edit);
 - the provider's, transient (HTTP 408/409/429/5xx, a timeout, a lost connection): retried with exponential backoff
   and seeded jitter (a ``Retry-After`` header, when sent, is honoured instead), at most ``Backoff.retries`` times per
-  request; past that the run raises ProviderError (status ``provider_error``: never scored, played again by the
-  next ``gf01 evaluate``). A malformed HTTP 200 (cut or invalid JSON, JSON that is not a chat completion) is
+  request (a timeout is retried at once: it has waited ``--request-timeout`` already, so a hanging endpoint costs a
+  run (retries + 1) x the timeout); past that the run raises ProviderError (status ``provider_error``: never scored,
+  played again by the next ``gf01 evaluate``, which stops after ``--max-provider-failures`` such runs in a row).
+  A malformed HTTP 200 (cut or invalid JSON, JSON that is not a chat completion) is
   retried the same way: a body cut short by a proxy or a dropped connection is as transient as a 503. Other
   refusals (HTTP 400, 413, 422) and an HTML page in place of JSON (nearly always a --base-url that is not the
   API's: retrying cannot fix it) are ProviderError at once;
@@ -41,7 +43,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from gf01_formal.agents.base import Agent, AgentFault, AgentSpec, ProviderError
+from gf01_formal.agents.base import Agent, AgentFault, AgentSpec, ProviderError, check_label
 from gf01_formal.agents.llm_prompt import TEMPLATE_ID, Dialogue, Message, drive, load_template
 from gf01_formal.artifacts import canonical_json
 from gf01_formal.play.protocol import Action, Observation, Start
@@ -66,7 +68,9 @@ class Backoff:
     after the server's ``Retry-After`` (capped) when it sends one."""
 
     retries: int = 5
-    base: float = 1.0
+    # 0.5 s doubling: the five retries of a request span about 8 to 15 s, so that a service that is gone is known
+    # as such within a minute (two runs, --max-provider-failures), and a blip of a few seconds is still ridden out.
+    base: float = 0.5
     cap: float = 30.0
 
     def delay(self, n: int, rng: np.random.Generator, retry_after: float | None = None) -> float:
@@ -87,6 +91,7 @@ class LLMConfig:
     max_tokens: int | None = None
     request_timeout: float = DEFAULT_TIMEOUT
     prompt: str = TEMPLATE_ID
+    label: str | None = None  # --agent-name: what reports call the model's row (default: llm:<model>)
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> LLMConfig:
@@ -115,15 +120,20 @@ class LLMConfig:
             raise Gf01Error("must name an environment variable", field="--api-key-env")
         prompt = params.get("prompt", TEMPLATE_ID)
         load_template(prompt)  # an unknown template is refused here, before any request
+        label = params.get("label")
+        check_label(label)
         return cls(model=model, base_url=check_base_url(params.get("base_url", DEFAULT_BASE_URL)),
                    api_key_env=key_env, temperature=temperature, max_tokens=max_tokens,
-                   request_timeout=float(timeout), prompt=prompt)
+                   request_timeout=float(timeout), prompt=prompt, label=label)
 
     def params(self) -> dict[str, Any]:
-        """The spec params (what enters the run id)."""
-        return {"model": self.model, "base_url": self.base_url, "api_key_env": self.api_key_env,
-                "temperature": self.temperature, "max_tokens": self.max_tokens,
-                "request_timeout": self.request_timeout, "prompt": self.prompt}
+        """The spec params (what enters the run id); a label only when given (earlier run ids stay)."""
+        out = {"model": self.model, "base_url": self.base_url, "api_key_env": self.api_key_env,
+               "temperature": self.temperature, "max_tokens": self.max_tokens,
+               "request_timeout": self.request_timeout, "prompt": self.prompt}
+        if self.label is not None:
+            out["label"] = self.label
+        return out
 
 
 def check_base_url(url: Any) -> str:
@@ -172,6 +182,7 @@ def llm_spec(
     request_timeout: float = DEFAULT_TIMEOUT,
     prompt: str = TEMPLATE_ID,
     environ: Mapping[str, str] | None = None,
+    label: str | None = None,
 ) -> AgentSpec:
     """The EVAL-CB spec of an ``llm`` agent; the base URL is ``base_url``, else ``$OPENAI_BASE_URL``, else OpenAI's.
     Everything is checked now (the key must be set), so a bad option fails before any run starts."""
@@ -179,7 +190,7 @@ def llm_spec(
     url = base_url if base_url is not None else (env.get(BASE_URL_ENV) or DEFAULT_BASE_URL)
     config = LLMConfig.from_params({"model": model, "base_url": url, "api_key_env": api_key_env,
                                     "temperature": temperature, "max_tokens": max_tokens,
-                                    "request_timeout": request_timeout, "prompt": prompt})
+                                    "request_timeout": request_timeout, "prompt": prompt, "label": label})
     api_key(config.api_key_env, env)
     return AgentSpec("llm", "EVAL-CB", config.params())
 
@@ -380,7 +391,9 @@ class LLMAgent(Agent):
                 if n == self.backoff.retries:
                     raise ProviderError(f"{what} (step {step['t']}, after {n} retries)") from None
                 step["retries"] += 1
-                time.sleep(self.backoff.delay(n, self._rng, _retry_after(ex)))
+                delay = self.backoff.delay(n, self._rng, _retry_after(ex))  # drawn always: the jitter stays seeded
+                if not what.startswith("timeout"):  # a timeout has waited its --request-timeout already
+                    time.sleep(delay)
                 continue
             return reply
         raise AssertionError("unreachable: the last attempt returns or raises")

@@ -34,6 +34,10 @@ class Tally:
     statuses: Counter[str] = field(default_factory=Counter)
     score_c: Counter[str] = field(default_factory=Counter)
     by_agent: Counter[str] = field(default_factory=Counter)
+    #: Why the drive stopped before the end (the model's service failing run after run), or None.
+    stopped: str | None = None
+    #: Runs the drive did not play because it stopped (they have no record: the same command plays them).
+    unplayed: int = 0
 
     def add(self, rec: RunRecord) -> None:
         """Count one record played."""
@@ -50,6 +54,8 @@ class Tally:
             "repaired_bytes": self.repaired_bytes,
             "statuses": dict(sorted(self.statuses.items())),
             "score_c": {a: {"runs": self.by_agent[a], "certified": self.score_c[a]} for a in sorted(self.by_agent)},
+            "stopped": self.stopped,
+            "unplayed": self.unplayed,
         }
 
 
@@ -65,6 +71,7 @@ def drive(
     on_record: Callable[[RunRecord], None] | None = None,
     on_pool: Callable[[list[int]], None] | None = None,
     answers: AnswerBook | None = None,
+    max_provider_failures: int | None = None,
 ) -> Tally:
     """Play the runs of ``plan`` that ``store`` (an open runs file: its writer's lock held) has no final record of,
     ``batch`` instances a task, on ``executor`` (:data:`gf01_formal.campaign.executors.KINDS`), appending every record
@@ -76,6 +83,10 @@ def drive(
 
     ``answers`` receives the best matches the scorers of this process and of its local workers computed, for the
     campaign's validation to reuse; a Dask worker's are not taken (validation re-scores what another machine scored).
+
+    ``max_provider_failures``: after that many runs in a row ended ``provider_error`` (the model's service failing
+    past its retries), the drive stops: the runs in flight and not yet begun get no record (``Tally.stopped`` says
+    why, ``Tally.unplayed`` how many), so the same command, run again, plays them; none is the agent's failure.
     """
     tally = Tally(repaired_bytes=store.repaired)
     done_ids = store.final_ids()
@@ -91,16 +102,29 @@ def drive(
     count = tally.skipped
     if progress is not None:
         progress(count, total)
-    for result in results:
-        if answers is not None and kind != "dask":
-            for content, gold, cert, bm in result.answers:
-                answers.setdefault((content, gold), {})[cert] = bm
-        for outcome in result.runs:
-            store.append(outcome)
-            tally.add(outcome.record)
-            if on_record is not None:
-                on_record(outcome.record)
-            count += 1
-            if progress is not None:
-                progress(count, total)
+    streak = 0
+    try:
+        for result in results:
+            if answers is not None and kind != "dask":
+                for content, gold, cert, bm in result.answers:
+                    answers.setdefault((content, gold), {})[cert] = bm
+            for outcome in result.runs:
+                store.append(outcome)
+                tally.add(outcome.record)
+                if on_record is not None:
+                    on_record(outcome.record)
+                count += 1
+                if progress is not None:
+                    progress(count, total)
+                streak = streak + 1 if outcome.record.status == "provider_error" else 0
+                if max_provider_failures is not None and streak >= max_provider_failures and tally.stopped is None:
+                    tally.stopped = (f"{streak} runs in a row ended provider_error (the last: "
+                                     f"{outcome.record.error}): the model's service is failing")
+            if tally.stopped is not None:
+                break
+    finally:
+        close = getattr(results, "close", None)
+        if close is not None:  # a generator: its executor stops its threads or workers
+            close()
+    tally.unplayed = total - count
     return tally

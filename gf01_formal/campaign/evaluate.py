@@ -54,6 +54,8 @@ def evaluate(
     executor: str | None = None,
     address: str | None = None,
     sign_key: str | os.PathLike[str] | None = None,
+    max_provider_failures: int | None = None,
+    limit: int | None = None,
 ) -> Summary:
     """Play every instance of ``source`` (a bundle or an instance file) with every agent of ``specs`` into ``out``.
 
@@ -62,6 +64,9 @@ def evaluate(
     worker processes (for agents that mostly wait on I/O, such as a model endpoint). ``executor`` names another
     executor (:data:`gf01_formal.campaign.executors.KINDS`; ``dask`` with the scheduler's ``address``).
     ``sign_key``: the evaluator's Ed25519 private key file; each record is signed with it (runs/signing.py).
+    ``max_provider_failures``: stop after that many runs in a row ended ``provider_error`` (:func:`drive`).
+    ``limit``: play only the first ``limit`` instances, in the bundle's order (a smoke test; the runs are the same
+    runs a whole evaluation plays, so a later one without the limit skips them).
 
     >>> from gf01_formal.campaign.evaluate import evaluate
     >>> evaluate("bundle.json", [AgentSpec("random", "EVAL-CB")], "runs.jsonl").played
@@ -73,15 +78,16 @@ def evaluate(
 
         signer = load_signer(sign_key)
     loaded = load_set(source)
-    # Every instance is checked before the first run: a bad one found after runs were written would leave a runs
-    # file that a fixed bundle cannot resume (its hash changes). The checked Problems stay in the one cache.
-    for inst in loaded.instances:
+    instances = loaded.instances if limit is None else loaded.instances[:limit]
+    # Every instance played is checked before the first run: a bad one found after runs were written would leave a
+    # runs file that a fixed bundle cannot resume (its hash changes). The checked Problems stay in the one cache.
+    for inst in instances:
         loaded.problem(inst)
-    plan = Plan(instances=loaded.instances, specs=list(specs), seed=settings.seed, bundle_hash=loaded.bundle_hash,
+    plan = Plan(instances=instances, specs=list(specs), seed=settings.seed, bundle_hash=loaded.bundle_hash,
                 subset_min=settings.subset_min, diagnostic_seconds=settings.diagnostic_seconds, file=str(source),
                 gold_set=settings.gold_set, memory=settings.memory)
     kind = executor or ("threads" if threads else "local")
     with RunsFile(out, signer=signer) as store:
         store.check_gold_set(settings.gold_set)
         return drive(plan, store, executor=kind, jobs=jobs, address=address, batch=1, progress=progress,
-                     on_record=on_record)
+                     on_record=on_record, max_provider_failures=max_provider_failures)

@@ -144,13 +144,15 @@ def run_campaign(
     adaptation: Adaptation | None = None,
     on_pool: Callable[[list[int]], None] | None = None,
     sign_key: str | os.PathLike[str] | None = None,
+    limit: int | None = None,
 ) -> CampaignSummary:
     """Play, validate, report and analyse (module docstring). ``caps`` (:meth:`CapSet.to_json`) turns the
     SubsetMin diagnostic on, metered under those caps; ``jobs`` defaults to every core (local executor);
     ``gold_set`` is where the best match ranks its gold (M: M(I), the specification's; MB: M_B(I)); ``memory``
     (MiB) limits each query that scores a run (past it the run is recorded ``harness_error``; not part of
     campaign.json: a resource, not a setting of what is measured); ``sign_key``: the evaluator's Ed25519 private key
-    file, each record signed with it (runs/signing.py)."""
+    file, each record signed with it (runs/signing.py). ``limit``: only the bundle's first ``limit`` instances (a
+    smoke test; campaign.json records it, so the directory is not resumed as a whole campaign)."""
     from gf01_formal.instances.io import load_set
 
     kind, address = executors.parse_executor(executor)
@@ -174,7 +176,7 @@ def run_campaign(
     if loaded.bundle_hash is None:
         raise Gf01Error("a campaign plays a bundle (gf01 generate, gf01 import); this is one instance",
                         file=str(bundle_path))
-    instances = list(loaded.instances)
+    instances = list(loaded.instances) if limit is None else list(loaded.instances[:limit])
     bundle_hash = loaded.bundle_hash
     man = None
     if manifest is not None:
@@ -184,6 +186,8 @@ def run_campaign(
     plan = Plan(instances=instances, specs=specs, seed=seed, bundle_hash=bundle_hash, caps=caps, gold_set=gold_set,
                 memory=memory)
     spec = _campaign_json(plan, bundle_hash, panel)
+    if limit is not None:
+        spec["limit"] = limit
     _check_same(out, spec)
     out.mkdir(parents=True, exist_ok=True)
     # the lock before anything is written: one campaign per directory

@@ -205,6 +205,14 @@ AgentNetworkOpt = Annotated[
                        "environment), for an agent that calls a model; off by default.")
 ]
 
+LimitOpt = Annotated[
+    int | None, typer.Option("--limit", metavar="N", min=1, max=10_000_000, help="Play only the bundle's first N "
+                             "instances (a smoke test; a later run without it skips what was played).")
+]
+AgentNameOpt = Annotated[
+    str | None, typer.Option("--agent-name", metavar="NAME", help="The name reports give the --agent-cmd program "
+                             "or the --agent llm model (the same on every track; part of the run id).")
+]
 
 AgentOutputOpt = Annotated[
     Path | None, typer.Option("--agent-output", metavar="FILE", help="A file the --agent-cmd program may append "
@@ -213,13 +221,22 @@ AgentOutputOpt = Annotated[
 ]
 
 
-def cmd_params(cmd: str, step_timeout: float, sandbox: str, network: bool,
-               output: Path | None = None) -> dict[str, Any]:
+def cmd_params(cmd: str, step_timeout: float, sandbox: str, network: bool, output: Path | None = None,
+               label: str | None = None) -> dict[str, Any]:
     """The params of an external agent's spec: only what is stated joins (the default sandbox and no network keep
-    the run ids of earlier runs; ``--sandbox none`` is another run, never taken for a sandboxed one)."""
+    the run ids of earlier runs; ``--sandbox none`` is another run, never taken for a sandboxed one). The program's
+    content hash joins too, so that the run ids hash what runs, not where it lies (agents/base.py, spec_digest);
+    ``label`` is ``--agent-name``."""
+    from gf01_formal.agents.base import program_sha256
+
     params: dict[str, Any] = {"cmd": cmd, "step_timeout": step_timeout}
     if output is not None:
         params["output"] = str(output)
+    digest = program_sha256(cmd)
+    if digest is not None:
+        params["program_sha256"] = digest
+    if label is not None:
+        params["label"] = label
     if sandbox != "auto":
         params["sandbox"] = sandbox
     if network:

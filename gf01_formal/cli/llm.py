@@ -39,6 +39,14 @@ RequestTimeoutOpt = Annotated[
                         "it is retried.")
 ]
 
+#: Runs in a row ended ``provider_error`` after which ``gf01 evaluate`` stops (docs/llm.md, "When the service fails").
+DEFAULT_MAX_PROVIDER_FAILURES = 2
+MaxProviderFailuresOpt = Annotated[
+    int, typer.Option("--max-provider-failures", metavar="N", min=1, max=MAX_COUNT,
+                      help="Stop after N runs in a row ended provider_error (the model's service failing past its "
+                      "retries); the runs not played are left for the same command to resume.")
+]
+
 
 def with_llm_options(
     specs: list[Any],
@@ -49,6 +57,7 @@ def with_llm_options(
     temperature: float | None,
     max_tokens: int | None,
     request_timeout: float,
+    label: str | None = None,
 ) -> list[Any]:
     """``specs`` with the ``llm`` spec (from ``--agent llm``) given its options; the options without ``--agent llm``,
     or ``--agent llm`` without a model, a key or a usable base URL, are a Gf01Error (exit 2)."""
@@ -70,7 +79,7 @@ def with_llm_options(
 
     require("llm", "--agent llm")
     llm = llm_spec(model, base_url=base_url, api_key_env=api_key_env, temperature=temperature,
-                   max_tokens=max_tokens, request_timeout=request_timeout)
+                   max_tokens=max_tokens, request_timeout=request_timeout, label=label)
     return [AgentSpec(llm.name, s.track, llm.params) if s.name == "llm" else s for s in specs]
 
 

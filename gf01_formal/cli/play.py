@@ -16,6 +16,7 @@ import typer
 from gf01_formal.agents.base import Agent
 from gf01_formal.cli.common import (
     MAX_SECONDS,
+    AgentNameOpt,
     AgentNetworkOpt,
     AgentOutputOpt,
     Deadline,
@@ -65,6 +66,7 @@ def play_cmd(
     sandbox: SandboxOpt = "auto",
     agent_network: AgentNetworkOpt = False,
     agent_output: AgentOutputOpt = None,
+    agent_name: AgentNameOpt = None,
     track: Annotated[Literal["EVAL-CB", "EVAL-TA", "EVAL-OC"] | None, typer.Option(
         "--track", help="The track of --agent-cmd (EVAL-TA: it may call local-planner-v1, EVAL-OC: "
         "oracle-exact-search-v1; docs/agent-protocol.md); a built-in agent plays on its own.")] = None,
@@ -80,6 +82,8 @@ def play_cmd(
 
     if agent is not None and agent_cmd is not None:
         raise Gf01Error("give one agent: --agent NAME or --agent-cmd CMD, not both", field="--agent")
+    if agent_name is not None and agent_cmd is None:
+        raise Gf01Error("--agent-name names an --agent-cmd program", field="--agent-name")
     spec: AgentSpec | None = None
     if agent is not None:
         spec = AgentSpec(agent, agents.default_track(agent))
@@ -89,7 +93,7 @@ def play_cmd(
             raise Gf01Error(f"agent {agent} plays on {spec.track}, not {track}", field="--track")
     elif agent_cmd is not None:
         spec = AgentSpec(agents.CMD, track or "EVAL-CB", cmd_params(agent_cmd, step_timeout, sandbox, agent_network,
-                                                                        agent_output))
+                                                                    agent_output, agent_name))
     elif track not in (None, "EVAL-CB"):
         raise Gf01Error("a person plays at the prompt on EVAL-CB (no tool prompt); --track is for --agent-cmd",
                         field="--track")

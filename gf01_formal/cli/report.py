@@ -17,6 +17,7 @@ from gf01_formal.cli.common import (
     MAX_JOBS,
     GoldSetOpt,
     JsonOpt,
+    LimitOpt,
     ScoringMemoryOpt,
     SignKeyOpt,
     check_output,
@@ -387,6 +388,7 @@ def campaign_cmd(
     memory: ScoringMemoryOpt = DEFAULT_MEMORY,
     manifest: ManifestOpt = None,
     sign_key: SignKeyOpt = None,
+    limit: LimitOpt = None,
     adaptation_flags: Any = None,
     json_out: JsonOpt = False,
 ) -> None:
@@ -414,7 +416,7 @@ def campaign_cmd(
     with progress_bar("runs") as bar:
         summary = run_campaign(bundle, output, panel=panel, agents=names, executor=executor, jobs=jobs, seed=seed,
                                caps=cap_json, gold_set=gold_set, memory=memory, batch=batch, manifest=manifest,
-                               progress=bar, adaptation=adaptation, sign_key=sign_key)
+                               progress=bar, adaptation=adaptation, sign_key=sign_key, limit=limit)
     record = summary.to_json()
 
     def human(r: dict[str, Any]) -> list[str]:
@@ -425,7 +427,8 @@ def campaign_cmd(
             lines.append(f"panel {r['panel']} without {', '.join(r['missing_from_panel'])}: not an official campaign")
         lines += [f"status {s}: {n}" for s, n in r["statuses"].items() if s != "completed"]
         lines.append("validation: ok" if not r["violations"] else f"validation: {r['violations']} violations")
-        lines.append(f"pilot analysis: {r['recommendation']}")
+        lines.append(PLAIN_ENDING.get(r["recommendation"], f"pilot analysis: {r['recommendation']}")
+                     + f" (details: {r['dir']}/analysis.json)")
         lines += [f"  trigger: {t}" for t in r["triggers"]]
         lines += [f"  note: {n}" for n in r["pilot_notes"]]
         return lines
@@ -435,6 +438,16 @@ def campaign_cmd(
         print(f"gf01: error: {summary.violations} run(s) fail validation (see {output}/validation.json)",
               file=sys.stderr, flush=True)
         raise typer.Exit(2)
+
+
+#: The campaign's last line, in plain words: what the pilot analysis found and what to do (docs/reports.md).
+PLAIN_ENDING = {
+    "keep_coefficients": "pilot analysis: the instances tell stronger agents from weaker ones as intended, and no "
+                         "shortcut wins: keep the difficulty settings",
+    "recalibrate_normal_window": "pilot analysis: the instances do not separate easy from hard as intended (the "
+                                 "triggers below): recalibrate the normal-mode window before publishing results",
+    None: "pilot analysis: not run",
+}
 
 
 def register(app: typer.Typer) -> None:

@@ -15,10 +15,12 @@ from gf01_formal.cli.common import (
     DEFAULT_MEMORY,
     MAX_JOBS,
     MAX_SECONDS,
+    AgentNameOpt,
     AgentNetworkOpt,
     AgentOutputOpt,
     GoldSetOpt,
     JsonOpt,
+    LimitOpt,
     OutputOpt,
     SandboxOpt,
     ScoringMemoryOpt,
@@ -31,8 +33,10 @@ from gf01_formal.cli.common import (
     with_adaptation_options,
 )
 from gf01_formal.cli.llm import (
+    DEFAULT_MAX_PROVIDER_FAILURES,
     ApiKeyEnvOpt,
     BaseUrlOpt,
+    MaxProviderFailuresOpt,
     MaxTokensOpt,
     ModelOpt,
     RequestTimeoutOpt,
@@ -89,6 +93,9 @@ def evaluate_cmd(
     temperature: TemperatureOpt = None,
     max_tokens: MaxTokensOpt = None,
     request_timeout: RequestTimeoutOpt = 60.0,
+    max_provider_failures: MaxProviderFailuresOpt = DEFAULT_MAX_PROVIDER_FAILURES,
+    agent_name: AgentNameOpt = None,
+    limit: LimitOpt = None,
     sandbox: SandboxOpt = "auto",
     agent_network: AgentNetworkOpt = False,
     agent_output: AgentOutputOpt = None,
@@ -112,11 +119,20 @@ def evaluate_cmd(
         require("cluster", f"gf01 evaluate --executor {executor}")
     check_output(output, inputs=[source, sign_key], reread=True)
     adaptation = adaptation_flags.declared()
+    if agent_name is not None:
+        from gf01_formal.agents import check_label
+        from hoa.errors import Gf01Error
+
+        check_label(agent_name)
+        if (agent_cmd is None) == ("llm" not in (agent or [])):
+            raise Gf01Error("--agent-name names the one --agent-cmd program or the --agent llm model",
+                            field="--agent-name")
     specs = with_llm_options(agent_specs(agent or [], agent_cmd, track, step_timeout, sandbox, agent_network,
-                                         agent_output),
+                                         agent_output, agent_name if agent_cmd is not None else None),
                              model=model,
                              base_url=base_url, api_key_env=api_key_env, temperature=temperature,
-                             max_tokens=max_tokens, request_timeout=request_timeout)
+                             max_tokens=max_tokens, request_timeout=request_timeout,
+                             label=agent_name if agent_cmd is None else None)
     specs = [s.adapted(adaptation) for s in specs]
     from gf01_formal.agents import check
 
@@ -140,12 +156,14 @@ def evaluate_cmd(
         with TokenProgress() as tok:
             summary = evaluate(source, specs, output, settings=settings, jobs=jobs, progress=tok.progress,
                                threads=True, on_record=lambda rec: (tok.on_record(rec), first_failure(rec)),
-                               executor=kind, address=address, sign_key=sign_key)
+                               executor=kind, address=address, sign_key=sign_key,
+                               max_provider_failures=max_provider_failures, limit=limit)
         record = {"file": str(output), **summary.to_json(), "tokens": dict(sorted(tok.tokens.items()))}
     else:
         with progress_bar("runs") as bar:
             summary = evaluate(source, specs, output, settings=settings, jobs=jobs, progress=bar, executor=kind,
-                               address=address, on_record=first_failure, sign_key=sign_key)
+                               address=address, on_record=first_failure, sign_key=sign_key,
+                               max_provider_failures=max_provider_failures, limit=limit)
         record = {"file": str(output), **summary.to_json()}
 
     def human(r: dict[str, Any]) -> list[str]:
@@ -165,6 +183,11 @@ def evaluate_cmd(
     if record.get("tokens", {}).get("unknown_runs"):  # once per run set, not once per reply
         print(f"gf01: warning: the endpoint sent replies without token usage: {record['tokens']['unknown_runs']} "
               "run(s) record their tokens as unknown (null), not 0", file=sys.stderr)
+    if summary.stopped is not None:  # one line: why, and that the same command resumes
+        print(f"gf01: stopped: {summary.stopped}; {summary.unplayed} run{'s' if summary.unplayed != 1 else ''} not "
+              "played and the failed ones are left for the same command to play, once the service is back "
+              "(--max-provider-failures)", file=sys.stderr)
+        raise typer.Exit(1)
     note = unscored_note(summary.statuses)
     if note is not None:  # the runs file is not complete: a script chaining `evaluate && report` must not go on
         print(f"gf01: {note}", file=sys.stderr)
@@ -195,8 +218,9 @@ def unscored_note(statuses: Mapping[str, int]) -> str | None:
 
 
 def agent_specs(names: list[str], cmd: str | None, track: str | None, step_timeout: float, sandbox: str = "auto",
-                network: bool = False, output: Path | None = None) -> list[Any]:
-    """The agent specs of ``--agent`` (built-ins, repeatable) and ``--agent-cmd`` (with its sandbox)."""
+                network: bool = False, output: Path | None = None, label: str | None = None) -> list[Any]:
+    """The agent specs of ``--agent`` (built-ins, repeatable) and ``--agent-cmd`` (with its sandbox and, when given,
+    its ``--agent-name`` ``label``)."""
     from gf01_formal.agents import BUILTIN, default_track
     from gf01_formal.agents.base import AgentSpec
     from hoa.errors import Gf01Error
@@ -214,7 +238,8 @@ def agent_specs(names: list[str], cmd: str | None, track: str | None, step_timeo
     if cmd is not None:
         if not cmd.strip():
             raise Gf01Error("the agent command is empty", field="--agent-cmd")
-        specs.append(AgentSpec("cmd", track or "EVAL-CB", cmd_params(cmd, step_timeout, sandbox, network, output)))
+        specs.append(AgentSpec("cmd", track or "EVAL-CB", cmd_params(cmd, step_timeout, sandbox, network, output,
+                                                                      label)))
     if len({s.digest for s in specs}) != len(specs):
         raise Gf01Error("the same agent is named twice", field="--agent")
     return specs

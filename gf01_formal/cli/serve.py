@@ -25,6 +25,9 @@ def serve_cmd(
     body_timeout: Annotated[float, typer.Option("--body-timeout", metavar="S", min=0.1, max=3600.0,
                                                 help="Seconds a request's body may take to arrive (then 408).")]
     = 30.0,
+    proxy: Annotated[str | None, typer.Option("--proxy", metavar="ADDR", help="The IP address of a reverse proxy "
+                                              "in front of the server: its X-Forwarded-For header names the client "
+                                              "(otherwise the connection's peer is the client).")] = None,
     adaptation_flags: Any = None,
 ) -> None:
     """Serve the GF-01-R1 side-scroller in the browser until Ctrl-C: free play, or a pilot with --pilot."""
@@ -35,11 +38,12 @@ def serve_cmd(
 
     adaptation = adaptation_flags.declared()
     serve(bundle, host=host, port=port, runs_out=runs_out, pilot=pilot, body_timeout=body_timeout,
-          adaptation=adaptation)
+          adaptation=adaptation, proxy=proxy)
 
 
 PilotOpt = Annotated[Path, typer.Option("--pilot", metavar="FILE", help="The pilot file (its key is FILE.key).")]
-pilot_app = typer.Typer(help="A pilot's participants: issue their links, check their completion codes.",
+pilot_app = typer.Typer(help="A pilot's participants: issue their links, check their completion codes, "
+                        "reset test ids.",
                         no_args_is_help=True)
 
 
@@ -94,7 +98,35 @@ def pilot_check_code_cmd(
     print(f"valid: participant {who} of pilot {spec.pilot_id} completed the study")
 
 
+@pilot_app.command("reset", short_help="Let a (test) participant start the pilot afresh.")
+def pilot_reset_cmd(
+    participant: Annotated[str, typer.Argument(metavar="PARTICIPANT", help="The participant id, e.g. P00001.",
+                                               show_default=False)],
+    pilot: PilotOpt,
+    runs_out: Annotated[Path, typer.Option("--runs-out", metavar="FILE", help="The runs file the server records "
+                                           "to (its journal is beside it).", show_default=False)],
+    force: Annotated[bool, typer.Option("--force", help="Reset even a participant with finished runs (real data): "
+                                        "their records move to FILE.d/pilot-reset.jsonl.")] = False,
+) -> None:
+    """Forget a participant's episodes so that their link starts the pilot again (for ids the experimenter tried).
+    The reset is an event of the server's journal; refused while the server runs (stop it first), and for a
+    participant with finished runs unless --force."""
+    from gf01_formal.artifacts import read_json
+    from gf01_formal.instances.model import validate_model
+    from gf01_formal.web.games import reset_participant
+    from gf01_formal.web.pilot import Pilot
+
+    spec: Pilot = validate_model(Pilot, read_json(pilot), file=str(pilot))
+    done = reset_participant(runs_out, spec, participant, force=force)
+    if done.episodes == 0 and done.records == 0:
+        print(f"participant {participant} has not started pilot {spec.pilot_id}: nothing to reset")
+        return
+    moved = f"; {done.records} record{'s' if done.records != 1 else ''} moved to {done.aside}" if done.records else ""
+    print(f"reset participant {participant} of pilot {spec.pilot_id}: {done.episodes} episode"
+          f"{'s' if done.episodes != 1 else ''} forgotten{moved}; their link starts the pilot again")
+
+
 def register(app: typer.Typer) -> None:
-    """Add ``serve`` and ``pilot issue|check-code`` to ``app``."""
+    """Add ``serve`` and ``pilot issue|check-code|reset`` to ``app``."""
     app.command("serve", short_help="Play GF-01-R1 in the browser (human play, pilots, replay).")(serve_cmd)
     app.add_typer(pilot_app, name="pilot")

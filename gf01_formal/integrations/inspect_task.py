@@ -10,16 +10,18 @@ re-ask after a reply with no usable action, the same agent-error rules as :mod:`
 the one :class:`~gf01_formal.runs.recorder.EpisodeRecorder`). The episode's step log, actions, per-call token counts
 and the certificate are kept in the sample's store (key ``gf01``), so the converter (:mod:`.inspect_import`) can
 rebuild our run records from the log. The scorer reports Score_C, goal, Eff_t, Eff_a and the AP/TS F1 against the
-DEC-025 best match (each with its mean over samples); the full exact result is the score's metadata.
+DEC-025 best match (each with its mean over samples and the mean's standard error); the full exact result is the
+score's metadata.
 
 Task arguments (``-T``): ``bundle`` (a bundle or instance file), ``seed`` (the runs' seed, 0 by default: epoch e
 plays seed + e - 1, and each instance asks the model for the same seed our ``llm`` agent would), ``prompt`` (the
 template id), ``track`` (EVAL-CB by default; EVAL-TA offers local-planner-v1 and EVAL-OC oracle-exact-search-v1 as
 an inspect tool the model may call during its turn, every call in the run's tool log), and DEC-055's
 ``adaptation_condition``, ``adaptation_budget_tokens``, ``adaptation_data_scope``, ``adaptation_protocol_id``
-(no_adaptation, 0, none, none by default; checked when the task is made). A relative ``bundle`` is read from the
-directory the command was started in (:func:`invocation_path`). Transient provider errors are retried by inspect
-itself (``--max-retries``, ``--timeout``).
+(no_adaptation, 0, none, none by default; checked when the task is made), and ``limit`` (play only the bundle's
+first N instances: a smoke test; ``gf01 bundle subset`` makes a bundle of chosen ones). A relative ``bundle`` is
+read from the directory the command was started in (:func:`invocation_path`). Transient provider errors are retried
+by inspect itself (``--max-retries``, ``--timeout``).
 
 Requires ``pip install -e '.[inspect]'``.
 """
@@ -42,7 +44,7 @@ from inspect_ai.model import (
     GenerateConfig,
     get_model,
 )
-from inspect_ai.scorer import Score, Target, mean, scorer
+from inspect_ai.scorer import Score, Target, mean, scorer, stderr
 from inspect_ai.solver import Generate, TaskState, solver
 
 from encoders.problem import Problem
@@ -61,15 +63,15 @@ from hoa.errors import Gf01Error
 
 #: The sample store key holding the played episode.
 STORE_KEY = "gf01"
-#: What the scorer reports per sample (each with its mean over samples).
+#: What the scorer reports per sample (each with its mean over samples and that mean's standard error).
 SCORE_KEYS = ("score_c", "goal", "eff_t", "eff_a", "ap_f1", "ts_f1")
 
 
 @task
 def gf01(bundle: str, seed: int = 0, prompt: str = TEMPLATE_ID, adaptation_condition: str = "no_adaptation",
          adaptation_budget_tokens: int = 0, adaptation_data_scope: str = "none",
-         adaptation_protocol_id: str = "none", track: str = "EVAL-CB") -> Task:
-    """The GF-01 task over the instances of ``bundle`` (module docstring)."""
+         adaptation_protocol_id: str = "none", track: str = "EVAL-CB", limit: int | None = None) -> Task:
+    """The GF-01 task over the instances of ``bundle`` (module docstring); ``limit``: its first ``limit`` only."""
     from gf01_formal.agents.adaptation import declare
 
     if track not in TRACKS:
@@ -77,11 +79,13 @@ def gf01(bundle: str, seed: int = 0, prompt: str = TEMPLATE_ID, adaptation_condi
     # DEC-055, checked before any sample is played; the importer reads the declaration from the task's arguments.
     adaptation = declare(adaptation_condition, int(adaptation_budget_tokens), adaptation_data_scope,
                          adaptation_protocol_id)
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise Gf01Error(f"{limit!r} is not a positive number of instances", field="limit")
     bundle = invocation_path(bundle)
     template = load_template(prompt)
     loaded = _bundle(bundle)
     samples = []
-    for inst in loaded.instances:
+    for inst in loaded.instances[:limit]:
         goal = Episode(_problem(bundle, inst.instance_id), inst.instance_id).goal
         samples.append(Sample(id=inst.instance_id, input=template.start(Start(instance_id=inst.instance_id,
                                                                                 goal=goal)),
@@ -184,7 +188,7 @@ def gf01_player(bundle: str, seed: int = 0, prompt: str = TEMPLATE_ID, track: st
     return solve
 
 
-@scorer(metrics={key: [mean()] for key in SCORE_KEYS})
+@scorer(metrics={key: [mean(), stderr()] for key in SCORE_KEYS})
 def gf01_scorer(bundle: str) -> Any:
     """Scores the episode's certificate by the exact checks (Score_C, goal, Eff_t, Eff_a, AP/TS F1)."""
 

@@ -109,13 +109,47 @@ class ToolRequest(BaseModel):
     atoms: list[Any] | None = Field(description="[[t, input, v], ...]; null asks the oracle for a certificate")
 
 
+_LEFT = {"type": "integer", "minimum": 0, "description": "calls of the episode's budget still left"}
+_ATOM = {"type": "array", "prefixItems": [{"type": "integer", "minimum": 0}, {"type": "string"},
+                                         {"enum": [0, 1]}], "items": False, "minItems": 3,
+         "description": "[t, input, v]"}
+#: The shapes of a tool's answer (agents/planner.py, agents/tools.py), for the exported schema: one per row of the
+#: table in docs/agent-protocol.md, "Tools".
+TOOL_RESULTS: list[dict[str, Any]] = [
+    {"title": "local-planner-v1: the run with the edits", "type": "object", "additionalProperties": False,
+     "required": ["outputs", "effect", "queries_left"], "properties": {
+         "outputs": {"type": "array", "items": {"type": "object", "additionalProperties": {"enum": [0, 1]}},
+                     "description": "the outputs y_0 .. y_{T-1} of the run with those edits, one object per step"},
+         "effect": {"type": "boolean", "description": "whether the effect holds on an effect step of that run"},
+         "queries_left": _LEFT}},
+    {"title": "oracle-exact-search-v1 with atoms: the exact checks of the candidate", "type": "object",
+     "additionalProperties": False, "required": ["suff", "min1", "valid", "queries_left"], "properties": {
+         "suff": {"type": "boolean", "description": "Definition 10: the edits make the effect happen"},
+         "min1": {"type": "boolean", "description": "Definition 11: every edit is needed"},
+         "valid": {"type": "boolean", "description": "suff and min1 (B_T is no validity constraint here)"},
+         "queries_left": _LEFT}},
+    {"title": "oracle-exact-search-v1 with atoms null: an optimal valid certificate", "type": "object",
+     "additionalProperties": False, "required": ["certificate", "eff_t", "eff_a", "queries_left"], "properties": {
+         "certificate": {"anyOf": [{"type": "array", "items": _ATOM}, {"type": "null"}],
+                         "description": "the valid certificate within B_T minimising (Eff_t, Eff_a); null: none"},
+         "eff_t": {"type": ["integer", "null"], "minimum": 0, "description": "its steps with edits"},
+         "eff_a": {"type": ["integer", "null"], "minimum": 0, "description": "its edits"},
+         "queries_left": _LEFT}},
+    {"title": "a refused call: a malformed candidate, or the budget spent", "type": "object",
+     "additionalProperties": False, "required": ["error", "queries_left"], "properties": {
+         "error": {"type": "string", "description": "why, in one line"}, "queries_left": _LEFT}},
+]
+
+
 class ToolResult(BaseModel):
-    """The harness's answer to one tool request (docs/agent-protocol.md, "Tools")."""
+    """The harness's answer to one tool request (docs/agent-protocol.md, "Tools"); ``result`` has one of the shapes
+    of :data:`TOOL_RESULTS`, which the exported schema states field by field."""
 
     model_config = _MESSAGE
     type: Literal["tool_result"] = "tool_result"
-    tool: str
-    result: dict[str, Any]
+    tool: str = Field(description="the tool that answered: local-planner-v1 or oracle-exact-search-v1")
+    result: dict[str, Any] = Field(description="the answer; its fields depend on the tool and the call",
+                                   json_schema_extra={"oneOf": TOOL_RESULTS})
 
 
 class End(BaseModel):

@@ -317,6 +317,21 @@ def _public(key: str, value: Any) -> tuple[str, Any]:
     return key, value
 
 
+def _pathless(params: dict[str, Any]) -> dict[str, Any]:
+    """An external program's command with every path cut to its file name: a report never shows where the program
+    lay on the machine that ran it (its content hash, ``program_sha256``, says which program it was)."""
+    cmd = params.get("cmd")
+    if not isinstance(cmd, str):
+        return params
+    import shlex
+
+    try:
+        words = shlex.split(cmd)
+    except ValueError:
+        return {**params, "cmd": "(withheld)"}
+    return {**params, "cmd": " ".join(w.rsplit("/", 1)[-1] if "/" in w and "://" not in w else w for w in words)}
+
+
 def _agents(records: list[RunRecord], labels: dict[tuple[str, str], str]) -> list[dict[str, Any]]:
     """The agents legend: per label (sorted), the agent's name, hash, tracks, runs, its spec's parameters as
     :func:`_public` shows them, and the :data:`LEGEND_META` values its runs reported (each a sorted list)."""
@@ -335,7 +350,7 @@ def _agents(records: list[RunRecord], labels: dict[tuple[str, str], str]) -> lis
                 meta[field] = [json.loads(v) for v in sorted(values)]
         out.append({"agent": label, "agent_name": rs[0].agent_name, "agent_hash": rs[0].agent_hash,
                     "eval_tracks": sorted({r.eval_track for r in rs}), "runs": len(rs),
-                    "params": _public("params", rs[0].agent_spec.get("params", {}))[1],
+                    "params": _public("params", _pathless(rs[0].agent_spec.get("params", {})))[1],
                     "reported": meta})
     return out
 

@@ -81,12 +81,50 @@ def load_manifest(path: str | os.PathLike[str]) -> Manifest:
     return Manifest(entries=entries, digest=sha256_hex(data), schema_version=str(version))
 
 
+def base_label(spec: dict[str, Any], name: str) -> str:
+    """What a report calls an agent: its ``--agent-name`` when given; a model by its model name (``llm:M``); an
+    external program by its file name (``cmd:agent.py``, never its path); a built-in by its name."""
+    params = spec.get("params") if isinstance(spec.get("params"), dict) else {}
+    if isinstance(params.get("label"), str):
+        return str(params["label"])
+    if name == "llm" and isinstance(params.get("model"), str):
+        return f"llm:{params['model']}"
+    if name == "cmd" and isinstance(params.get("cmd"), str):
+        import shlex
+
+        try:
+            words = shlex.split(params["cmd"])
+        except ValueError:
+            words = []
+        # The program: the first script (agent.py), else the last path (an interpreter's comes first), else the
+        # command's first word; URLs are arguments, not programs.
+        words = [w for w in words if "://" not in w]
+        scripts = [w for w in words if w.endswith((".py", ".js", ".sh", ".rb", ".pl", ".jar"))]
+        paths = [w for w in words if "/" in w]
+        program = (scripts[:1] or paths[-1:] or words[:1] or [""])[0].rsplit("/", 1)[-1]
+        if program:
+            return f"cmd:{program}"
+    return name
+
+
 def agent_label(records: list[RunRecord]) -> dict[tuple[str, str], str]:
-    """(agent_name, agent_hash) -> the label reports use: the name, or name#hash8 when a name has several specs."""
-    hashes: dict[str, set[str]] = defaultdict(set)
+    """(agent_name, agent_hash) -> the label reports use (:func:`base_label`), with #hash8 when one label covers
+    several agents. One agent on several tracks keeps one label: the hash told apart is the spec's without its
+    track."""
+    from gf01_formal.agents.base import spec_digest
+
+    ident: dict[tuple[str, str], tuple[str, str]] = {}
     for r in records:
-        hashes[r.agent_name].add(r.agent_hash)
-    return {(name, h): name if len(hs) == 1 else f"{name}#{h[:8]}" for name, hs in hashes.items() for h in hs}
+        if (r.agent_name, r.agent_hash) not in ident:
+            trackless = spec_digest({k: v for k, v in r.agent_spec.items() if k != "track"})
+            ident[(r.agent_name, r.agent_hash)] = (base_label(r.agent_spec, r.agent_name), trackless)
+    kinds: dict[str, set[str]] = defaultdict(set)
+    first: dict[str, str] = {}  # trackless identity -> the least of its spec hashes (the suffix it is shown with)
+    for (_, agent_hash), (label, trackless) in ident.items():
+        kinds[label].add(trackless)
+        first[trackless] = min(first.get(trackless, agent_hash), agent_hash)
+    return {key: label if len(kinds[label]) == 1 else f"{label}#{first[trackless][:8]}"
+            for key, (label, trackless) in ident.items()}
 
 
 def coverage(records: list[RunRecord], manifest: Manifest, panel: str | None) -> dict[str, Any]:

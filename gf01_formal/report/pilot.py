@@ -140,7 +140,9 @@ def _groups(scope: list[RunRecord], reference: str | None) -> dict[tuple[str, st
             groups[(key, r.agent_name, r.eval_track)].append(r)
         return groups
     name, _, prefix = reference.partition("#")
-    picked = [r for r in scope if r.agent_name == name and r.agent_hash.startswith(prefix)]
+    # A report's label first (llm:MODEL, an --agent-name), then an agent's name with a prefix of its hash.
+    by_label = [r for r in scope if labels[(r.agent_name, r.agent_hash)] == reference]
+    picked = by_label or [r for r in scope if r.agent_name == name and r.agent_hash.startswith(prefix)]
     specs = sorted({(r.agent_hash, r.eval_track) for r in picked})
     if not picked:
         known = sorted({labels[(r.agent_name, r.agent_hash)] for r in scope})
@@ -149,7 +151,7 @@ def _groups(scope: list[RunRecord], reference: str | None) -> dict[tuple[str, st
     if len(specs) > 1:
         shown = ", ".join(f"{name}#{h[:8]} ({t})" for h, t in specs)
         raise Gf01Error(f"{reference!r} names {len(specs)} agent specs ({shown}): add #HASH", field="--reference")
-    groups[(reference if prefix else name, name, picked[0].eval_track)] = picked
+    groups[(reference if prefix or by_label else name, picked[0].agent_name, picked[0].eval_track)] = picked
     return groups
 
 

@@ -373,11 +373,58 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+def toolkit(out: Path) -> dict[str, Any]:
+    """The exact gf01-formal that makes a package: its version, and when it runs from a git checkout, the commit and
+    whether the checkout had uncommitted changes; for a clean checkout, its source archive (``git archive`` of the
+    commit) written under ``out`` (``toolkit/gf01-formal-<commit12>.tar.gz``), installable with pip, with its
+    sha256. Anything else (an installed wheel, a changed checkout) ships no archive, and says so."""
+    import subprocess
+
+    import gf01_formal
+    from gf01_formal.report.build import software
+
+    info: dict[str, Any] = {"version": software()["gf01-formal"], "commit": None, "dirty": None, "archive": None}
+    src = Path(gf01_formal.__file__).resolve().parent.parent
+    if not (src / "pyproject.toml").is_file():
+        return info
+
+    def git(*args: str) -> str | None:
+        try:
+            done = subprocess.run(["git", "-C", str(src), *args], capture_output=True, timeout=60, check=False)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return done.stdout.decode("utf-8", "replace").strip() if done.returncode == 0 else None
+
+    commit = git("rev-parse", "--verify", "HEAD")
+    if commit is None:
+        return info
+    dirty = git("status", "--porcelain", "--untracked-files=no")
+    info.update(commit=commit, dirty=dirty is None or dirty != "")
+    if info["dirty"]:
+        return info
+    name = f"toolkit/gf01-formal-{commit[:12]}.tar.gz"
+    (out / "toolkit").mkdir(exist_ok=True)
+    if git("archive", "--format=tar.gz", f"--prefix=gf01-formal-{commit[:12]}/", "-o", str(out / name),
+           commit) is None:
+        return info
+    info["archive"] = {"path": name, "sha256": _sha256(out / name)}
+    return info
+
+
 def rerun_script(panel: str | None, files: tuple[str, ...] = REPORT_FILES, caps: str | None = None,
-                 manifest: str = "split_manifest.json") -> str:
+                 manifest: str = "split_manifest.json", kit: dict[str, Any] | None = None) -> str:
     """The POSIX shell script that checks the package's hashes and re-renders the report from its runs, in the
     formats the package holds (``files``: report.json and those of report.md, report.html it ships); ``caps``: the
-    artifact the report's diagnostic caps come from; ``manifest``: the one the report's coverage is against."""
+    artifact the report's diagnostic caps come from; ``manifest``: the one the report's coverage is against;
+    ``kit``: :func:`toolkit`, whose version the script checks before anything is computed, saying what to install
+    when it is missing or another."""
+    kit = kit or {"version": "unknown", "archive": None, "commit": None}
+    if kit.get("archive"):
+        install = f"pip install {kit['archive']['path']} (its source, commit {kit['commit']})"
+    elif kit.get("commit"):
+        install = f"pip install the gf01-formal of commit {kit['commit']} (version {kit['version']})"
+    else:
+        install = f"pip install gf01-formal=={kit['version']}"
     panel_opt = f" --panel {panel}" if panel else ""
     panel_opt += f" --caps artifacts/{caps}" if caps else ""
     outs = " ".join(f"-o rerun/{f}" for f in files)
@@ -400,6 +447,21 @@ if bad:
     sys.exit("sha256 mismatch: " + ", ".join(bad))
 print("sha256: every file matches SHA256SUMS")
 EOF
+if ! "$PY" -c 'import gf01_formal' 2>/dev/null; then
+    echo "rerun.sh: $PY has no gf01-formal: {install}, or set PYTHON to an interpreter that has it" >&2
+    exit 2
+fi
+"$PY" - <<'EOF'
+import sys
+from importlib.metadata import PackageNotFoundError, version
+try:
+    have = version("gf01-formal")
+except PackageNotFoundError:
+    have = "not installed"
+if have != "{kit['version']}":
+    print("rerun.sh: note: gf01-formal " + have + " here, {kit['version']} made the package: the report is "
+          "byte-identical on the same versions only ({install})", file=sys.stderr)
+EOF
 mkdir -p rerun
 {report}
 for f in {" ".join(files)}; do
@@ -412,9 +474,11 @@ echo "reproduced: {" ".join(files)} (tables{" and figures" if "report.html" in f
 FORMAT_NAMES = {"report.json": "JSON", "report.md": "Markdown", "report.html": "HTML"}
 
 
-def rerun_md(report_files: tuple[str, ...], packaged: tuple[str, ...]) -> str:
+def rerun_md(report_files: tuple[str, ...], packaged: tuple[str, ...], manifest: str = "split_manifest.json",
+             kit: dict[str, Any] | None = None) -> str:
     """RERUN.md of a package: what ``rerun.sh`` does, naming only files the package holds (``report_files``: the
-    renderings it recomputes; ``packaged``: the release files copied into ``artifacts/``)."""
+    renderings it recomputes; ``packaged``: the release files copied into ``artifacts/``; ``manifest``: the one the
+    report is against; ``kit``: :func:`toolkit`, how to install the exact toolkit)."""
     formats = [FORMAT_NAMES[f] for f in report_files]
     said = ", ".join(formats[:-1]) + (" and " if len(formats) > 1 else "") + formats[-1]
     outs = " ".join(f"-o {f}" for f in report_files)
@@ -426,8 +490,10 @@ def rerun_md(report_files: tuple[str, ...], packaged: tuple[str, ...]) -> str:
         "the version in `package.json`; the report is byte-reproducible on the same versions of gf01-formal, numpy, "
         "scipy, statsmodels and matplotlib, listed there and in the report itself):",
         "",
-        "1. Every file is checked against `SHA256SUMS` (sha256, the format of `sha256sum -c`).",
-        "2. The report is computed again from `artifacts/runs.jsonl` and `artifacts/split_manifest.json` alone, as "
+        _install_line(kit or {}),
+        "1. Every file is checked against `SHA256SUMS` (sha256, the format of `sha256sum -c`); then the script checks "
+        "that `$PYTHON` has gf01-formal (it stops, saying what to install, when not; it notes another version).",
+        f"2. The report is computed again from `artifacts/runs.jsonl` and `artifacts/{manifest}` alone, as "
         f"{said} (one `gf01 report ... {outs}`), and compared byte for byte with {compared}.",
     ]
     if "report.html" in report_files:
@@ -443,6 +509,22 @@ def rerun_md(report_files: tuple[str, ...], packaged: tuple[str, ...]) -> str:
         lines.append(f"Their outputs are packaged as produced ({', '.join(produced)}).")
     lines.append("`gf01 release check artifacts` repeats the publication checks on the packaged files.")
     return "\n".join(_wrap(line) for line in lines) + "\n"
+
+def _install_line(kit: dict[str, Any]) -> str:
+    """Step 0 of RERUN.md: how to install the gf01-formal that made the package."""
+    version = kit.get("version", "unknown")
+    if kit.get("archive"):
+        return (f"0. Install the toolkit that made this package: `pip install {kit['archive']['path']}` (gf01-formal "
+                f"{version}, the source of commit {kit['commit']}; sha256 {kit['archive']['sha256']}, also in "
+                "`SHA256SUMS`), in a fresh virtual environment (`python3 -m venv .venv && . .venv/bin/activate`), "
+                "then `PYTHON=.venv/bin/python sh rerun.sh`.")
+    if kit.get("commit"):
+        return (f"0. Install the toolkit that made this package: gf01-formal {version} at commit {kit['commit']} "
+                "(the package holds no archive of it: it was made from a checkout with uncommitted changes, so that "
+                "commit is the nearest; `package.json`, `toolkit`).")
+    return (f"0. Install the toolkit that made this package: `pip install gf01-formal=={version}` (it was made "
+            "from an installed gf01-formal, so the package holds no archive of it).")
+
 
 RERUN_PUBLIC = """
 This is a public package (docs/release.md): the runs and the report are those of the public splits
@@ -511,17 +593,19 @@ def package(directory: str | os.PathLike[str], out: str | os.PathLike[str], *, p
         # hold would fail the script of a release that passed its checks.
         shipped = tuple(n for n in REPORT_FILES if (arts / n).is_file())
         manifest_name = "split_manifest.json" if holder else PUBLIC_MANIFEST
+        kit = toolkit(tmp)
         (tmp / "rerun.sh").write_text(rerun_script(report_panel(report), shipped, caps_file(arts, report),
-                                                   manifest_name), encoding="utf-8")
+                                                   manifest_name, kit), encoding="utf-8")
         names = sorted(p.name for p in arts.iterdir() if p.is_file())
-        (tmp / "RERUN.md").write_text(rerun_md(shipped, tuple(names)) + (RERUN_HOLDER if holder else RERUN_PUBLIC),
-                                      encoding="utf-8")
+        (tmp / "RERUN.md").write_text(rerun_md(shipped, tuple(names), manifest_name, kit)
+                                      + (RERUN_HOLDER if holder else RERUN_PUBLIC), encoding="utf-8")
         caps_row = next(c for c in result["checks"] if c["name"] == "caps")
         files = sorted(p for p in tmp.rglob("*") if p.is_file())
         entries = [{"path": p.relative_to(tmp).as_posix(), "bytes": p.stat().st_size, "sha256": _sha256(p)}
                    for p in files]
         (tmp / "package.json").write_text(pretty_json({
             "schema_version": PACKAGE_SCHEMA, "kind": "holder" if holder else "public", "software": software(),
+            "toolkit": kit,
             "checks": result, "report_digest": report.get("inputs", {}).get("digest"), "files": entries,
             **({"provisional_caps": {"stated": True, "where": caps_row["provisional"]}} if caps_row["provisional"]
                else {})}),

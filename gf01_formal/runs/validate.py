@@ -242,9 +242,9 @@ def _pilot_participant(rec: RunRecord, ctx: _Context) -> Iterator[tuple[str, str
 
 
 def _spec_hash(spec: dict[str, Any]) -> str:
-    from gf01_formal.artifacts import sha256_hex
+    from gf01_formal.agents.base import spec_digest
 
-    return sha256_hex(spec)
+    return spec_digest(spec)
 
 
 def _track(rec: RunRecord) -> Iterator[tuple[str, str]]:

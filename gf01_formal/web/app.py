@@ -12,7 +12,8 @@ Routes (docs/browser.md describes the API):
 ``GET /static/{name}``                      the package's own assets, by exact name; nothing else is served
 ``GET /api/instances``                      free play: what the instance list shows
 ``POST /api/episodes``                      free play: begin an episode ``{"instance_id"}``
-``GET /api/pilot``, ``POST /api/pilot``     the consent text; begin ``{"participant_id", "consent": true}``
+``GET /api/pilot``, ``POST /api/pilot``     the consent text; begin ``{"participant_id", "consent": true, "sig"}``
+``POST /api/pilot/resume``                  a started participant's episode ``{"participant_id", "sig"}``
 ``GET /api/episodes/{token}``               the goal panel and observations so far; the result after the end
 ``POST /api/episodes/{token}/steps``        commit one step ``{"action": {"t", "set", "commit"}, "response_ms"}``
 ``POST /api/replay``                        ``{"record": <run record>}``: its observations, played again
@@ -200,6 +201,15 @@ async def api_pilot_start(request: Request) -> Response:
                         'send {"participant_id": ID, "consent": true, "sig": SIG} (and optionally "platform_id")')
 
 
+async def api_pilot_resume(request: Request) -> Response:
+    """An issued participant's link opened again (in any browser): the episode they are at, 404 before they start."""
+    body = await read_json(request, START_LIMIT)
+    if not isinstance(body, dict) or set(body) - {"participant_id", "sig"}:
+        raise RequestError(422, 'send {"participant_id": ID, "sig": SIG}')
+    game = await run_in_threadpool(_games(request).resume_pilot, body.get("participant_id"), body.get("sig"))
+    return Canonical({"token": game.token, "play": f"/play/{game.token}"})
+
+
 async def api_state(request: Request) -> Response:
     """An episode's state (:meth:`Games.state`)."""
     return Canonical(await run_in_threadpool(_games(request).state, request.path_params["token"]))
@@ -256,6 +266,7 @@ ROUTES = [
     Route("/api/episodes", api_start, methods=["POST"]),
     Route("/api/pilot", api_pilot, methods=["GET"]),
     Route("/api/pilot", api_pilot_start, methods=["POST"]),
+    Route("/api/pilot/resume", api_pilot_resume, methods=["POST"]),
     Route("/api/episodes/{token}", api_state, methods=["GET"]),
     Route("/api/episodes/{token}/steps", api_step, methods=["POST"]),
     Route("/api/replay", api_replay, methods=["POST"]),

@@ -23,6 +23,7 @@ False
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -169,7 +170,11 @@ class Journal:
 
     def append(self, event: dict[str, Any]) -> None:
         """Write ``event`` as one line and make it durable before returning."""
-        line = (canonical_json(event) + "\n").encode("utf-8")
+        self.append_lines([canonical_json(event) + "\n"])
+
+    def append_lines(self, lines: list[str]) -> None:
+        """Write whole lines (each ending in a newline) and make them durable before returning."""
+        line = "".join(lines).encode("utf-8")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
@@ -307,14 +312,37 @@ class Games:
                                     "experimenter sent you (it carries your id and its signature)")
         platform = None if platform_id in (None, "") else _participant(platform_id, "platform_id")
         with self._lock:
-            if (self.pilot.pilot_id, pid) in self.sessions:
-                raise RequestError(409, f"participant {pid} has already started: continue in the browser where you "
-                                        "began, or with the episode's link shown at the top of its page (your "
-                                        "progress is saved), or ask the experimenter")
+            current = self._current(pid)
+            if current is not None:  # the signed link is the participant's key: it resumes in any browser
+                return current
             self._check_unplayed(pid, self.pilot.instances)
             game = self._begin(self.served[self.pilot.instances[0]], pid, index=0, pilot_id=self.pilot.pilot_id,
                                consent_sha256=self.pilot.consent_sha256, issued=sig, platform_id=platform)
             return game
+
+    def resume_pilot(self, participant_id: Any, sig: Any) -> Game:
+        """The episode an issued participant who has started is at (the first unfinished one, or the last when all
+        are finished); 404 when they have not started. The signed link is enough: it resumes in any browser."""
+        if self.pilot is None:
+            raise RequestError(404, "this server runs no pilot")
+        pid = _participant(participant_id)
+        assert self.pilot_key is not None
+        if not is_issued(self.pilot_key, self.pilot.pilot_id, pid, sig):
+            raise RequestError(403, f"participant {pid} has no invitation to this study: open the link the "
+                                    "experimenter sent you (it carries your id and its signature)")
+        with self._lock:
+            current = self._current(pid)
+        if current is None:
+            raise RequestError(404, f"participant {pid} has not started yet")
+        return current
+
+    def _current(self, pid: str) -> Game | None:
+        """The episode participant ``pid`` of the running pilot is at, or None before they start (hold ``_lock``)."""
+        assert self.pilot is not None
+        session = self.sessions.get((self.pilot.pilot_id, pid))
+        if not session:
+            return None
+        return next((g for g in session if g.record is None), session[-1])
 
     def step(self, token: str, body: Any) -> dict[str, Any]:
         """Commit one step: ``body`` is ``{"action": {"t", "set", "commit"}, "response_ms"}``. Returns the step's
@@ -568,8 +596,76 @@ class Games:
             rec = records.get(ev["run_id"])
             final = rec is not None and rec.get("status") in FINAL_STATUSES
             game.record = RunRecord.model_validate(upgrade_record(rec)) if final else None
+        elif kind == "reset":  # gf01 pilot reset: the participant starts the pilot afresh
+            for game in self.sessions.pop((ev["pilot_id"], ev["participant_id"]), []):
+                self.games.pop(game.token, None)
         else:
             raise ValueError(f"unknown event {kind!r}")
+
+
+#: Where ``gf01 pilot reset --force`` keeps the records it takes out of the runs file (nothing is deleted).
+RESET_FILE = "pilot-reset.jsonl"
+
+
+@dataclass(frozen=True)
+class Reset:
+    """What ``gf01 pilot reset`` did: the participant's episodes forgotten, its records moved aside (and where)."""
+
+    episodes: int
+    records: int
+    aside: Path | None
+
+
+def reset_participant(runs_out: str | os.PathLike[str], pilot: Pilot, participant_id: str, *,
+                      force: bool = False) -> Reset:
+    """Let participant ``participant_id`` (a test id, typically) start ``pilot`` afresh on the server recording to
+    ``runs_out``: a ``reset`` event in the journal makes the server forget their episodes. Finished runs are real
+    data: refused unless ``force``, which moves their records out of the runs file into ``<runs>.d/pilot-reset.jsonl``
+    (kept, never deleted). Refused while a server writes the runs file (its lock)."""
+    from gf01_formal.artifacts import write_text_atomic
+
+    if not PARTICIPANT.fullmatch(participant_id):
+        raise Gf01Error("1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit",
+                        field="PARTICIPANT")
+    if not Path(runs_out).is_file():
+        raise Gf01Error("no such runs file (give the --runs-out of the pilot's server)",
+                        file=quote(os.fspath(runs_out), 200, bare=True), field="--runs-out")
+    with RunsFile(runs_out) as runs:
+        journal = Journal(runs.side_dir / "web-journal.jsonl")
+        episodes = 0
+        if journal.path.exists():
+            for _, ev in read_lines(journal.path):
+                if ev.get("pilot_id") == pilot.pilot_id and ev.get("participant_id") == participant_id:
+                    episodes = 0 if ev.get("event") == "reset" else episodes + (ev.get("event") == "episode")
+        lines = runs.path.read_text(encoding="utf-8").splitlines(keepends=True) if runs.path.exists() else []
+
+        def theirs(line: str) -> bool:
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                return False
+            meta = rec.get("agent_meta") if isinstance(rec, dict) else None
+            return (rec.get("agent_name") == HUMAN and isinstance(meta, dict)
+                    and meta.get("pilot_id") == pilot.pilot_id and meta.get("participant_id") == participant_id)
+
+        moved = [line for line in lines if theirs(line)]
+        name = quote(os.fspath(runs_out), 200, bare=True)
+        if moved and not force:
+            raise Gf01Error(f"participant {participant_id} has {len(moved)} recorded run"
+                            f"{'s' if len(moved) != 1 else ''} of pilot {pilot.pilot_id} (real data): nothing reset; "
+                            f"--force moves them to {runs.side_dir / RESET_FILE} and resets", file=name)
+        if episodes == 0 and not moved:
+            return Reset(0, 0, None)
+        # The journal first: a reset cut short by a crash leaves records a second --force moves, never a participant
+        # whose finished episodes would be scored again.
+        journal.append({"event": "reset", "pilot_id": pilot.pilot_id, "participant_id": participant_id,
+                        "records": len(moved), "forced": force})
+        aside = None
+        if moved:
+            aside = runs.side_dir / RESET_FILE
+            Journal(aside).append_lines(moved)
+            write_text_atomic(runs.path, "".join(line for line in lines if not theirs(line)))
+        return Reset(episodes, len(moved), aside)
 
 
 def parse_step(body: Any) -> tuple[Action, float | None]:

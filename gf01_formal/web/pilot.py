@@ -137,10 +137,15 @@ def completion_code(key: bytes, pilot: Pilot, participant_id: str) -> str:
 
 
 def code_participant(key: bytes, pilot: Pilot, code: str) -> str | None:
-    """The participant whose completion code ``code`` is (None: no participant's)."""
+    """The participant whose completion code ``code`` is (None: no participant's), whatever the case it was typed
+    in: the participant id is tried as typed, in upper case and in lower case (issued ids, P00001, are upper)."""
+    code = code.strip()
     head = f"{pilot.completion_code}-"
-    if not code.startswith(head) or "-" not in code[len(head):]:
+    if not code.upper().startswith(head.upper()) or "-" not in code[len(head):]:
         return None
-    participant_id = code[len(head):].rsplit("-", 1)[0]
-    want = completion_code(key, pilot, participant_id)
-    return participant_id if hmac.compare_digest(code.encode("utf-8"), want.encode("utf-8")) else None
+    typed = code[len(head):].rsplit("-", 1)[0]
+    for participant_id in dict.fromkeys((typed, typed.upper(), typed.lower())):
+        want = completion_code(key, pilot, participant_id)
+        if hmac.compare_digest(code.upper().encode("utf-8"), want.upper().encode("utf-8")):
+            return participant_id
+    return None

@@ -66,10 +66,19 @@ def url_of(sock: socket.socket) -> str:
 
 def serve(bundle: str | os.PathLike[str], *, host: str = "127.0.0.1", port: int = 8000,
           runs_out: str | os.PathLike[str] | None = None, pilot: str | os.PathLike[str] | None = None,
-          body_timeout: float = 30.0, adaptation: Adaptation | None = None) -> None:
-    """Serve GF-01-R1 for ``bundle`` until interrupted (KeyboardInterrupt reaches the caller after a clean stop)."""
+          body_timeout: float = 30.0, adaptation: Adaptation | None = None, proxy: str | None = None) -> None:
+    """Serve GF-01-R1 for ``bundle`` until interrupted (KeyboardInterrupt reaches the caller after a clean stop).
+    A client is the peer of its connection; only with ``proxy`` (the proxy's address) does an ``X-Forwarded-For``
+    header sent by that peer name the client (uvicorn would otherwise trust it from loopback, and free play's
+    per-client cap would count whatever a client claims)."""
     import uvicorn
 
+    if proxy is not None:
+        try:
+            ipaddress.ip_address(proxy)
+        except ValueError:
+            raise Gf01Error(f"{quote(proxy, 80)} is not an IP address (the proxy's, as the server sees it)",
+                            field="--proxy") from None
     if pilot is not None and runs_out is None:
         raise Gf01Error("a pilot records every episode: give the runs file (--runs-out)", field="--runs-out")
     if runs_out is not None:
@@ -95,6 +104,9 @@ def serve(bundle: str | os.PathLike[str], *, host: str = "127.0.0.1", port: int 
     if not loopback:
         print(f"gf01 serve: note: listening on {host}: anyone who can reach this machine can play", file=sys.stderr)
     print("Ctrl-C stops the server", flush=True)
+    if proxy is not None:
+        print(f"clients are named by the X-Forwarded-For header of the proxy at {proxy}")
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", server_header=False,
-                            timeout_graceful_shutdown=GRACE_SECONDS)
+                            timeout_graceful_shutdown=GRACE_SECONDS, proxy_headers=proxy is not None,
+                            forwarded_allow_ips=proxy)
     uvicorn.Server(config).run(sockets=[sock])

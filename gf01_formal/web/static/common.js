@@ -55,6 +55,13 @@ export function clear(node) {
   return node;
 }
 
+// Edits in plain words, as participants read them: "step 20: r2 set to 1; step 21: r2 set to 1".
+export function editsText(cert) {
+  if (!cert || cert.length === 0) return "none";
+  return cert.map(([t, a, v]) => `step ${t}: ${a} set to ${v}`).join("; ");
+}
+
+// Edits in the specification's notation (the replay page, for people who read run records).
 export function certText(cert) {
   if (!cert || cert.length === 0) return "{} (no edits)";
   return "{" + cert.map(([t, a, v]) => `(${t}, ${a}, ${v})`).join(", ") + "}";
@@ -85,20 +92,20 @@ export function announce(message) {
   window.setTimeout(() => { live.textContent = message; }, 30);
 }
 
-// The goal panel's facts, as the play page and the replay page show them.
+// The goal panel's facts, in plain words, as the play page and the replay page show them.
 export function goalFacts(goal) {
   const [first, last] = goal.effect_steps;
-  const mode = goal.mode === "hard"
-    ? `hard: at step ${goal.t_star} exactly`
-    : `normal: at some step from ${first} to ${last} (window w = ${goal.window})`;
+  const when = goal.mode === "hard" || first === last
+    ? `exactly at step ${goal.t_star}`
+    : `at any step from ${first} to ${last}`;
   return [
-    ["Effect (must hold)", el("code", { class: "expr" }, goal.effect)],
-    ["Target step t*", String(goal.t_star)],
-    ["Mode", mode],
-    ["Steps T", `${goal.horizon} (steps 0 to ${goal.horizon - 1})`],
+    ["Pattern to make appear", el("code", { class: "expr" }, goal.effect)],
+    ["Target step", String(goal.t_star)],
+    ["When it counts", when],
+    ["Steps", `${goal.horizon} (steps 0 to ${goal.horizon - 1})`],
     ["Inputs (you set)", goal.inputs.join(", ")],
     ["Outputs (you see)", goal.outputs.join(", ")],
-    ["Budget B_T", `${goal.budget_t} steps with edits`],
-    ["Budget B_A", `${goal.budget_a} edits`],
+    ["Steps you may change", `at most ${goal.budget_t}`],
+    ["Changes you may make", `at most ${goal.budget_a}`],
   ];
 }

@@ -1,41 +1,32 @@
-// A pilot's consent page: the consent text from the pilot file, the participant id (from the study link's
-// ?participant= or typed), and the box that must be ticked. Opening the study link again in the same browser
-// goes back to the participant's episode instead of starting over.
+// A pilot's consent page: the consent text from the pilot file, the participant id fixed by the study link
+// (?participant=ID&sig=SIG, which the server signed), and the box that must be ticked. The link is the
+// participant's key: opened again, in this browser or any other, it goes back to the participant's episode.
 
 import { api, el, clear } from "./common.js";
 
 const $ = (id) => document.getElementById(id);
 const message = (text) => { $("message").textContent = text; };
-let info = null;
+const link = new URLSearchParams(location.search);
+const participant = link.get("participant") || "";
+const sig = link.get("sig") || "";
 
-function key(participant) {
-  return `gf01.pilot.${info.pilot_id}.${participant}`;
-}
-
-async function resume(participant) {
-  let token = null;
+// The episode this participant is at, when they have started (on any browser): the page goes there.
+async function resume() {
   try {
-    token = localStorage.getItem(key(participant));
+    const answer = await api("POST", "/api/pilot/resume", { participant_id: participant, sig });
+    location.replace(answer.play);
+    return true;
   } catch (err) {
+    if (err.status !== 404) message(err.message);
     return false;
   }
-  if (!token) return false;
-  try {
-    await api("GET", `/api/episodes/${encodeURIComponent(token)}`);
-  } catch (err) {
-    return false;
-  }
-  location.replace(`/play/${encodeURIComponent(token)}`);
-  return true;
 }
 
 async function start(event) {
   event.preventDefault();
   message("");
-  const participant = $("participant").value.trim();
-  if (!participant) {
-    message("Please enter your participant id.");
-    $("participant").focus();
+  if (!participant || !sig) {
+    message("Please open the study through the link you were sent: it carries your participant id.");
     return;
   }
   if (!$("agree").checked) {
@@ -43,17 +34,10 @@ async function start(event) {
     $("agree").focus();
     return;
   }
-  if (await resume(participant)) return;
   try {
-    const link = new URLSearchParams(location.search);
-    const body = { participant_id: participant, consent: true, sig: link.get("sig") || "" };
+    const body = { participant_id: participant, consent: true, sig };
     if (link.get("platform_id")) body.platform_id = link.get("platform_id");
     const answer = await api("POST", "/api/pilot", body);
-    try {
-      localStorage.setItem(key(participant), answer.token);
-    } catch (err) {
-      // storage may be off: the episode's address still resumes it
-    }
     location.assign(answer.play);
   } catch (err) {
     message(err.message);
@@ -61,25 +45,24 @@ async function start(event) {
 }
 
 async function main() {
+  let info;
   try {
     info = await api("GET", "/api/pilot");
   } catch (err) {
     clear($("consent-text")).append(el("p", {}, err.message));
     return;
   }
-  document.title = `${info.title}: consent`;
+  document.title = `${info.title}: information and consent`;
   $("title").textContent = info.title;
   const text = clear($("consent-text"));
   for (const paragraph of info.consent.split(/\n\s*\n/)) text.append(el("p", {}, paragraph.trim()));
   $("agree-label").textContent = info.consent_label;
-  $("count").textContent = `The study has ${info.instances} short episode${info.instances === 1 ? "" : "s"}; ` +
-    "each step you commit is saved at once, so you can close the page and come back with the same link.";
-  const participant = new URLSearchParams(location.search).get("participant");
-  if (participant) {
-    $("participant").value = participant;
-    if (await resume(participant)) return;
-  }
+  const n = info.instances;
+  $("count").textContent = `The study has ${n} short puzzle${n === 1 ? "" : "s"}. Each step you take is saved at ` +
+    "once: you can close the page and come back later with the same link, in this browser or any other.";
+  $("participant").textContent = participant || "none: open the link you were sent";
   $("consent-form").addEventListener("submit", start);
+  if (participant && sig) await resume();
 }
 
 main();

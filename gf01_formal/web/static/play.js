@@ -2,7 +2,7 @@
 // observations the server sent, sends one action per step, and after the end shows the scores and a replay.
 // Reloading the page (or opening the link again) asks the server for the episode and continues at the same step.
 
-import { api, el, clear, certText, yesNo, fixed, facts, announce, goalFacts } from "./common.js";
+import { api, el, clear, certText, editsText, yesNo, fixed, facts, announce, goalFacts } from "./common.js";
 import { renderTimeline, centerColumn, mountReplay } from "./timeline.js";
 
 const token = decodeURIComponent(location.pathname.split("/").pop());
@@ -44,8 +44,14 @@ async function load(initial) {
   $("resume-link").href = location.pathname;
   $("resume").hidden = Boolean(state.done);
   if (state.pilot) {
+    const where = `puzzle ${state.pilot.index + 1} of ${state.pilot.total}`;
+    $("heading").textContent = state.pilot.title;
     $("progress").hidden = false;
-    $("progress").textContent = `${state.pilot.title}: instance ${state.pilot.index + 1} of ${state.pilot.total}`;
+    $("progress").textContent = where.charAt(0).toUpperCase() + where.slice(1);
+    document.title = `${state.pilot.title}: ${where}`;
+  } else {
+    $("heading").textContent = "GF-01 puzzle";
+    document.title = `GF-01 puzzle ${state.instance_id}`;
   }
   if (state.done) {
     showEnd();
@@ -59,8 +65,8 @@ async function load(initial) {
 function render() {
   renderTimeline($("timeline"), { goal: state.goal, observations: state.observations, current: state.t, choices });
   renderStatus();
-  $("commit").textContent = `Commit step ${state.t}`;
-  $("commit").setAttribute("aria-label", `Commit step ${state.t} with the edits chosen`);
+  $("commit").textContent = `Take step ${state.t}`;
+  $("commit").setAttribute("aria-label", `Take step ${state.t} with the changes chosen`);
   centerColumn($("timeline-region"), $("timeline"), state.t);
   shownAt = performance.now();
 }
@@ -72,18 +78,18 @@ function renderStatus() {
   const leftA = last ? last.b_A_rem : g.budget_a;
   const [first, lastStep] = g.effect_steps;
   let effect = `not yet (it counts at step${first === lastStep ? ` ${first}` : `s ${first} to ${lastStep}`})`;
-  if (last && last.effect_status.achieved) effect = "achieved ✓ (it held at a step where it counts)";
+  if (last && last.effect_status.achieved) effect = "done ✓ (it appeared at a step where it counts)";
   else if (state.t > lastStep) effect = "missed: the steps where it counts are over";
   const pending = choices.filter((c) => c !== "u").length;
-  let plan = pending === 0 ? "no edit" : `${pending} edit${pending > 1 ? "s" : ""}`;
-  if (pending > 0 && leftT === 0) plan += ": no step with edits is left, they would be refused";
-  else if (pending > leftA) plan += `: only ${leftA} edit${leftA === 1 ? "" : "s"} left, the rest would be refused`;
+  let plan = pending === 0 ? "no change" : `${pending} change${pending > 1 ? "s" : ""}`;
+  if (pending > 0 && leftT === 0) plan += ": no step with changes is left, they would be refused";
+  else if (pending > leftA) plan += `: only ${leftA} change${leftA === 1 ? "" : "s"} left, the rest would be refused`;
   facts($("status-list"), [
     ["Current step", `${state.t} (of 0 to ${g.horizon - 1})`, "now-step"],
-    ["Steps with edits left", `${leftT} of ${g.budget_t}`, "left-t"],
-    ["Edits left", `${leftA} of ${g.budget_a}`, "left-a"],
-    ["Effect", effect, "effect-status"],
-    ["Your edits", certText(last ? last.certificate : []), "my-edits"],
+    ["Steps with changes left", `${leftT} of ${g.budget_t}`, "left-t"],
+    ["Changes left", `${leftA} of ${g.budget_a}`, "left-a"],
+    ["Pattern", effect, "effect-status"],
+    ["Your changes", editsText(last ? last.certificate : []), "my-edits"],
     ["This step", plan, "plan"],
   ]);
 }
@@ -121,7 +127,7 @@ async function commit(finish) {
     state.observations.push(o);
     state.t += 1;
     const refused = o.refused.length ? `; refused: ${o.refused.map((r) => r.message).join("; ")}` : "";
-    announce(`Step ${o.t} committed: ${outputsText(o)}; the effect ${o.effect_status.holds ? "holds" : "does not hold"}` +
+    announce(`Step ${o.t} taken: ${outputsText(o)}; the pattern ${o.effect_status.holds ? "appears" : "does not appear"}` +
       `${refused}.`);
     if (refused) message(`Step ${o.t}${refused}`);
     if (answer.done) {
@@ -136,7 +142,7 @@ async function commit(finish) {
       await load(false);
       message(`${err.message}. The page now shows what the server saved.`);
     } else {
-      message(`The step was not committed: ${err.message}`);
+      message(`The step was not taken: ${err.message}`);
     }
   } finally {
     sending = false;
@@ -149,12 +155,15 @@ function showConfirm(show) {
   (show ? $("confirm-yes") : $("finish")).focus();
 }
 
+// The end screen. The next step (the next puzzle, or the completion code) comes first, right under the verdict,
+// so that it is in view without scrolling; the results follow in plain words. The specification's scores and
+// answers are free play's only, in "About the scoring" (a pilot's participants are lay people).
 function showEnd() {
   $("game").classList.add("ended");
+  $("game").hidden = true;
   $("resume").hidden = true;
-  $("board").hidden = true;
-  $("status").hidden = true;
   $("end").hidden = false;
+  window.scrollTo(0, 0);  // the page was scrolled down to the timeline: the end screen starts at the top
   const r = state.result;
   const verdict = $("verdict");
   if (!r) {
@@ -162,18 +171,52 @@ function showEnd() {
     $("end-h").focus();
     return;
   }
+  const none = !r.certificate || r.certificate.length === 0;
   if (r.status !== "completed") {
-    verdict.textContent = `The server could not score this episode (${r.error}). Your steps are saved.`;
+    verdict.textContent = `The server could not score this puzzle (${r.error}). Your steps are saved.`;
   } else if (r.valid) {
-    verdict.textContent = "Valid certificate: your edits made the effect happen, and every one of them was needed.";
+    verdict.textContent = "Well done: your changes made the pattern appear, and every one of them was needed.";
   } else if (r.suff) {
-    verdict.textContent = "Sufficient but not minimal: the effect happened, but some edit was not needed.";
+    verdict.textContent = "The pattern appeared, but some of your changes were not needed.";
+  } else if (none) {
+    verdict.textContent = "You made no changes, and the pattern did not appear when it counts.";
   } else {
-    verdict.textContent = "Not sufficient: the effect did not hold at a step where it counts.";
+    verdict.textContent = "The pattern did not appear at a step where it counts.";
   }
+  const after = clear($("after"));
+  if (state.pilot && state.pilot.completion_code) {
+    after.append(el("div", { class: "complete", role: "status" },
+      el("h3", {}, "Thank you: the study is complete"),
+      el("p", {}, "Your completion code (copy it into the study's form):"),
+      el("p", { class: "code", id: "completion-code" }, state.pilot.completion_code)));
+  } else if (state.pilot && state.pilot.next) {
+    const next = state.pilot.next;
+    after.append(el("button", { type: "button", class: "primary", id: "next",
+      onclick: () => location.assign(next) }, `Next puzzle (${state.pilot.index + 2} of ${state.pilot.total})`));
+  } else if (!state.pilot) {
+    after.append(el("a", { href: "/", id: "back" }, "Play another puzzle"));
+  }
+  const needed = none ? "you made no changes" : yesNo(r.min1);
+  facts($("plain"), [
+    ["Did the pattern appear when it counts?", yesNo(r.suff), "plain-appeared"],
+    ["Was every change needed?", needed, "plain-needed"],
+    ["Steps you changed", r.eff_t ?? "–", "plain-steps"],
+    ["Changes you made", r.eff_a ?? "–", "plain-changes"],
+    ["Your changes", editsText(r.certificate), "plain-edits"],
+    ["Saved", r.recorded ? "yes" : "no (this server is not recording)", "saved"],
+  ]);
+  $("about").hidden = Boolean(state.pilot);
+  if (!state.pilot) aboutScoring(r);
+  mountReplay($("replay"), state.goal, state.observations, { start: state.observations.length, label: "Your steps" });
+  $("end-h").focus({ preventScroll: true });
+  window.scrollTo(0, 0);
+}
+
+// Free play: the specification's scores, the best match and the oracle's optimum (docs/browser.md).
+function aboutScoring(r) {
   const rows = [
     ["Suff (the effect happens)", yesNo(r.suff), "score-suff"],
-    ["Min1 (every edit needed)", yesNo(r.min1), "score-min1"],
+    ["Min1 (every edit needed)", none(r) ? "– (no edits)" : yesNo(r.min1), "score-min1"],
     ["Valid (Suff and Min1)", yesNo(r.valid), "score-valid"],
     ["Eff_t (steps with edits)", r.eff_t ?? "–", "score-eff-t"],
     ["Eff_a (edits)", r.eff_a ?? "–", "score-eff-a"],
@@ -182,32 +225,20 @@ function showEnd() {
   ];
   const body = clear($("scores").tBodies[0]);
   for (const [name, value, id] of rows) body.append(el("tr", {}, el("th", { scope: "row" }, name), el("td", { id }, String(value))));
-  // In a pilot the answers wait until every episode is finished (r.withheld says so).
-  const oracle = r.withheld ? r.withheld : r.oracle
+  const oracle = r.oracle
     ? `${certText(r.oracle.certificate)}: Eff_t = ${r.oracle.eff_t}, Eff_a = ${r.oracle.eff_a}`
     : "no valid certificate exists within B_T";
-  const best = r.withheld ? r.withheld : r.best_match_gold ? certText(r.best_match_gold) : "none";
   facts($("certs"), [
     ["Your certificate", certText(r.certificate), "cert-mine"],
-    ["Best match in M(I) (AP/TS are measured against it)", best, "cert-best"],
+    ["Best match in M(I) (AP/TS are measured against it)", r.best_match_gold ? certText(r.best_match_gold) : "none",
+      "cert-best"],
     ["The oracle's optimum (fewest steps, then edits)", oracle, "cert-oracle"],
-    ["Saved", r.recorded ? `yes, run ${r.run_id}` : "no (this server is not recording)", "saved"],
+    ["Run", r.recorded ? r.run_id : "not recorded", "run-id"],
   ]);
-  mountReplay($("replay"), state.goal, state.observations, { start: state.observations.length, label: "Your episode" });
-  const after = clear($("after"));
-  if (state.pilot && state.pilot.completion_code) {
-    after.append(el("div", { class: "complete", role: "status" },
-      el("h3", {}, "Thank you: the study is complete"),
-      el("p", {}, "Your completion code:"),
-      el("p", { class: "code", id: "completion-code" }, state.pilot.completion_code)));
-  } else if (state.pilot && state.pilot.next) {
-    const next = state.pilot.next;
-    after.append(el("button", { type: "button", class: "primary", id: "next",
-      onclick: () => location.assign(next) }, `Next instance (${state.pilot.index + 2} of ${state.pilot.total})`));
-  } else if (!state.pilot) {
-    after.append(el("a", { href: "/", id: "back" }, "Play another instance"));
-  }
-  $("end-h").focus();
+}
+
+function none(r) {
+  return !r.certificate || r.certificate.length === 0;
 }
 
 function wire() {

@@ -1,9 +1,9 @@
 // The R1 timeline: one column per step. Past columns show the player's committed edits and the observed outputs,
-// the current column takes set 0 / set 1 / unchanged for each input, future columns are blank; the target step t*
+// the current column takes set 0 / set 1 / unchanged for each input, future columns are blank; the target step
 // and the steps where the effect counts (the window) are marked. Everything comes from the goal panel and the
 // canonical observations; the same table serves the game, the end screen's replay and the replay page.
 
-import { el, clear, certText } from "./common.js";
+import { el, clear, editsText } from "./common.js";
 
 const CHOICES = [["u", "–", "unchanged"], ["0", "0", "set 0"], ["1", "1", "set 1"]];
 
@@ -24,18 +24,18 @@ export function renderTimeline(table, view) {
 
   clear(table);
   table.append(el("caption", { class: "visually-hidden" },
-    `Timeline of steps 0 to ${T - 1}; the effect counts at steps ${first} to ${last}; target step ${goal.t_star}.`));
+    `Timeline of steps 0 to ${T - 1}; the pattern counts at steps ${first} to ${last}; target step ${goal.t_star}.`));
   const head = el("tr", {}, el("th", { scope: "col", class: "corner" }, "step"));
   for (let t = 0; t < T; t++) {
     const marks = [];
-    if (t === goal.t_star) marks.push("target step t*");
-    if (t >= first && t <= last) marks.push("the effect counts here");
+    if (t === goal.t_star) marks.push("target step");
+    if (t >= first && t <= last) marks.push("the pattern counts here");
     if (t === current) marks.push("current step");
     head.append(el("th", {
       scope: "col", class: classes(t), "data-t": t,
       "aria-label": `step ${t}${marks.length ? ", " + marks.join(", ") : ""}`,
     }, el("span", { class: "num" }, String(t)),
-    t === goal.t_star ? el("span", { class: "mark", "aria-hidden": "true" }, "★ t*") : null,
+    t === goal.t_star ? el("span", { class: "mark", "aria-hidden": "true" }, "★ target") : null,
     t === current ? el("span", { class: "mark now", "aria-hidden": "true" }, "now") : null));
   }
   table.append(el("thead", {}, head));
@@ -83,14 +83,14 @@ export function renderTimeline(table, view) {
     }
     body.append(row);
   }
-  const effect = el("tr", { class: "effect-row" }, el("th", { scope: "row" }, "effect", el("small", {}, " holds?")));
+  const effect = el("tr", { class: "effect-row" }, el("th", { scope: "row" }, "pattern", el("small", {}, " appears?")));
   for (let t = 0; t < T; t++) {
     if (t >= shown) {
       effect.append(el("td", { class: classes(t) }));
       continue;
     }
     const s = observations[t].effect_status;
-    const label = `effect ${s.holds ? "holds" : "does not hold"} at step ${t}${s.holds && s.in_window ? " and counts" : ""}`;
+    const label = `pattern ${s.holds ? "appears" : "does not appear"} at step ${t}${s.holds && s.in_window ? " and counts" : ""}`;
     effect.append(el("td", { class: classes(t) },
       el("span", { class: `badge ${s.holds ? (s.in_window ? "counts" : "holds") : "no"}`, role: "img",
         "aria-label": label }, s.holds ? "✓" : "–")));
@@ -151,8 +151,8 @@ export function mountReplay(root, goal, observations, options = {}) {
       const o = observations[k - 1];
       const ys = goal.outputs.map((name) => `${name} = ${o.y[name]}`).join(", ");
       const refused = (o.refused || []).map((r) => r.message).join("; ");
-      detail.textContent = `Step ${o.t}: ${ys}; the effect ${o.effect_status.holds ? "holds" : "does not hold"}` +
-        `${o.effect_status.achieved ? " (achieved)" : ""}; edits so far ${certText(o.certificate)}` +
+      detail.textContent = `Step ${o.t}: ${ys}; the pattern ${o.effect_status.holds ? "appears" : "does not appear"}` +
+        `${o.effect_status.achieved ? " (achieved)" : ""}; edits so far: ${editsText(o.certificate)}` +
         `${refused ? "; refused: " + refused : ""}${o.done ? "; the episode ended here." : "."}`;
     }
     centerColumn(scroller, table, Math.max(0, k - 1));
