@@ -22,8 +22,8 @@ import numpy as np
 
 from encoders.problem import Problem
 from solvers import key_counts
-from solvers.key_counts import Counts, HelperCounts
-from solvers.limits import Clock
+from solvers.key_counts import Counts, HelperCounts, HelperEnded
+from solvers.limits import Clock, Unknown
 from solvers.quotient import StepTables, Tables, has, meets, members, onehot, put, quotient
 
 #: CPU on the cube family with 8 inputs).
@@ -305,6 +305,8 @@ class Forward:
                 if edges is not None:
                     step_edges.append(edges)
             outcome_counts = tally.result()
+        except HelperEnded as ex:
+            raise Unknown(settings.query, str(ex), {**clock.spent, "seconds": round(clock.elapsed(), 3)}) from None
         finally:
             tally.close()
         outcomes = sorted(tally.ids, key=tally.ids.__getitem__)
