@@ -135,14 +135,28 @@ def hoa_problem(text: str, effect: str, steps: int, budget: int | None, seed: in
 
 
 def make_problem(kind: str, seed: int, steps: int, inputs: int, budget: int | None, states: int = 16) -> Problem:
-    """The bench instance ``kind`` ("cube": issue 10's family, "arbiter": the 404-state controller, "table": a
-    uniformly random table with ``states`` states, t* = T - 1)."""
+    """The bench instance ``kind`` ("cube": issue 10's family, "arbiter": the 404-state lease controller,
+    "wide-arbiter": issue 28's 404-state controller class, "table": a uniformly random table with ``states`` states,
+    t* = T - 1)."""
     if kind == "cube":
         text, effect = cube_hoa(seed, 16, inputs, 2)
         return hoa_problem(text, effect, steps, budget, seed)
     if kind == "arbiter":
         return hoa_problem(arbiter_hoa(), "g2", steps, budget, seed)
+    if kind == "wide-arbiter":
+        return wide_arbiter_problem(steps, budget, seed)
     return random_problem(states, inputs, steps, budget, seed)
+
+
+def wide_arbiter_problem(steps: int, budget: int | None, seed: int) -> Problem:
+    """Issue 28's case: the 404-state arbiter-like controller of ``tests/backend_common.py`` (266 classes at one step
+    of 8), effect g_2 at t* = T - 1; seed 0: the issue's trace, every step s_0&s_1&s_2; seed s > 0: random request
+    letters from ``Generator(PCG64([s, T]))``."""
+    from backend_common import arbiter_view
+
+    view = arbiter_view()
+    trace = (7,) * steps if seed == 0 else tuple(int(x) for x in Generator(PCG64([seed, steps])).integers(0, 8, steps))
+    return Problem(view, trace, parse_named("g_2", view.outputs), steps - 1, budget_t=budget)
 
 
 # -- workers (run in a subprocess) ---------------------------------------------------------------------------------
@@ -479,8 +493,8 @@ def main() -> None:
                         help="write the instance's HOA file and JSON trace to DIR and print the matching "
                              "`gf01 import hoa` command (to time the CLI on it)")
     parser.add_argument("--count-one", nargs=5, metavar=("KIND", "T", "INPUTS", "BUDGET", "BACKEND"),
-                        help="print one exact count (kind cube|arbiter|table, BUDGET an int or none) and exit: "
-                             "for timing whole commands")
+                        help="print one exact count (kind cube|arbiter|wide-arbiter|table, BUDGET an int or none) and "
+                             "exit: for timing whole commands")
     args = parser.parse_args()
     if args.emit:
         kind, steps, inputs, where = args.emit

@@ -22,9 +22,9 @@ import numpy as np
 
 from encoders.problem import Problem
 from solvers import key_counts
-from solvers.key_counts import Counts, HelperCounts
-from solvers.limits import Clock
-from solvers.quotient import StepTables, Tables, has, meets, onehot, quotient
+from solvers.key_counts import Counts, HelperCounts, HelperEnded
+from solvers.limits import Clock, Unknown
+from solvers.quotient import StepTables, Tables, has, meets, members, onehot, put, quotient
 
 #: CPU on the cube family with 8 inputs).
 CHUNK = 1 << 16
@@ -305,6 +305,8 @@ class Forward:
                 if edges is not None:
                     step_edges.append(edges)
             outcome_counts = tally.result()
+        except HelperEnded as ex:
+            raise Unknown(settings.query, str(ex), {**clock.spent, "seconds": round(clock.elapsed(), 3)}) from None
         finally:
             tally.close()
         outcomes = sorted(tally.ids, key=tally.ids.__getitem__)
@@ -319,7 +321,9 @@ class Forward:
         quo, words, t, query = self.quo, self.quo.words, plan.t, settings.query
         extras, edges = settings.extras, settings.edges
         empty = np.zeros(0, dtype=np.int64)
-        # Chunks of keys with at most CHUNK candidate pairs (one key's masks always fit).
+        # Chunks of keys with at most CHUNK candidate pairs, fewer when class sets are wider than 8 words (their rows
+        # are the chunk's memory); one key's masks always fit.
+        chunk = CHUNK * 8 // max(8, words)
         per = np.cumsum(plan.tab.viable_ptr[layer.q + 1] - plan.tab.viable_ptr[layer.q])
         pairs = int(per[-1]) if per.size else 0
         plan = dataclasses.replace(plan, tab=self.tables.with_images(t, plan.tab, pairs))
@@ -327,7 +331,7 @@ class Forward:
         lo = kept = 0
         while lo < layer.size:
             base = per[lo - 1] if lo else 0
-            hi = max(lo + 1, int(np.searchsorted(per, base + CHUNK, side="right")))
+            hi = max(lo + 1, int(np.searchsorted(per, base + chunk, side="right")))
             clock.check(query)
             kept = self._expand(plan, layer, lo, hi, buf, kept)
             lo = hi
@@ -419,7 +423,7 @@ class Forward:
             b2 = np.zeros(src.size, dtype=np.int64)
         x = self.problem.trace[t] ^ mask
         s = np.take(layer.s, src, axis=0)
-        s2 = np.take(tab.new_runs.reshape(-1, words), cm, axis=0)
+        s2 = tab.new_sets(cm)
         dead = np.zeros(src.size, dtype=bool)
         if tab.img is not None and tab.img_die is not None:
             # Flat indices into the (letters, chunks, 256) tables: one gather per byte of the class set.
@@ -432,6 +436,11 @@ class Forward:
                 s2 |= np.take(img, pos, axis=0)
                 dead |= np.take(die, pos)
                 row += 256
+        elif words > 1:
+            # Wide class sets: images of the members the sets hold, not a pass over every class of the step.
+            pair, cls = members(s)
+            put(s2, pair, tab.nxt[cls, x[pair]])
+            dead[pair[tab.hit[cls, x[pair]]]] = True
         else:
             for r in range(tab.nxt.shape[0]):
                 mem = np.flatnonzero((s[:, r >> 6] >> np.uint64(r & 63)) & np.uint64(1))

@@ -137,6 +137,19 @@ class Counts:
         """Nothing to release in this process."""
 
 
+class HelperEnded(Exception):
+    """The helper process was ended by a signal from outside (kill -9, the system's out-of-memory killer): the
+    count cannot go on, and no bug of ours ended it; the pass answers ``unknown`` (:mod:`solvers.forward_pass`).
+
+    >>> str(HelperEnded(9))
+    'helper process ended: signal 9'
+    """
+
+    def __init__(self, signal: int) -> None:
+        self.signal = signal
+        super().__init__(f"helper process ended: signal {signal}")
+
+
 def _narrow(a: np.ndarray) -> np.ndarray:
     # Indices below 2^31 travel as int32: half the bytes down the pipe.
     return a.astype(np.int32) if a.size and int(a.max()) < 2**31 else a
@@ -198,6 +211,8 @@ class HelperCounts:
 
     def _failed(self) -> NoReturn:
         code = self._proc.wait()
+        if code < 0:
+            raise HelperEnded(-code)
         err = self._proc.stderr.read().decode("utf-8", "replace").strip() if self._proc.stderr else ""
         if code == _OUT_OF_MEMORY:
             raise MemoryError("the count's helper process ran out of memory")

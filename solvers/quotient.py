@@ -29,6 +29,8 @@ IMAGE_PAYOFF = 32
 MAX_IMAGE_TABLE = 1 << 24
 #: Bytes of per-letter image tables and of per-step mask tables one pass keeps for reuse (least recently used out).
 TABLE_CACHE = 96 << 20
+#: Largest table of new removal runs kept as class sets (bytes); past it a step keeps them as class ids.
+DENSE_RUNS = 64 << 20
 
 
 # -- the problem's class quotient -----------------------------------------------------------------------------------
@@ -131,10 +133,10 @@ def quotient(problem: Problem) -> Quotient:
         base_hit[t] = h[:, x] | base_hit[t + 1][n[:, x]]
     # Share equal tables between steps: the class ids of a saturated quotient cycle through a few permutations, so
     # steps far apart have equal tables in distinct arrays, and the per-table caches of the pass key on identity.
-    shared: dict[bytes, tuple[np.ndarray, np.ndarray]] = {}
+    # Keyed on the shape as well as the bytes (a step of any number of classes: the shape is not one byte).
+    shared: dict[tuple[tuple[int, ...], bytes, bytes], tuple[np.ndarray, np.ndarray]] = {}
     for t in range(steps):
-        nxt[t], hit[t] = shared.setdefault(nxt[t].tobytes() + hit[t].tobytes() + bytes(nxt[t].shape[:1]),
-                                           (nxt[t], hit[t]))
+        nxt[t], hit[t] = shared.setdefault((nxt[t].shape, nxt[t].tobytes(), hit[t].tobytes()), (nxt[t], hit[t]))
     return Quotient(
         steps, letters, tuple(sizes), tuple(nxt), tuple(hit), tuple(hopeless), tuple(must), tuple(base_hit),
         int(cls[0][system.initial]),
@@ -169,6 +171,19 @@ def has(rows: np.ndarray, classes: np.ndarray) -> np.ndarray:
     return ((word >> (classes & 63).astype(np.uint64)) & np.uint64(1)).astype(bool)
 
 
+def put(rows: np.ndarray, at: np.ndarray, classes: np.ndarray) -> None:
+    """Add class ``classes[k]`` to row ``rows[at[k]]`` (in place; repeated rows and classes allowed)."""
+    np.bitwise_or.at(rows, (at, classes >> 6), np.left_shift(np.uint64(1), (classes & 63).astype(np.uint64)))
+
+
+def members(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The (row, class) pairs of the classes in ``rows``, by row then class: work in the set bits, not the width."""
+    r, w = np.nonzero(rows)
+    bits = np.unpackbits(rows[r, w].astype("<u8").view(np.uint8).reshape(-1, 8), axis=1, bitorder="little")
+    k, b = np.nonzero(bits)
+    return r[k], w[k] * 64 + b
+
+
 def meets(rows: np.ndarray, words: np.ndarray) -> np.ndarray:
     """Whether row ``rows[k]`` shares a class with the set ``words``."""
     if rows.shape[-1] == 1:
@@ -185,7 +200,10 @@ class StepTables:
     img_die: np.ndarray | None  # (letters, chunks, 256): some class of the chunk shows the effect under the letter
     nxt: np.ndarray  # (C, letters): the class at t + 1 (for images class by class when ``img`` is None)
     hit: np.ndarray  # (C, letters)
-    new_runs: np.ndarray  # (C, masks, W): classes of the removal runs a mask's flips create from class c
+    # Classes of the removal runs a mask's flips create from class c (hopeless ones dropped), as class sets
+    # ``new_runs`` (C, masks, W) while those fit :data:`DENSE_RUNS`, else as class ids ``new_ids`` (C * masks, inputs),
+    # -1 where a flip makes none: a step of 65,536 classes would need 2^13 bytes per (class, mask) as sets.
+    new_runs: np.ndarray | None
     q_next: np.ndarray  # (C, masks): the edited run's next class
     q_hit: np.ndarray  # (C, masks): the edited run shows the effect
     viable_ptr: np.ndarray  # (C + 1,)
@@ -194,6 +212,18 @@ class StepTables:
     kill: np.ndarray  # (W,) must classes at t + 1 (a removal run there will show the effect)
     unsafe: np.ndarray  # (W,) classes at t + 1 whose base continuation shows the effect
     base_hit: np.ndarray  # (C_{t+1},) the same, per class (for the edited run)
+    new_ids: np.ndarray | None = None
+
+    def new_sets(self, cm: np.ndarray) -> np.ndarray:
+        """The new removal runs' class sets (rows of W words) of the flat (class, mask) indices ``cm``."""
+        if self.new_runs is not None:
+            return np.take(self.new_runs.reshape(-1, self.new_runs.shape[-1]), cm, axis=0)
+        assert self.new_ids is not None
+        ids = np.take(self.new_ids, cm, axis=0)
+        out = np.zeros((cm.size, self.drop.size), dtype=np.uint64)
+        rows, cols = np.nonzero(ids >= 0)
+        put(out, rows, ids[rows, cols])
+        return out
 
 
 class Tables:
@@ -290,20 +320,35 @@ class Tables:
             masks = np.arange(letters, dtype=np.int64)
             xs = tau ^ masks
             size = n.shape[0]
-            new_runs = np.zeros((size, letters, words), dtype=np.uint64)
-            new_die = np.zeros((size, letters), dtype=bool)
-            for i in range(self.n_in):
-                flips_i = ((masks >> i) & 1).astype(bool)
-                xi = xs[flips_i] ^ (1 << i)
-                new_runs[:, flips_i, :] |= onehot(n[:, xi], words)
-                new_die[:, flips_i] |= h[:, xi]
+            dense = size * letters * words * 8 <= DENSE_RUNS
             q_next, q_hit = np.ascontiguousarray(n[:, xs]), np.ascontiguousarray(h[:, xs])
             drop, kill = class_set(quo.hopeless[t + 1], words), class_set(quo.must[t + 1], words)
-            runs = new_runs & ~drop
-            # What the edited run's class alone decides: a new removal run shows the effect now or surely later,
-            # or (edited run still short of it) the edited run is hopeless or twinned by a new removal run.
-            dead = new_die | (runs & kill).any(axis=-1)
-            dead |= ~q_hit & (quo.hopeless[t + 1][q_next] | has(runs, q_next))
+            new_die = np.zeros((size, letters), dtype=bool)
+            if dense:
+                new_runs = np.zeros((size, letters, words), dtype=np.uint64)
+                for i in range(self.n_in):
+                    flips_i = ((masks >> i) & 1).astype(bool)
+                    xi = xs[flips_i] ^ (1 << i)
+                    new_runs[:, flips_i, :] |= onehot(n[:, xi], words)
+                    new_die[:, flips_i] |= h[:, xi]
+                runs: np.ndarray = new_runs & ~drop
+                # What the edited run's class alone decides: a new removal run shows the effect now or surely later,
+                # or (edited run still short of it) the edited run is hopeless or twinned by a new removal run.
+                dead = new_die | (runs & kill).any(axis=-1)
+                dead |= ~q_hit & (quo.hopeless[t + 1][q_next] | has(runs, q_next))
+            else:
+                # The same as class ids: flip i of a mask creates the removal run in class n[c, x ^ bit i].
+                runs = np.full((size, letters, self.n_in), -1, dtype=np.int64)
+                for i in range(self.n_in):
+                    flips_i = ((masks >> i) & 1).astype(bool)
+                    xi = xs[flips_i] ^ (1 << i)
+                    ids = n[:, xi]
+                    runs[:, flips_i, i] = np.where(quo.hopeless[t + 1][ids], -1, ids)
+                    new_die[:, flips_i] |= h[:, xi]
+                some = runs >= 0
+                dead = new_die | (some & quo.must[t + 1][np.maximum(runs, 0)]).any(axis=-1)
+                dead |= ~q_hit & (quo.hopeless[t + 1][q_next] | (runs == q_next[..., None]).any(axis=-1))
+                runs = runs.reshape(size * letters, self.n_in)
             counts = (~dead).sum(axis=1)
             ptr = np.concatenate(([0], np.cumsum(counts)))
             # Flat (class, mask) indices into the (C, masks) tables, increasing: the masks of a class in order.
@@ -312,8 +357,9 @@ class Tables:
             self._runs[key] = got
             self._runs_bytes = _evict(self._runs, self._runs_bytes + sum(a.nbytes for a in got))
         runs, q_next, q_hit, ptr, viable, drop, kill = got
-        return StepTables(None, None, n, h, runs, q_next, q_hit, ptr, viable, drop, kill,
-                           class_set(quo.base_hit[t + 1], words), quo.base_hit[t + 1])
+        dense = runs.dtype == np.uint64
+        return StepTables(None, None, n, h, runs if dense else None, q_next, q_hit, ptr, viable, drop, kill,
+                          class_set(quo.base_hit[t + 1], words), quo.base_hit[t + 1], None if dense else runs)
 
 
 def _evict(cache: OrderedDict, size: int) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 
+import numpy as np
 import pytest
 from brute import (
     brute_best_match,
@@ -24,8 +25,8 @@ from hypothesis import strategies as st
 from strategies import as_circuit, certificates, circuit_problems, problems
 
 from encoders.problem import Problem
-from hoa.label import Var
-from hoa.mealy import MealyView
+from hoa.label import TRUE, And, Not, Or, Var, conjunction_of_literals
+from hoa.mealy import MealyEdge, MealyView
 from solvers import api, contract
 from solvers.canonical import order_key
 from solvers.contract import QUERIES, Backend
@@ -43,6 +44,96 @@ def parity_problem() -> Problem:
     nxt = [[0] * 16]
     out = [[bin(x & 0b111).count("1") & 1 for x in range(16)]]
     return Problem(MealyView.from_table(("a", "b", "c", "d"), ("o",), nxt, out), (0,), Var(0), t_star=0)
+
+
+def _prefix(x: int, bits: int) -> int:
+    return (2 << (x % bits)) - 1
+
+
+def _parity(v: int) -> int:
+    return v.bit_count() & 1
+
+
+def history_problem(inputs: int, depth: int, budget_t: int | None = None) -> Problem:
+    """A machine whose quotient at step ``depth`` has 2^(inputs * depth) classes (256 for (4, 2), 65,536 for (4, 4)).
+
+    It records the first ``depth`` input letters in a tree of states; at step ``depth`` its output o under letter x is
+    the parity of the recorded history's lowest x % bits + 1 bits (bits = inputs * depth <= 2^inputs: the prefix
+    parities are independent, so no two histories agree under every letter), then it rests in a sink. Base trace
+    x_t = 3 + 5t (mod 2^inputs), effect o at t* = depth (hard). The view is built from shared guard objects and handed
+    its tables, as ``MealyView.from_table`` does (which builds a guard per cell: minutes at 10^6 cells).
+    """
+    letters, bits = 1 << inputs, inputs * depth
+    assert letters >= bits
+    offsets = [0]
+    for k in range(depth + 1):
+        offsets.append(offsets[-1] + letters**k)
+    sink = offsets[-1]
+    nxt = np.full((sink + 1, letters), sink, dtype=np.int64)
+    out = np.zeros((sink + 1, letters), dtype=np.int64)
+    xs = np.arange(letters)
+    for k in range(depth):
+        h = np.arange(letters**k)
+        nxt[offsets[k] + h] = offsets[k + 1] + h[:, None] * letters + xs[None, :]
+    h = np.arange(letters**depth)
+    out[offsets[depth] + h] = [[_parity(int(c) & _prefix(x, bits)) for x in range(letters)] for c in h]
+    minterm = [conjunction_of_literals((i, bool((x >> i) & 1)) for i in range(inputs)) for x in range(letters)]
+    o_lit = (Not(Var(inputs)), Var(inputs))
+    quiet = [And((minterm[x], o_lit[0])) for x in range(letters)]
+    record = [tuple(MealyEdge(quiet[x], offsets[k + 1] + c * letters + x) for x in range(letters))
+              for k in range(depth) for c in range(letters**k)]
+    readout = []
+    for c in range(letters**depth):
+        ones = tuple(minterm[x] for x in range(letters) if _parity(c & _prefix(x, bits)))
+        zeros = tuple(minterm[x] for x in range(letters) if not _parity(c & _prefix(x, bits)))
+        readout.append(tuple(MealyEdge(And((Or(g) if len(g) < letters else TRUE, o_lit[y])), sink)
+                             for y, g in ((1, ones), (0, zeros)) if g))
+    edges = (*record, *readout, (MealyEdge(And((TRUE, o_lit[0])), sink),))
+    view = MealyView(tuple(f"i{k}" for k in range(inputs)), ("o",), edges)
+    tables = (nxt.astype(np.int32), out)
+    for a in tables:
+        a.setflags(write=False)
+    view.__dict__["tables"] = tables  # the cached property's value, as MealyView.from_table seeds it
+    trace = tuple((3 + 5 * t) % letters for t in range(depth + 1))
+    return Problem(view, trace, Var(0), depth, budget_t=depth + 1 if budget_t is None else budget_t)
+
+
+def arbiter_view(clients: int = 3, modes: int = 6, reset: int = 20) -> MealyView:
+    """An arbiter-like controller of 404 states (3 requests s_i, 3 grants g_i; issue 28's size and shape).
+
+    ``reset`` start-up states wait for a first request; then a state is (mode, the last two request letters): a
+    client that asked in both previous steps is granted first, the others in round-robin order from the mode, an
+    order that a schedule over (mode, history) sometimes reverses; the grant moves the mode on. At 8 steps of
+    ``s_0&s_1&s_2`` with effect g_2, its quotient has 266 classes at one step (more than a byte of class ids).
+    """
+    letters = 1 << clients
+
+    def arb(m: int, l1: int, l2: int) -> int:
+        return reset + (m * letters + l1) * letters + l2
+
+    def step(m: int, l1: int, l2: int, x: int) -> tuple[int, int]:
+        if not x:
+            return 0, arb(m, 0, l1)
+        order = [(m + k) % clients for k in range(clients)]
+        if (m * 37 + l1 * 11 + l2 * 5 + x) % 7 < 2:
+            order.reverse()
+        starving = [c for c in order if (l1 & l2 & x) >> c & 1]
+        g = (starving or [c for c in order if (x >> c) & 1])[0]
+        return 1 << g, arb((m + g + 1) % modes, x, l1)
+
+    n = reset + modes * letters * letters
+    nxt = np.zeros((n, letters), dtype=np.int64)
+    out = np.zeros((n, letters), dtype=np.int64)
+    for k in range(reset):
+        for x in range(letters):
+            out[k, x], nxt[k, x] = (0, k + 1 if k + 1 < reset else arb(0, 0, 0)) if not x else step(k % modes, 0, 0, x)
+    for m in range(modes):
+        for l1 in range(letters):
+            for l2 in range(letters):
+                for x in range(letters):
+                    out[arb(m, l1, l2), x], nxt[arb(m, l1, l2), x] = step(m, l1, l2, x)
+    return MealyView.from_table(tuple(f"s_{c}" for c in range(clients)), tuple(f"g_{c}" for c in range(clients)),
+                                nxt, out)
 
 
 class Common:
@@ -117,6 +208,12 @@ class Common:
             cert = data.draw(certificates(problem))
         got = self.b.best_match(problem, cert, problem.budget_t)
         assert got == BestMatch(**dataclasses.asdict(brute_best_match(problem, cert, problem.budget_t)))
+
+    def test_a_quotient_past_255_classes(self) -> None:
+        """Issue 28: a step of 256 classes (class ids past a byte), every query against the brute-force twin."""
+        if self.circuit:
+            return  # the table itself is the case; its circuit twin (9 latches) adds nothing here
+        self.check_sets(history_problem(4, 2))
 
     def test_non_monotone_sufficiency(self) -> None:
         """Suff is not monotone in C, so Min1 (singleton removal) is weaker than subset-minimality."""

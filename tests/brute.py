@@ -85,21 +85,28 @@ def _sorted_cert(problem: Problem, cert: Iterable[Atom]) -> Cert:
 def brute_valid_set(problem: Problem, budget: int | None = None) -> list[Cert]:
     """M(I) (budget None) or M_B(I): every valid certificate with at most ``budget`` timesteps, canonical order.
 
-    Suff is tabulated once per flip subset (over all T * |AP_in| positions), then Min1 is read off the table.
+    Suff is tabulated once per flip subset within the budget (over the T * |AP_in| positions), then Min1 is read off
+    the table: removing a flip never touches more timesteps, so every C - {c} of a C within the budget is in it.
     """
-    positions = [(t, i) for t in range(problem.horizon) for i in range(problem.system.num_inputs)]
+    n_in = problem.system.num_inputs
+    positions = [(t, i) for t in range(problem.horizon) for i in range(n_in)]
     n = len(positions)
-    suff = []
-    for mask in range(1 << n):
+    step_bits = (1 << n_in) - 1
+    masks: list[int] = []
+    top = problem.horizon if budget is None else min(budget, problem.horizon)
+    for k in range(top + 1):
+        for ts in itertools.combinations(range(problem.horizon), k):
+            for per in itertools.product(range(1, step_bits + 1), repeat=k):
+                masks.append(sum(m << (t * n_in) for t, m in zip(ts, per, strict=True)))
+    suff: dict[int, bool] = {}
+    for mask in masks:
         atoms = [(t, i, 1 - ((problem.trace[t] >> i) & 1)) for k, (t, i) in enumerate(positions) if mask >> k & 1]
-        suff.append(brute_suff(problem, atoms))
+        suff[mask] = brute_suff(problem, atoms)
     out = []
-    for mask in range(1 << n):
+    for mask in masks:
         if not suff[mask] or any(suff[mask & ~(1 << k)] for k in range(n) if mask >> k & 1):
             continue
         atoms = [(t, i, 1 - ((problem.trace[t] >> i) & 1)) for k, (t, i) in enumerate(positions) if mask >> k & 1]
-        if budget is not None and len({t for t, _, _ in atoms}) > budget:
-            continue
         out.append(_sorted_cert(problem, atoms))
     return sorted(out, key=lambda c: _key(problem, c))
 

@@ -4,10 +4,12 @@ their circuit twins."""
 from __future__ import annotations
 
 import pytest
-from backend_common import Common
+from backend_common import Common, history_problem
+from brute import brute_count
 
 from hoa.errors import Gf01Error
 from solvers import api
+from solvers.limits import Limits, Unknown
 
 
 class TestForward(Common):
@@ -59,3 +61,19 @@ def test_every_backend_of_the_table_is_tested() -> None:
 def test_an_unknown_backend_is_a_user_error() -> None:
     with pytest.raises(Gf01Error, match="unknown backend 'nope'"):
         api.backend("nope")
+
+
+@pytest.mark.parametrize(("inputs", "depth", "budget"), [(4, 2, None), (4, 2, 2), (4, 4, 2)])
+def test_every_backend_that_answers_a_count_gives_the_same_number(inputs: int, depth: int, budget: int | None) -> None:
+    """Quotients of 256 and 65,536 classes at one step (issue 28): every backend that answers within its limits gives
+    the brute-force twin's count, and the forward backend always answers."""
+    problem = history_problem(inputs, depth, budget)
+    expected = brute_count(problem, budget)
+    answers = {}
+    for name in api.BACKENDS:
+        try:
+            answers[name] = api.backend(name).count(problem, budget, limits=Limits(seconds=30, memory=3000))
+        except Unknown:
+            continue
+    assert answers["forward"] == expected > 0
+    assert set(answers.values()) == {expected}, answers

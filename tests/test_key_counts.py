@@ -4,6 +4,7 @@ process, on every path of the pass; the helper's memory counts in the query's li
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -25,7 +26,7 @@ from gf01_formal.instances.families.base import hoa_text
 from gf01_formal.instances.io import save_artifact
 from gf01_formal.instances.sources import InstanceOptions, instance_from_hoa
 from solvers import forward, forward_pass, key_counts
-from solvers.key_counts import Counts, HelperCounts
+from solvers.key_counts import Counts, HelperCounts, HelperEnded
 from solvers.limits import Limits, Unknown, resident_mib
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads processes from /proc (Linux)")
@@ -149,7 +150,7 @@ def test_no_helper_outlives_an_unknown_or_an_error(monkeypatch: pytest.MonkeyPat
 def test_a_helper_that_died_is_an_error_not_a_wrong_count() -> None:
     counts = HelperCounts(Counts(np.ones((1, 1), dtype=np.uint64)))
     os.kill(counts.pid, signal.SIGKILL)
-    with pytest.raises(RuntimeError, match="helper process failed: exit status -9"):
+    with pytest.raises(HelperEnded, match="helper process ended: signal 9"):
         for _ in range(100):  # the first messages may still fit in the pipe
             counts.advance(np.zeros(1 << 16, dtype=np.int64), np.arange(1 << 16))
         counts.result()
@@ -265,3 +266,38 @@ def test_a_helper_that_cannot_start_leaves_the_sums_here(monkeypatch: pytest.Mon
         HelperCounts(Counts(np.ones((1, 1), dtype=np.uint64)))
     assert forward.count(problem, None) == expected
     assert helpers() == []
+
+
+def descendants(pid: int) -> list[int]:
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            kids = [int(k) for k in Path(f"/proc/{p}/task/{p}/children").read_text().split()]
+        except OSError:
+            continue
+        out += kids
+        todo += kids
+    return out
+
+
+def test_a_helper_killed_from_outside_is_unknown(slow_instance: Path) -> None:
+    # Issue 29 item 4: kill -9 of the helper alone (not of the command) was exit 70, "a bug in gf01".
+    p = subprocess.Popen([sys.executable, "-c", SLOW_COUNT, str(slow_instance)], env={**os.environ,
+                         "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True)
+    deadline = time.monotonic() + CEILING
+    helper = None
+    while helper is None:
+        assert time.monotonic() < deadline, "no helper at work"
+        assert p.poll() is None, p.communicate()
+        for pid in descendants(p.pid):
+            with contextlib.suppress(OSError):
+                if b"key_counts.py" in Path(f"/proc/{pid}/cmdline").read_bytes() and cpu_seconds(pid) >= 0.5:
+                    helper = pid
+        time.sleep(0.02)
+    os.kill(helper, signal.SIGKILL)
+    out, err = p.communicate(timeout=CEILING)
+    assert p.returncode == 3, (out, err)
+    assert "unknown (helper process ended: signal 9" in out + err
+    assert "Traceback" not in err and "internal error" not in err

@@ -8,19 +8,25 @@ import itertools
 import math
 import multiprocessing
 import pickle
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
+from backend_common import arbiter_view, history_problem
 from brute import brute_best_match, brute_valid_set
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from numpy.random import PCG64, Generator
 from strategies import certificates, problems
+from waits import CEILING
 
 from encoders.problem import Problem
-from hoa.label import Var
+from hoa.label import Var, parse_named
 from hoa.mealy import MealyView
+from hoa.writer import write
 from solvers import api, forward, forward_pass, key_counts, quotient
 from solvers.canonical import flips_to_atoms, order_key
 from solvers.limits import Limits, Unknown
@@ -277,3 +283,54 @@ def test_memory_limit_in_this_process_without_isolation(monkeypatch: pytest.Monk
     with pytest.raises(Unknown) as got:
         forward.count(big, None, limits=Limits(memory=(resident_mib() or 0.0) + 40, isolate=False))
     assert "memory limit" in got.value.reason
+
+
+def test_a_quotient_past_255_classes_matches_the_brute_twin(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue 28: a step of 256 classes crashed the quotient (class counts were packed in a byte).
+    p = history_problem(4, 2)
+    assert max(forward.quotient(p).sizes) == 256
+    for dense in (True, False):  # new removal runs as class sets, and as class ids (what wide steps use)
+        monkeypatch.setattr(quotient, "DENSE_RUNS", quotient.DENSE_RUNS if dense else 0)
+        for budget in (None, 2, 1):
+            expected = brute_valid_set(p, budget)
+            assert forward.count(p, budget) == len(expected) > 0
+            assert list(forward.enumerate_certificates(p, budget)) == expected
+            assert set(forward.sample(p, budget, 5, seed=3)) <= set(expected)
+            assert forward.best_match(p, expected[-1][:1], budget) == brute_best_match(p, expected[-1][:1], budget)
+
+
+def test_a_quotient_past_65535_classes_matches_the_brute_twin() -> None:
+    # 65,536 classes at step 4: class sets of 1,024 words, new removal runs as class ids, images by members.
+    p = history_problem(4, 4, 2)
+    assert max(forward.quotient(p).sizes) == 65536
+    for budget in (1, 2):
+        expected = brute_valid_set(p, budget)
+        assert forward.count(p, budget, limits=Limits(memory=3000)) == len(expected) > 0
+        assert list(forward.enumerate_certificates(p, budget, limits=Limits(memory=3000))) == expected
+    assert forward.best_match(p, expected[0], 2) == brute_best_match(p, expected[0], 2)
+
+
+def test_a_404_state_controller_answers_at_the_command_line(tmp_path: Path) -> None:
+    # Issue 28's regression: a 404-state arbiter-like controller, 8 steps of s_0&s_1&s_2, effect g_2 (266 classes at
+    # one step) ended in exit 70 for count, listing, best match and the normal-mode oracle.
+    view = arbiter_view()
+    hoa = tmp_path / "arbiter.hoa"
+    hoa.write_text(write(view.to_automaton("arbiter")))
+    opts = ["--trace", ";".join(["s_0&s_1&s_2"] * 8), "--effect", "g_2"]
+    problem = Problem(view, (7,) * 8, parse_named("g_2", view.outputs), 7)
+    assert max(forward.quotient(problem).sizes) > 255
+    expected = api.backend("bdd").count(problem, None)
+
+    def gf01(*args: str) -> str:
+        done = subprocess.run([sys.executable, "-m", "gf01_formal", *args], capture_output=True, text=True,
+                              timeout=CEILING)
+        assert done.returncode == 0, done.stderr
+        assert "Traceback" not in done.stderr
+        return done.stdout
+
+    assert str(expected) in gf01("enumerate", str(hoa), *opts, "--count")
+    assert gf01("enumerate", str(hoa), *opts, "--limit", "3").strip()
+    cert = tmp_path / "cert.json"
+    cert.write_text("[]")
+    assert "AP P / R / F1" in gf01("verify", str(hoa), str(cert), *opts, "--best-match")
+    assert gf01("oracle", str(hoa), *opts, "--mode", "normal").strip()
