@@ -28,6 +28,7 @@ from pysat.card import ITotalizer
 from encoders.cnf import Encoding, add_timestep_budget, encode, min1_term
 from encoders.problem import Certificate, Flip, Problem
 from solvers.canonical import canonical, flips_to_atoms, order_key
+from solvers.cone import dead_flips
 from solvers.limits import NO_LIMITS, Clock, Limits, Unknown, guarded
 from solvers.sat_session import Session
 from solvers.simulate import check_many
@@ -98,6 +99,9 @@ class ValidSearch:
         if budget_t is not None:
             add_timestep_budget(self.enc, budget_t)
         self.enc.clauses.append([self.enc.suff])
+        # Flips outside the effect's step-by-step cone are in no valid set: off from the start, so no model carries
+        # them and no Min1 copy is ever built for them.
+        self.enc.clauses.extend([-self.enc.flips[p]] for p in sorted(dead_flips(problem)))
         self.session = Session(self.enc, query, clock)
         # Flips default to off: the solver's models are then near-minimal, so few Min1 copies are ever needed
         # (with free phases a model flips about half the inputs, and every removable flip costs a copy).
