@@ -132,10 +132,10 @@ def certify(
         oracle_certificate=certificate_to_json(best.certificate, names) if best else None,
         oracle_eff_t=best.eff_t if best else None,
         oracle_eff_a=best.eff_a if best else None,
-        oracle_backend=queries.oracle_backend or api.DEFAULT_BACKEND["oracle"],
+        oracle_backend=queries.oracle_backend or api.default_backend("oracle", problem),
         gold_count=gold,
         gold_count_note=note,
-        gold_count_backend=queries.count_backend or api.DEFAULT_BACKEND["count"],
+        gold_count_backend=queries.count_backend or api.default_backend("count", problem),
         greedy_valid=greedy_ok,
         greedy_certificate=certificate_to_json(greedy, names) if greedy is not None else None,
     )
