@@ -1,6 +1,7 @@
 """Circuits measured end to end: per AIGER design, import, the proven oracle, verify, best match and the count.
 
-Run: ``python bench/aiger.py [DIR] [--horizons 8,16,32] [--budget-t 4] [--seconds S] [--seed N] [--json]``.
+Run: ``python bench/aiger.py [DIR] [--horizons 8,16,32] [--budget-t 4] [--seconds S] [--seed N] [--json]``;
+``python bench/aiger.py --table ROWS.jsonl`` prints the markdown table of docs/performance.md from ``--json`` rows.
 
 DIR holds ``.aag``/``.aig`` files (a SYNTCOMP or HWMCC set, say); without it the benchmark runs on the project's own
 circuit families (aig.build) and on seeded random sequential circuits at issue 22's target sizes (50 inputs and
@@ -186,6 +187,29 @@ def peak_mib() -> float:
                      resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024, 1)
 
 
+def _cell(row: dict[str, object], key: str) -> str:
+    value, secs = row.get(key), row.get(f"{key}_s")
+    if isinstance(value, str) and value.startswith("unknown"):
+        return f"unknown ({secs} s)"
+    if isinstance(value, list):
+        value = f"({value[0]}, {value[1]})"
+    return f"{'none' if value is None else value} in {secs} s"
+
+
+def table(rows: list[dict[str, object]]) -> str:
+    """The markdown table of docs/performance.md from the JSON rows, one line per (design, T), in file order."""
+    out = ["| design | I / L / A | T | import | oracle (Eff_t, Eff_a) | verify | best match, empty C: F1_AP | "
+           "best match, random C: F1_AP | \\|M_B(I)\\| | peak MiB |", "|" + "---|" * 10]
+    for r in sorted(rows, key=lambda r: (str(r["design"]), int(r["T"]))):  # type: ignore[call-overload]
+        if "error" in r:
+            out.append(f"| {r['design']} | | {r['T']} | error: {r['error']} | | | | | | |")
+            continue
+        out.append(f"| {r['design']} | {r['inputs']} / {r['latches']} / {r['ands']} | {r['T']} | {r['import_s']} s "
+                   f"| {_cell(r, 'oracle')} | {r['verify_s']} s | {_cell(r, 'bm_empty')} | {_cell(r, 'bm_random')} "
+                   f"| {_cell(r, 'count')} | {r.get('peak_mib', '')} |")
+    return "\n".join(out)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("directory", nargs="?", type=Path, help="AIGER files (.aag/.aig); default: our own designs")
@@ -195,7 +219,11 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", action="store_true", help="one JSON object per row")
     ap.add_argument("--one", type=Path, help=argparse.SUPPRESS)  # a child's single (design, T)
+    ap.add_argument("--table", type=Path, metavar="ROWS", help="print the markdown table of a file of --json rows")
     args = ap.parse_args()
+    if args.table is not None:
+        print(table([json.loads(line) for line in args.table.read_text().splitlines() if line.strip()]))
+        return
     horizons = [int(h) for h in args.horizons.split(",")]
     if args.one is not None:
         row = measure(args.one, horizons[0], args.seconds, args.seed, args.budget_t)
