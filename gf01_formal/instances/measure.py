@@ -75,15 +75,22 @@ def measure_complexity(
     *,
     hard_eff_t: int | None = None,
     hard_count: tuple[int | None, str | None] | None = None,
+    oracle_limits: Limits | None = None,
 ) -> Complexity:
     """The knobs of ``problem`` measured in hard mode at t* (the count as in :func:`exact_count`).
 
     ``hard_eff_t`` and ``hard_count`` pass already-known hard-mode answers, so no query is asked twice.
+    ``oracle_limits`` bound the knob's oracle (over M(I), no budget: 70 s on a SYNTCOMP design at T = 16, issue 28);
+    past them the knob is unknown, with the reason in its note.
     """
     hard = hard_problem(problem)
+    oracle_note = None
     if hard_eff_t is None:
-        res = api.oracle(hard, None, queries.oracle_backend)
-        hard_eff_t = res.eff_t if res is not None else None
+        try:
+            res = api.oracle(hard, None, queries.oracle_backend, limits=oracle_limits)
+            hard_eff_t = res.eff_t if res is not None else None
+        except Unknown as ex:
+            oracle_note = f"unknown: {ex.reason}"
     gold, note = hard_count or queries.count(hard)
     view = problem.system
     # A circuit's knobs: its state space 2^latches (capped at 2^62: the knob saturates at 16 states anyway) and its
@@ -98,6 +105,7 @@ def measure_complexity(
         t_star=problem.t_star,
         oracle_eff_t=hard_eff_t,
         gold_count=gold,
+        oracle_note=oracle_note,
         count_note=note,
     )
 
@@ -188,7 +196,7 @@ def measure(
 
     hard = hard_problem(problem)
     count = exact_count(hard, limits=left(), max_positions=count_max_positions)
-    complexity = measure_complexity(problem, hard_count=count)
+    complexity = measure_complexity(problem, hard_count=count, oracle_limits=count_limits)
     w = complexity.window if window is None else window
     final = replace(problem, window=w)
     cert = certify(final, QuerySettings(count_limits=left(), count_max_positions=count_max_positions),
