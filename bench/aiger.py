@@ -1,27 +1,37 @@
-"""Circuits measured end to end: per AIGER design, import, Suff/Min1 of a certificate, the proven oracle, the count.
+"""Circuits measured end to end: per AIGER design, import, the proven oracle, verify, best match and the count.
 
-Run: ``python bench/aiger.py [DIR] [--horizon T] [--seconds S] [--seed N] [--json]``.
+Run: ``python bench/aiger.py [DIR] [--horizons 8,16,32] [--budget-t 4] [--seconds S] [--seed N] [--json]``;
+``python bench/aiger.py --table ROWS.jsonl`` prints the markdown table of docs/performance.md from ``--json`` rows.
 
 DIR holds ``.aag``/``.aig`` files (a SYNTCOMP or HWMCC set, say); without it the benchmark runs on the project's own
-circuit families (aig.build) and on seeded random sequential circuits at the issue's target sizes (50 inputs and
-100 latches; 1,000 latches). For each design the task is: a seeded random base trace of T steps, the effect = the
-first bad-state property (else the first output) at t* = T - 1, hard mode, B_T = T. Columns:
+circuit families (aig.build) and on seeded random sequential circuits at issue 22's target sizes (50 inputs and
+100 latches; 1,000 latches). For each design and each T the task is: a seeded random base trace of T steps, the
+effect = the first bad-state property (else the first output) at t* = T - 1, hard mode, B_T = ``--budget-t``
+(issue 28's targets: B_T = 4). Every (design, T) runs in a fresh process, so its peak resident memory (``peak_mib``,
+the process and the query processes it waited for: ``getrusage``'s maxrss) is its own. Columns:
 
-- import: parse, canonical text, Mealy view and the instance's checked Problem (``instance_from_aiger``, unmeasured);
-- suff+min1: both checks of one certificate (the oracle's, else a seeded random one) by bit-parallel simulation;
+- import: ``instance_from_aiger`` with the measurement (knobs and certification), its counts bounded by 5 s as
+  ``gf01 import aiger`` does by default;
 - oracle: the (Eff_t, Eff_a)-least valid certificate by SAT on the unrolling (proven optimal), or none;
-- count: |M_B(I)| by the BDD backend under ``--seconds``, or ``unknown`` past it.
+- verify: Suff and Min1 of the oracle's certificate (else a seeded random one) by bit-parallel simulation;
+- best match: the DEC-025 gold of the empty certificate and of a seeded random one (SAT optimisation);
+- count: |M_B(I)| by the default backend (the SAT search that learns Min1, then Ganak when installed);
+  each query under ``--seconds``, past it ``unknown``.
 
-Targets (issue 22): about 50 inputs and 100 latches at T = 32: import < 1 s, suff+min1 < 100 ms, oracle < 10 s;
-1,000 latches at T = 16: oracle < 60 s. Timings are wall-clock on whatever else the machine runs.
+Timings are wall-clock on whatever else the machine runs.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import re
+import resource
+import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -78,10 +88,28 @@ def own_designs(tmp: Path) -> list[Path]:
     return paths
 
 
+def spellable(circuit: Aig) -> Aig:
+    """``circuit`` with every symbol the effect grammar cannot spell made an identifier (``accept<0>`` becomes
+    ``accept_0_``; SYNTCOMP's cycle_sched, mult_matrix and LTL2DBA designs name their signals so): the benchmark
+    measures the solvers, and the effect names the error output by text."""
+    taken = {name for _, name in circuit.symbols}
+    out = []
+    for key, name in circuit.symbols:
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", name):
+            fixed = re.sub(r"[^A-Za-z0-9_.]", "_", name)
+            fixed = fixed if re.match(r"[A-Za-z_]", fixed) else f"s_{fixed}"
+            while fixed in taken:
+                fixed += "_"
+            taken.add(fixed)
+            name = fixed
+        out.append((key, name))
+    return dataclasses.replace(circuit, symbols=tuple(out))
+
+
 def task(path: Path, horizon: int, seed: int) -> InstanceOptions:
     """The benchmark's task on a design: the first bad-state property (else output) at t* = T - 1, on the first of
     16 seeded random traces whose base run does not show it (so the oracle has something to find), else the last."""
-    circuit = parse_file(path)
+    circuit = spellable(parse_file(path))
     view = CircuitView.from_aig(circuit)
     names = dict(circuit.symbols)
     n = len(circuit.inputs)
@@ -103,52 +131,104 @@ def task(path: Path, horizon: int, seed: int) -> InstanceOptions:
     return InstanceOptions(trace=trace, effect=effect)
 
 
-def measure(path: Path, horizon: int, seconds: float, seed: int) -> dict[str, object]:
-    """One design's row."""
-    opts = task(path, horizon, seed)
+def _timed(row: dict[str, object], key: str, fn: Callable[[], object]) -> object:
+    """Run ``fn``; store its answer (or ``unknown (reason)``) under ``key`` and its seconds under ``key_s``."""
     t0 = time.perf_counter()
-    inst = instance_from_aiger(path.read_bytes(), opts, source=str(path), measure=False)
+    try:
+        got = fn()
+    except Unknown as ex:
+        got = f"unknown ({ex.reason})"
+    row[f"{key}_s"] = round(time.perf_counter() - t0, 3)
+    return got
+
+
+def measure(path: Path, horizon: int, seconds: float, seed: int, budget_t: int | None = None) -> dict[str, object]:
+    """One (design, T) row."""
+    opts = dataclasses.replace(task(path, horizon, seed), budget_t=budget_t)
+    row: dict[str, object] = {"design": path.name, "T": horizon}
+    t0 = time.perf_counter()
+    inst = instance_from_aiger(binary(spellable(parse_file(path))), opts, source=str(path), measure=True,
+                               count_limits=Limits(seconds=5.0))
     problem = instance_problem(inst)
-    t_import = time.perf_counter() - t0
+    row["import_s"] = round(time.perf_counter() - t0, 3)
     view = problem.system
-    row: dict[str, object] = {"design": path.name, "inputs": view.num_inputs, "latches": view.num_latches,
-                              "ands": view.num_ands, "T": horizon, "import_s": round(t_import, 3)}
-    t0 = time.perf_counter()
-    try:
-        best = api.oracle(problem, problem.budget_t, limits=Limits(seconds=seconds))
-        row["oracle"] = None if best is None else [best.eff_t, best.eff_a]
-    except Unknown as ex:
-        best = None
-        row["oracle"] = f"unknown ({ex.reason})"
-    row["oracle_s"] = round(time.perf_counter() - t0, 3)
-    if best is not None:
-        cert = list(best.certificate)
-    else:
-        rng = np.random.Generator(np.random.PCG64(seed + 1))
-        cert = sorted({(int(rng.integers(0, horizon)), int(rng.integers(0, view.num_inputs)), 1) for _ in range(4)})
-        cert = list({(t, i): (t, i, v) for t, i, v in cert}.values())
-    api.suff(problem, cert)  # the base run is cached per problem, as in play; time the checks themselves
-    t0 = time.perf_counter()
-    s, m = api.suff(problem, cert), api.min1(problem, cert)
-    row["suff_min1_ms"] = round(1000 * (time.perf_counter() - t0), 2)
-    row["cert_valid"] = bool(s and m)
-    t0 = time.perf_counter()
-    try:
-        row["count"] = api.count(problem, problem.budget_t, limits=Limits(seconds=seconds))
-    except Unknown as ex:
-        row["count"] = f"unknown ({ex.reason})"
-    row["count_s"] = round(time.perf_counter() - t0, 3)
+    row.update(inputs=view.num_inputs, latches=view.num_latches, ands=view.num_ands)
+    lim = Limits(seconds=seconds)
+    best = _timed(row, "oracle", lambda: api.oracle(problem, problem.budget_t, limits=lim))
+    row["oracle"] = best if isinstance(best, str) else (None if best is None else [best.eff_t, best.eff_a])
+    rng = np.random.Generator(np.random.PCG64(seed + 1))
+    rand = sorted({(int(rng.integers(0, horizon)), int(rng.integers(0, view.num_inputs))): 1 for _ in range(3)})
+    rand_cert = [(t, i, 1 - ((problem.trace[t] >> i) & 1)) for t, i in rand]
+    cert = list(best.certificate) if best is not None and not isinstance(best, str) else rand_cert
+    row["valid"] = _timed(row, "verify", lambda: api.check(problem, cert).valid)
+    for name, agent in (("bm_empty", []), ("bm_random", rand_cert)):
+        got = _timed(row, name, lambda agent=agent: api.best_match(problem, agent, problem.budget_t, limits=lim))
+        row[name] = got if isinstance(got, str) else round(got.ap_f1, 3)
+    row["count"] = _timed(row, "count", lambda: api.count(problem, problem.budget_t, limits=lim))
     return row
+
+
+def run_child(path: Path, horizon: int, seconds: float, seed: int, budget_t: int | None) -> dict[str, object]:
+    """:func:`measure` in a fresh process (its row says its own peak memory)."""
+    cmd = [sys.executable, __file__, "--one", str(path), "--horizons", str(horizon), "--seconds", str(seconds),
+           "--seed", str(seed), *([] if budget_t is None else ["--budget-t", str(budget_t)])]
+    proc = subprocess.run(cmd, capture_output=True, check=False)
+    lines = proc.stdout.decode().strip().splitlines()
+    row = json.loads(lines[-1]) if proc.returncode == 0 and lines else {
+        "design": path.name, "T": horizon, "error": f"exit {proc.returncode}: {proc.stderr.decode().strip()[-300:]}"}
+    if proc.stderr.strip():
+        row["stderr"] = proc.stderr.decode().strip()[-300:]
+    return row
+
+
+def peak_mib() -> float:
+    """The peak resident memory of this process and of the query processes it waited for, in MiB."""
+    return round(max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+                     resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024, 1)
+
+
+def _cell(row: dict[str, object], key: str) -> str:
+    value, secs = row.get(key), row.get(f"{key}_s")
+    if isinstance(value, str) and value.startswith("unknown"):
+        return f"unknown ({secs} s)"
+    if isinstance(value, list):
+        value = f"({value[0]}, {value[1]})"
+    return f"{'none' if value is None else value} in {secs} s"
+
+
+def table(rows: list[dict[str, object]]) -> str:
+    """The markdown table of docs/performance.md from the JSON rows, one line per (design, T), in file order."""
+    out = ["| design | I / L / A | T | import | oracle (Eff_t, Eff_a) | verify | best match, empty C: F1_AP | "
+           "best match, random C: F1_AP | \\|M_B(I)\\| | peak MiB |", "|" + "---|" * 10]
+    for r in sorted(rows, key=lambda r: (str(r["design"]), int(r["T"]))):  # type: ignore[call-overload]
+        if "error" in r:
+            out.append(f"| {r['design']} | | {r['T']} | error: {r['error']} | | | | | | |")
+            continue
+        out.append(f"| {r['design']} | {r['inputs']} / {r['latches']} / {r['ands']} | {r['T']} | {r['import_s']} s "
+                   f"| {_cell(r, 'oracle')} | {r['verify_s']} s | {_cell(r, 'bm_empty')} | {_cell(r, 'bm_random')} "
+                   f"| {_cell(r, 'count')} | {r.get('peak_mib', '')} |")
+    return "\n".join(out)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("directory", nargs="?", type=Path, help="AIGER files (.aag/.aig); default: our own designs")
-    ap.add_argument("--horizon", type=int, default=32, help="T (default 32)")
-    ap.add_argument("--seconds", type=float, default=60.0, help="cap of the oracle and of the count (default 60)")
+    ap.add_argument("--horizons", default="8,16,32", help="the values of T (default 8,16,32)")
+    ap.add_argument("--budget-t", type=int, default=4, help="B_T (default 4)")
+    ap.add_argument("--seconds", type=float, default=60.0, help="cap of each query (default 60)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--json", action="store_true", help="one JSON object per design")
+    ap.add_argument("--json", action="store_true", help="one JSON object per row")
+    ap.add_argument("--one", type=Path, help=argparse.SUPPRESS)  # a child's single (design, T)
+    ap.add_argument("--table", type=Path, metavar="ROWS", help="print the markdown table of a file of --json rows")
     args = ap.parse_args()
+    if args.table is not None:
+        print(table([json.loads(line) for line in args.table.read_text().splitlines() if line.strip()]))
+        return
+    horizons = [int(h) for h in args.horizons.split(",")]
+    if args.one is not None:
+        row = measure(args.one, horizons[0], args.seconds, args.seed, args.budget_t)
+        print(json.dumps({**row, "peak_mib": peak_mib()}), flush=True)
+        return
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -157,15 +237,12 @@ def main() -> None:
         else:
             paths = sorted(p for p in args.directory.iterdir() if p.suffix in (".aag", ".aig"))
         for path in paths:
-            horizon = 16 if "1000l" in path.name and args.directory is None else args.horizon
-            try:
-                row = measure(path, horizon, args.seconds, args.seed)
-            except Gf01Error as ex:
-                row = {"design": path.name, "error": str(ex)}
-            if args.json:
-                print(json.dumps(row, sort_keys=True), flush=True)
-            else:
-                print("  ".join(f"{k}={v}" for k, v in row.items()), flush=True)
+            for horizon in horizons:
+                row = run_child(path, horizon, args.seconds, args.seed, args.budget_t)
+                if args.json:
+                    print(json.dumps(row, sort_keys=True), flush=True)
+                else:
+                    print("  ".join(f"{k}={v}" for k, v in row.items()), flush=True)
 
 
 if __name__ == "__main__":

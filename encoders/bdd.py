@@ -23,6 +23,7 @@ by step (:func:`_encode_circuit`): no state variables and no state enumeration; 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -65,13 +66,40 @@ def manager(lib: str | None = None) -> tuple[Any, str]:
                 raise Gf01Error("dd.cudd is not available in this installation; use lib='autoref'") from None
         else:
             bdd = cudd.BDD()
-            bdd.configure(reordering=False)
+            bdd.configure(reordering=False, max_memory=cudd_memory_bound())
             return bdd, "cudd"
     import dd.autoref as autoref
 
     bdd = autoref.BDD()
     bdd.configure(reordering=False)
     return bdd, "autoref"
+
+
+#: Share of the memory left to the process that a CUDD manager may take (the rest: Python, numpy, the encoding).
+CUDD_SHARE = 0.75
+#: The message of the ValueError dd raises when CUDD refuses a node past its memory bound.
+CUDD_OUT_OF_MEMORY = "`DdNode *node` is `NULL` pointer"
+
+
+def cudd_memory_bound() -> int:
+    """Bytes a CUDD manager may use: :data:`CUDD_SHARE` of what the data segment's limit leaves this process (a
+    guarded query's child under a memory limit has one, :func:`solvers.limits.guarded`), else of the physical memory.
+
+    Past the bound CUDD refuses the node and dd raises ValueError (:data:`CUDD_OUT_OF_MEMORY`), which the BDD backend
+    answers as Unknown. Unbounded, CUDD allocated until malloc failed, printed ``CUDD: unable to allocate ...`` on
+    stderr and ended the process (exit 1): a crash, and a library's raw line on the user's terminal (issue 28).
+    """
+    import resource
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_DATA)
+    if soft != resource.RLIM_INFINITY:
+        try:
+            with open("/proc/self/status", encoding="ascii") as fh:
+                used = next(int(line.split()[1]) for line in fh if line.startswith("VmData:")) * 1024
+        except (OSError, StopIteration, ValueError):
+            used = 0
+        return max(1 << 20, int(CUDD_SHARE * (soft - used)))
+    return int(CUDD_SHARE * os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
 
 
 def var_name(t: int, i: int) -> str:

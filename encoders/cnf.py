@@ -120,6 +120,7 @@ class Encoding:
     compiled: Compiled | None = None  # the edge logic, for building Min1 copies later
     main_states: dict[int, list[int]] = field(default_factory=dict)  # t -> one-hot state literals of the main run
     main_hits: list[int] = field(default_factory=list)  # t -> effect literal of the main run (false off-window)
+    main_lits: dict[int, list[int]] = field(default_factory=dict)  # circuits: t -> the main run's literal per variable
 
     # -- gates ----------------------------------------------------------------------------------------------------
 
@@ -264,7 +265,9 @@ def _run(enc: Encoding, start: list[int], t_from: int, fixed: Flip | None,
                 f = enc.flips[(t, i)]
                 xs.append(-f if base else f)
         if enc.compiled is None:
-            state, ys = _circuit_step(enc, state, xs)
+            state, ys, lits = _circuit_step(enc, state, xs, None if fixed is None else enc.main_lits[t])
+            if fixed is None:
+                enc.main_lits[t] = lits
         else:
             state, ys = _step(enc, enc.compiled, state, xs)
             _one_hot_hint(enc, state)
@@ -368,38 +371,55 @@ def _step(enc: Encoding, comp: Compiled, state: list[int], xs: list[int]) -> tup
     return [enc.or_(ls) for ls in into], [enc.or_(ls) for ls in out_terms]
 
 
-def _circuit_step(enc: Encoding, state: list[int], xs: list[int]) -> tuple[list[int], list[int]]:
+def _circuit_step(enc: Encoding, state: list[int], xs: list[int],
+                  main: list[int] | None = None) -> tuple[list[int], list[int], list[int]]:
     """One step of a circuit: its AND gates instantiated on the input and latch literals (Tseitin, hash-consed, so
-    gates that compute the same function of the same literals are one variable: the Min1 copies share every gate
-    outside the cone of their fixed input). Only the cone of influence of the effect's outputs is built
-    (:meth:`aig.view.CircuitView.cone`); latches and outputs outside it are constant false, never read. Returns the
-    next latch literals and the output literals."""
+    gates that compute the same function of the same literals are one variable). Only the cone of influence of the
+    effect's outputs is built (:meth:`aig.view.CircuitView.cone`); latches and outputs outside it are constant
+    false, never read. Returns the next latch literals, the output literals and the literal of every variable.
+
+    ``main``: the main run's literals at this step (a Min1 copy). Only gates with an input literal that differs from
+    the main run's are visited (the rest would hash-cons to the main run's gates anyway): a copy's step costs its
+    fanout from the fixed input and the latches that differ, not the whole cone."""
     view: CircuitView = enc.problem.system  # type: ignore[assignment]
     gates, latches, outs = _cone_tables(view, enc.problem)
-    # Variables outside the cone of the effect's outputs are never read: they stay false.
-    lits = [-enc.true] * (view.aig.max_var + 1)
     n = len(xs)
-    lits[1 : n + 1] = xs
-    lits[n + 1 : n + 1 + len(state)] = state
+    if main is None:
+        # Variables outside the cone of the effect's outputs are never read: they stay false.
+        lits = [-enc.true] * (view.aig.max_var + 1)
+        lits[1 : n + 1] = xs
+        lits[n + 1 : n + 1 + len(state)] = state
+        dirty = None
+    else:
+        lits = list(main)
+        dirty = set()
+        for v, lit in enumerate([*xs, *state], start=1):
+            if lit != main[v]:
+                lits[v] = lit
+                dirty.add(v)
     memo = enc.pool.obj2id
     true = enc.true
     for lhs, v0, n0, v1, n1 in gates:
+        if dirty is not None and v0 not in dirty and v1 not in dirty:
+            continue
         a = -lits[v0] if n0 else lits[v0]
         b = -lits[v1] if n1 else lits[v1]
         # and_ for two literals, inlined (this loop is the unrolling's hot path).
         if a == -true or b == -true or a == -b:
-            lits[lhs] = -true
+            g = -true
         elif a in (true, b):
-            lits[lhs] = b
+            g = b
         elif b == true:
-            lits[lhs] = a
+            g = a
         else:
             key = ("and", (a, b) if a < b else (b, a))
             g = memo.get(key)
             if g is None:
                 g = enc.pool.id(key)
                 enc.clauses.extend(([-g, a], [-g, b], [g, -a, -b]))
-            lits[lhs] = g
+        lits[lhs] = g
+        if dirty is not None and g != main[lhs]:  # type: ignore[index]
+            dirty.add(lhs)
 
     def lit(x: int) -> int:
         return -lits[x >> 1] if x & 1 else lits[x >> 1]
@@ -410,7 +430,7 @@ def _circuit_step(enc: Encoding, state: list[int], xs: list[int]) -> tuple[list[
     ys = [-true] * view.num_outputs
     for j in outs:
         ys[j] = lit(view.out_lits[j])
-    return nxt, ys
+    return nxt, ys, lits
 
 
 def _cone_tables(view: CircuitView, problem: Problem) -> tuple[list[tuple[int, int, bool, int, bool]], tuple[int, ...],

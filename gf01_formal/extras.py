@@ -21,6 +21,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "web": ("starlette", "uvicorn"),
     "gym": ("gymnasium",),
     "inspect": ("inspect_ai",),
+    "count": ("pyganak",),
 }
 
 

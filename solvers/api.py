@@ -55,9 +55,10 @@ DEFAULT_BACKEND: dict[str, str] = {
 
 
 #: The natural backend of each query on a circuit system: simulation for certificate checks, SAT on the unrolling
-#: for subset-minimality, witness and oracle, BDD for counting, enumeration and best match (docs/solvers.md); the
-#: last three go to the forward pass instead when the circuit's reachable latch states tabulate
-#: (:func:`solvers.circuit.tabulable`).
+#: for everything else (docs/solvers.md): counting, enumeration and best match by the search that learns Min1
+#: copies (:mod:`solvers.minimal_sets`, :mod:`solvers.optimise`), with no BDD of the valid set, whose size is what
+#: ran real circuits out of memory (issue 28). These three go to the forward pass instead when the circuit's
+#: reachable latch states tabulate (:func:`solvers.circuit.tabulable`).
 DEFAULT_CIRCUIT_BACKEND: dict[str, str] = {
     "suff": "explicit",
     "min1": "explicit",
@@ -65,24 +66,26 @@ DEFAULT_CIRCUIT_BACKEND: dict[str, str] = {
     "check": "explicit",
     "subset_min": "sat",
     "witness": "sat",
-    "count": "bdd",
-    "enumerate_certificates": "bdd",
+    "count": "sat",
+    "enumerate_certificates": "sat",
     "oracle": "sat",
-    "best_match": "bdd",
+    "best_match": "sat",
 }
+
+#: Queries that go to the forward pass on a circuit whose reachable latch states tabulate.
+TABULATED_QUERIES = ("count", "enumerate_certificates", "best_match")
 
 
 def default_backend(query: str, problem: Problem) -> str:
     """The natural backend of ``query`` for ``problem``'s kind of system (table or circuit)."""
     if not problem.circuit:
         return DEFAULT_BACKEND[query]
-    name = DEFAULT_CIRCUIT_BACKEND[query]
-    if name == "bdd":
+    if query in TABULATED_QUERIES:
         from solvers.circuit import tabulable
 
         if tabulable(problem):
             return "forward"
-    return name
+    return DEFAULT_CIRCUIT_BACKEND[query]
 
 
 def backend(name: str) -> Backend:

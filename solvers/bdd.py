@@ -18,7 +18,15 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from encoders.bdd import Encoding, budget_bdd, count_constraint, encode, valid_bdd
+from encoders.bdd import (
+    CUDD_OUT_OF_MEMORY,
+    Encoding,
+    budget_bdd,
+    count_constraint,
+    cudd_memory_bound,
+    encode,
+    valid_bdd,
+)
 from encoders.problem import Atom, Certificate, Flip, Problem
 from solvers.bigcount import Dag, export, models, profile
 from solvers.bigcount import count as dag_count
@@ -48,15 +56,24 @@ def _detached(fn: F) -> F:
             out = fn(*args, **kwargs)
             if not inspect.isgenerator(out):
                 return out
-            return _detached_iter(out)
+            return _detached_iter(out, fn.__name__)
         except Unknown as ex:
             fresh = Unknown(ex.query, ex.reason, ex.spent)
+        except ValueError as ex:
+            if CUDD_OUT_OF_MEMORY not in str(ex):
+                raise
+            fresh = _cudd_full(fn.__name__)
         raise fresh
 
     return call  # type: ignore[return-value]
 
 
-def _detached_iter(gen: Iterator[Any]) -> Iterator[Any]:
+def _cudd_full(query: str) -> Unknown:
+    """Unknown for a CUDD manager that reached its memory bound (:func:`encoders.bdd.cudd_memory_bound`)."""
+    return Unknown(query, f"memory limit of the BDD library ({cudd_memory_bound() / 2**20:.0f} MiB)", {})
+
+
+def _detached_iter(gen: Iterator[Any], query: str) -> Iterator[Any]:
     while True:
         try:
             item = next(gen)
@@ -64,6 +81,11 @@ def _detached_iter(gen: Iterator[Any]) -> Iterator[Any]:
             return
         except Unknown as ex:
             fresh = Unknown(ex.query, ex.reason, ex.spent)
+            break
+        except ValueError as ex:
+            if CUDD_OUT_OF_MEMORY not in str(ex):
+                raise
+            fresh = _cudd_full(query)
             break
         yield item
     gen.close()

@@ -1,97 +1,25 @@
 """The SAT backend: every query on the CNF unrolling (:mod:`encoders.cnf`) with python-sat.
 
-CaDiCaL 1.9.5 answers by default; when a query has a time or conflict limit, Glucose 4 answers instead, because
-PySAT can interrupt it and give it a conflict budget (``solve_limited``). Under a time cap every query also runs in a
-child process killed at the cap (:func:`solvers.limits.guarded`), so building a large CNF or bootstrapping the
-solver cannot overrun it either. Certificates are read off the flip variables only; the enumeration's blocking
-clauses mention flip variables only (``enum_models`` would block on the Tseitin variables too) and block exactly one
-flip assignment each, never its supersets (Min1 is not monotone).
+Each query runs one :class:`solvers.sat_session.Session` (CaDiCaL, or Glucose under a time or conflict limit). Under
+a time cap every query also runs in a child process killed at the cap (:func:`solvers.limits.guarded`), so building a
+large CNF or bootstrapping the solver cannot overrun it either. Certificates are read off the flip variables only.
+Count, enumeration and best match go through the search that learns Min1 copies as it needs them
+(:mod:`solvers.minimal_sets`, :mod:`solvers.optimise`) rather than encoding every copy up front.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterable, Iterator, Sequence
 
 from pysat.card import ITotalizer
-from pysat.solvers import Solver
 
 from encoders.cnf import Encoding, add_timestep_budget, encode
 from encoders.problem import Atom, Certificate, Flip, Problem
-from solvers.canonical import canonical, effective_flips, flips_to_atoms, order_key, timesteps
-from solvers.limits import NO_LIMITS, Clock, Limits, Unknown, guarded
-from solvers.results import BestMatch, OracleResult, best_match_among
-
-DEFAULT_SOLVER = "cadical195"
-LIMITED_SOLVER = "glucose4"
-
-
-class Session:
-    """One solver over one encoding, answering ``solve(assumptions)`` under a query's limits."""
-
-    def __init__(self, enc: Encoding, query: str, clock: Clock) -> None:
-        self.enc = enc
-        self.query = query
-        self.clock = clock
-        lim = clock.limits
-        self.limited = lim.seconds is not None or lim.conflicts is not None
-        self.solver = Solver(name=LIMITED_SOLVER if self.limited else DEFAULT_SOLVER, bootstrap_with=enc.clauses)
-        self.added = len(enc.clauses)
-
-    def sync(self) -> None:
-        """Give the solver the clauses added to the encoding since the last call."""
-        if len(self.enc.clauses) > self.added:
-            self.solver.append_formula(self.enc.clauses[self.added :])
-            self.added = len(self.enc.clauses)
-
-    def add(self, clause: list[int]) -> None:
-        self.solver.add_clause(clause)
-
-    def solve(self, assumptions: Iterable[int] = ()) -> bool:
-        """SAT or UNSAT under ``assumptions``; raises Unknown when the limits run out first."""
-        self.sync()
-        self.clock.check(self.query)
-        self.clock.add("sat_calls", 1)
-        assumptions = list(assumptions)
-        if not self.limited:
-            return bool(self.solver.solve(assumptions=assumptions))
-        lim = self.clock.limits
-        if lim.conflicts is not None:
-            left = lim.conflicts - self.clock.spent.get("conflicts", 0)
-            self.solver.conf_budget(max(1, left))
-        timer = None
-        remaining = self.clock.remaining_seconds()
-        if remaining is not None:
-            timer = threading.Timer(remaining, self.solver.interrupt)
-            timer.start()
-        before = self.solver.accum_stats().get("conflicts", 0)
-        try:
-            res = self.solver.solve_limited(assumptions=assumptions, expect_interrupt=timer is not None)
-        finally:
-            if timer is not None:
-                timer.cancel()
-            self.solver.clear_interrupt()
-        self.clock.add("conflicts", self.solver.accum_stats().get("conflicts", 0) - before)
-        if res is None:
-            timed_out = lim.seconds is not None and self.clock.elapsed() >= lim.seconds
-            reason = f"time limit {lim.seconds:.3g} s" if timed_out else f"conflict limit {lim.conflicts}"
-            raise Unknown(self.query, reason, {**self.clock.spent, "seconds": round(self.clock.elapsed(), 3)})
-        return bool(res)
-
-    def model_flips(self) -> list[Flip]:
-        """The flips set in the last model."""
-        model = self.solver.get_model()
-        true = {v for v in model if v > 0}
-        return [p for p, v in self.enc.flips.items() if v in true]
-
-    def close(self) -> None:
-        self.solver.delete()
-
-    def __enter__(self) -> Session:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+from solvers import minimal_sets, optimise
+from solvers.canonical import effective_flips, flips_to_atoms, timesteps
+from solvers.limits import NO_LIMITS, Limits, guarded
+from solvers.results import BestMatch, OracleResult
+from solvers.sat_session import DEFAULT_SOLVER, LIMITED_SOLVER, Session
 
 
 def _fix(enc: Encoding, flips: Iterable[Flip]) -> list[int]:
@@ -234,77 +162,27 @@ def oracle(problem: Problem, budget_t: int | None, *, limits: Limits | None = No
     return OracleResult(cert, len(timesteps(cert)), len(cert), True)
 
 
-# -- count, enumerate -------------------------------------------------------------------------------------------
+# -- count, enumerate, best match: on the search that learns Min1 (solvers.minimal_sets, solvers.optimise) ----------
 
 
-def _valid_session(problem: Problem, budget_t: int | None, clock: Clock, query: str) -> tuple[Encoding, Session]:
-    enc = encode(problem, with_valid=True, check=lambda: clock.check(query))
-    if budget_t is not None:
-        add_timestep_budget(enc, budget_t)
-    s = Session(enc, query, clock)
-    s.add([enc.valid])
-    return enc, s
-
-
-@guarded("count")
 def count(problem: Problem, budget_t: int | None, *, limits: Limits | None = None) -> int:
-    """|M(I)| or |M_B(I)|: models of Valid (within the budget), blocked one flip assignment at a time."""
-    clock = (limits or NO_LIMITS).start()
-    enc, s = _valid_session(problem, budget_t, clock, "count")
-    with s:
-        found = 0
-        while s.solve():
-            flips = set(s.model_flips())
-            found += 1
-            s.add([-v if p in flips else v for p, v in enc.flips.items()])
-    return found
+    """|M(I)| or |M_B(I)| (:func:`solvers.minimal_sets.count`: enumeration, then the projected counter)."""
+    return minimal_sets.count(problem, budget_t, limits=limits)
 
 
-@guarded("enumerate", stream=True)
 def enumerate_certificates(
     problem: Problem, budget_t: int | None, limit: int | None = None, *, limits: Limits | None = None
 ) -> Iterator[Certificate]:
-    """M(I) or M_B(I) in canonical order, lazily: layer by layer in (|TS|, |C|), each layer sorted.
-
-    With every earlier layer blocked, the models under "at most k timesteps and at most n flips" are exactly
-    layer (k, n).
-    """
-    clock = (limits or NO_LIMITS).start()
-    enc, s = _valid_session(problem, budget_t, clock, "enumerate")
-    n_in = problem.system.num_inputs
-    steps = sorted(enc.timestep)
-    max_k = len(steps) if budget_t is None else min(budget_t, len(steps))
-    produced = 0
-    with s:
-        ts_tot = _at_most(s, enc, [enc.timestep[t] for t in steps], len(steps))
-        fl_tot = _at_most(s, enc, list(enc.flips.values()), len(enc.flips))
-
-        def bound(tot: ITotalizer, k: int) -> list[int]:
-            return [-tot.rhs[k]] if k < len(tot.rhs) else []
-
-        for k in range(max_k + 1):
-            if not s.solve(bound(ts_tot, k)):
-                continue
-            for n in range(k, k * n_in + 1):
-                layer = []
-                while s.solve([*bound(ts_tot, k), *bound(fl_tot, n)]):
-                    flips = set(s.model_flips())
-                    layer.append(flips_to_atoms(problem, flips))
-                    s.add([-v if p in flips else v for p, v in enc.flips.items()])
-                for cert in sorted(layer, key=lambda c: order_key(problem, c)):
-                    yield canonical(problem, cert)
-                    produced += 1
-                    if limit is not None and produced >= limit:
-                        return
-                if not s.solve(bound(ts_tot, k)):
-                    break
-        ts_tot.delete()
-        fl_tot.delete()
+    """M(I) or M_B(I) in canonical order, lazily (:func:`solvers.minimal_sets.enumerate_certificates`)."""
+    return minimal_sets.enumerate_certificates(problem, budget_t, limit, limits=limits)
 
 
-@guarded("best_match")
 def best_match(
     problem: Problem, atoms: Sequence[Atom], budget_t: int | None, *, limits: Limits | None = None
 ) -> BestMatch:
-    """The DEC-025 best match, ranking the complete SAT enumeration of M_B(I)."""
-    return best_match_among(problem, atoms, enumerate_certificates(problem, budget_t, None, limits=limits))
+    """The DEC-025 best match by SAT optimisation over M_B(I) (:func:`solvers.optimise.best_match`)."""
+    return optimise.best_match(problem, atoms, budget_t, limits=limits)
+
+
+__all__ = ["DEFAULT_SOLVER", "LIMITED_SOLVER", "Session", "best_match", "count", "enumerate_certificates", "min1",
+           "oracle", "subset_min", "suff", "valid", "witness"]

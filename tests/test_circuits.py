@@ -106,7 +106,7 @@ def test_a_circuit_wider_than_any_table_is_answered_by_simulation_sat_and_bdd() 
     for name in ("explicit", "sat", "bdd"):
         assert api.valid(p, cert, name) and not api.valid(p, cert[:2], name)
     assert api.oracle(p, 1).certificate == cert  # default: SAT on the unrolling
-    assert api.count(p, 1) == 1  # default: BDD
+    assert api.count(p, 1) == 1  # default: SAT (the search that learns Min1 copies)
     assert list(api.enumerate_certificates(p, None)) == [cert]
     assert api.subset_min(p, cert)
     # The explicit-state backends say why they cannot: 70 inputs cannot be tabulated.

@@ -17,7 +17,7 @@ EXAMPLES = ROOT / "gf01_formal" / "examples"
 #: The distribution that provides each module of the extras' table.
 DISTRIBUTION = {"openai": "openai", "statsmodels": "statsmodels", "scipy": "scipy", "matplotlib": "matplotlib",
                 "distributed": "dask", "starlette": "starlette", "uvicorn": "uvicorn", "gymnasium": "gymnasium",
-                "inspect_ai": "inspect-ai"}
+                "inspect_ai": "inspect-ai", "pyganak": "pyganak"}
 CORE = {"python-sat", "dd", "numpy", "pydantic", "typer", "rich", "cryptography"}
 
 

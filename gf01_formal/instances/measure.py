@@ -22,7 +22,7 @@ from gf01_formal.instances.greedy import greedy_certificate
 from gf01_formal.instances.model import Certification, Complexity
 from solvers import api
 from solvers.canonical import certificate_to_json, timesteps
-from solvers.limits import Limits, Unknown
+from solvers.limits import Limits, Unknown, guarded
 
 
 def hard_problem(problem: Problem) -> Problem:
@@ -75,15 +75,22 @@ def measure_complexity(
     *,
     hard_eff_t: int | None = None,
     hard_count: tuple[int | None, str | None] | None = None,
+    oracle_limits: Limits | None = None,
 ) -> Complexity:
     """The knobs of ``problem`` measured in hard mode at t* (the count as in :func:`exact_count`).
 
     ``hard_eff_t`` and ``hard_count`` pass already-known hard-mode answers, so no query is asked twice.
+    ``oracle_limits`` bound the knob's oracle (over M(I), no budget: 70 s on a SYNTCOMP design at T = 16, issue 28);
+    past them the knob is unknown, with the reason in its note.
     """
     hard = hard_problem(problem)
+    oracle_note = None
     if hard_eff_t is None:
-        res = api.oracle(hard, None, queries.oracle_backend)
-        hard_eff_t = res.eff_t if res is not None else None
+        try:
+            res = api.oracle(hard, None, queries.oracle_backend, limits=oracle_limits)
+            hard_eff_t = res.eff_t if res is not None else None
+        except Unknown as ex:
+            oracle_note = f"unknown: {ex.reason}"
     gold, note = hard_count or queries.count(hard)
     view = problem.system
     # A circuit's knobs: its state space 2^latches (capped at 2^62: the knob saturates at 16 states anyway) and its
@@ -98,6 +105,7 @@ def measure_complexity(
         t_star=problem.t_star,
         oracle_eff_t=hard_eff_t,
         gold_count=gold,
+        oracle_note=oracle_note,
         count_note=note,
     )
 
@@ -113,6 +121,23 @@ def greedy_result(problem: Problem) -> tuple[Certificate | None, bool]:
     return cert, cert is not None and within_budget(problem, cert) and api.valid(problem, cert)
 
 
+@guarded("greedy")
+def _greedy_within(problem: Problem, *, limits: Limits | None = None) -> tuple[Certificate | None, bool]:
+    return greedy_result(problem)
+
+
+def bounded_greedy(problem: Problem, limits: Limits | None) -> tuple[Certificate | None, bool]:
+    """:func:`greedy_result` within the time ``limits`` leave (a guarded child killed at the cap): the greedy
+    certifier simulates many candidate traces, which on a circuit of a thousand gates took 43 s of a 5 s import
+    budget (issue 28). Past the cap it is recorded as not found: (None, False)."""
+    if limits is None or limits.seconds is None:
+        return greedy_result(problem)
+    try:
+        return _greedy_within(problem, limits=Limits(seconds=limits.seconds))
+    except Unknown:
+        return None, False
+
+
 def certify(
     problem: Problem,
     queries: QuerySettings = _DEFAULTS,
@@ -126,16 +151,16 @@ def certify(
     names = problem.system.inputs
     best = api.oracle(problem, problem.budget_t, queries.oracle_backend)
     gold, note = known_count or queries.count(problem)
-    greedy, greedy_ok = greedy_result(problem)
+    greedy, greedy_ok = bounded_greedy(problem, queries.count_limits)
     return Certification(
         base_achieves_effect=api.suff(problem, ()),
         oracle_certificate=certificate_to_json(best.certificate, names) if best else None,
         oracle_eff_t=best.eff_t if best else None,
         oracle_eff_a=best.eff_a if best else None,
-        oracle_backend=queries.oracle_backend or api.DEFAULT_BACKEND["oracle"],
+        oracle_backend=queries.oracle_backend or api.default_backend("oracle", problem),
         gold_count=gold,
         gold_count_note=note,
-        gold_count_backend=queries.count_backend or api.DEFAULT_BACKEND["count"],
+        gold_count_backend=queries.count_backend or api.default_backend("count", problem),
         greedy_valid=greedy_ok,
         greedy_certificate=certificate_to_json(greedy, names) if greedy is not None else None,
     )
@@ -171,7 +196,7 @@ def measure(
 
     hard = hard_problem(problem)
     count = exact_count(hard, limits=left(), max_positions=count_max_positions)
-    complexity = measure_complexity(problem, hard_count=count)
+    complexity = measure_complexity(problem, hard_count=count, oracle_limits=count_limits)
     w = complexity.window if window is None else window
     final = replace(problem, window=w)
     cert = certify(final, QuerySettings(count_limits=left(), count_max_positions=count_max_positions),

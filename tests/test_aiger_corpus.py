@@ -1,0 +1,75 @@
+"""Designs nobody here wrote (issue 28, item 6): the SYNTCOMP AIGER circuits of the external corpus
+(``$GF01_CORPUS/aiger``, skipped without it) through the commands a new user runs first. No command may end in an
+internal error (exit 70) or print a solver library's own lines on stderr; a query that runs out of its seconds says
+``unknown`` (exit 3). Timings and the per-design table are bench/aiger.py's (docs/performance.md)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from pathlib import Path
+
+import pytest
+from corpus import CORPUS, corpus_path, needs_corpus
+
+from aig import Aig, binary, parse_file
+from aig.view import CircuitView
+from gf01_formal.cli import main
+
+DESIGNS = sorted(p.name for p in (CORPUS / "aiger").glob("*.aag")) if CORPUS is not None else ["<absent>"]
+T = 8
+
+
+IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
+
+
+def _spellable(circuit: Aig) -> Aig:
+    """``circuit`` with each name the effect grammar cannot spell replaced by ``s<k>`` (k its position in the table;
+    no corpus design uses names of that form)."""
+    return dataclasses.replace(circuit, symbols=tuple(
+        (key, name if IDENT.fullmatch(name) else f"s{k}") for k, (key, name) in enumerate(circuit.symbols)))
+
+
+def _options(path: Path) -> list[str]:
+    """All-zero base trace of T steps, the error output (the first bad-state property, else the first output) at
+    t* = T - 1, B_T = 4."""
+    circuit = parse_file(path)
+    view = CircuitView.from_aig(circuit)
+    effect = view.outputs[len(circuit.outputs)] if circuit.bad else view.outputs[0]
+    trace = json.dumps([dict.fromkeys(view.inputs, 0) for _ in range(T)])
+    return ["--trace", trace, "--effect", effect, "--budget-t", "4"]
+
+
+@needs_corpus
+@pytest.mark.parametrize("design", DESIGNS)
+def test_a_corpus_design_imports_counts_and_matches_without_an_internal_error(design: str, tmp_path: Path,
+                                                                                capsys: pytest.CaptureFixture[str]
+                                                                                ) -> None:
+    path = corpus_path("aiger", design)
+    opts = _options(path)
+    out = tmp_path / "i.json"
+    effect = opts[opts.index("--effect") + 1]
+    if not IDENT.fullmatch(effect):
+        # The effect grammar has no quoting: an output called `err<0>` cannot be named (a user error, not a crash).
+        assert main(["import", "aiger", str(path), "-o", str(out), *opts]) == 2
+        assert "effect: unexpected character" in capsys.readouterr().err
+        # The same design with its names made identifiers goes through every command.
+        path = tmp_path / design
+        path.write_bytes(binary(_spellable(parse_file(corpus_path("aiger", design)))))
+        opts = _options(path)
+    # The import measures within its default budget: |M_B(I)| exact or recorded unknown, never a hang.
+    assert main(["import", "aiger", str(path), "-o", str(out), *opts, "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["instance_id"]
+    (tmp_path / "empty.json").write_text("[]")
+    for argv in (["enumerate", str(out), "--count", "--seconds", "3"],
+                 ["verify", str(out), str(tmp_path / "empty.json"), "--best-match", "--gold-set", "MB",
+                  "--seconds", "3"],
+                 ["oracle", str(out), "--seconds", "3"]):
+        status = main(argv)
+        captured = capsys.readouterr()
+        assert status in (0, 3), (argv[0], status, captured.err)
+        assert "CUDD" not in captured.err and "Traceback" not in captured.err
+        if status == 3:
+            assert "unknown" in captured.out
