@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from gf01_formal.cli import main
-from gf01_formal.instances.io import load_artifact, load_bundle
+from gf01_formal.instances.io import load_bundle
 
 
 def ids_of(path: Path) -> list[str]:
@@ -22,7 +22,7 @@ def test_a_subset_is_a_valid_bundle_of_the_instances_asked_for(small_bundle: Pat
     every = ids_of(small_bundle)
     first = tmp_path / "first.json"
     assert main(["bundle", "subset", str(small_bundle), "--count", "3", "-o", str(first)]) == 0
-    art = load_artifact(first)  # every check, the instances hash included
+    art = load_bundle(first)  # every check, the instances hash included
     assert [i.instance_id for i in art.instances] == every[:3]
     assert art.instances_hash != load_bundle(small_bundle).instances_hash and "subset of bundle" in art.provenance
     named = tmp_path / "named.json"

@@ -28,7 +28,7 @@ def subset_cmd(
 ) -> None:
     """Write a bundle of the instances of BUNDLE that --ids names, or of its first --count; the new bundle's
     instances hash is its own (a bundle cut by hand fails its hash), its provenance names the source."""
-    from gf01_formal.instances.io import load_artifact, save_artifact
+    from gf01_formal.instances.io import load_bundle, save_artifact
     from gf01_formal.instances.subset import subset
     from hoa.errors import Gf01Error
 
@@ -38,7 +38,7 @@ def subset_cmd(
     wanted = None if ids is None else [i.strip() for item in ids for i in item.split(",") if i.strip()]
     if wanted is not None and not wanted:
         raise Gf01Error("names no instance", field="--ids")
-    out = subset(load_artifact(bundle, check_all=False), file=str(bundle), ids=wanted, count=count)
+    out = subset(load_bundle(bundle), file=str(bundle), ids=wanted, count=count)
     save_artifact(output, out)
     record = {"file": str(output), "instances": [i.instance_id for i in out.instances],
               "instances_hash": out.instances_hash}
