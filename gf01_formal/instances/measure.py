@@ -107,6 +107,12 @@ def within_budget(problem: Problem, atoms: Iterable[Atom]) -> bool:
     return problem.budget_t is None or len(timesteps(atoms)) <= problem.budget_t
 
 
+def base_shows_effect(problem: Problem) -> bool:
+    """Whether the base run already shows the effect: the empty certificate is valid (the oracle's Eff_t is 0), so
+    the instance asks for nothing (a trivial instance, which an import warns about)."""
+    return api.suff(problem, ())
+
+
 def greedy_result(problem: Problem) -> tuple[Certificate | None, bool]:
     """The full-access greedy certifier's certificate and whether the exact checker finds it valid within B_T."""
     cert = greedy_certificate(problem)
