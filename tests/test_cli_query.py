@@ -406,3 +406,18 @@ def test_a_measured_system_whose_base_run_shows_the_effect_warns(tmp_path: Path,
     # Not measured (a window given): no warning, the query answers as before.
     assert main(["oracle", system, *trivial, "--mode", "normal", "--window", "1"]) == 0
     assert "gf01: warning:" not in capsys.readouterr().err
+
+
+def test_a_limit_is_reported_as_given(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--seconds 1`` is reported as ``time limit 1 s``, not as what was left of it when the query began."""
+    from gf01_formal.instances.families.arbiters import arbiter_hoa
+
+    hoa = tmp_path / "arb4.hoa"
+    hoa.write_text(arbiter_hoa(4, "round_robin"))
+    # 12 steps x 4 inputs: 48 flip positions, far more subsets than the explicit backend counts in a second.
+    args = ["enumerate", str(hoa), "--trace", ";".join(["r0&!r1&!r2&!r3"] + ["!r0&!r1&!r2&!r3"] * 11),
+            "--effect", "g1", "--count", "--backend", "explicit", "--seconds", "1"]
+    assert main(args) == 3
+    assert capsys.readouterr().out.startswith("unknown (time limit 1 s; spent ")
+    assert main([*args, "--json"]) == 3
+    assert json.loads(capsys.readouterr().out)["unknown"]["reason"] == "time limit 1 s"
