@@ -173,7 +173,9 @@ def measure(
     def left() -> Limits | None:
         if count_limits is None or count_limits.seconds is None:
             return count_limits
-        return replace(count_limits, seconds=max(0.0, count_limits.seconds - (time.monotonic() - started)))
+        given = count_limits.seconds if count_limits.given_seconds is None else count_limits.given_seconds
+        return replace(count_limits, seconds=max(0.0, count_limits.seconds - (time.monotonic() - started)),
+                       given_seconds=given)
 
     hard = hard_problem(problem)
     count = exact_count(hard, limits=left(), max_positions=count_max_positions)
