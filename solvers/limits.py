@@ -107,6 +107,15 @@ class Limits:
     nodes: int | None = None
     memory: float | None = None
     isolate: bool = True
+    #: The time limit as its user gave it, when ``seconds`` is what was left of it as the query began (a command's
+    #: ``--seconds`` shared by its queries): the Unknown's reason names it, so ``--seconds 120`` is reported as
+    #: ``time limit 120 s``, not as the remainder. None: ``seconds`` is the limit as given.
+    given_seconds: float | None = None
+
+    def time_reason(self) -> str:
+        """The ``reason`` of an Unknown past the time cap: the limit as given."""
+        seconds = self.seconds if self.given_seconds is None else self.given_seconds
+        return f"time limit {seconds:.3g} s"
 
     def start(self) -> Clock:
         """A running clock for one query under these limits."""
@@ -148,7 +157,7 @@ class Clock:
             self.spent["nodes"] = max(self.spent.get("nodes", 0), nodes)
         reason = None
         if lim.seconds is not None and self.elapsed() > lim.seconds:
-            reason = f"time limit {lim.seconds:.3g} s"
+            reason = lim.time_reason()
         elif lim.conflicts is not None and self.spent.get("conflicts", 0) > lim.conflicts:
             reason = f"conflict limit {lim.conflicts}"
         elif lim.nodes is not None and nodes is not None and nodes > lim.nodes:
@@ -307,8 +316,8 @@ def _stop(proc: Any, recv: Any) -> None:
     recv.close()
 
 
-def _timed_out(query: str, seconds: float, started: float) -> Unknown:
-    return Unknown(query, f"time limit {seconds:.3g} s", {"seconds": round(time.monotonic() - started, 3)})
+def _timed_out(query: str, limits: Limits, started: float) -> Unknown:
+    return Unknown(query, limits.time_reason(), {"seconds": round(time.monotonic() - started, 3)})
 
 
 def _receive(query: str, proc: Any, recv: Any, limits: Limits, started: float) -> tuple[str, Any, Any]:
@@ -326,7 +335,7 @@ def _receive(query: str, proc: Any, recv: Any, limits: Limits, started: float) -
                 raise Unknown(query, memory_reason(memory), {"rss_mib": round(rss, 1),
                                                              "seconds": round(time.monotonic() - started, 3)})
         if seconds is not None and time.monotonic() >= started + seconds + GRACE:
-            raise _timed_out(query, seconds, started)
+            raise _timed_out(query, limits, started)
     try:
         return recv.recv()
     except EOFError:

@@ -68,7 +68,7 @@ class Session:
         self.clock.add("conflicts", self.solver.accum_stats().get("conflicts", 0) - before)
         if res is None:
             timed_out = lim.seconds is not None and self.clock.elapsed() >= lim.seconds
-            reason = f"time limit {lim.seconds:.3g} s" if timed_out else f"conflict limit {lim.conflicts}"
+            reason = lim.time_reason() if timed_out else f"conflict limit {lim.conflicts}"
             raise Unknown(self.query, reason, {**self.clock.spent, "seconds": round(self.clock.elapsed(), 3)})
         return bool(res)
 

@@ -387,3 +387,37 @@ def test_verify_and_the_run_record_share_one_score_type(capsys: pytest.CaptureFi
     rec = json.loads(capsys.readouterr().out)
     assert set(rec) == names and names <= set(RunRecord.model_fields)
     assert set(SCORE_FIELDS) | set(DIAGNOSTIC_FIELDS) | {"certificate_errors"} == names
+
+
+@pytest.mark.parametrize("kind", ["hoa", "aiger"])
+def test_a_measured_system_whose_base_run_shows_the_effect_warns(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                 kind: str) -> None:
+    if kind == "hoa":
+        system, trivial = HOA, ["--trace", "r0&!r1;r0&!r1", "--effect", "g0"]
+    else:
+        (tmp_path / "copy.aag").write_text("aag 1 1 0 1 0\n2\n2\ni0 a\no0 y\n")  # y copies the input a
+        system, trivial = str(tmp_path / "copy.aag"), ["--trace", "a;a", "--effect", "y"]
+    # Normal mode without a window: the instance is measured for w(I), and the measurement finds it trivial.
+    assert main(["oracle", system, *trivial, "--mode", "normal"]) == 0
+    out, err = capsys.readouterr()
+    assert "Eff_t = 0" in out
+    assert [line for line in err.splitlines() if line.startswith("gf01: warning: ")] == [
+        line for line in err.splitlines() if "Eff_t is 0" in line] != []
+    # Not measured (a window given): no warning, the query answers as before.
+    assert main(["oracle", system, *trivial, "--mode", "normal", "--window", "1"]) == 0
+    assert "gf01: warning:" not in capsys.readouterr().err
+
+
+def test_a_limit_is_reported_as_given(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--seconds 1`` is reported as ``time limit 1 s``, not as what was left of it when the query began."""
+    from gf01_formal.instances.families.arbiters import arbiter_hoa
+
+    hoa = tmp_path / "arb4.hoa"
+    hoa.write_text(arbiter_hoa(4, "round_robin"))
+    # 12 steps x 4 inputs: 48 flip positions, far more subsets than the explicit backend counts in a second.
+    args = ["enumerate", str(hoa), "--trace", ";".join(["r0&!r1&!r2&!r3"] + ["!r0&!r1&!r2&!r3"] * 11),
+            "--effect", "g1", "--count", "--backend", "explicit", "--seconds", "1"]
+    assert main(args) == 3
+    assert capsys.readouterr().out.startswith("unknown (time limit 1 s; spent ")
+    assert main([*args, "--json"]) == 3
+    assert json.loads(capsys.readouterr().out)["unknown"]["reason"] == "time limit 1 s"

@@ -136,3 +136,28 @@ def test_import_hoa_cli_with_json_trace_and_errors(tmp_path, capsys):
     late = [*args[:8], "5", *args[9:]]
     assert main(late) == 2
     assert "t* = 5 is outside [0, 2]" in capsys.readouterr().err
+
+
+# An output that copies the input: with the input up at t* the base run already shows the effect.
+_COPY_AAG = "aag 1 1 0 1 0\n2\n2\ni0 a\no0 y\n"
+_WARNING = "gf01: warning: "
+
+
+@pytest.mark.parametrize("kind", ["hoa", "aiger"])
+def test_an_import_whose_base_run_shows_the_effect_warns_and_is_written(tmp_path, capsys, kind):
+    system = tmp_path / ("arb.hoa" if kind == "hoa" else "copy.aag")
+    system.write_text(arbiter_hoa(2, "round_robin") if kind == "hoa" else _COPY_AAG)
+    trivial = ["--trace", "r0&!r1", "--effect", "g0"] if kind == "hoa" else ["--trace", "a;a", "--effect", "y"]
+    out = tmp_path / "i.json"
+    assert main(["import", kind, str(system), *trivial, "-o", str(out)]) == 0
+    captured = capsys.readouterr()
+    warnings = [line for line in captured.err.splitlines() if line.startswith(_WARNING)]
+    assert len(warnings) == 1 and "Eff_t is 0" in warnings[0] and str(system) in warnings[0]
+    inst = open_instance(out)[0]
+    assert inst.certification is not None and inst.certification.oracle_eff_t == 0
+    # An instance that needs an edit does not warn; nor does an unmeasured import (nothing was measured).
+    needs = ["--trace", "r0&!r1;!r0&r1", "--effect", "g0"] if kind == "hoa" else ["--trace", "!a;!a", "--effect", "y"]
+    assert main(["import", kind, str(system), *needs, "-o", str(out)]) == 0
+    assert _WARNING not in capsys.readouterr().err
+    assert main(["import", kind, str(system), *trivial, "--no-measure", "-o", str(out)]) == 0
+    assert _WARNING not in capsys.readouterr().err

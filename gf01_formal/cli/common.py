@@ -343,7 +343,20 @@ def open_instance(path: str, instance_id: str | None, options: Any, deadline: De
 
     # Reading, checking and measuring the instance are held to --seconds and --memory as its queries are.
     with deadline.guard("loading and measuring the instance"):
-        return open_(path, instance_id, options, count_limits=deadline.limits(), progress=progress)
+        inst, problem = open_(path, instance_id, options, count_limits=deadline.limits(), progress=progress)
+    if options is not None and options.needs_measurement:
+        from gf01_formal.instances.measure import base_shows_effect
+
+        if base_shows_effect(problem):
+            warn_trivial(path)
+    return inst, problem
+
+
+def warn_trivial(source: str | Path) -> None:
+    """Warn on stderr, in one line, that the instance just measured from ``source`` is trivial (the work goes on)."""
+    print(f"gf01: warning: {source}: the base run already shows the effect (the oracle's Eff_t is 0: the empty "
+          "certificate is valid), so the instance asks for no edit; choose another trace, effect or t*",
+          file=sys.stderr, flush=True)
 
 
 def check_output(path: Path | str, *, inputs: Iterable[Path | str | None] = (), reread: bool = False) -> Path:

@@ -20,6 +20,7 @@ from gf01_formal.cli.common import (
     check_output,
     emit,
     progress_bar,
+    warn_trivial,
     with_instance_options,
 )
 
@@ -149,7 +150,7 @@ def import_hoa_cmd(
     inst = instance_from_hoa(read_text(system), options or InstanceOptions(), source=str(system), measure=measure,
                              count_limits=Deadline(seconds).limits())
     save_artifact(output, inst)
-    _imported(inst, output, json_out)
+    _imported(inst, output, json_out, system)
 
 
 @with_instance_options
@@ -182,12 +183,15 @@ def import_aiger_cmd(
     inst = instance_from_aiger(read_bytes(system), opts, source=str(system), measure=measure,
                                count_limits=Deadline(seconds).limits())
     save_artifact(output, inst)
-    _imported(inst, output, json_out)
+    _imported(inst, output, json_out, system)
 
 
-def _imported(inst: Any, output: Path, json_out: bool) -> None:
-    """Print what an import wrote: the instance id, and what the measurement found."""
+def _imported(inst: Any, output: Path, json_out: bool, system: Path) -> None:
+    """Print what an import wrote: the instance id, and what the measurement found (a trivial instance, made of
+    ``system``, is written with a warning on stderr)."""
     cert = inst.certification
+    if cert is not None and cert.oracle_eff_t == 0:
+        warn_trivial(system)
     record = {"file": str(output), "instance_id": inst.instance_id, "window": inst.window,
               "oracle_eff_t": None if cert is None else cert.oracle_eff_t,
               "gold_count": None if cert is None else cert.gold_count}

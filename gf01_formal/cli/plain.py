@@ -43,16 +43,18 @@ class Deadline:
 
     def __init__(self, seconds: float | None, memory: float | None = None) -> None:
         self.deadline = None if seconds is None else time.monotonic() + seconds
+        self.seconds = seconds
         self.memory = memory
 
     def limits(self) -> Limits | None:
-        """Limits for the next query: the seconds left and the memory limit (None when the command has neither)."""
+        """Limits for the next query: the seconds left and the memory limit (None when the command has neither); an
+        unknown answer names --seconds as given, not what was left of it."""
         if self.deadline is None and self.memory is None:
             return None
         from solvers.limits import Limits
 
         left = None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
-        return Limits(seconds=left, memory=self.memory)
+        return Limits(seconds=left, memory=self.memory, given_seconds=self.seconds)
 
     @contextlib.contextmanager
     def guard(self, what: str) -> Iterator[None]:

@@ -115,6 +115,12 @@ def within_budget(problem: Problem, atoms: Iterable[Atom]) -> bool:
     return problem.budget_t is None or len(timesteps(atoms)) <= problem.budget_t
 
 
+def base_shows_effect(problem: Problem) -> bool:
+    """Whether the base run already shows the effect: the empty certificate is valid (the oracle's Eff_t is 0), so
+    the instance asks for nothing (a trivial instance, which an import warns about)."""
+    return api.suff(problem, ())
+
+
 def greedy_result(problem: Problem) -> tuple[Certificate | None, bool]:
     """The full-access greedy certifier's certificate and whether the exact checker finds it valid within B_T."""
     cert = greedy_certificate(problem)
@@ -192,7 +198,9 @@ def measure(
     def left() -> Limits | None:
         if count_limits is None or count_limits.seconds is None:
             return count_limits
-        return replace(count_limits, seconds=max(0.0, count_limits.seconds - (time.monotonic() - started)))
+        given = count_limits.seconds if count_limits.given_seconds is None else count_limits.given_seconds
+        return replace(count_limits, seconds=max(0.0, count_limits.seconds - (time.monotonic() - started)),
+                       given_seconds=given)
 
     hard = hard_problem(problem)
     count = exact_count(hard, limits=left(), max_positions=count_max_positions)
