@@ -48,6 +48,9 @@ ACCESS_OF_TRACK = {"EVAL-CB": "observations", "EVAL-TA": "observations+planner",
 #: DEC-053: the tool allowlist id each track requires.
 ALLOWLIST_OF_TRACK = {"EVAL-CB": "none", "EVAL-TA": "local-planner-v1", "EVAL-OC": "oracle-exact-search-v1"}
 
+#: Longest agent command line accepted (Linux's MAX_ARG_STRLEN, the most one argument may hold).
+MAX_COMMAND = 128 * 1024
+
 
 class AgentFault(Exception):
     """An agent failed to give a usable action for a step: ``kind`` is one of ``not_json``, ``bad_action``,
@@ -150,6 +153,8 @@ def program_sha256(cmd: str) -> str | None:
     import os
     import shlex
 
+    if len(cmd) > MAX_COMMAND:  # refused when the program is checked; shlex would take minutes on megabytes
+        return None
     try:
         words = shlex.split(cmd)
     except ValueError:
@@ -157,8 +162,11 @@ def program_sha256(cmd: str) -> str | None:
     files = []
     for w in words:
         if ("/" in w or os.path.exists(w)) and os.path.isfile(w):
+            digest = hashlib.sha256()
             with open(w, "rb") as fh:
-                files.append([os.path.basename(w), hashlib.sha256(fh.read()).hexdigest()])
+                for chunk in iter(lambda fh=fh: fh.read(1 << 20), b""):
+                    digest.update(chunk)
+            files.append([os.path.basename(w), digest.hexdigest()])
     return sha256_hex(files) if files else None
 
 

@@ -53,7 +53,7 @@ import time
 from collections import deque
 from typing import IO, TYPE_CHECKING, Any
 
-from gf01_formal.agents.base import Agent, AgentFault
+from gf01_formal.agents.base import MAX_COMMAND, Agent, AgentFault
 from gf01_formal.agents.sandbox import LIMITS, Kind, environment, wrap
 from gf01_formal.play.protocol import (
     Action,
@@ -74,8 +74,6 @@ if TYPE_CHECKING:
 
 #: Longest action line read (bytes, newline excluded); a longer line is a bad action and is skipped to its end.
 MAX_LINE = 64 * 1024
-#: Longest agent command line accepted (Linux's MAX_ARG_STRLEN, the most one argument may hold).
-MAX_COMMAND = 128 * 1024
 #: Bytes of the program's stderr kept for error messages.
 STDERR_TAIL = 2000
 #: Seconds a program gets to exit after its stdin closes, then after SIGTERM, before SIGKILL.
