@@ -19,7 +19,7 @@ import json
 import os
 import stat
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -368,3 +368,25 @@ def _no_constant(name: str) -> Any:
 def read_json(path: str | Path) -> Any:
     """Load a JSON artifact; an unreadable file or bad JSON raises Gf01Error naming the file (and line/column)."""
     return parse_json(read_text(path), file=quote(os.fspath(path), 200, bare=True))
+
+
+def spec_digest(spec: Mapping[str, Any]) -> str:
+    """sha256 of an agent spec's identity: its canonical JSON, except that an external program whose spec carries
+    its content hash (``params.program_sha256``, :func:`gf01_formal.agents.base.program_sha256`) counts by what it
+    runs, not where it lies: the command's words (and its ``--agent-output`` file) with every path cut to its file
+    name. So the same program, moved, keeps its run ids, and a changed program gets new ones. Here, not in agents/,
+    so that a report labels agents without loading them."""
+    params = spec.get("params")
+    if isinstance(params, Mapping) and isinstance(params.get("program_sha256"), str) and \
+            isinstance(params.get("cmd"), str):
+        import shlex
+
+        try:
+            words = shlex.split(params["cmd"])
+        except ValueError:
+            words = [params["cmd"]]
+        cut = {"cmd": [os.path.basename(w) if "/" in w else w for w in words]}
+        if isinstance(params.get("output"), str):  # --agent-output: where its log goes, not what runs
+            cut["output"] = os.path.basename(params["output"])
+        spec = {**spec, "params": {**params, **cut}}
+    return sha256_hex(dict(spec))

@@ -563,7 +563,7 @@ CASES: list[Case] = [
     _option("bundle subset", "--ids unknown", lambda ws: ["bundle", "subset", ws.bundle, "--ids", "nope", "-o",
                                                           str(ws.out / "s.json")], "--ids"),
     _option("bundle subset", "an instance file", lambda ws: ["bundle", "subset", ws.instance, "--count", "1", "-o",
-                                                             str(ws.out / "s.json")], "not a bundle"),
+                                                             str(ws.out / "s.json")], "expected a bundle"),
     _option("evaluate", "--limit 0", lambda ws: ["evaluate", ws.instance, "--agent", "random", "--limit", "0", "-o",
                                                  str(ws.out / "r.jsonl")], "--limit"),
     _option("evaluate", "--max-provider-failures 0", lambda ws: ["evaluate", ws.instance, "--agent", "random",

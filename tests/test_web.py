@@ -558,6 +558,22 @@ def test_a_proxy_names_the_client_by_x_forwarded_for(bundle: Path, ids: list[str
     assert main(["serve", "--bundle", str(bundle), "--proxy", "proxy.example"]) == 2
 
 
+def wait_unlocked(path: Path, ceiling: float = 60.0) -> None:
+    """Wait until no process holds the lock of ``path`` (a generous ceiling: an event, not a time)."""
+    from gf01_formal.artifacts import check_unlocked
+    from hoa.errors import Gf01Error
+
+    deadline = time.monotonic() + ceiling
+    while True:
+        try:
+            check_unlocked(path)
+            return
+        except Gf01Error:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 def test_pilot_reset_lets_a_test_participant_start_again(bundle: Path, ids: list[str], tmp_path: Path,
                                                          capsys: pytest.CaptureFixture[str]) -> None:
     runs = tmp_path / "runs.jsonl"
@@ -577,6 +593,7 @@ def test_pilot_reset_lets_a_test_participant_start_again(bundle: Path, ids: list
         # while the server writes the runs file, a reset is refused (it would change what the server holds)
         assert main(["pilot", "reset", "P-TEST", "--pilot", str(pilot), "--runs-out", str(runs)]) == 2
         assert "lock" in capsys.readouterr().err
+    wait_unlocked(runs)  # the server's scoring child may outlive it by a moment (it dies with its parent)
     before = runs.read_bytes()
     assert main(["pilot", "reset", "P-REAL", "--pilot", str(pilot), "--runs-out", str(runs)]) == 2
     assert "real data" in capsys.readouterr().err and runs.read_bytes() == before

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
-from gf01_formal.artifacts import canonical_json, sha256_hex
+from gf01_formal.artifacts import canonical_json, sha256_hex, spec_digest
 from gf01_formal.play.protocol import Action, End, Observation, Start
 
 if TYPE_CHECKING:
@@ -121,28 +121,6 @@ def check_label(label: Any) -> None:
     if label is not None and (not isinstance(label, str) or not re.fullmatch(LABEL, label)):
         raise Gf01Error(f"{quote(label, 60)}: 1 to 64 letters, digits, '.', '_', '+' or '-', starting with a letter "
                         "or digit", field="--agent-name")
-
-
-def spec_digest(spec: Mapping[str, Any]) -> str:
-    """sha256 of an agent spec's identity: its canonical JSON, except that an external program whose spec carries
-    its content hash (``params.program_sha256``, made by :func:`program_sha256`) counts by what it runs, not where it
-    lies: the command's words (and its ``--agent-output`` file) with every path cut to its file name. So the same
-    program, moved, keeps its run ids, and a changed program gets new ones."""
-    params = spec.get("params")
-    if isinstance(params, Mapping) and isinstance(params.get("program_sha256"), str) and \
-            isinstance(params.get("cmd"), str):
-        import os
-        import shlex
-
-        try:
-            words = shlex.split(params["cmd"])
-        except ValueError:
-            words = [params["cmd"]]
-        cut = {"cmd": [os.path.basename(w) if "/" in w else w for w in words]}
-        if isinstance(params.get("output"), str):  # --agent-output: where its log goes, not what runs
-            cut["output"] = os.path.basename(params["output"])
-        spec = {**spec, "params": {**params, **cut}}
-    return sha256_hex(dict(spec))
 
 
 def program_sha256(cmd: str) -> str | None:

@@ -111,7 +111,7 @@ def agent_label(records: list[RunRecord]) -> dict[tuple[str, str], str]:
     """(agent_name, agent_hash) -> the label reports use (:func:`base_label`), with #hash8 when one label covers
     several agents. One agent on several tracks keeps one label: the hash told apart is the spec's without its
     track."""
-    from gf01_formal.agents.base import spec_digest
+    from gf01_formal.artifacts import spec_digest
 
     ident: dict[tuple[str, str], tuple[str, str]] = {}
     for r in records:

@@ -242,7 +242,7 @@ def _pilot_participant(rec: RunRecord, ctx: _Context) -> Iterator[tuple[str, str
 
 
 def _spec_hash(spec: dict[str, Any]) -> str:
-    from gf01_formal.agents.base import spec_digest
+    from gf01_formal.artifacts import spec_digest
 
     return spec_digest(spec)
 

@@ -664,8 +664,11 @@ def reset_participant(runs_out: str | os.PathLike[str], pilot: Pilot, participan
         if moved:
             aside = runs.side_dir / RESET_FILE
             Journal(aside).append_lines(moved)
-            write_text_atomic(runs.path, "".join(line for line in lines if not theirs(line)))
-        return Reset(episodes, len(moved), aside)
+    if moved:
+        # Rewritten once this command's own lock is let go: the write takes the lock of the file it replaces, so a
+        # server started in between refuses it (and a second --force finishes the reset).
+        write_text_atomic(runs.path, "".join(line for line in lines if not theirs(line)))
+    return Reset(episodes, len(moved), aside)
 
 
 def parse_step(body: Any) -> tuple[Action, float | None]:
