@@ -273,7 +273,8 @@ def test_scoring_past_its_memory_limit_is_a_harness_error_a_rerun_plays_again(bu
     assert "8 runs ended harness_error" in capsys.readouterr().err
     for rec in records(out):
         assert rec["status"] == "harness_error" and rec["score_c"] is None
-        assert rec["error"].startswith("scoring ran out of its limits: ") and "memory limit 1 MiB" in rec["error"]
+        assert rec["error"].startswith("scoring passed its limits (--scoring-seconds 300, --memory 1): ")
+        assert "memory limit 1 MiB" in rec["error"]
     assert main(["evaluate", str(bundle), "--agent", "random", "-o", str(out)]) == 0
     assert "8 runs played, 0 already done" in capsys.readouterr().out
     assert [r["status"] for r in records(out)][8:] == ["completed"] * 8

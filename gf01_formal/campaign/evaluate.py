@@ -21,6 +21,7 @@ from gf01_formal.campaign.driver import Tally, drive
 from gf01_formal.campaign.shards import Plan
 from gf01_formal.instances.io import load_set
 from gf01_formal.runs.record import RunRecord
+from gf01_formal.runs.scoring_limit import SCORING_SECONDS
 from gf01_formal.runs.store import RunsFile
 from gf01_formal.scoring.certificates import GoldSet
 
@@ -28,13 +29,14 @@ from gf01_formal.scoring.certificates import GoldSet
 @dataclass(frozen=True)
 class Settings:
     """What every run of an evaluation shares: the seed, the optional SubsetMin diagnostic with its time cap, the gold
-    set and the memory limit of the scoring queries."""
+    set and the limits of scoring a run (runs/scoring_limit.py)."""
 
     seed: int = 0
     subset_min: bool = False
     diagnostic_seconds: float | None = None
     gold_set: GoldSet = "M"  # where the best match ranks its gold: M(I) (section 7.3) or MB, M_B(I) (an option)
     memory: float | None = None  # MiB of resident memory of each query that scores a run (None: no limit)
+    scoring_seconds: float = SCORING_SECONDS  # wall seconds of one run's scoring, all its queries together
 
 
 #: What an evaluation did: the driver's tally.
@@ -85,7 +87,7 @@ def evaluate(
         loaded.problem(inst)
     plan = Plan(instances=instances, specs=list(specs), seed=settings.seed, bundle_hash=loaded.bundle_hash,
                 subset_min=settings.subset_min, diagnostic_seconds=settings.diagnostic_seconds, file=str(source),
-                gold_set=settings.gold_set, memory=settings.memory)
+                gold_set=settings.gold_set, memory=settings.memory, scoring_seconds=settings.scoring_seconds)
     kind = executor or ("threads" if threads else "local")
     with RunsFile(out, signer=signer) as store:
         store.check_gold_set(settings.gold_set)

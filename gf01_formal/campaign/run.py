@@ -31,6 +31,7 @@ from gf01_formal.artifacts import pretty_json, read_json, write_json_atomic, wri
 from gf01_formal.campaign import executors
 from gf01_formal.campaign.driver import drive
 from gf01_formal.campaign.shards import Plan
+from gf01_formal.runs.scoring_limit import SCORING_SECONDS
 from gf01_formal.runs.store import RunsFile
 from hoa.errors import Gf01Error
 
@@ -138,6 +139,7 @@ def run_campaign(
     caps: dict[str, Any] | None = None,
     gold_set: str = "M",
     memory: float | None = None,
+    scoring_seconds: float = SCORING_SECONDS,
     batch: int = DEFAULT_BATCH,
     manifest: str | os.PathLike[str] | None = None,
     progress: Callable[[int, int], None] | None = None,
@@ -150,7 +152,8 @@ def run_campaign(
     SubsetMin diagnostic on, metered under those caps; ``jobs`` defaults to every core (local executor);
     ``gold_set`` is where the best match ranks its gold (M: M(I), the specification's; MB: M_B(I)); ``memory``
     (MiB) limits each query that scores a run (past it the run is recorded ``harness_error``; not part of
-    campaign.json: a resource, not a setting of what is measured); ``sign_key``: the evaluator's Ed25519 private key
+    campaign.json: a resource, not a setting of what is measured), and ``scoring_seconds`` one run's scoring as a
+    whole (runs/scoring_limit.py; not in campaign.json either); ``sign_key``: the evaluator's Ed25519 private key
     file, each record signed with it (runs/signing.py). ``limit``: only the bundle's first ``limit`` instances (a
     smoke test; campaign.json records it, so the directory is not resumed as a whole campaign)."""
     from gf01_formal.instances.io import load_set
@@ -184,7 +187,7 @@ def run_campaign(
 
         man = load_manifest(manifest)
     plan = Plan(instances=instances, specs=specs, seed=seed, bundle_hash=bundle_hash, caps=caps, gold_set=gold_set,
-                memory=memory)
+                memory=memory, scoring_seconds=scoring_seconds)
     spec = _campaign_json(plan, bundle_hash, panel)
     if limit is not None:
         spec["limit"] = limit

@@ -24,6 +24,7 @@ from gf01_formal.agents.base import AgentSpec
 from gf01_formal.artifacts import sha256_hex
 from gf01_formal.instances.model import Instance
 from gf01_formal.runs.record import CHECKER_VERSION, HARNESS_VERSION, RunOutcome, run_id
+from gf01_formal.runs.scoring_limit import SCORING_SECONDS
 from hoa.errors import Gf01Error
 
 if TYPE_CHECKING:
@@ -59,12 +60,14 @@ class Plan:
     file: str | None = None
     gold_set: str = "M"  # where the best match ranks its gold (M(I), or MB: M_B(I))
     memory: float | None = None  # MiB of resident memory of each scoring query (None: no limit)
+    scoring_seconds: float = SCORING_SECONDS  # wall seconds of one run's scoring, all its queries together
 
     def settings(self) -> dict[str, Any]:
         """The settings that shape records (part of every shard key)."""
         return {"seed": self.seed, "bundle_hash": self.bundle_hash, "caps": self.caps,
                 "subset_min": self.subset_min, "diagnostic_seconds": self.diagnostic_seconds,
-                "gold_set": self.gold_set, "memory": self.memory, "harness_version": HARNESS_VERSION,
+                "gold_set": self.gold_set, "memory": self.memory, "scoring_seconds": self.scoring_seconds,
+                "harness_version": HARNESS_VERSION,
                 "checker_version": CHECKER_VERSION}
 
     def run_ids(self, inst: Instance) -> list[tuple[AgentSpec, str]]:
@@ -129,15 +132,13 @@ def play_batch(task: Task) -> Result:
     answers: list[tuple[str, str, Certificate, BestMatch]] = []
     for inst, specs in task.items:
         problem = instance_problem(inst, file=task.file)
-        # A scoring query past the memory limit is Unknown: the run is recorded harness_error ("scoring ran out of
-        # its limits") and a rerun plays it again. Checked in this process at every step of the query: a process per
-        # query (solvers.limits' isolation) would cost more than the scoring itself on small instances.
-        scorer = Scorer(problem, gold_set_name=settings["gold_set"],
-                        limits=None if settings["memory"] is None else Limits(memory=settings["memory"],
-                                                                              isolate=False))
+        # Each run is scored under the time and memory limits (runs/scoring_limit.py): past them the run is
+        # recorded harness_error and a rerun plays it again.
+        scorer = Scorer(problem, gold_set_name=settings["gold_set"])
         for spec in specs:
             out.append(play_run(inst, problem, spec, seed=settings["seed"], scorer=scorer,
                                 bundle_hash=settings["bundle_hash"], subset_min=settings["subset_min"],
-                                diagnostic_limits=limits, caps=caps))
+                                diagnostic_limits=limits, caps=caps, scoring_seconds=settings["scoring_seconds"],
+                                scoring_memory=settings["memory"]))
         answers.extend((inst.content_hash, settings["gold_set"], cert, bm) for cert, bm in scorer.answers.items())
     return Result(out, answers)

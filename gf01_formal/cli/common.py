@@ -23,6 +23,7 @@ import typer.core
 
 # Re-exported: every command imports them from here.
 from gf01_formal.cli.plain import DEFAULT_MEMORY, MAX_MEMORY, MAX_SECONDS, Deadline, emit, rows  # noqa: F401
+from gf01_formal.runs.scoring_limit import SCORING_SECONDS, SERVE_SCORING_SECONDS  # noqa: F401
 from hoa.errors import Gf01Error, quote
 
 if TYPE_CHECKING:
@@ -130,6 +131,13 @@ ScoringMemoryOpt = Annotated[
                  help="Memory limit of each exact query that scores a run (count, gold set, best match; resident MiB "
                  "of its process and of its helper process); past it the run is recorded harness_error and a rerun "
                  "plays it again."),
+]
+ScoringSecondsOpt = Annotated[
+    float,
+    typer.Option("--scoring-seconds", metavar="S", min=0.001, max=MAX_SECONDS,
+                 help="Time limit of scoring one run (wall seconds, its exact queries together: gold set, best "
+                 "match); past it the run is recorded harness_error (not the agent's fault) and a rerun plays it "
+                 "again."),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON (one object per line).")]
 

@@ -15,10 +15,12 @@ from gf01_formal.cli.common import (
     DEFAULT_MEMORY,
     MAX_COUNT,
     MAX_JOBS,
+    SCORING_SECONDS,
     GoldSetOpt,
     JsonOpt,
     LimitOpt,
     ScoringMemoryOpt,
+    ScoringSecondsOpt,
     SignKeyOpt,
     check_output,
     emit,
@@ -386,6 +388,7 @@ def campaign_cmd(
     batch: Annotated[int, typer.Option("--batch", metavar="N", min=1, max=MAX_COUNT, help="Instances per task.")] = 4,
     gold_set: GoldSetOpt = "M",
     memory: ScoringMemoryOpt = DEFAULT_MEMORY,
+    scoring_seconds: ScoringSecondsOpt = SCORING_SECONDS,
     manifest: ManifestOpt = None,
     sign_key: SignKeyOpt = None,
     limit: LimitOpt = None,
@@ -415,8 +418,9 @@ def campaign_cmd(
         cap_json = CapSet(backend=diagnostic_backend).to_json()
     with progress_bar("runs") as bar:
         summary = run_campaign(bundle, output, panel=panel, agents=names, executor=executor, jobs=jobs, seed=seed,
-                               caps=cap_json, gold_set=gold_set, memory=memory, batch=batch, manifest=manifest,
-                               progress=bar, adaptation=adaptation, sign_key=sign_key, limit=limit)
+                               caps=cap_json, gold_set=gold_set, memory=memory, scoring_seconds=scoring_seconds,
+                               batch=batch, manifest=manifest, progress=bar, adaptation=adaptation, sign_key=sign_key,
+                               limit=limit)
     record = summary.to_json()
 
     def human(r: dict[str, Any]) -> list[str]:

@@ -15,6 +15,7 @@ from gf01_formal.cli.common import (
     DEFAULT_MEMORY,
     MAX_JOBS,
     MAX_SECONDS,
+    SCORING_SECONDS,
     AgentNameOpt,
     AgentNetworkOpt,
     AgentOutputOpt,
@@ -24,6 +25,7 @@ from gf01_formal.cli.common import (
     OutputOpt,
     SandboxOpt,
     ScoringMemoryOpt,
+    ScoringSecondsOpt,
     SignKeyOpt,
     StepTimeoutOpt,
     check_output,
@@ -102,6 +104,7 @@ def evaluate_cmd(
     adaptation_flags: Any = None,
     gold_set: GoldSetOpt = "M",
     memory: ScoringMemoryOpt = DEFAULT_MEMORY,
+    scoring_seconds: ScoringSecondsOpt = SCORING_SECONDS,
     sign_key: SignKeyOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
@@ -145,7 +148,7 @@ def evaluate_cmd(
         for config in sorted({LLMConfig.from_params(s.params) for s in specs if s.name == "llm"}, key=repr):
             preflight(config)
     settings = Settings(seed=seed, subset_min=subset_min, diagnostic_seconds=diagnostic_seconds, gold_set=gold_set,
-                        memory=memory)
+                        memory=memory, scoring_seconds=scoring_seconds)
     failed: list[str] = []  # the first run that did not complete: the cause shown when none completed
 
     def first_failure(rec: Any) -> None:
@@ -271,6 +274,12 @@ def validate_cmd(
         Path | None, typer.Option("--key", metavar="PUBKEY", help="The evaluator's Ed25519 public key (KEY.pub of "
                                   "gf01 key new --kind signing): every record must be signed by it, unchanged.")
     ] = None,
+    scoring_seconds: Annotated[
+        float, typer.Option("--scoring-seconds", metavar="S", min=0.001, max=MAX_SECONDS,
+                            help="With --bundle: time limit of re-scoring one record (wall seconds, its exact "
+                                 "queries together); past it the record is not re-scored: a note, a violation with "
+                                 "--official.")
+    ] = SCORING_SECONDS,
     json_out: JsonOpt = False,
 ) -> None:
     """Check run records against the policies (track, tools, access, adaptation, renderer, protocol, diagnostic,
@@ -280,7 +289,8 @@ def validate_cmd(
 
     found = check_runs(runs, bundle=None if bundle is None else str(bundle), official=official,
                        recheck_limits=None if diagnostic_seconds is None else Limits(seconds=diagnostic_seconds),
-                       issued=_issued_checker(pilot or []), gold_set=gold_set, key=key)
+                       issued=_issued_checker(pilot or []), gold_set=gold_set, key=key,
+                       scoring_seconds=scoring_seconds)
     violations = found.violations
     record = {"ok": not violations, "violations": [str(v) for v in violations], "notes": [str(n) for n in found.notes]}
 

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from gf01_formal.cli.common import with_adaptation_options
+from gf01_formal.cli.common import MAX_SECONDS, SERVE_SCORING_SECONDS, with_adaptation_options
 
 
 @with_adaptation_options
@@ -28,6 +28,10 @@ def serve_cmd(
     proxy: Annotated[str | None, typer.Option("--proxy", metavar="ADDR", help="The IP address of a reverse proxy "
                                               "in front of the server: its X-Forwarded-For header names the client "
                                               "(otherwise the connection's peer is the client).")] = None,
+    scoring_seconds: Annotated[float, typer.Option(
+        "--scoring-seconds", metavar="S", min=0.001, max=MAX_SECONDS,
+        help="Time limit of scoring one finished episode (wall seconds, its exact queries together); past it the "
+             "record is harness_error and loading the episode's page again scores it again.")] = SERVE_SCORING_SECONDS,
     adaptation_flags: Any = None,
 ) -> None:
     """Serve the GF-01-R1 side-scroller in the browser until Ctrl-C: free play, or a pilot with --pilot."""
@@ -38,7 +42,7 @@ def serve_cmd(
 
     adaptation = adaptation_flags.declared()
     serve(bundle, host=host, port=port, runs_out=runs_out, pilot=pilot, body_timeout=body_timeout,
-          adaptation=adaptation, proxy=proxy)
+          adaptation=adaptation, proxy=proxy, scoring_seconds=scoring_seconds)
 
 
 PilotOpt = Annotated[Path, typer.Option("--pilot", metavar="FILE", help="The pilot file (its key is FILE.key).")]

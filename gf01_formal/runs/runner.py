@@ -28,6 +28,7 @@ from gf01_formal.instances.model import Instance
 from gf01_formal.play.protocol import RENDERER_PROFILE, Action, End, Observation, Start
 from gf01_formal.runs.record import AgentError, RunOutcome, Status, record_base, step_timing
 from gf01_formal.runs.recorder import MAX_VIOLATIONS, EpisodeRecorder
+from gf01_formal.runs.scoring_limit import SCORING_SECONDS, reason, score_within
 from gf01_formal.scoring.caps import CapSet, run_diagnostic
 from gf01_formal.scoring.scores import Scorer, diagnose
 from gf01_formal.scoring.values import NOT_RUN, Result
@@ -56,13 +57,17 @@ def play_run(
     caps: CapSet | None = None,
     renderer_track: str = "json",
     renderer_profile_id: str = RENDERER_PROFILE,
+    scoring_seconds: float = SCORING_SECONDS,
+    scoring_memory: float | None = None,
 ) -> RunOutcome:
     """Play ``instance`` with the agent of ``spec`` and score it (module docstring). ``build`` makes the agent
     (default: :func:`gf01_formal.agents.build`).
 
     The SubsetMin diagnostic runs metered under a campaign's ``caps`` (:func:`gf01_formal.scoring.caps.
     run_diagnostic`: what it spent goes into the record's ``timing``), or else with ``subset_min`` under
-    ``diagnostic_limits`` (``gf01 evaluate``); neither: ``not-run``."""
+    ``diagnostic_limits`` (``gf01 evaluate``); neither: ``not-run``. The scores are computed within
+    ``scoring_seconds`` (all queries together) and ``scoring_memory`` MiB per query (:mod:`gf01_formal.runs.
+    scoring_limit`): past them the run is ``harness_error``, which a rerun plays again."""
     if build is None:
         from gf01_formal.agents import build
     from gf01_formal.agents.planner import Planner
@@ -83,7 +88,7 @@ def play_run(
         agent = build(spec, access)
         status, error = _play(agent, recorder, latencies,
                               tools=None if spec.track == "EVAL-CB" else [spec.tool_allowlist_id])
-        scores = scorer.score(recorder.certificate)
+        scores = score_within(scorer, recorder.certificate, seconds=scoring_seconds, memory=scoring_memory)
         diagnostic, timing = NOT_RUN, step_timing(latencies)
         if caps is not None:
             # In the record's order (by time, input name, value): the order the metered solver sees.
@@ -100,8 +105,11 @@ def play_run(
                                         agent_meta=_meta(agent),
                                         sandbox=None if agent is None else agent.sandbox,
                                         timing=step_timing(latencies)), _side_files(agent))
-    except Unknown as ex:
-        return RunOutcome(recorder.fail(base, f"scoring ran out of its limits: {ex}", timing=step_timing(latencies)))
+    except Unknown as ex:  # only scoring runs under limits here (the diagnostic records its own as infeasible)
+        return RunOutcome(recorder.fail(base, reason(ex, seconds=scoring_seconds, memory=scoring_memory),
+                                        usage=_usage(agent), agent_meta=_meta(agent),
+                                        sandbox=None if agent is None else agent.sandbox,
+                                        timing=step_timing(latencies)), _side_files(agent))
     except Gf01Error:  # a user error (e.g. an agent command that cannot start): stop, do not record it
         raise
     except Exception as ex:  # a fault of ours or of a built-in agent: never scored as the agent's

@@ -46,6 +46,7 @@ from gf01_formal.instances.io import instance_problem, load_set
 from gf01_formal.instances.model import Instance
 from gf01_formal.runs.record import FINAL_STATUSES, HARNESS_VERSION, RunRecord, run_id, upgrade_record
 from gf01_formal.runs.replay import log_faults
+from gf01_formal.runs.scoring_limit import SCORING_SECONDS
 from gf01_formal.runs.store import read_records
 from gf01_formal.scoring.values import SCORE_FIELDS
 from hoa.errors import Gf01Error, quote
@@ -107,6 +108,9 @@ class _Context:
     scorers: dict[tuple[str, str], Scorer] = field(default_factory=dict)  # (instance id, gold set) -> Scorer
     diagnostics: dict[tuple[str, tuple[Atom, ...]], Diagnostic] = field(default_factory=dict)
     answers: AnswerBook = field(default_factory=dict)  # (content hash, gold set) -> what this process's scorers found
+    scoring_seconds: float = SCORING_SECONDS  # the time limit of re-scoring one record (runs/scoring_limit.py)
+    #: (instance id, gold set) -> why re-scoring a record of it passed the limit: the others are not tried again
+    unscored: dict[tuple[str, str], str] = field(default_factory=dict)
 
 
 def validate(paths: Sequence[str | os.PathLike[str]], *, bundle: str | None = None, official: bool = False,
@@ -121,7 +125,7 @@ def check_runs(paths: Sequence[str | os.PathLike[str]], *, bundle: str | None = 
                recheck_limits: Limits | None = None,
                issued: Callable[[str, str, Any], bool | None] | None = None,
                gold_set: str | None = None, answers: AnswerBook | None = None,
-               key: str | os.PathLike[str] | None = None) -> Validation:
+               key: str | os.PathLike[str] | None = None, scoring_seconds: float = SCORING_SECONDS) -> Validation:
     """The violations in the runs files ``paths`` (module docstring) and the notes on what could not be re-checked
     within ``recheck_limits`` (default: :data:`RECHECK_SECONDS` per SubsetMin diagnostic), in file and line order.
     ``gold_set`` (M or MB) requires every scored record's best match to be ranked there; ``official`` requires M.
@@ -131,7 +135,11 @@ def check_runs(paths: Sequence[str | os.PathLike[str]], *, bundle: str | None = 
     this program computed may go in, never values read from a record: every record is still re-scored against them,
     so a record whose scores or gold were changed still fails, and a changed certificate is simply computed again.
 
-    ``key``: the evaluator's public key file (runs/signing.py): every record must carry its signature, and match it."""
+    ``key``: the evaluator's public key file (runs/signing.py): every record must carry its signature, and match it.
+
+    ``scoring_seconds``: the time limit of re-scoring one record (:mod:`gf01_formal.runs.scoring_limit`); a record
+    not re-scored within it is a note, and a violation when ``official`` (its scores are not proven); the other
+    records of that instance and gold set are then not tried again."""
     if official and gold_set == "MB":
         raise Gf01Error("official runs rank their best match in M(I) (section 7.3): --gold-set MB is not official",
                         field="--gold-set")
@@ -147,7 +155,8 @@ def check_runs(paths: Sequence[str | os.PathLike[str]], *, bundle: str | None = 
         instances = load_set(bundle).by_id
     ctx = _Context(instances, official, bundle is not None,
                    Limits(seconds=RECHECK_SECONDS) if recheck_limits is None else recheck_limits, issued,
-                   "M" if official else gold_set, answers={} if answers is None else answers, verifier=verifier)
+                   "M" if official else gold_set, answers={} if answers is None else answers, verifier=verifier,
+                   scoring_seconds=scoring_seconds)
     out = Validation()
     for path in paths:
         name = quote(os.fspath(path), 200, bare=True)
@@ -318,8 +327,10 @@ def _rescore(rec: RunRecord, ctx: _Context, notes: list[tuple[str, str]], side: 
     SubsetMin diagnostic its recorded answer; the tool log in the side directory (when there) must answer again
     as it is logged."""
     from gf01_formal.runs.replay import replay, score_faults
+    from gf01_formal.runs.scoring_limit import reason, score_within
     from gf01_formal.scoring.certificates import parse_certificate
     from gf01_formal.scoring.scores import Scorer
+    from solvers.limits import Unknown
 
     inst = ctx.instances.get(rec.instance_id)
     if inst is None:
@@ -354,7 +365,19 @@ def _rescore(rec: RunRecord, ctx: _Context, notes: list[tuple[str, str]], side: 
                                budget_t=problem.budget_t)
     if list(parsed.errors) != rec.certificate_errors:
         yield "certificate_errors", f"recorded {rec.certificate_errors!r}, re-verified {list(parsed.errors)!r}"
-    yield from ((f.field, f.message) for f in score_faults(rec, scorer.score_submitted(parsed)))
+    unscored = ctx.unscored.get(key)
+    if unscored is None:
+        try:
+            scores = score_within(scorer, parsed, seconds=ctx.scoring_seconds)
+        except Unknown as ex:
+            unscored = ctx.unscored[key] = f"not re-scored: {reason(ex, seconds=ctx.scoring_seconds)}"
+        else:
+            yield from ((f.field, f.message) for f in score_faults(rec, scores))
+    if unscored is not None:  # the scores are not proven: an official validation cannot pass them
+        if ctx.official:
+            yield "score_c", unscored
+        else:
+            notes.append(("score_c", unscored))
     if rec.diagnostic_status != "exact" or rec.subset_min is None:
         return  # nothing to re-decide (_diagnostic_fields has judged the fields themselves)
     if not parsed.well_formed:

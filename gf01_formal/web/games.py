@@ -48,12 +48,14 @@ from gf01_formal.play.protocol import Action, GoalPanel, Observation
 from gf01_formal.runs.record import FINAL_STATUSES, RunOutcome, RunRecord, record_base, run_id, upgrade_record
 from gf01_formal.runs.recorder import EpisodeRecorder
 from gf01_formal.runs.replay import replay, score_faults
+from gf01_formal.runs.scoring_limit import SERVE_SCORING_SECONDS, reason, run_limits, score_within
 from gf01_formal.runs.store import RunsFile, cut_torn_tail, latest, read_lines
 from gf01_formal.scoring.certificates import GoldSet, certificate_to_json
 from gf01_formal.scoring.scores import Scorer
 from gf01_formal.scoring.values import SCORE_FIELDS, Scores
 from gf01_formal.web.pilot import ID_PATTERN, Pilot, completion_code, is_issued, load_key, load_pilot
 from hoa.errors import Gf01Error, quote
+from solvers.limits import Unknown
 
 RENDERER_TRACK = "visual"
 RENDERER_PROFILE = "GF-01-R1"
@@ -95,13 +97,22 @@ class Served:
             self._scorers[gold_set] = Scorer(self.problem, gold_set_name=gold_set)
         return self._scorers[gold_set]
 
-    def oracle(self) -> dict[str, Any] | None:
-        """The oracle's optimum within B_T (certificate, Eff_t, Eff_a), or None when no valid certificate exists
-        (hold ``lock``)."""
+    @property
+    def oracle_known(self) -> bool:
+        """Whether :meth:`oracle` has its answer (it may have run out of time so far)."""
+        return self._oracle_done
+
+    def oracle(self, seconds: float) -> dict[str, Any] | None:
+        """The oracle's optimum within B_T (certificate, Eff_t, Eff_a), or None when no valid certificate exists or
+        none was found within ``seconds`` (then asked again on the next call; hold ``lock``)."""
         if not self._oracle_done:
             from solvers import api
+            from solvers.limits import Unknown
 
-            res = api.oracle(self.problem, self.problem.budget_t)
+            try:
+                res = api.oracle(self.problem, self.problem.budget_t, limits=run_limits(seconds))
+            except Unknown:
+                return None
             if res is not None:
                 self._oracle = {"certificate": certificate_to_json(res.certificate, self.problem.system.inputs),
                                 "eff_t": res.eff_t, "eff_a": res.eff_a}
@@ -201,8 +212,10 @@ class Games:
         pilot: Pilot | None = None,
         pilot_key: bytes | None = None,
         adaptation: Adaptation | None = None,
+        scoring_seconds: float = SERVE_SCORING_SECONDS,
     ) -> None:
         self.adaptation = adaptation
+        self.scoring_seconds = scoring_seconds  # the time limit of scoring one episode (runs/scoring_limit.py)
         loaded = InstanceSet.of(artifact, file)
         self.bundle_hash = loaded.bundle_hash
         self.served = {i.instance_id: Served(i, loaded.problem(i)) for i in loaded.instances}
@@ -221,15 +234,16 @@ class Games:
 
     @classmethod
     def open(cls, bundle: str | os.PathLike[str], *, runs_out: str | os.PathLike[str] | None = None,
-             pilot: str | os.PathLike[str] | None = None, adaptation: Adaptation | None = None) -> Games:
+             pilot: str | os.PathLike[str] | None = None, adaptation: Adaptation | None = None,
+             scoring_seconds: float = SERVE_SCORING_SECONDS) -> Games:
         """The games of a bundle (or one instance file), with a pilot file and a runs file when given."""
         name = quote(os.fspath(bundle), 200, bare=True)
         art = load_set(bundle)
         ids = art.ids
         if pilot is None:
-            return cls(art, file=name, runs_out=runs_out, adaptation=adaptation)
+            return cls(art, file=name, runs_out=runs_out, adaptation=adaptation, scoring_seconds=scoring_seconds)
         return cls(art, file=name, runs_out=runs_out, pilot=load_pilot(pilot, ids), pilot_key=load_key(pilot),
-                   adaptation=adaptation)
+                   adaptation=adaptation, scoring_seconds=scoring_seconds)
 
     # -- what a browser may see -------------------------------------------------------------------------------
 
@@ -259,8 +273,8 @@ class Games:
             engine = game.engine
             if not engine.done:
                 game.shown_at = time.monotonic()
-            elif game.record is None:  # its recording failed before: try again
-                self._finish(game)
+            elif game.record is None or game.record.status not in FINAL_STATUSES:
+                self._finish(game)  # its recording or its scoring failed before: try again
             out: dict[str, Any] = {
                 "instance_id": game.served.instance.instance_id,
                 "goal": game.goal.model_dump(mode="json"),
@@ -473,8 +487,9 @@ class Games:
         error = ""
         with game.served.lock:
             try:
-                scores = game.served.scorer().score(game.recorder.certificate)
-                game.served.oracle()
+                scores = score_within(game.served.scorer(), game.recorder.certificate, seconds=self.scoring_seconds)
+            except Unknown as ex:  # past the limit: the record says so, and the next load of the page tries again
+                error = reason(ex, seconds=self.scoring_seconds)
             except Exception as ex:  # our failure: keep the participant's steps in a record that says so
                 error = f"scoring failed: {type(ex).__name__}: {ex}"
         known = [ms for ms in game.response_ms if ms is not None]
@@ -548,7 +563,8 @@ class Games:
             out["withheld"] = "the answers are shown when you have finished every episode of the study"
             return out
         with game.served.lock:
-            out["oracle"] = game.served.oracle()
+            out["oracle"] = game.served.oracle(self.scoring_seconds)
+            out["oracle_unknown"] = not game.served.oracle_known
         return out
 
     def _restore(self) -> None:

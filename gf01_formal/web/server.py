@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gf01_formal.artifacts import check_output
+from gf01_formal.runs.scoring_limit import SERVE_SCORING_SECONDS
 from gf01_formal.web.app import LOOPBACK_NAMES, create_app
 from gf01_formal.web.games import Games
 
@@ -66,11 +67,13 @@ def url_of(sock: socket.socket) -> str:
 
 def serve(bundle: str | os.PathLike[str], *, host: str = "127.0.0.1", port: int = 8000,
           runs_out: str | os.PathLike[str] | None = None, pilot: str | os.PathLike[str] | None = None,
-          body_timeout: float = 30.0, adaptation: Adaptation | None = None, proxy: str | None = None) -> None:
+          body_timeout: float = 30.0, adaptation: Adaptation | None = None, proxy: str | None = None,
+          scoring_seconds: float = SERVE_SCORING_SECONDS) -> None:
     """Serve GF-01-R1 for ``bundle`` until interrupted (KeyboardInterrupt reaches the caller after a clean stop).
     A client is the peer of its connection; only with ``proxy`` (the proxy's address) does an ``X-Forwarded-For``
     header sent by that peer name the client (uvicorn would otherwise trust it from loopback, and free play's
-    per-client cap would count whatever a client claims)."""
+    per-client cap would count whatever a client claims). ``scoring_seconds``: the time limit of scoring one episode
+    (:mod:`gf01_formal.runs.scoring_limit`)."""
     import uvicorn
 
     if proxy is not None:
@@ -84,7 +87,8 @@ def serve(bundle: str | os.PathLike[str], *, host: str = "127.0.0.1", port: int 
     if runs_out is not None:
         key = None if pilot is None else f"{os.fspath(pilot)}.key"
         check_output(runs_out, inputs=[bundle, pilot, key], reread=True)
-    games = Games.open(bundle, runs_out=runs_out, pilot=pilot, adaptation=adaptation)
+    games = Games.open(bundle, runs_out=runs_out, pilot=pilot, adaptation=adaptation,
+                       scoring_seconds=scoring_seconds)
     sock = bind(host, port)
     loopback = is_loopback(host)
     app = create_app(games, allowed_hosts=LOOPBACK_NAMES | {host.lower()} if loopback else None,

@@ -227,7 +227,7 @@ function aboutScoring(r) {
   for (const [name, value, id] of rows) body.append(el("tr", {}, el("th", { scope: "row" }, name), el("td", { id }, String(value))));
   const oracle = r.oracle
     ? `${certText(r.oracle.certificate)}: Eff_t = ${r.oracle.eff_t}, Eff_a = ${r.oracle.eff_a}`
-    : "no valid certificate exists within B_T";
+    : r.oracle_unknown ? "not found within the server's time limit" : "no valid certificate exists within B_T";
   facts($("certs"), [
     ["Your certificate", certText(r.certificate), "cert-mine"],
     ["Best match in M(I) (AP/TS are measured against it)", r.best_match_gold ? certText(r.best_match_gold) : "none",
