@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from gf01_formal.agents.cgroups import Tree, TreeLimits, places
 from gf01_formal.agents.sandbox import LIMITS, Limits, bwrap_problem, environment, wrap
 from gf01_formal.cli import main
 
@@ -459,7 +460,9 @@ def test_the_record_states_the_sandbox_limits(tmp_path: Path) -> None:
     agent = SubprocessAgent([sys.executable, str(ROOT / "examples" / "agent_example.py")], sandbox="bwrap")
     assert agent.meta["sandbox_limits"] == {"tasks": LIMITS.tasks, "memory_bytes": LIMITS.memory_bytes,
                                             "cpu_seconds": LIMITS.cpu_seconds, "tmp_bytes": LIMITS.tmp_bytes,
-                                            "file_bytes": LIMITS.file_bytes}
+                                            "file_bytes": LIMITS.file_bytes,
+                                            "tree_memory_bytes": LIMITS.tree_memory_bytes,
+                                            "tree_cpu_cores": LIMITS.tree_cpu_cores}
     assert "sandbox_limits" not in SubprocessAgent([sys.executable], sandbox="none").meta
 
 
@@ -473,3 +476,122 @@ def test_b_the_environment_given_with_network_is_on_no_command_line(monkeypatch)
                                 "os.environ['HOME'])"], network=True), env=environment(True),
                           stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120, check=False)
     assert seen.returncode == 0 and seen.stdout.split() == [SECRET, "/tmp"], seen.stderr
+
+
+# -- the whole process tree (agents/cgroups.py): limits beyond the per-process rlimits -------------------------------
+
+TREE = places()
+needs_tree = pytest.mark.skipif(not {"memory", "pids", "cpu"} <= set(TREE),
+                                reason=f"no writable cgroup hierarchy for memory, pids and cpu here ({sorted(TREE)})")
+
+#: Four processes that each hold 512 MiB (each within its own 1 GiB address space): 2 GiB in all. Reports on stderr,
+#: as its crash message, how many held it to the end, were killed (the OOM killer of the tree's group) or failed.
+TWO_GIB = '''
+import json, os, sys, time
+sys.stdin.readline()
+kids = []
+for k in range(4):
+    pid = os.fork()
+    if pid == 0:
+        try:
+            block = b"\\x01" * (512 << 20)  # written, so resident
+        except MemoryError:
+            os._exit(2)
+        time.sleep(6)
+        os._exit(0)
+    kids.append(pid)
+held = killed = failed = 0
+for pid in kids:
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        killed += 1
+    elif os.WEXITSTATUS(status) == 0:
+        held += 1
+    else:
+        failed += 1
+sys.stderr.write(json.dumps({"held": held, "killed": killed, "failed": failed}) + "\\n")
+sys.exit(3)
+'''
+
+
+def _one_episode(tmp_path: Path, script: str) -> tuple[str, dict]:
+    """``script`` as a sandboxed agent's program for one episode (the harness's own path: SubprocessAgent); returns
+    the fault message of its first action and the record's ``sandbox_limits``."""
+    from gf01_formal.agents.base import AgentFault
+    from gf01_formal.agents.subprocess_agent import SubprocessAgent
+    from gf01_formal.instances.sources import open_instance
+    from gf01_formal.play.protocol import Start
+    from gf01_formal.runs.recorder import EpisodeRecorder
+
+    agent_file = tmp_path / "tree_agent.py"
+    agent_file.write_text(textwrap.dedent(script))
+    agent_file.chmod(0o644)
+    instance, problem = open_instance(INSTANCE)
+    agent = SubprocessAgent([sys.executable, str(agent_file)], step_timeout=120.0, sandbox="bwrap")
+    try:
+        goal = EpisodeRecorder(problem, instance.instance_id).start()
+        agent.start(Start(instance_id=instance.instance_id, goal=goal, tools=None))
+        with pytest.raises(AgentFault) as fault:
+            agent.act(None)
+        return fault.value.message, dict(agent.meta["sandbox_limits"])
+    finally:
+        agent.close()
+
+
+@needs_bwrap
+@needs_tree
+def test_d_two_gib_in_four_processes_is_bounded_by_the_tree_and_the_next_episode_starts(tmp_path: Path) -> None:
+    """Each process is within its own address space limit; the tree's memory group (1 GiB) holds them together:
+    at most one of the four keeps its 512 MiB. Without it all four do (2 GiB of the machine's)."""
+    message, limits = _one_episode(tmp_path, TWO_GIB)
+    assert limits["tree_memory_bytes"] == LIMITS.tree_memory_bytes == 1 << 30, limits
+    assert "memory" in limits["tree_how"] and "tree_not_held" not in limits, limits
+    got = json.loads(message[message.index("{"):message.index("}") + 1])
+    assert got["held"] <= 1 and got["held"] + got["killed"] + got["failed"] == 4, got
+    again, _ = _one_episode(tmp_path, "import sys\nsys.stdin.readline()\nsys.stderr.write('started')\nsys.exit(3)\n")
+    assert again.endswith("started"), again
+
+
+@needs_bwrap
+@needs_tree
+def test_d_a_fork_bomb_is_bounded_by_the_tree_and_the_groups_are_removed(tmp_path: Path) -> None:
+    """Tasks: the tree's pids group (and the episode uid's RLIMIT_NPROC) stop a fork bomb short of the limit; when
+    the episode ends its groups are gone, and the next episode starts."""
+    bomb = "import sys\nsys.stdin.readline()\n" + textwrap.dedent(FORK_BOMB).replace("print(", "sys.stderr.write(") \
+        .replace(", flush=True)", " + '\\n')") + "sys.exit(3)\n"
+    message, limits = _one_episode(tmp_path, bomb)
+    assert limits["tree_tasks"] == LIMITS.tasks and "pids" in limits["tree_how"], limits
+    got = json.loads(message[message.index("{"):message.index("}") + 1])
+    assert got["error"] == "EAGAIN" and got["forked"] < LIMITS.tasks, got
+    mine = f"gf01-agent-{os.getpid()}-"
+    left = [d for place in TREE.values() for d in os.listdir(place.parent) if d.startswith(mine)]
+    assert left == [], left
+    again, _ = _one_episode(tmp_path, "import sys\nsys.stdin.readline()\nsys.stderr.write('started')\nsys.exit(3)\n")
+    assert again.endswith("started"), again
+
+
+@needs_tree
+def test_the_tree_cpu_rate_holds_every_process_together(tmp_path: Path) -> None:
+    """CPU: two busy processes in a group of 0.05 cores for 3 s of wall time get about 0.15 s of CPU between them
+    (a loaded machine gives them less, never more); without the group each would get up to 3 s."""
+    tree = Tree.make(TreeLimits(memory_bytes=1 << 30, tasks=64, cpu_cores=0.05))
+    busy = ("import os, time\n"
+            "pid = os.fork()\n"
+            "end = time.monotonic() + 3\n"
+            "while time.monotonic() < end:\n"
+            "    pass\n"
+            "if pid:\n"
+            "    os.waitpid(pid, 0)\n"
+            "    t = os.times()\n"
+            "    print(t.user + t.system + t.children_user + t.children_system)\n")
+    try:
+        tree.open()
+        proc = subprocess.Popen([sys.executable, "-c", busy], stdout=subprocess.PIPE, text=True,
+                                preexec_fn=tree.enter)
+        tree.closed()
+        tree.confirm(proc.pid)
+        assert tree.held()["tree_cpu_cores"] == 0.05, tree.held()
+        out, _ = proc.communicate(timeout=120)
+    finally:
+        tree.remove()
+    assert float(out) < 0.6, out

@@ -17,7 +17,9 @@ command line or environment (/proc), the bundle, the runs file, split keys, logs
 - an environment of PATH, LANG and LC_ALL only, without network (no API key reaches an agent that cannot use it);
 - limits of its own per episode (:data:`LIMITS`): tasks (RLIMIT_NPROC: under a root harness the program runs as a uid
   of its own episode, which the limit binds, root being exempt from it), address space per process (RLIMIT_AS), CPU
-  time per process (RLIMIT_CPU), the size of a file written (RLIMIT_FSIZE) and the /tmp size.
+  time per process (RLIMIT_CPU), the size of a file written (RLIMIT_FSIZE) and the /tmp size; and, where the
+  machine lets the harness make control groups (agents/cgroups.py), the memory, tasks and CPU rate of the whole
+  process tree together (the record says which held).
 
 ``none`` runs the program as before, unisolated: only when the user states ``--sandbox none``; such a run's record
 says so (``sandbox: none``) and ``gf01 validate --official`` rejects it.
@@ -34,6 +36,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
 
+from gf01_formal.agents.cgroups import TreeLimits
 from hoa.errors import Gf01Error
 
 Kind = Literal["bwrap", "none"]
@@ -63,10 +66,20 @@ class Limits:
     tmp_bytes: int = 256 << 20
     #: Largest file a process may write (RLIMIT_FSIZE), bytes.
     file_bytes: int = 256 << 20
+    #: Memory of the whole process tree together, its /tmp's pages included (a control group, agents/cgroups.py,
+    #: where the machine lets the harness make one), bytes.
+    tree_memory_bytes: int = 1 << 30
+    #: CPU rate of the whole process tree together (a control group's quota), cores.
+    tree_cpu_cores: float = 1.0
 
-    def to_json(self) -> dict[str, int]:
-        """The limits as JSON (the record's ``agent_meta.sandbox_limits``)."""
+    def to_json(self) -> dict[str, int | float]:
+        """The limits as JSON (the record's ``agent_meta.sandbox_limits``, where :meth:`tree` then says which of
+        the tree's held)."""
         return asdict(self)
+
+    def tree(self) -> TreeLimits:
+        """The limits of the whole process tree (agents/cgroups.py): its memory, its tasks, its CPU rate."""
+        return TreeLimits(memory_bytes=self.tree_memory_bytes, tasks=self.tasks, cpu_cores=self.tree_cpu_cores)
 
 
 LIMITS = Limits()

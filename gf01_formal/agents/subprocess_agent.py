@@ -54,6 +54,7 @@ from collections import deque
 from typing import IO, TYPE_CHECKING, Any
 
 from gf01_formal.agents.base import MAX_COMMAND, Agent, AgentFault
+from gf01_formal.agents.cgroups import Tree
 from gf01_formal.agents.sandbox import LIMITS, Kind, environment, wrap
 from gf01_formal.play.protocol import (
     Action,
@@ -137,8 +138,9 @@ class SubprocessAgent(Agent):
         self.step_timeout = step_timeout
         self.max_line = max_line
         self.meta: dict[str, Any] = {"cmd": shlex.join(self.argv)}
-        if sandbox == "bwrap":  # the record states what the episode could use
+        if sandbox == "bwrap":  # the record states what the episode could use (each episode's start, what held)
             self.meta["sandbox_limits"] = LIMITS.to_json()
+        self._tree: Tree | None = None  # the episode's control groups (agents/cgroups.py)
         self._proc: subprocess.Popen[bytes] | None = None
         self._selector: selectors.BaseSelector | None = None
         self._out = bytearray()  # stdout read but not yet taken as lines
@@ -165,15 +167,18 @@ class SubprocessAgent(Agent):
         except Gf01Error as ex:
             self._dead = AgentFault("crash", f"cannot open its output file: {ex.message}", fatal=True)
             return
+        sandboxed = self.sandbox == "bwrap"
+        tree = self._tree = Tree.make(LIMITS.tree()) if sandboxed else None
         try:
             extra = {"GF01_OUTPUT_FD": str(fds[0])} if fds else {}
-            sandboxed = self.sandbox == "bwrap"
             argv = wrap(self.argv, network=self.network, setenv=extra) if sandboxed else self.argv
+            if tree is not None:
+                tree.open()
             self._proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                           stderr=subprocess.PIPE, start_new_session=True, bufsize=0,
                                           env=environment(self.network) if sandboxed else
                                           {**os.environ, **extra} if extra else None, pass_fds=fds,
-                                          preexec_fn=functools.partial(die_with_parent, os.getpid()))
+                                          preexec_fn=functools.partial(_in_child, os.getpid(), tree))
         except OSError as ex:  # e.g. not executable after all: the agent's failure, seen at its first action
             self._dead = AgentFault("crash", f"cannot start {quote(self.argv[0], 80)}: {ex.strerror or ex}",
                                     fatal=True)
@@ -181,6 +186,11 @@ class SubprocessAgent(Agent):
         finally:
             for fd in fds:  # the program holds its own copy
                 os.close(fd)
+            if tree is not None:
+                tree.closed()
+        if tree is not None:  # what held for this episode, never more: the record says it
+            tree.confirm(self._proc.pid)
+            self.meta["sandbox_limits"] = {**LIMITS.to_json(), **tree.held()}
         hold_group(self._proc.pid, since=since)
         assert self._proc.stdin and self._proc.stdout and self._proc.stderr
         for stream in (self._proc.stdin, self._proc.stdout, self._proc.stderr):
@@ -274,10 +284,13 @@ class SubprocessAgent(Agent):
 
     def _end(self, *, polite: bool) -> None:
         proc, self._proc = self._proc, None
+        tree, self._tree = self._tree, None
         if self._selector is not None:
             self._selector.close()
             self._selector = None
         if proc is None:
+            if tree is not None:
+                tree.remove()
             return
         try:
             if proc.stdin is not None:
@@ -298,6 +311,8 @@ class SubprocessAgent(Agent):
             for stream in (proc.stdout, proc.stderr):
                 if stream is not None:
                     stream.close()
+            if tree is not None:  # its sandbox is gone, and with it every process of the tree: the groups go too
+                tree.remove()
 
     # -- I/O -------------------------------------------------------------------------------------------------------
 
@@ -439,6 +454,14 @@ class SubprocessAgent(Agent):
     def _kill(self) -> None:
         if self._proc is not None:
             _signal_group(self._proc.pid, signal.SIGKILL)
+
+
+def _in_child(parent: int, tree: Tree | None) -> None:
+    """Between fork and exec of the program: die with the harness (``parent``), and enter the episode's control
+    groups, so that everything the program starts is in them from its first instruction."""
+    die_with_parent(parent)
+    if tree is not None:
+        tree.enter()
 
 
 def _is_tool_line(line: bytes) -> bool:
