@@ -333,3 +333,96 @@ def test_a_campaign_signs_its_records(tmp_path: Path, generated_bundle: Callable
     assert len(rows_of(runs)) == 6 and all("signature" in r for r in rows_of(runs))
     assert main(["validate", str(runs), "--bundle", str(bundle), "--official", "--key",
                  str(tmp_path / "evaluator.key.pub")]) == 0
+
+
+# -- gf01 report --official --key: the same validation, so the same refusals ------------------------------------------
+
+@pytest.fixture(scope="module")
+def reported(tmp_path_factory: pytest.TempPathFactory, generated_bundle: Callable[..., Path]) -> dict[str, Path]:
+    """The full panel's runs on a split bundle, signed by the evaluator's key, with the split manifest."""
+    from gf01_formal.artifacts import write_json_atomic
+    from gf01_formal.instances.io import load_bundle, save_artifact
+    from gf01_formal.instances.splits import PUBLIC_KEY, split_bundle
+
+    where = tmp_path_factory.mktemp("reported")
+    assert main(["key", "new", "--kind", "signing", "-o", str(where / "evaluator.key")]) == 0
+    bundle, manifest = split_bundle(load_bundle(generated_bundle(11, 5)), PUBLIC_KEY)  # 5: the least the policy splits
+    save_artifact(where / "bundle.json", bundle)
+    write_json_atomic(where / "manifest.json", manifest.model_dump(mode="json"))
+    panel = [AgentSpec("random", "EVAL-CB"), AgentSpec("greedy", "EVAL-CB"), AgentSpec("search", "EVAL-CB"),
+             AgentSpec("tool", "EVAL-TA"), AgentSpec("oracle", "EVAL-OC")]
+    runs = where / "runs.jsonl"
+    assert evaluate(where / "bundle.json", panel, runs, sign_key=where / "evaluator.key").statuses == \
+        {"completed": 25}
+    return {"bundle": where / "bundle.json", "manifest": where / "manifest.json", "runs": runs,
+            "pub": where / "evaluator.key.pub", "key": where / "evaluator.key"}
+
+
+def official_report(p: dict[str, Path], runs: Path, out: Path, *key: str) -> int:
+    return main(["report", str(runs), "--official", "--manifest", str(p["manifest"]), "--bundle", str(p["bundle"]),
+                 "-o", str(out), *key])
+
+
+def forged_copy(p: dict[str, Path], tmp_path: Path, change: Callable[[list[dict[str, Any]]], None]) -> Path:
+    rows = rows_of(p["runs"])
+    change(rows)
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    return write(rows, tmp_path / "forged.jsonl", p["runs"])
+
+
+def test_report_official_key_passes_the_evaluators_signed_runs(reported: dict[str, Path], tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    assert official_report(reported, reported["runs"], tmp_path / "r.json", "--key", str(reported["pub"])) == 0
+    assert (tmp_path / "r.json").exists()
+    # --key is part of the official gate: alone it is refused, in one line
+    assert main(["report", str(reported["runs"]), "--key", str(reported["pub"]), "-o", str(tmp_path / "x.json")]) == 2
+    assert "--key" in capsys.readouterr().err and not (tmp_path / "x.json").exists()
+
+
+def _unsigned(rows: list[dict[str, Any]]) -> None:
+    del rows[first(rows, "random")]["signature"]
+
+
+def _altered(rows: list[dict[str, Any]]) -> None:
+    rows[first(rows, "random")]["agent_meta"] = {"note": "relabelled"}
+
+
+def _oracle_as_program(rows: list[dict[str, Any]]) -> None:
+    k = first(rows, "oracle")
+    rekey(rows[k], AgentSpec("cmd", "EVAL-CB", {"cmd": "python3 my_agent.py"}))
+    rows[k]["sandbox"] = "bwrap"
+
+
+@pytest.mark.parametrize("change", [_unsigned, _altered, _oracle_as_program],
+                         ids=["unsigned", "altered", "oracle relabelled a closed-book program"])
+def test_report_official_key_refuses_what_validate_key_refuses(change: Callable[[list[dict[str, Any]]], None],
+                                                               reported: dict[str, Path], tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    forged = forged_copy(reported, tmp_path, change)
+    capsys.readouterr()
+    assert official_report(reported, forged, tmp_path / "r.json", "--key", str(reported["pub"])) == 2
+    err = capsys.readouterr().err
+    assert "fail validation" in err and ": signature: " in err, err
+    assert not (tmp_path / "r.json").exists()
+    # one definition: validate --key refuses the same record for the same reason
+    assert main(["validate", str(forged), "--bundle", str(reported["bundle"]), "--official", "--key",
+                 str(reported["pub"])]) == 2
+    assert ": signature: " in capsys.readouterr().out
+
+
+def test_report_official_key_refuses_records_re_signed_by_a_forger(reported: dict[str, Path], tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    from gf01_formal.runs.record import RunRecord
+    from gf01_formal.runs.signing import load_signer, sign
+
+    assert main(["key", "new", "--kind", "signing", "-o", str(tmp_path / "forger.key")]) == 0
+
+    def resign(rows: list[dict[str, Any]]) -> None:
+        k = first(rows, "random")
+        rows[k]["agent_meta"] = {"note": "relabelled"}
+        rows[k] = sign(RunRecord.model_validate(rows[k]), load_signer(tmp_path / "forger.key")).to_json()
+
+    forged = forged_copy(reported, tmp_path / "f", resign)
+    capsys.readouterr()
+    assert official_report(reported, forged, tmp_path / "r.json", "--key", str(reported["pub"])) == 2
+    assert ": signature: " in capsys.readouterr().err

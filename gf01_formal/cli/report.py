@@ -99,6 +99,9 @@ def report_cmd(
     price: Annotated[str | None, typer.Option("--price-per-mtok", metavar="IN,OUT", help="Price per million input "
                                               "and output tokens: the headline adds each language model's cost.")]
     = None,
+    key: Annotated[Path | None, typer.Option("--key", metavar="PUBKEY", help="With --official: the evaluator's "
+                                             "Ed25519 public key; every run must be signed by it, unchanged (as "
+                                             "gf01 validate --key).")] = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Report runs grouped by every spec §7.4 dimension, mode and agent, with 95 % intervals and their methods."""
@@ -112,12 +115,14 @@ def report_cmd(
     from hoa.errors import Gf01Error
 
     outputs: list[Path | None] = list(output) if output else [None]
+    if key is not None and not official:
+        raise Gf01Error("--key checks the runs' signatures as part of --official: give --official", field="--key")
     if len(outputs) > 1 and fmt is not None:
         raise Gf01Error("with several outputs each format comes from its file's suffix: drop --format",
                         field="--format")
     for path in outputs:
         if path is not None:
-            check_output(path, inputs=[*runs, manifest, bundle, caps])
+            check_output(path, inputs=[*runs, manifest, bundle, caps, key])
     if official:
         from gf01_formal.report.release import refuse_core
 
@@ -135,7 +140,8 @@ def report_cmd(
     report = build_report(loaded, manifest=man, panel=panel if man is not None else None, price=prices,
                           caps=None if capset is None else capset.report_section())
     if official:
-        official_checks(report, runs, bundle=None if bundle is None else str(bundle), manifest=man, panel=panel)
+        official_checks(report, runs, bundle=None if bundle is None else str(bundle), manifest=man, panel=panel,
+                        key=key)
     written = []
     for path in outputs:
         kind = _format(fmt, path)

@@ -407,19 +407,21 @@ def build_report(runs: Runs, *, manifest: Manifest | None = None, panel: str | N
 
 
 def official_checks(report: dict[str, Any], paths: Sequence[str | os.PathLike[str]], *, bundle: str | None,
-                    manifest: Manifest | None, panel: str) -> None:
+                    manifest: Manifest | None, panel: str, key: str | os.PathLike[str] | None = None) -> None:
     """``--official``: refuse (Gf01Error naming what is wrong) runs failing validation, runs outside the manifest or
-    in another split, and incomplete coverage of the required panel.
+    in another split, and incomplete coverage of the required panel. ``key``: the evaluator's public key file; every
+    record must carry its signature and match it, as ``gf01 validate --key`` checks (the same validation: an
+    unsigned, re-signed or altered record is a ``signature`` violation).
 
     A gate, not content: a report that passes is the same bytes as the report made without ``--official`` (so a
     release package can reproduce it without the private instances the re-verification needs)."""
-    from gf01_formal.runs.validate import validate
+    from gf01_formal.runs.validate import check_runs
 
     if manifest is None:
         raise Gf01Error("--official needs the split manifest (--manifest) to check coverage", field="--manifest")
     if bundle is None:
         raise Gf01Error("--official re-verifies every run: give the bundle (--bundle)", field="--bundle")
-    violations = validate(paths, bundle=bundle, official=True)
+    violations = check_runs(paths, bundle=bundle, official=True, key=key).violations
     if violations:
         shown = "; ".join(str(v) for v in violations[:3])
         more = f" (and {len(violations) - 3} more)" if len(violations) > 3 else ""
