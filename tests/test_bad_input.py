@@ -411,6 +411,14 @@ CASES: list[Case] = [
         "report", ws.runs, "--official", "--caps", str(ws.root / "caps-provisional.json"), "-o",
         str(ws.out / "r.json")], "--allow-provisional-caps"),
     *_file_rows("report", "--caps", lambda ws, f: ["report", ws.runs, "--caps", f, "-o", str(ws.out / "r.json")]),
+    _option("report", "--key without --official", lambda ws: ["report", ws.runs, "--key", ws.runs, "-o",
+                                                              str(ws.out / "r.json")], "--key"),
+    *(_option(cmd, f"--scoring-seconds {bad}", lambda ws, c=cmd, b=bad: [
+        *{"evaluate": ["evaluate", ws.instance, "--agent", "random", "-o", str(ws.out / "r.jsonl")],
+          "campaign": ["campaign", ws.instance, "--agents", "random", "-o", str(ws.out / "c")],
+          "validate": ["validate", ws.runs],
+          "serve": ["serve", "--bundle", ws.instance]}[c], "--scoring-seconds", b], "--scoring-seconds")
+      for cmd in ("evaluate", "campaign", "validate", "serve") for bad in ("0", "lots")),
     _option("campaign", "provisional --caps", lambda ws: ["campaign", ws.instance, "--agents", "random", "--caps",
                                                           str(ws.root / "caps-provisional.json"), "-o",
                                                           str(ws.out / "c")], "--allow-provisional-caps"),
