@@ -5,7 +5,8 @@ Scoring is exact (the gold set listed, or the symbolic best match), and exact ca
 M(I) has one member is counted in a second but was listed for minutes. So one run's scoring, every query of it (the
 gold set's count and listing when the instance's scorer has not made them yet, the best match), shares one time
 limit: each query's clock starts when the run's scoring starts (:func:`run_limits`), and a guarded query runs in a
-child process killed shortly past the limit (:mod:`solvers.limits`: a promise, even inside one C call). Past it the
+child process killed shortly past the limit (:mod:`solvers.limits`: a promise, even inside one C call) where the
+process may fork (else the limit is checked at each step of the query). Past it the
 query raises :class:`solvers.limits.Unknown`; the callers turn that into
 
 - ``gf01 evaluate`` (and ``gf01 campaign``): a ``harness_error`` record whose ``error`` is :func:`reason` (one line
@@ -44,8 +45,19 @@ SERVE_SCORING_SECONDS = 60.0
 
 def run_limits(seconds: float, memory: float | None = None) -> Limits:
     """Limits whose clocks all run from now: every query made under them spends the same ``seconds``, not
-    ``seconds`` each (and ``memory`` MiB each, in a guarded child process)."""
-    return _since_type()(seconds=seconds, memory=memory, since=time.monotonic())
+    ``seconds`` each (and ``memory`` MiB each). A guarded query runs in a child process (the limit a promise) where
+    this one may fork safely: its main thread, in a process that may have children. In another thread (``gf01
+    serve``'s requests, ``--executor threads``: a fork there can inherit a lock another thread holds) or in a
+    daemonic worker (Dask's, which multiprocessing forbids children) the limits are checked at each step of the
+    query instead, so one step's work can pass them."""
+    return _since_type()(seconds=seconds, memory=memory, since=time.monotonic(), isolate=_may_fork())
+
+
+def _may_fork() -> bool:
+    import multiprocessing
+    import threading
+
+    return threading.current_thread() is threading.main_thread() and not multiprocessing.current_process().daemon
 
 
 @functools.cache
