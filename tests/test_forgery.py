@@ -426,3 +426,20 @@ def test_report_official_key_refuses_records_re_signed_by_a_forger(reported: dic
     capsys.readouterr()
     assert official_report(reported, forged, tmp_path / "r.json", "--key", str(reported["pub"])) == 2
     assert ": signature: " in capsys.readouterr().err
+
+
+def test_report_official_refuses_a_free_play_run_as_validate_does(reported: dict[str, Path], tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """A browser free-play run (an anonymous id, made after seeing golds) is never an official result: the report's
+    gate refuses it as validation does, key or no key."""
+    def free_play(rows: list[dict[str, Any]]) -> None:
+        k = first(rows, "random")
+        rekey(rows[k], AgentSpec("human", "EVAL-CB", {"participant_id": "anon-1f2e3d4c"}))
+        rows[k]["agent_meta"] = {"participant_id": "anon-1f2e3d4c", "pilot_id": None, "consent_sha256": None,
+                                 "session": "free"}
+        rows[k]["renderer_track"], rows[k]["renderer_profile_id"] = "visual", "GF-01-R1"
+
+    forged = forged_copy(reported, tmp_path, free_play)
+    capsys.readouterr()
+    assert official_report(reported, forged, tmp_path / "r.json") == 2
+    assert "free play is never official" in capsys.readouterr().err

@@ -305,6 +305,29 @@ def test_loading_a_huge_hoa_is_held_to_seconds_and_memory(tmp_path: Path) -> Non
     assert peak <= max(before, 720 << 10), peak  # KiB
 
 
+def test_loading_a_million_gate_aiger_is_held_to_seconds_and_memory(tmp_path: Path) -> None:
+    """Issue 29: a 1,000,000-gate AIGER circuit took 84 s and 1.5 GiB to load outside ``--seconds``/``--memory``;
+    under ``verify --seconds 5 --memory 500`` it answers unknown (exit 3) in one line, its memory held."""
+    import resource
+
+    n = 1_000_000
+    aag = tmp_path / "chain.aag"
+    with aag.open("w") as fh:  # a chain of AND gates over one input: gate k is gate k-1 AND a
+        fh.write(f"aag {n + 1} 1 0 1 {n}\n2\n{2 * (n + 1)}\n")
+        fh.writelines(f"{2 * (k + 2)} {2 * (k + 1)} 2\n" for k in range(n))
+        fh.write("i0 a\no0 out\n")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    cert = tmp_path / "cert.json"
+    cert.write_text("[]")
+    proc = subprocess.run([sys.executable, "-m", "gf01_formal", "verify", str(aag), str(cert), "--trace", "a;a;a",
+                           "--effect", "out", "--seconds", "5", "--memory", "500"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert proc.returncode == 3, (proc.stdout, proc.stderr)
+    assert proc.stdout.startswith("unknown (") and proc.stdout.count("\n") == 1 and "Traceback" not in proc.stderr
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    assert peak <= max(before, 720 << 10), peak  # KiB; unguarded it was 1.5 GiB
+
+
 def test_the_guard_leaves_a_command_within_its_limits_alone(tmp_path: Path, capsys) -> None:
     """A small instance under the same limits: answered as before (the guard neither fires nor lingers)."""
     import signal
