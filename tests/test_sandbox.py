@@ -461,8 +461,9 @@ def test_the_record_states_the_sandbox_limits(tmp_path: Path) -> None:
     assert agent.meta["sandbox_limits"] == {"tasks": LIMITS.tasks, "memory_bytes": LIMITS.memory_bytes,
                                             "cpu_seconds": LIMITS.cpu_seconds, "tmp_bytes": LIMITS.tmp_bytes,
                                             "file_bytes": LIMITS.file_bytes,
-                                            "tree_memory_bytes": LIMITS.tree_memory_bytes,
-                                            "tree_cpu_cores": LIMITS.tree_cpu_cores}
+                                            # the tree's: none held before the program is started
+                                            "tree_memory_bytes": None, "tree_tasks": None, "tree_cpu_cores": None,
+                                            "tree_how": "none", "tree_not_held": "the program was not started"}
     assert "sandbox_limits" not in SubprocessAgent([sys.executable], sandbox="none").meta
 
 
@@ -595,3 +596,24 @@ def test_the_tree_cpu_rate_holds_every_process_together(tmp_path: Path) -> None:
     finally:
         tree.remove()
     assert float(out) < 0.6, out
+
+
+@needs_tree
+def test_a_tree_limit_is_claimed_only_for_a_program_inside_its_group() -> None:
+    """The harness looks after the start: a program that is not in a group (here, one never moved) gets no claim of
+    that group's limit in the record, and a reason."""
+    tree = Tree.make(LIMITS.tree())
+    try:
+        assert tree.held()["tree_how"] != "none"
+        proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+        try:
+            tree.confirm(proc.pid)
+        finally:
+            proc.kill()
+            proc.wait()
+        held = tree.held()
+    finally:
+        tree.remove()
+    assert (held["tree_memory_bytes"], held["tree_tasks"], held["tree_cpu_cores"], held["tree_how"]) == \
+        (None, None, None, "none"), held
+    assert "could not be moved into its group" in held["tree_not_held"], held

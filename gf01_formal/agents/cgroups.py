@@ -51,6 +51,11 @@ class TreeLimits:
     cpu_cores: float
 
 
+#: What the record says of the tree's limits before the program was started (none held yet).
+NOT_STARTED: dict[str, Any] = {"tree_memory_bytes": None, "tree_tasks": None, "tree_cpu_cores": None,
+                               "tree_how": "none", "tree_not_held": "the program was not started"}
+
+
 @dataclass(frozen=True)
 class _Place:
     """Where the harness makes the groups of one controller: the directory under which a child group is made, and

@@ -54,7 +54,7 @@ from collections import deque
 from typing import IO, TYPE_CHECKING, Any
 
 from gf01_formal.agents.base import MAX_COMMAND, Agent, AgentFault
-from gf01_formal.agents.cgroups import Tree
+from gf01_formal.agents.cgroups import NOT_STARTED, Tree
 from gf01_formal.agents.sandbox import LIMITS, Kind, environment, wrap
 from gf01_formal.play.protocol import (
     Action,
@@ -139,7 +139,7 @@ class SubprocessAgent(Agent):
         self.max_line = max_line
         self.meta: dict[str, Any] = {"cmd": shlex.join(self.argv)}
         if sandbox == "bwrap":  # the record states what the episode could use (each episode's start, what held)
-            self.meta["sandbox_limits"] = LIMITS.to_json()
+            self.meta["sandbox_limits"] = {**LIMITS.to_json(), **NOT_STARTED}
         self._tree: Tree | None = None  # the episode's control groups (agents/cgroups.py)
         self._proc: subprocess.Popen[bytes] | None = None
         self._selector: selectors.BaseSelector | None = None
