@@ -113,12 +113,9 @@ def token_revoke_cmd(
 def token_list_cmd(tokens: TokensOpt, json_out: JsonOpt = False) -> None:
     """The tokens file's rows (the ids and teams; the file holds no secret)."""
     from gf01_formal.remote.tokens import TokenStore
-    from hoa.errors import Gf01Error
 
-    if not tokens.exists():
-        raise Gf01Error("no such file (gf01 eval token issue makes it)", file=str(tokens))
     rows = [{"token_id": r.token_id, "team": r.team, "revoked": r.revoked, "episodes_per_day": r.episodes_per_day,
-             "concurrent": r.concurrent} for r in TokenStore(tokens).rows]
+             "concurrent": r.concurrent} for r in TokenStore(tokens, must_exist=True).rows]
     emit({"tokens": rows}, json_out, lambda r: [
         f"{t['token_id']} {t['team']}{' (revoked)' if t['revoked'] else ''}: {t['episodes_per_day']} episodes a "
         f"day, {t['concurrent']} at once" for t in r["tokens"]] or ["no token"])
@@ -136,13 +133,12 @@ def receipt_verify_cmd(
 ) -> None:
     """Exit 0 when every receipt is signed by KEY (and, with --runs, names a record there as it was signed); 1 with
     one line per bad receipt otherwise."""
-    from gf01_formal.remote.receipts import read_receipts, receipt_fault, record_fault
+    from gf01_formal.remote.receipts import read_receipts, read_runs, receipt_fault, record_fault
     from gf01_formal.runs.signing import load_verifier
-    from gf01_formal.runs.store import latest
 
     verifier = load_verifier(key)
     rows = read_receipts(receipts)
-    records = None if runs is None else latest(runs)
+    records = None if runs is None else read_runs(runs)
     faults = []
     for line, receipt in rows:
         fault = receipt_fault(receipt, verifier)

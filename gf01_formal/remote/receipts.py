@@ -23,8 +23,6 @@ from gf01_formal.runs.signing import ALGORITHM, Signer, Verifier
 from hoa.errors import Gf01Error, quote
 
 RECEIPT_SCHEMA = "gf01-formal.remote_receipt.v1"
-#: A receipts file up to this size is first read as one JSON document (a single receipt).
-MAX_WHOLE = 1 << 20
 
 
 class Commitments(BaseModel):
@@ -124,25 +122,27 @@ def record_fault(receipt: Receipt, records: dict[str, dict[str, Any]]) -> str | 
 
 
 def read_receipts(path: str | os.PathLike[str]) -> list[tuple[int, Receipt]]:
-    """The receipts of a file: one receipt (JSON) or JSON Lines of receipts (what ``gf01 evaluate --remote``
-    writes). A Gf01Error names the file and line of a bad one."""
-    import json
-
+    """The receipts of a file, one per line (what ``gf01 evaluate --remote`` writes; a receipt saved alone as the
+    server sent it is one line too). A Gf01Error names the file and line of a bad one."""
     from gf01_formal.runs.store import read_lines
 
     name = quote(os.fspath(path), 200, bare=True)
-    try:
-        size = os.stat(path).st_size
-        if size <= MAX_WHOLE:
-            with open(path, encoding="utf-8", errors="replace") as fh:
-                whole = json.loads(fh.read())
-            if isinstance(whole, dict):
-                return [(1, parse_receipt(whole, file=name))]
-    except OSError as ex:
-        raise Gf01Error(f"cannot read: {ex.strerror or ex}", file=name) from None
-    except (ValueError, RecursionError):
-        pass  # not one JSON document: JSON Lines
     out = [(line, parse_receipt(obj, file=f"{name}:{line}")) for line, obj in read_lines(path)]
     if not out:
         raise Gf01Error("holds no receipt", file=name)
+    return out
+
+
+def read_runs(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
+    """The last record of each run id in a server's runs file (run id -> its JSON); a Gf01Error for a file that is
+    missing, empty or holds anything but run records."""
+    from gf01_formal.runs.record import RUN_SCHEMA
+    from gf01_formal.runs.store import read_records
+
+    name = quote(os.fspath(path), 200, bare=True)
+    out: dict[str, dict[str, Any]] = {}
+    for line, obj in read_records(path):
+        if obj.get("schema_version") != RUN_SCHEMA or not isinstance(obj.get("run_id"), str):
+            raise Gf01Error(f"not a run record ({RUN_SCHEMA})", file=name, line=line)
+        out[obj["run_id"]] = obj
     return out

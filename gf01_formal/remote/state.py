@@ -113,6 +113,7 @@ class EvalServer:
         entries = {e.instance_id: e for e in man.instances}
         self.served: dict[str, Served] = {}
         for inst in loaded.instances:
+            loaded.problem(inst)  # checked before the server starts, as gf01 evaluate checks before playing
             entry = entries.get(inst.instance_id)
             if entry is None:
                 raise Gf01Error(f"instance {inst.instance_id} of the bundle is not in the split manifest",
@@ -121,7 +122,6 @@ class EvalServer:
             if entry.content_hash is not None and entry.content_hash != inst.content_hash:
                 raise Gf01Error(f"instance {inst.instance_id}: the manifest lists another content hash",
                                 file=man_name, field="instances")
-            loaded.problem(inst)  # checked before the server starts, as gf01 evaluate checks before playing
             self.served[inst.instance_id] = Served(inst, str(commitment))
         self.commitments = Commitments(manifest_sha256=sha256_hex(man_data), key_commitment=man.key_commitment,
                                        private_bundle_commitment=man.private_bundle_commitment)

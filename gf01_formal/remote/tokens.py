@@ -95,10 +95,11 @@ def _digest(token: str) -> str:
 class TokenStore:
     """The tokens file at ``path`` (missing: no token yet)."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, must_exist: bool = False) -> None:
         self.path = Path(path)
         self._stamp: tuple[int, int, int] | None = None
         self.rows: list[TokenRow] = []
+        self._must_exist = must_exist
         self.reload()
 
     @classmethod
@@ -107,17 +108,19 @@ class TokenStore:
 
     def reload(self) -> None:
         """Read the file again if it changed since it was read (or was never read)."""
+        name = quote(os.fspath(self.path), 200, bare=True)
         try:
             st = self.path.stat()
         except FileNotFoundError:
+            if self._must_exist:
+                raise Gf01Error("cannot read: no such file (gf01 eval token issue makes it)", file=name) from None
             self._stamp, self.rows = None, []
             return
         except OSError as ex:
-            raise Gf01Error(f"cannot read: {ex.strerror or ex}", file=str(self.path)) from None
+            raise Gf01Error(f"cannot read: {ex.strerror or ex}", file=name) from None
         stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
         if stamp == self._stamp:
             return
-        name = quote(os.fspath(self.path), 200, bare=True)
         if not self.path.is_file():
             raise Gf01Error("is not a regular file (a tokens file)", file=name)
         if st.st_size > MAX_FILE:
