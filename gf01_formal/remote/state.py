@@ -54,6 +54,9 @@ if TYPE_CHECKING:
 #: Seconds a request waits for the episode to answer (a tool call or the final scoring may take a while).
 ANSWER_CEILING = 600.0
 DEFAULT_STEP_TIMEOUT = 30.0
+#: Finished episodes kept (oldest dropped first) so that a retry of their last line is answered the same; a retry of
+#: one dropped gets 404, and the relay's open of the instance then returns the run's receipt.
+KEEP_FINISHED = 4096
 #: Params a relay may not declare: the server sets them.
 SERVER_PARAMS = ("team",)
 
@@ -246,12 +249,21 @@ class EvalServer:
             restarts = self.restarts.get(rid, 0)
             self.restarts[rid] = restarts + 1
             live = LiveEpisode(secrets.token_hex(16), team.name, rid, self.step_timeout)
+            self._prune()
             self.live[live.episode_id] = live
             self._open_of_run[rid] = live
         live.thread = threading.Thread(target=self._play, args=(live, served, spec, request.seed, restarts),
                                        name=f"episode-{live.episode_id[:8]}", daemon=True)
         live.thread.start()
         return {"run_id": rid, "episode": live.episode_id, **self._answer(live, live.opened(ANSWER_CEILING))}
+
+    def _prune(self) -> None:
+        """Forget the oldest finished episodes past :data:`KEEP_FINISHED` (hold ``_lock``)."""
+        finished = [eid for eid, ep in self.live.items() if ep.finished]  # insertion order: the oldest first
+        for eid in finished[:max(0, len(finished) - KEEP_FINISHED)]:
+            ep = self.live.pop(eid)
+            if self._open_of_run.get(ep.run_id) is ep:
+                del self._open_of_run[ep.run_id]
 
     def line(self, team: Team, episode_id: str, request: LineRequest) -> dict[str, Any]:
         """Apply one line of an open episode (once) and answer it."""
