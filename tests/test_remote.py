@@ -261,6 +261,9 @@ def test_the_wire_leaks_no_hidden_state(tmp_path: Path, split: dict[str, Any]) -
         streams = [_trace(srv, split["tokens"]["alpha"], spec, inst.instance_id) for inst in loaded.instances]
     for stream, inst in zip(streams, loaded.instances, strict=True):
         assert json.loads(stream[-1])["type"] == "end" and sum(inst.instance_id in m for m in stream[:-1]) == 1
+        # The end carries the run's scores, never a gold certificate: that would answer a sealed instance.
+        end = json.loads(stream[-1])["result"]
+        assert end["best_match_gold"] is None and end["suff"] is not None
     a, b = ([m.replace(inst.instance_id, "ID") for m in stream[:-1]] for stream, inst in
             zip(streams, loaded.instances, strict=True))
     assert a == b and len(a) > 3

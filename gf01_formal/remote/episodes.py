@@ -2,6 +2,9 @@
 the server as it drives any agent, whose lines come from the participant's relay over the wire, and
 :class:`LiveEpisode`, the mailbox between that agent (in the episode's thread) and the requests that carry the lines.
 
+The end message carries the run's scores without the best match's gold certificate (a member of M(I) of a sealed
+instance: an answer the public must not hold before the reveal); the record keeps it.
+
 The relay agent judges every line as the local adapter of external programs does
 (:func:`gf01_formal.agents.subprocess_agent.action_of_line`, ``tool_result_of_line``): not JSON, not an action, a
 tool the track denies; it answers tool requests on the server, with the track's tools (they see the hidden
@@ -184,7 +187,10 @@ class RelayAgent(Agent):
         self.live.emit(text(observation))
 
     def end(self, message: End) -> None:
-        self.live.emit(text(message))
+        # The scores are the team's; the best match's gold certificate would answer a sealed instance (the record
+        # keeps it, a reveal publishes it).
+        result = message.result.model_copy(update={"best_match_gold": None})
+        self.live.emit(text(End(result=result)))
 
 
 def _fault(fault: Fault) -> AgentFault:
