@@ -118,8 +118,8 @@ def split(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     assert main(["bundle", "subset", str(d / "splits.json"), "--ids", ",".join(private), "-o",
                  str(d / "private.json")]) == 0
     store = TokenStore(d / "tokens.json")
-    tokens = {"alpha": store.issue("alpha"), "beta": store.issue("beta", episodes_per_day=1),
-              "baselines": store.issue("baselines", concurrent=8)}
+    tokens = {"alpha": store.issue("alpha", oracle=True), "beta": store.issue("beta", episodes_per_day=1),
+              "baselines": store.issue("baselines", concurrent=8, oracle=True)}
     (d / "agent.py").write_text(AGENT)
     return {"dir": d, "private": private, "tokens": tokens, "bundle": d / "private.json",
             "manifest": d / "manifest.json", "key": d / "sign.key", "pub": d / "sign.key.pub"}
@@ -281,6 +281,10 @@ def test_refusals(server: Any, split: dict[str, Any], tmp_path: Path) -> None:
     store.revoke("gamma")
     status, answer = post(url, "/v1/episodes", body, gamma)
     assert status == 403 and "revoked" in answer["error"]
+    # EVAL-OC's tool answers the sealed instances: beta was not issued with it.
+    oc = {**body, "agent": AgentSpec("oracle", "EVAL-OC").to_json()}
+    status, answer = post(url, "/v1/episodes", oc, tokens["beta"])
+    assert status == 403 and "EVAL-OC" in answer["error"]
     # beta may open one episode a day: the second is refused.
     status, opened = post(url, "/v1/episodes", {**body, "seed": 11}, tokens["beta"])
     assert status == 201 and opened["messages"][0].startswith('{"goal"')

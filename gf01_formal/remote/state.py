@@ -17,9 +17,10 @@ Routes (bodies and answers: :mod:`.protocol`; every request but the leaderboard'
 ``GET /v1/leaderboard``, ``/leaderboard``  the leaderboard (:mod:`.leaderboard`), JSON and page; no token
 ====================================  ===========================================================================
 
-Refusals: 401 no or unknown token, 403 revoked, 429 over a quota (episodes a day, open at once), 404 an episode this
-team does not have open (the server restarted: open the instance again), 409 a line out of order, 413 a body past
-its limit, 422 a body that is not the request, each with ``{"error": one line}``.
+Refusals: 401 no or unknown token, 403 revoked (or EVAL-OC for a team not issued with it), 429 over a quota
+(episodes a day, open at once), 404 an episode this team does not have open (the server restarted: open the
+instance again), 409 a line out of order, 413 a body past its limit, 422 a body that is not the request, each with
+``{"error": one line}``.
 
 Kill -9 and restart: the runs file keeps every finished run once (one fsync'd line each; a torn last line is cut);
 an episode open at the kill has no record, and its relay opens it again and replays it from its start. Quotas
@@ -190,6 +191,10 @@ class EvalServer:
             raise RequestFailed(422, f"agent.track: agent {name} does not play on {quote(track, 40)}")
         if not isinstance(params, dict):
             raise RequestFailed(422, "agent.params: an object")
+        if track == "EVAL-OC" and not team.oracle:
+            # Its tool answers optimal certificates of the sealed instances: only a team issued with --oracle.
+            raise Refused(403, f"team {team.name} may not play EVAL-OC on this server (its tool answers the sealed "
+                          "instances; the operator issues tokens with --oracle)")
         unknown = sorted(set(params) - set(BUILTIN[name].params) | set(params) & set(SERVER_PARAMS))
         if unknown or set(data) - {"name", "track", "params", "adaptation"}:
             what = unknown[0] if unknown else sorted(set(data) - {"name", "track", "params", "adaptation"})[0]

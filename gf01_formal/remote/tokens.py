@@ -6,8 +6,9 @@ play as a team. It is written atomically with mode 0600; the server reads it aga
 issued or revoked while the server runs counts from the next request.
 
 Per team (every token of the team shares them): ``episodes_per_day`` (episodes opened in a UTC day, restarts
-included) and ``concurrent`` (episodes open at once). The quotas are the last issued token's; the clock decides the
-day only, never an output.
+included), ``concurrent`` (episodes open at once), and ``oracle``: whether the team may play EVAL-OC, whose tool
+(``oracle-exact-search-v1``) answers optimal certificates of the sealed instances (off unless issued with it). The
+quotas are the last issued token's; the clock decides the day only, never an output.
 
 >>> store = TokenStore.load(path)          # doctest: +SKIP
 >>> token = store.issue("team-a")           # doctest: +SKIP
@@ -50,6 +51,7 @@ class TokenRow(BaseModel):
     revoked: bool = False
     episodes_per_day: int = Field(ge=1)
     concurrent: int = Field(ge=1)
+    oracle: bool = Field(default=False, description="the team may play EVAL-OC (its tool answers certificates)")
 
 
 class TokensFile(BaseModel):
@@ -68,6 +70,7 @@ class Team:
     token_id: str
     episodes_per_day: int
     concurrent: int
+    oracle: bool = False
 
 
 class Refused(Exception):
@@ -140,18 +143,18 @@ class TokenStore:
         self.reload()
 
     def issue(self, team: str, *, episodes_per_day: int = DEFAULT_EPISODES_PER_DAY,
-              concurrent: int = DEFAULT_CONCURRENT) -> str:
-        """A new token of ``team`` (returned once: only its hash is kept); the team's quotas become these."""
+              concurrent: int = DEFAULT_CONCURRENT, oracle: bool = False) -> str:
+        """A new token of ``team`` (returned once: only its hash is kept); the team's quotas, and whether it may
+        play EVAL-OC, become these."""
         check_team(team)
         taken = {r.token_id for r in self.rows}
         token_id = secrets.token_hex(4)
         while token_id in taken:
             token_id = secrets.token_hex(4)
         token = f"gf01t_{token_id}_{secrets.token_hex(32)}"
-        rows = [r.model_copy(update={"episodes_per_day": episodes_per_day, "concurrent": concurrent})
-                if r.team == team else r for r in self.rows]
-        rows.append(TokenRow(token_id=token_id, team=team, sha256=_digest(token), episodes_per_day=episodes_per_day,
-                             concurrent=concurrent))
+        quotas = {"episodes_per_day": episodes_per_day, "concurrent": concurrent, "oracle": oracle}
+        rows = [r.model_copy(update=quotas) if r.team == team else r for r in self.rows]
+        rows.append(TokenRow(token_id=token_id, team=team, sha256=_digest(token), **quotas))
         self.rows = rows
         self._save()
         return token
@@ -180,4 +183,4 @@ class TokenStore:
             raise Refused(401, "the token is not valid on this server")
         if row.revoked:
             raise Refused(403, f"the token {row.token_id} of team {row.team} is revoked")
-        return Team(row.team, row.token_id, row.episodes_per_day, row.concurrent)
+        return Team(row.team, row.token_id, row.episodes_per_day, row.concurrent, row.oracle)
