@@ -126,9 +126,12 @@ class LiveEpisode:
                     raise Conflict(f"line {k} was sent before with other content; the next line is "
                                    f"{len(self._inbox)}")
             elif k == len(self._inbox):
-                if self.finished or len(self._marks) <= k:
+                if self.finished:
                     # The episode ended (a deadline passed, the agent's part ended) before this line was asked for.
                     late = True
+                elif len(self._marks) <= k:
+                    # Sent before the answer to the line before it: nothing asks for it yet.
+                    raise Conflict(f"line {k} was not asked for yet: wait for the answer to line {k - 1}")
                 else:
                     self._inbox.append(request)
                     self._cond.notify_all()
