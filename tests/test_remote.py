@@ -387,3 +387,24 @@ def test_kill_9_of_the_server_or_the_harness_loses_and_doubles_nothing(split: di
     verified = gf01("eval", "receipt", "verify", str(receipts), "--key", str(split["pub"]), "--runs", str(runs),
                     "--json")
     assert json.loads(verified.stdout) == {"faults": [], "receipts": 2 * n, "valid": 2 * n}
+
+
+def test_tokens_are_stored_hashed_and_revocable(tmp_path: Path) -> None:
+    """The tokens file holds the sha256 of each token, never the token (mode 0600); a revoked or altered token is
+    refused; a change of the file counts from the next check, without a restart."""
+    from gf01_formal.remote.tokens import Refused
+
+    path = tmp_path / "tokens.json"
+    store = TokenStore(path)
+    token = store.issue("team-x", episodes_per_day=7, concurrent=2)
+    text = path.read_text()
+    assert token not in text and token.split("_")[2] not in text and (path.stat().st_mode & 0o777) == 0o600
+    team = store.check(token)
+    assert (team.name, team.episodes_per_day, team.concurrent, team.oracle) == ("team-x", 7, 2, False)
+    with pytest.raises(Refused) as bad:
+        store.check(token[:-1] + ("0" if token[-1] != "0" else "1"))
+    assert bad.value.status == 401
+    TokenStore(path).revoke("team-x")  # another process revokes: the running store sees it at its next check
+    with pytest.raises(Refused) as revoked:
+        store.check(token)
+    assert revoked.value.status == 403
