@@ -1,7 +1,8 @@
 """Remote evaluation benchmark (issue 32's targets; docs/performance.md, "Remote evaluation").
 
 One command: ``python bench/remote.py`` (``--agents N``: concurrent participants, default 50; ``--count N``:
-generator slots, default 80). A sealed split is made in a temporary directory (generation is not timed), a real
+generator slots, default 80; ``--think S``: seconds the N participants' agents take per step, default 0). A sealed
+split is made in a temporary directory (generation is not timed), a real
 ``gf01 eval serve`` runs on loopback, and participants are real processes of this checkout playing through the wire
 (the library's relay, :func:`gf01_formal.remote.client.play_remote_run`, with the built-in ``random`` agent, whose
 moves cost nothing: what is measured is the transport).
@@ -167,6 +168,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--agents", type=int, default=50)
     ap.add_argument("--count", type=int, default=80)
+    ap.add_argument("--think", type=float, default=0.0, help="seconds each of the N participants' agents take per "
+                    "step (0: none, the transport alone; a model takes seconds)")
     opts = ap.parse_args()
     print(f"python {platform_line()}; load average {os.getloadavg()[0]:.1f}")
     with tempfile.TemporaryDirectory() as tmp:
@@ -180,9 +183,10 @@ def main() -> None:
         print(f"{len(ids)} private instances; local step (act + Episode.step): p50 {pct(local, 50):.3f} ms, "
               f"p90 {pct(local, 90):.3f} ms")
         server = Server(d)
-        for agents, seeds in ((1, range(1000, 1001)), (opts.agents, range(opts.agents))):
-            res, wall = campaign(server.url, token, ids, agents, seeds)
-            print(f"{agents:>3} participants: {len(res['receipts'])} runs, {len(res['errors'])} errors, "
+        for agents, seeds, think in ((1, range(1000, 1001), 0.0), (opts.agents, range(opts.agents), opts.think)):
+            res, wall = campaign(server.url, token, ids, agents, seeds, delay=think)
+            print(f"{agents:>3} participants (think {think:g} s a step): {len(res['receipts'])} runs, "
+                  f"{len(res['errors'])} errors, "
                   f"wall {wall:.1f} s; line round trip p50 {pct(res['rtts'], 50):.2f} ms, "
                   f"p90 {pct(res['rtts'], 90):.2f} ms ({len(res['rtts'])} lines); overhead p50 vs local "
                   f"{pct(res['rtts'], 50) - pct(local, 50):.2f} ms")
