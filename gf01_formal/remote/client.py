@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from gf01_formal.agents.base import Access, Agent, AgentFault, AgentSpec
+from gf01_formal.agents.base import Access, Agent, AgentFault, AgentSpec, ProviderError
 from gf01_formal.artifacts import canonical_json
 from gf01_formal.play.protocol import Action, End, Observation, Start, ToolResult, text
 from gf01_formal.remote.protocol import LINES_PATH, OPEN_PATH, PLAN_PATH
@@ -430,6 +430,11 @@ def evaluate_remote(url: str, token: str, specs: list[AgentSpec], out: str | os.
                 progress(k + 1, len(todo))
     except Refusal as ex:
         raise Gf01Error(f"the server refused: {ex.message} (HTTP {ex.status})", field="--remote") from None
+    except ProviderError as ex:
+        # Not the agent's fault, but its episode stays open on the server: reopened before the server's step
+        # deadline it is played again from its start, else the server records the agent's timeout.
+        raise Gf01Error(f"the model provider failed ({ex}); run the same command again soon: the episode it was in "
+                        "is replayed from its start", field="--remote") from None
     finally:
         conn.close()
     return {"file": out_path, "played": played, "skipped": skipped, "statuses": dict(sorted(statuses.items())),
