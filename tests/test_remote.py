@@ -408,3 +408,28 @@ def test_tokens_are_stored_hashed_and_revocable(tmp_path: Path) -> None:
     with pytest.raises(Refused) as revoked:
         store.check(token)
     assert revoked.value.status == 403
+
+
+def test_a_model_calls_its_tool_over_the_wire(server: Any, split: dict[str, Any], tmp_path: Path) -> None:
+    """``--agent llm`` with --remote: the model runs here (a scripted OpenAI-compatible server), its function calls
+    to local-planner-v1 are answered by the evaluation server, which logs each one in the run's tool log."""
+    from llm_server import Call, Reply, ScriptedServer
+
+    def script(call: Call) -> Reply:
+        last_user = max(i for i, m in enumerate(call.messages) if m.get("role") == "user")
+        if not any(m.get("role") == "tool" for m in call.messages[last_user:]):
+            return Reply(tool_calls=(("local-planner-v1", {"atoms": []}),))
+        return Reply('{"set": {}}')
+
+    receipts = tmp_path / "llm.jsonl"
+    with ScriptedServer(script) as model:
+        out = gf01("evaluate", "--remote", server.url, "--agent", "llm", "--model", "m", "--base-url", model.url,
+                   "--track", "EVAL-TA", "--limit", "2", "-o", str(receipts), "--json",
+                   env={"GF01_TOKEN": split["tokens"]["alpha"], "OPENAI_API_KEY": "sk-test-remote"})
+    assert json.loads(out.stdout)["statuses"] == {"completed": 2}
+    runs = [r for r in latest(server.runs).values() if r["agent_name"] == "llm"]
+    assert len(runs) == 2 and {r["eval_track"] for r in runs} == {"EVAL-TA"}
+    for rec in runs:
+        log = (Path(f"{server.runs}.d") / "tool-logs" / f"{rec['tool_log_hash']}.jsonl").read_text().splitlines()
+        assert len(log) - 1 == len(rec["steps"])  # the header, then one planner call per step
+        assert "sk-test-remote" not in json.dumps(rec)
