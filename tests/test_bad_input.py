@@ -82,6 +82,21 @@ class Workspace:
     def pilot_without_key(self) -> str:
         return str(self.root / "pilot" / "keyless.json")
 
+    @property
+    def manifest(self) -> str:
+        """A split manifest listing the example instance (of ``bundle``)."""
+        return str(self.root / "manifest.json")
+
+    @property
+    def tokens(self) -> str:
+        """A tokens file with one team's token (``remote-token``)."""
+        return str(self.root / "tokens.json")
+
+    @property
+    def receipts(self) -> str:
+        """A receipt of the run in ``runs``, signed with ``signing.key``."""
+        return str(self.root / "receipts.jsonl")
+
     def copy(self, name: str) -> str:
         """A copy of an input (``instance.json``, ``arbiter.hoa``, ``runs.jsonl``) that a row may name as an output
         too: a command that wrote it anyway would destroy a copy, not the example itself."""
@@ -621,6 +636,74 @@ CASES: list[Case] = [
 ]
 
 
+def _serve_remote(ws: Workspace, **changed: str) -> list[str]:
+    """``gf01 eval serve`` with good inputs but those ``changed`` (option name without dashes -> value)."""
+    opts = {"bundle": ws.bundle, "manifest": ws.manifest, "runs-out": str(ws.out / "runs.jsonl"),
+            "tokens": ws.tokens, "sign-key": str(ws.root / "signing.key"), "port": "0", **changed}
+    return ["eval", "serve", *(x for k, v in opts.items() for x in (f"--{k}", v))]
+
+
+# Remote evaluation (issue 32): the server's inputs, the tokens file, receipts, and evaluate --remote.
+_TOKEN_FILES = ("directory", "fifo", "empty", "binary", "non-utf8", "invalid-json", "list-for-object",
+                "string-t-star")
+CASES += [
+    *_file_rows("eval serve", "--bundle", lambda ws, f: _serve_remote(ws, bundle=f)),
+    *_file_rows("eval serve", "--manifest", lambda ws, f: _serve_remote(ws, manifest=f)),
+    *_file_rows("eval serve", "--sign-key", lambda ws, f: _serve_remote(ws, **{"sign-key": f})),
+    *(Case("eval serve", f"--tokens {kind}", lambda ws, k=kind: _serve_remote(ws, tokens=ws.bad(k)),
+           lambda ws, k=kind: ws.bad(k)) for kind in _TOKEN_FILES),
+    *_output_rows("eval serve", "--runs-out", lambda ws, o: _serve_remote(ws, **{"runs-out": o})),
+    _option("eval serve", "a manifest without the instance", lambda ws: _serve_remote(
+        ws, manifest=str(ws.root / "manifest-other.json")), "manifest-other.json"),
+    _option("eval serve", "--sign-key a public key", lambda ws: _serve_remote(
+        ws, **{"sign-key": str(ws.root / "signing.key.pub")}), "signing.key.pub"),
+    _option("eval serve", "--port 70000", lambda ws: _serve_remote(ws, port="70000"), "--port"),
+    _option("eval serve", "--step-timeout 0", lambda ws: [*_serve_remote(ws), "--step-timeout", "0"],
+            "--step-timeout"),
+    _option("eval serve", "--proxy not an address", lambda ws: [*_serve_remote(ws), "--proxy", "a.b"], "--proxy"),
+    _option("eval token issue", "--team with a space", lambda ws: ["eval", "token", "issue", "--tokens",
+                                                                   str(ws.out / "t.json"), "--team", "a b"], "--team"),
+    _option("eval token issue", "--team 10 MB", lambda ws: ["eval", "token", "issue", "--tokens",
+                                                            str(ws.out / "t.json"), "--team", HUGE], "--team"),
+    _option("eval token issue", "--episodes-per-day 0", lambda ws: [
+        "eval", "token", "issue", "--tokens", str(ws.out / "t.json"), "--team", "a", "--episodes-per-day", "0"],
+        "--episodes-per-day"),
+    *(Case("eval token issue", f"--tokens {kind}", lambda ws, k=kind: ["eval", "token", "issue", "--tokens",
+                                                                        ws.bad(k), "--team", "a"],
+           lambda ws, k=kind: ws.bad(k)) for kind in _TOKEN_FILES),
+    *_output_rows("eval token issue", "--tokens", lambda ws, o: ["eval", "token", "issue", "--tokens", o,
+                                                                  "--team", "a"]),
+    _option("eval token revoke", "an unknown id", lambda ws: ["eval", "token", "revoke", "nobody", "--tokens",
+                                                              ws.copy("tokens.json")], "TOKEN_OR_TEAM"),
+    *(Case("eval token revoke", f"--tokens {kind}", lambda ws, k=kind: ["eval", "token", "revoke", "a", "--tokens",
+                                                                         ws.bad(k)],
+           lambda ws, k=kind: ws.bad(k)) for kind in _TOKEN_FILES),
+    *_file_rows("eval token list", "--tokens", lambda ws, f: ["eval", "token", "list", "--tokens", f]),
+    *_file_rows("eval receipt verify", "RECEIPTS", lambda ws, f: ["eval", "receipt", "verify", f, "--key",
+                                                                  str(ws.root / "signing.key.pub")]),
+    *_file_rows("eval receipt verify", "--key", lambda ws, f: ["eval", "receipt", "verify", ws.receipts, "--key",
+                                                               f]),
+    *_file_rows("eval receipt verify", "--runs", lambda ws, f: ["eval", "receipt", "verify", ws.receipts, "--key",
+                                                                str(ws.root / "signing.key.pub"), "--runs", f]),
+    _option("evaluate", "--remote with a BUNDLE", lambda ws: ["evaluate", ws.instance, "--remote",
+                                                              "http://127.0.0.1:9", "--token", "t", "--agent",
+                                                              "random", "-o", str(ws.out / "r.jsonl")], "BUNDLE"),
+    _option("evaluate", "--remote without a token", lambda ws: ["evaluate", "--remote", "http://127.0.0.1:9",
+                                                                "--agent", "random", "-o", str(ws.out / "r.jsonl")],
+            "--token"),
+    _option("evaluate", "--remote not a URL", lambda ws: ["evaluate", "--remote", "ftp://x", "--token", "t",
+                                                          "--agent", "random", "-o", str(ws.out / "r.jsonl")],
+            "--remote"),
+    _option("evaluate", "--remote with --sign-key", lambda ws: [
+        "evaluate", "--remote", "http://127.0.0.1:9", "--token", "t", "--agent", "random", "--sign-key",
+        str(ws.root / "signing.key"), "-o", str(ws.out / "r.jsonl")], "--sign-key"),
+    _option("evaluate", "no BUNDLE and no --remote", lambda ws: ["evaluate", "--agent", "random", "-o",
+                                                                 str(ws.out / "r.jsonl")], "BUNDLE"),
+    *_output_rows("evaluate", "--remote -o", lambda ws, o: ["evaluate", "--remote", "http://127.0.0.1:9", "--token",
+                                                            "t", "--agent", "random", "-o", o]),
+]
+
+
 def command_paths() -> set[str]:
     """Every command of the CLI as typed ("verify", "hoa check", ...), by walking the click tree typer builds."""
     import typer
@@ -685,6 +768,24 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "weak.key").write_text("a" * 16 + "\n")  # long enough, but a letter repeated: refused as weak
     assert main(["key", "new", "-o", str(root / "split.key")]) == 0
     assert main(["key", "new", "--kind", "signing", "-o", str(root / "signing.key")]) == 0
+    from gf01_formal.instances.splits import ManifestEntry, SplitManifest
+    from gf01_formal.remote.receipts import Commitments, make_receipt
+    from gf01_formal.remote.tokens import TokenStore
+    from gf01_formal.runs.record import RunRecord
+    from gf01_formal.runs.signing import load_signer
+
+    inst = load_set(root / "bundle.json").instances[0]
+    for name, iid in (("manifest.json", inst.instance_id), ("manifest-other.json", "gf01f-0000000000000000")):
+        manifest = SplitManifest(targets={"private_eval": 1.0}, tolerance=0.05, key_id="0" * 64, public_key=False,
+                                 source_bundle_hash="0" * 64, counts={"private_eval": 1}, instances=[ManifestEntry(
+                                     instance_id=iid, content_hash=inst.content_hash, split_id="private_eval",
+                                     mode=inst.mode, stratum="x")])
+        (root / name).write_text(json.dumps(manifest.model_dump(mode="json")))
+    TokenStore(root / "tokens.json").issue("remote-token")
+    record = RunRecord.model_validate(json.loads((root / "runs.jsonl").read_text().splitlines()[0]))
+    receipt = make_receipt(record, team="remote-token", agent="remote-token/random", instance_commitment="x",
+                           split=Commitments(manifest_sha256="0" * 64), signer=load_signer(root / "signing.key"))
+    (root / "receipts.jsonl").write_text(json.dumps(receipt.model_dump(mode="json")) + "\n")
     copies = root / "copies"
     copies.mkdir()
     shutil.copyfile(EXAMPLES / "arbiter_priority.json", copies / "instance.json")
@@ -692,6 +793,7 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copyfile(EXAMPLES / "arbiter.hoa", copies / "arbiter.hoa")
     shutil.copyfile(root / "runs.jsonl", copies / "runs.jsonl")
     shutil.copyfile(root / "bundle.json", copies / "bundle.json")
+    shutil.copyfile(root / "tokens.json", copies / "tokens.json")
     shutil.copyfile(root / "fifo.aag", copies / "circuit.aag")
     (copies / "cfg.json").write_text(json.dumps({"families": [{"kind": "random_mealy"}]}))
     (root / "cfg-string.json").write_text(json.dumps({"families": [{"kind": "random_mealy", "states": "5"}]}))

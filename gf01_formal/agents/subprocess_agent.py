@@ -214,7 +214,7 @@ class SubprocessAgent(Agent):
                 self._deadline = time.monotonic() + self.step_timeout
                 self._queue(text(observation))
             line = self._read_line()
-            while line is not None and _is_tool_line(line):
+            while line is not None and is_tool_line(line):
                 # A tool request before the action: answered by one result line, the step's clock restarted
                 # (the harness's answering time is not the agent's). Denied on a track without that tool.
                 self._queue(text(self._tool_result(line)))
@@ -227,35 +227,35 @@ class SubprocessAgent(Agent):
             raise
         if line is None:
             raise AgentFault("bad_action", f"an action line is longer than {self.max_line} bytes")
-        try:
-            json.loads(line)
-        except (ValueError, RecursionError) as ex:
-            raise AgentFault("not_json",
-                             f"not JSON ({quote(str(ex), 80, bare=True)}): {quote(_shown(line), 120)}") from None
-        try:
-            action = parse_action(line)
-        except Gf01Error as ex:
-            raise AgentFault("bad_action", f"{ex.message}: {quote(_shown(line), 120)}") from None
-        return action  # what it asks for is the episode's to judge (an unknown input voids it: docs/agent-protocol.md)
+        return action_of_line(line)
 
     def _tool_result(self, line: bytes) -> ToolResult:
-        """The answer to a tool line; AgentFault ``tool_denied`` (fatal) when the track allows no such tool or the
-        line is not a well-formed request (one whose atoms hold NaN or an infinite number included: the tool log
-        could not carry it)."""
+        return tool_result_of_line(line, self.tools)
+
+    # -- raw lines, for a relay that judges them elsewhere (gf01 evaluate --remote) ---------------------------------
+
+    def send_line(self, line: str) -> None:
+        """Write one message line to the program as it is (the relay forwards what the server sent); the clock
+        for its next line starts now."""
+        if self._dead is not None:
+            raise self._dead
+        self._deadline = time.monotonic() + self.step_timeout
         try:
-            request = ToolRequest.model_validate_json(line)
-        except ValueError as ex:
-            raise AgentFault("tool_denied", f"a malformed tool request ({quote(str(ex), 120, bare=True)}): "
-                             f"{quote(_shown(line), 120)}", fatal=True) from None
-        try:  # what is answered is logged as canonical JSON: NaN, Infinity (1e400) cannot be
-            json.dumps(request.atoms, allow_nan=False)
-        except (ValueError, RecursionError) as ex:
-            raise AgentFault("tool_denied", f"a tool request that cannot be logged ({quote(str(ex), 80, bare=True)}: "
-                             f"NaN, Infinity or a number past a double's range): {quote(_shown(line), 120)}",
-                             fatal=True) from None
-        if self.tools is None:
-            raise AgentFault("tool_denied", f"asked for tool {request.tool!r}: EVAL-CB allows no tool", fatal=True)
-        return ToolResult(tool=request.tool, result=self.tools.call(request.tool, request.atoms))
+            self._queue(line)
+        except AgentFault as fault:
+            self._dead = fault
+            raise
+
+    def next_line(self) -> bytes | None:
+        """The program's next line, unjudged (None: a line cut for being longer than ``max_line``); AgentFault
+        ``timeout`` or ``crash`` (fatal) as for :meth:`act`."""
+        if self._dead is not None:
+            raise self._dead
+        try:
+            return self._read_line()
+        except AgentFault as fault:
+            self._dead = fault
+            raise
 
     @property
     def tool_log(self) -> list[dict[str, Any]]:
@@ -464,13 +464,49 @@ def _in_child(parent: int, tree: Tree | None) -> None:
         tree.enter()
 
 
-def _is_tool_line(line: bytes) -> bool:
+def is_tool_line(line: bytes | str) -> bool:
     """Whether a line is a tool request (an object whose ``type`` is ``tool``), not an action."""
     try:
         obj = json.loads(line)
     except (ValueError, RecursionError):
         return False
     return isinstance(obj, dict) and obj.get("type") == "tool"
+
+
+
+def action_of_line(line: bytes) -> Action:
+    """The action of one line an agent wrote; AgentFault ``not_json`` or ``bad_action`` (both non-fatal) otherwise.
+    What the action asks for is the episode's to judge (an unknown input voids it: docs/agent-protocol.md). Every
+    transport of agent lines judges them here: this adapter, and the remote evaluation server (gf01_formal/remote/)."""
+    try:
+        json.loads(line)
+    except (ValueError, RecursionError) as ex:
+        raise AgentFault("not_json",
+                         f"not JSON ({quote(str(ex), 80, bare=True)}): {quote(_shown(line), 120)}") from None
+    try:
+        return parse_action(line)
+    except Gf01Error as ex:
+        raise AgentFault("bad_action", f"{ex.message}: {quote(_shown(line), 120)}") from None
+
+
+def tool_result_of_line(line: bytes, tools: TrackTools | None) -> ToolResult:
+    """The answer to a tool line; AgentFault ``tool_denied`` (fatal) when the track allows no such tool (``tools``
+    None: EVAL-CB) or the line is not a well-formed request (one whose atoms hold NaN or an infinite number included:
+    the tool log could not carry it)."""
+    try:
+        request = ToolRequest.model_validate_json(line)
+    except ValueError as ex:
+        raise AgentFault("tool_denied", f"a malformed tool request ({quote(str(ex), 120, bare=True)}): "
+                         f"{quote(_shown(line), 120)}", fatal=True) from None
+    try:  # what is answered is logged as canonical JSON: NaN, Infinity (1e400) cannot be
+        json.dumps(request.atoms, allow_nan=False)
+    except (ValueError, RecursionError) as ex:
+        raise AgentFault("tool_denied", f"a tool request that cannot be logged ({quote(str(ex), 80, bare=True)}: "
+                         f"NaN, Infinity or a number past a double's range): {quote(_shown(line), 120)}",
+                         fatal=True) from None
+    if tools is None:
+        raise AgentFault("tool_denied", f"asked for tool {request.tool!r}: EVAL-CB allows no tool", fatal=True)
+    return ToolResult(tool=request.tool, result=tools.call(request.tool, request.atoms))
 
 
 #: Parts of the names of environment variables that hold credentials (an API key, a token).

@@ -26,11 +26,11 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "export-schemas": ("instances",), "evaluate": ("runs",), "validate": ("runs",), "serve": ("serve",),
     "play": ("play",), "report": ("report",), "pilot-analyze": ("report",), "campaign": ("report",),
     "hoa": ("hoa",), "import": ("instances", "runs"), "pilot": ("serve",), "caps": ("report",),
-    "release": ("report",), "agent": ("agent",), "key": ("keys",), "bundle": ("bundle",),
+    "release": ("report",), "agent": ("agent",), "key": ("keys",), "bundle": ("bundle",), "eval": ("remote",),
 }
 #: The command modules in the order they register; ``runs`` adds its commands to the ``import`` group of
 #: ``instances``, so it needs that module loaded first.
-MODULES = ("hoa", "query", "sim", "instances", "runs", "serve", "play", "report", "agent", "keys", "bundle")
+MODULES = ("hoa", "query", "sim", "instances", "runs", "serve", "play", "report", "agent", "keys", "bundle", "remote")
 _NEEDS = {"runs": ("instances",)}
 
 _app = typer.Typer(

@@ -57,9 +57,10 @@ BundleOpt = Annotated[
 @with_adaptation_options
 def evaluate_cmd(
     source: Annotated[
-        Path, typer.Argument(metavar="BUNDLE", help="A bundle (or one instance file) to play.", show_default=False)
-    ],
-    output: OutputOpt,
+        Path | None, typer.Argument(metavar="BUNDLE", help="A bundle (or one instance file) to play (none with "
+                                    "--remote: the server holds the instances).", show_default=False)
+    ] = None,
+    output: OutputOpt = None,  # type: ignore[assignment]
     agent: Annotated[
         list[str] | None,
         typer.Option("--agent", metavar="NAME", help="A built-in agent (random, greedy, search, tool, oracle), or "
@@ -106,12 +107,29 @@ def evaluate_cmd(
     memory: ScoringMemoryOpt = DEFAULT_MEMORY,
     scoring_seconds: ScoringSecondsOpt = SCORING_SECONDS,
     sign_key: SignKeyOpt = None,
+    remote: Annotated[str | None, typer.Option(
+        "--remote", metavar="URL", help="Play on an evaluation server's sealed split (gf01 eval serve; docs/"
+        "remote.md): the agent runs here, the episodes there; -o gets the runs' signed receipts.")] = None,
+    token: Annotated[str | None, typer.Option(
+        "--token", metavar="TOKEN", envvar="GF01_TOKEN", show_envvar=True,
+        help="Your team's token for --remote (better in the environment variable than on the command line).")] = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Play every instance with every agent, appending one run record per episode to the output as it finishes.
 
     Run again after an interruption: finished runs are skipped by run id, the rest are played.
     """
+    from hoa.errors import Gf01Error
+
+    if output is None:
+        raise Gf01Error("give the output file (-o FILE)", field="--output")
+    if remote is not None:
+        _check_remote(source, remote, token, {
+            "--jobs": jobs != 1, "--executor": executor is not None, "--subset-min": subset_min,
+            "--diagnostic-seconds": diagnostic_seconds is not None, "--sign-key": sign_key is not None,
+            "--gold-set": gold_set != "M"})
+    elif source is None:
+        raise Gf01Error("give the bundle to play (BUNDLE), or an evaluation server (--remote URL)", field="BUNDLE")
     from gf01_formal.campaign.evaluate import Settings, evaluate
     from gf01_formal.campaign.executors import parse_executor
 
@@ -147,6 +165,9 @@ def evaluate_cmd(
         # One request now: a wrong or dead endpoint is one line in seconds, not every run's retries.
         for config in sorted({LLMConfig.from_params(s.params) for s in specs if s.name == "llm"}, key=repr):
             preflight(config)
+    if remote is not None and token:
+        _evaluate_remote(remote, token, specs, output, seed=seed, limit=limit, json_out=json_out)
+        return
     settings = Settings(seed=seed, subset_min=subset_min, diagnostic_seconds=diagnostic_seconds, gold_set=gold_set,
                         memory=memory, scoring_seconds=scoring_seconds)
     failed: list[str] = []  # the first run that did not complete: the cause shown when none completed
@@ -200,6 +221,45 @@ def evaluate_cmd(
 
         cause = quote(failed[0], 300, bare=True) if failed else "see the runs file"
         print(f"gf01: no run completed ({summary.played} played); the first: {cause}", file=sys.stderr)
+        raise typer.Exit(1)
+
+
+def _check_remote(source: Path | None, remote: str | None, token: str | None, local: dict[str, bool]) -> None:
+    """Refuse what ``gf01 evaluate --remote`` cannot take: a bundle (the server holds the instances), a missing
+    URL or token, an option of local evaluation only."""
+    from hoa.errors import Gf01Error
+
+    if remote is None or not token:
+        raise Gf01Error("--remote URL and --token TOKEN (or $GF01_TOKEN) go together",
+                        field="--remote" if remote is None else "--token")
+    if source is not None:
+        raise Gf01Error("the server holds the instances: give no BUNDLE with --remote", field="BUNDLE")
+    unsupported = [name for name, given in local.items() if given]
+    if unsupported:
+        raise Gf01Error(f"{unsupported[0]} is for local evaluation; the server scores and records remote runs",
+                        field=unsupported[0])
+    from gf01_formal.remote.client import Connection
+
+    Connection(remote, token)  # the URL's and the token's form, before any agent starts
+
+
+def _evaluate_remote(remote: str, token: str, specs: list[Any], output: Path, *, seed: int, limit: int | None,
+                     json_out: bool) -> None:
+    """``gf01 evaluate --remote URL --token T``: the agents play here, the episodes on the server
+    (:func:`gf01_formal.remote.client.evaluate_remote`); the receipts are appended to ``output``."""
+    from gf01_formal.remote.client import evaluate_remote
+
+    with progress_bar("runs") as bar:
+        summary = evaluate_remote(remote, token, specs, output, seed=seed, limit=limit, progress=bar)
+
+    def human(r: dict[str, Any]) -> list[str]:
+        return [f"{r['played']} runs played, {r['skipped']} already recorded -> receipts in {r['file']}",
+                *(f"status {s}: {n}" for s, n in r["statuses"].items()), *(f"error: {e}" for e in r["errors"])]
+
+    emit(summary, json_out, human)
+    if summary["errors"]:
+        print(f"gf01: {len(summary['errors'])} run(s) have no receipt; the same command run again plays them",
+              file=sys.stderr)
         raise typer.Exit(1)
 
 
