@@ -222,17 +222,20 @@ class Encoding:
 
 
 def encode(problem: Problem, with_valid: bool = False, check: Callable[[], None] | None = None,
-           states: str = "log") -> Encoding:
+           states: str = "log", progress: Callable[[int, int], None] | None = None) -> Encoding:
     """The unrolling of ``problem`` up to t*: flip variables, Suff, timestep literals, and (optionally) Valid.
 
     ``check`` is called once per encoded step (a limits clock hook). ``states``: "log" (binary state codes where
     they apply, else one-hot) or "one-hot" (a table system's states one literal each); circuits ignore it.
+    ``progress`` is told ``(steps encoded, steps to encode)``, the Min1 copies' steps included.
     """
     if states not in ("log", "one-hot"):
         raise ValueError(f"states must be 'log' or 'one-hot', not {states!r}")
     system = problem.system
     n = system.num_inputs
     steps = problem.t_star + 1
+    if progress is not None:
+        check = _counting(check, progress, steps + (n * steps * (steps + 1) // 2 if with_valid else 0))
     pool = IDPool()
     flips = {(t, i): pool.id(("f", t, i)) for t in range(steps) for i in range(n)}
     true = pool.id(("true",))
@@ -255,6 +258,22 @@ def encode(problem: Problem, with_valid: bool = False, check: Callable[[], None]
         terms = [min1_term(enc, p, check) for p in flips]
         enc.valid = enc.named(("valid",), enc.and_([enc.suff, *terms]))
     return enc
+
+
+def _counting(check: Callable[[], None] | None, progress: Callable[[int, int], None],
+              total: int) -> Callable[[], None]:
+    """``check``, also telling ``progress`` how many of ``total`` steps were encoded (every 16th step and the last)."""
+    done = 0
+
+    def tick() -> None:
+        nonlocal done
+        done += 1
+        if check is not None:
+            check()
+        if done % 16 == 0 or done == total:
+            progress(done, total)
+
+    return tick
 
 
 def min1_term(enc: Encoding, p: Flip, check: Callable[[], None] | None = None) -> int:

@@ -421,3 +421,38 @@ def test_a_limit_is_reported_as_given(tmp_path: Path, capsys: pytest.CaptureFixt
     assert capsys.readouterr().out.startswith("unknown (time limit 1 s; spent ")
     assert main([*args, "--json"]) == 3
     assert json.loads(capsys.readouterr().out)["unknown"]["reason"] == "time limit 1 s"
+
+
+def test_cnf_shows_progress_on_a_terminal_and_nothing_elsewhere(tmp_path: Path) -> None:
+    """Encoding and writing a large CNF takes seconds: a terminal sees two progress bars on stderr, a pipe none."""
+    import os
+    import pty
+    import select
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "gf01_formal", "cnf", HOA, str(tmp_path / "a.cnf"), *FLAGS]
+    env = {**os.environ, "TERM": "xterm", "COLUMNS": "100"}
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave, env=env)
+    os.close(slave)
+    seen = b""
+    while True:  # drain the terminal while the command runs (a full pty buffer would block it)
+        ready, _, _ = select.select([master], [], [], 1.0)
+        if ready:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the command closed its end
+                break
+            if not chunk:
+                break
+            seen += chunk
+        elif proc.poll() is not None:
+            break
+    os.close(master)
+    assert proc.wait(timeout=120) == 0
+    assert proc.stdout is not None and b"wrote" in proc.stdout.read()
+    proc.stdout.close()
+    assert b"encoding steps" in seen and b"writing clauses" in seen
+    piped = subprocess.run(cmd, capture_output=True, env=env, timeout=120)
+    assert piped.returncode == 0 and piped.stderr == b""
