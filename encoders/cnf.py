@@ -317,8 +317,8 @@ def _run(enc: Encoding, start: list[int], t_from: int, fixed: Flip | None,
             hits.append(_log_fn(enc, "hit", enc.log.hit, sig) if t in window else -true)
             if t < problem.t_star:  # the state after t* is never read
                 state = [_log_fn(enc, j, fc, sig) for j, fc in enumerate(enc.log.next_bits)]
-            if fixed is None:
-                enc.main_states[t + 1] = state
+                if fixed is None:
+                    enc.main_states[t + 1] = state
             continue
         if enc.compiled is None:
             state, ys, lits = _circuit_step(enc, state, xs, None if fixed is None else enc.main_lits[t])

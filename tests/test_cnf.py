@@ -124,7 +124,10 @@ def test_the_404_state_controller_at_24_steps_has_a_cnf_under_100k_variables() -
     assert enc.pool.top < 100_000 and len(enc.clauses) < 2_000_000
     fp = io.StringIO()
     enc.write_dimacs(fp, assert_lits=[enc.valid])
-    assert "state_bits=9" in fp.getvalue().splitlines()[0]
+    lines = fp.getvalue().splitlines()
+    assert "state_bits=9" in lines[0]
+    # The main run's code bits are named for steps 1 .. t* (step 0 is the initial code, a constant).
+    assert sorted({int(w.split()[3][2:]) for w in lines if w.startswith("c state ")}) == list(range(1, 24))
 
 
 def test_log_codes_number_the_reachable_states_only() -> None:
