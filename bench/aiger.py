@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import re
 import resource
 import subprocess
 import sys
@@ -46,6 +45,7 @@ from gf01_formal.instances.io import instance_problem
 from gf01_formal.instances.sources import InstanceOptions, instance_from_aiger
 from gf01_formal.instances.traces import parse_effect
 from hoa.errors import Gf01Error
+from hoa.label import name_text
 from solvers import api
 from solvers.limits import Limits, Unknown
 
@@ -88,35 +88,18 @@ def own_designs(tmp: Path) -> list[Path]:
     return paths
 
 
-def spellable(circuit: Aig) -> Aig:
-    """``circuit`` with every symbol the effect grammar cannot spell made an identifier (``accept<0>`` becomes
-    ``accept_0_``; SYNTCOMP's cycle_sched, mult_matrix and LTL2DBA designs name their signals so): the benchmark
-    measures the solvers, and the effect names the error output by text."""
-    taken = {name for _, name in circuit.symbols}
-    out = []
-    for key, name in circuit.symbols:
-        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", name):
-            fixed = re.sub(r"[^A-Za-z0-9_.]", "_", name)
-            fixed = fixed if re.match(r"[A-Za-z_]", fixed) else f"s_{fixed}"
-            while fixed in taken:
-                fixed += "_"
-            taken.add(fixed)
-            name = fixed
-        out.append((key, name))
-    return dataclasses.replace(circuit, symbols=tuple(out))
-
-
 def task(path: Path, horizon: int, seed: int) -> InstanceOptions:
     """The benchmark's task on a design: the first bad-state property (else output) at t* = T - 1, on the first of
     16 seeded random traces whose base run does not show it (so the oracle has something to find), else the last."""
-    circuit = spellable(parse_file(path))
+    circuit = parse_file(path)
     view = CircuitView.from_aig(circuit)
     names = dict(circuit.symbols)
     n = len(circuit.inputs)
+    # A name like `accept<0>` (cycle_sched, mult_matrix, LTL2DBA) is named in double quotes (docs/instances.md).
     if circuit.bad:
-        effect = names.get(("b", 0), "b0")
+        effect = name_text(names.get(("b", 0), "b0"))
     elif circuit.outputs:
-        effect = names.get(("o", 0), "o0")
+        effect = name_text(names.get(("o", 0), "o0"))
     else:
         raise Gf01Error("no output and no bad-state property to take as the effect", file=str(path))
     rng = np.random.Generator(np.random.PCG64(seed))
@@ -147,7 +130,7 @@ def measure(path: Path, horizon: int, seconds: float, seed: int, budget_t: int |
     opts = dataclasses.replace(task(path, horizon, seed), budget_t=budget_t)
     row: dict[str, object] = {"design": path.name, "T": horizon}
     t0 = time.perf_counter()
-    inst = instance_from_aiger(binary(spellable(parse_file(path))), opts, source=str(path), measure=True,
+    inst = instance_from_aiger(binary(parse_file(path)), opts, source=str(path), measure=True,
                                count_limits=Limits(seconds=5.0))
     problem = instance_problem(inst)
     row["import_s"] = round(time.perf_counter() - t0, 3)

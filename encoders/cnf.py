@@ -2,6 +2,12 @@
 
 Input ``i`` at step ``t`` is ``tau_t(i) XOR f[t][i]``, which is the literal ``f[t][i]`` or ``-f[t][i]`` (tau is a
 constant), so no input variables exist. Only steps ``0 .. t*`` are unrolled: later inputs cannot change the effect.
+
+A table system's state is in binary (log) code by default: ``ceil(log2 R)`` variables a step for its R reachable
+states, each next-state bit and the effect a Boolean function of the code bits and the inputs, written as clauses
+without auxiliary variables (:mod:`encoders.state_code`). Where that does not apply (no dense tables, or a domain
+past :data:`encoders.state_code.MAX_POINTS`), or with ``states="one-hot"``, the state is one-hot instead:
+
 Per step the state is one-hot (one literal per state, constants folded); edge k of state q fires when
 ``s[q] AND enabled_k(x) AND NOT (enabled_0(x) OR .. OR enabled_{k-1}(x))`` (a prefix-OR chain), where
 ``enabled_k = exists outputs . guard_k``; output j is ``OR_{q,k} (fires AND out_{k,j}(x))`` where ``out_{k,j}`` is
@@ -37,6 +43,7 @@ from pysat.formula import CNF, IDPool
 
 from aig.view import CircuitView
 from encoders.problem import Flip, Problem
+from encoders.state_code import FunctionClauses, LogStep, log_step
 from hoa.label import FALSE, TRUE, And, Const, Expr, Not, Or, Var, restrict, variables
 
 
@@ -117,8 +124,9 @@ class Encoding:
     valid: int = 0
     timestep: dict[int, int] = field(default_factory=dict)  # t -> literal "some flip at t"
     suff_without: dict[Flip, int] = field(default_factory=dict)  # p -> Suff with f_p forced to the base value
-    compiled: Compiled | None = None  # the edge logic, for building Min1 copies later
-    main_states: dict[int, list[int]] = field(default_factory=dict)  # t -> one-hot state literals of the main run
+    compiled: Compiled | None = None  # the edge logic, for building Min1 copies later (one-hot states)
+    log: LogStep | None = None  # the step over binary state codes (log states)
+    main_states: dict[int, list[int]] = field(default_factory=dict)  # t -> the main run's state literals
     main_hits: list[int] = field(default_factory=list)  # t -> effect literal of the main run (false off-window)
     main_lits: dict[int, list[int]] = field(default_factory=dict)  # circuits: t -> the main run's literal per variable
 
@@ -178,10 +186,12 @@ class Encoding:
         """The clauses (plus a unit clause per literal in ``assert_lits``) as a pysat CNF."""
         return CNF(from_clauses=[*self.clauses, *([lit] for lit in assert_lits)])
 
-    def write_dimacs(self, fp: TextIO, assert_lits: Sequence[int] = (), budget: int | None = None) -> None:
+    def write_dimacs(self, fp: TextIO, assert_lits: Sequence[int] = (), budget: int | None = None,
+                     progress: Callable[[int, int], None] | None = None) -> None:
         """Write DIMACS with comments naming the flip variables and named literals (see docs/solvers.md).
 
-        ``budget`` adds "at most ``budget`` timesteps" (sequential counter) before writing.
+        ``budget`` adds "at most ``budget`` timesteps" (sequential counter) before writing; ``progress`` is told
+        ``(clauses written, clauses)`` as the clauses go out.
         """
         if budget is not None:
             add_timestep_budget(self, budget)
@@ -190,24 +200,42 @@ class Encoding:
         comments = [
             f"c gf01 unrolling: T={p.horizon} t*={p.t_star} mode={p.mode} window={p.window} "
             f"inputs={len(names)} "
-            + (f"latches={p.system.num_latches}" if p.circuit else f"states={p.system.num_states}"),
+            + (f"latches={p.system.num_latches}" if p.circuit else f"states={p.system.num_states}")
+            + ("" if self.log is None else f" state_bits={self.log.bits}"),
             "c meaning: flip variable f[t][i] is true when input i at step t differs from the base trace",
         ]
         comments += [f"c flip {v} t={t} input={names[i]}" for (t, i), v in self.flips.items()]
-        named = [(v, k) for k, v in self.pool.obj2id.items() if k[0] not in ("and", "or", "f")]
+        if self.log is not None:
+            comments += [f"c state {v} t={t} bit={j}" for t, bits in sorted(self.main_states.items())
+                         for j, v in enumerate(bits) if abs(v) != self.true]
+        named = [(v, k) for k, v in self.pool.obj2id.items() if k[0] not in ("and", "or", "f", "fn")]
         comments += [f"c var {v} {' '.join(map(str, k))}" for v, k in sorted(named)]
         comments += [f"c asserted {lit}" for lit in assert_lits]
-        self.cnf(assert_lits).to_fp(fp, comments=comments)
+        clauses = [*self.clauses, *([lit] for lit in assert_lits)]
+        fp.write("".join(f"{line}\n" for line in comments))
+        fp.write(f"p cnf {self.pool.top} {len(clauses)}\n")
+        chunk = 1 << 16  # written in chunks: one string per clause list would double the memory of a large CNF
+        for start in range(0, len(clauses), chunk):
+            fp.write("".join(f"{' '.join(map(str, c))} 0\n" for c in clauses[start : start + chunk]))
+            if progress is not None:
+                progress(min(start + chunk, len(clauses)), len(clauses))
 
 
-def encode(problem: Problem, with_valid: bool = False, check: Callable[[], None] | None = None) -> Encoding:
+def encode(problem: Problem, with_valid: bool = False, check: Callable[[], None] | None = None,
+           states: str = "log", progress: Callable[[int, int], None] | None = None) -> Encoding:
     """The unrolling of ``problem`` up to t*: flip variables, Suff, timestep literals, and (optionally) Valid.
 
-    ``check`` is called once per encoded step (a limits clock hook).
+    ``check`` is called once per encoded step (a limits clock hook). ``states``: "log" (binary state codes where
+    they apply, else one-hot) or "one-hot" (a table system's states one literal each); circuits ignore it.
+    ``progress`` is told ``(steps encoded, steps to encode)``, the Min1 copies' steps included.
     """
+    if states not in ("log", "one-hot"):
+        raise ValueError(f"states must be 'log' or 'one-hot', not {states!r}")
     system = problem.system
     n = system.num_inputs
     steps = problem.t_star + 1
+    if progress is not None:
+        check = _counting(check, progress, steps + (n * steps * (steps + 1) // 2 if with_valid else 0))
     pool = IDPool()
     flips = {(t, i): pool.id(("f", t, i)) for t in range(steps) for i in range(n)}
     true = pool.id(("true",))
@@ -215,8 +243,12 @@ def encode(problem: Problem, with_valid: bool = False, check: Callable[[], None]
     if problem.circuit:
         init = [true if (system.initial >> k) & 1 else -true for k in range(system.num_latches)]
     else:
-        enc.compiled = compile_system(problem)
-        init = [true if q == system.initial else -true for q in range(system.num_states)]
+        enc.log = log_step(problem) if states == "log" else None
+        if enc.log is not None:
+            init = [true if (enc.log.initial >> j) & 1 else -true for j in range(enc.log.bits)]
+        else:
+            enc.compiled = compile_system(problem)
+            init = [true if q == system.initial else -true for q in range(system.num_states)]
     enc.main_states[0] = init
     enc.main_hits = _run(enc, init, 0, None, check)
     enc.suff = enc.named(("suff",), enc.or_(enc.main_hits))
@@ -226,6 +258,22 @@ def encode(problem: Problem, with_valid: bool = False, check: Callable[[], None]
         terms = [min1_term(enc, p, check) for p in flips]
         enc.valid = enc.named(("valid",), enc.and_([enc.suff, *terms]))
     return enc
+
+
+def _counting(check: Callable[[], None] | None, progress: Callable[[int, int], None],
+              total: int) -> Callable[[], None]:
+    """``check``, also telling ``progress`` how many of ``total`` steps were encoded (every 16th step and the last)."""
+    done = 0
+
+    def tick() -> None:
+        nonlocal done
+        done += 1
+        if check is not None:
+            check()
+        if done % 16 == 0 or done == total:
+            progress(done, total)
+
+    return tick
 
 
 def min1_term(enc: Encoding, p: Flip, check: Callable[[], None] | None = None) -> int:
@@ -264,6 +312,14 @@ def _run(enc: Encoding, start: list[int], t_from: int, fixed: Flip | None,
             else:
                 f = enc.flips[(t, i)]
                 xs.append(-f if base else f)
+        if enc.log is not None:
+            sig = (*xs, *state)
+            hits.append(_log_fn(enc, "hit", enc.log.hit, sig) if t in window else -true)
+            if t < problem.t_star:  # the state after t* is never read
+                state = [_log_fn(enc, j, fc, sig) for j, fc in enumerate(enc.log.next_bits)]
+                if fixed is None:
+                    enc.main_states[t + 1] = state
+            continue
         if enc.compiled is None:
             state, ys, lits = _circuit_step(enc, state, xs, None if fixed is None else enc.main_lits[t])
             if fixed is None:
@@ -275,6 +331,43 @@ def _run(enc: Encoding, start: list[int], t_from: int, fixed: Flip | None,
         if fixed is None:
             enc.main_states[t + 1] = state
     return hits
+
+
+def _log_fn(enc: Encoding, tag: object, fc: FunctionClauses, sig: tuple[int, ...]) -> int:
+    """The literal of one step function of the log encoding on the signal literals ``sig`` (inputs, code bits):
+    a fresh variable with its clauses, or a constant when the constants among ``sig`` decide it. Hash-consed: the
+    same function of the same literals is one variable."""
+    true = enc.true
+    if any(abs(lit) == true for lit in sig):
+        on = _reduce(fc.on, sig, true)
+        off = _reduce(fc.off, sig, true)
+        # A cube that holds whatever the variables are (an empty body), or no cube left that can hold: constant.
+        if any(not body for body in on) or not off:
+            return true
+        if any(not body for body in off) or not on:
+            return -true
+    else:
+        on = [[sig[a - 1] if a > 0 else -sig[-a - 1] for a in body] for body in fc.on]
+        off = [[sig[a - 1] if a > 0 else -sig[-a - 1] for a in body] for body in fc.off]
+    key = ("fn", tag, sig)
+    v = enc.pool.obj2id.get(key)
+    if v is None:
+        v = enc.pool.id(key)
+        enc.clauses.extend([v, *body] for body in on)
+        enc.clauses.extend([-v, *body] for body in off)
+    return v
+
+
+def _reduce(bodies: tuple[tuple[int, ...], ...], sig: tuple[int, ...], true: int) -> list[list[int]]:
+    """The clause bodies on ``sig``, constants folded: a body with a true literal is dropped (its cube cannot
+    hold), false literals are left out."""
+    out = []
+    for body in bodies:
+        lits = [sig[a - 1] if a > 0 else -sig[-a - 1] for a in body]
+        if true in lits:
+            continue
+        out.append([lit for lit in lits if lit != -true])
+    return out
 
 
 class Netlist:

@@ -227,20 +227,39 @@ def to_text(expr: Expr, name: Callable[[int], str] = str) -> str:
     return go(expr, 0)
 
 
-_TOKEN = re.compile(r"\s*(?:(?P<ident>[A-Za-z_][A-Za-z0-9_.\-]*)|(?P<op>[!&|()])|(?P<end>\Z)|(?P<bad>.))", re.S)
+_IDENT = r"[A-Za-z_][A-Za-z0-9_.\-]*"
+_TOKEN = re.compile(
+    rf'\s*(?:(?P<ident>{_IDENT})|(?P<quoted>"(?:[^"\\]|\\.)*")|(?P<open>")|(?P<op>[!&|()])|(?P<end>\Z)'
+    r"|(?P<bad>.))",
+    re.S,
+)
+_PLAIN = re.compile(_IDENT)
+_ESCAPE = re.compile(r"\\(.)", re.S)
+
+
+def name_text(name: str) -> str:
+    """A name as :func:`parse_named` reads it back: bare when it is an identifier, else in double quotes with ``"``
+    and ``\\`` escaped by a backslash (``err<0>`` is written ``"err<0>"``)."""
+    if _PLAIN.fullmatch(name):
+        return name
+    return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
 #: Deepest nesting of '!' and '(' accepted (the HOA parser's limit too): deeper input is refused, not a RecursionError.
 MAX_DEPTH = 100
 
 
 def parse_named(text: str, names: Sequence[str], *, field: str = "effect") -> Expr:
-    """Parse a Boolean expression over identifiers (``!``, ``&``, ``|``, parentheses, ``t``, ``f``).
+    """Parse a Boolean expression over names (``!``, ``&``, ``|``, parentheses, ``t``, ``f``).
 
-    Each identifier must be one of ``names``; it becomes ``Var(names.index(identifier))``. Errors name ``field``
-    and the column of the offending token; nesting deeper than :data:`MAX_DEPTH` is refused. Linear in the text.
+    A name is an identifier (letters, digits, ``_``, ``.``, ``-``; not starting with a digit) or any text in double
+    quotes, where ``\\"`` is a quote and ``\\\\`` a backslash (``"err<0>" | "a.b[3]"``; a quoted ``"t"`` is a name,
+    never the constant). Each must be one of ``names``; it becomes ``Var(names.index(name))``. Errors name
+    ``field`` and the column of the offending token; nesting deeper than :data:`MAX_DEPTH` is refused. Linear in the
+    text.
     """
     index = {n: i for i, n in enumerate(names)}
     shown = quote(text)
     tokens: list[tuple[str, int]] = []
+    quoted: set[int] = set()  # positions of quoted names: always names, whatever their text
     pos = 0
     while True:
         m = _TOKEN.match(text, pos)
@@ -250,13 +269,33 @@ def parse_named(text: str, names: Sequence[str], *, field: str = "effect") -> Ex
             break
         col = m.start(kind) + 1
         if kind == "bad":
-            raise Gf01Error(f"unexpected character {text[col - 1]!r} at column {col} in {shown}", field=field)
-        tokens.append((m.group(kind), col))
+            raise Gf01Error(f"unexpected character {text[col - 1]!r} at column {col} in {shown} (a name with "
+                            'characters other than letters, digits, _ . - goes in double quotes: "err<0>")',
+                            field=field)
+        if kind == "open":
+            raise Gf01Error(f"unterminated quoted name: the '\"' at column {col} has no closing '\"' in {shown}",
+                            field=field)
+        if kind == "quoted":
+            body = m.group(kind)[1:-1]
+            bad = [e.group() for e in _ESCAPE.finditer(body) if e.group(1) not in '"\\']
+            if bad:
+                raise Gf01Error(f"bad escape {bad[0]!r} in the quoted name at column {col} in {shown} (only "
+                                '\\" and \\\\ are escapes)', field=field)
+            if not body:
+                raise Gf01Error(f"empty quoted name at column {col} in {shown}", field=field)
+            quoted.add(len(tokens))
+            tokens.append((_ESCAPE.sub(r"\1", body), col))
+        else:
+            tokens.append((m.group(kind), col))
         pos = m.end()
     tokens.append(("", len(text) + 1))
     at = 0
 
     depth = 0
+
+    def op(k: int) -> str:
+        """Token k as an operator: a quoted name is none, whatever its text."""
+        return "" if k in quoted else tokens[k][0]
 
     def fail(msg: str) -> Gf01Error:
         tok, col = tokens[at]
@@ -272,7 +311,7 @@ def parse_named(text: str, names: Sequence[str], *, field: str = "effect") -> Ex
     def disjunction() -> Expr:
         nonlocal at
         args = [conjunction()]
-        while tokens[at][0] == "|":
+        while op(at) == "|":
             at += 1
             args.append(conjunction())
         return args[0] if len(args) == 1 else Or(tuple(args))
@@ -280,7 +319,7 @@ def parse_named(text: str, names: Sequence[str], *, field: str = "effect") -> Ex
     def conjunction() -> Expr:
         nonlocal at
         args = [negation()]
-        while tokens[at][0] == "&":
+        while op(at) == "&":
             at += 1
             args.append(negation())
         return args[0] if len(args) == 1 else And(tuple(args))
@@ -289,25 +328,26 @@ def parse_named(text: str, names: Sequence[str], *, field: str = "effect") -> Ex
         nonlocal at
         tok = tokens[at][0]
         nonlocal depth
-        if tok == "!":
+        if op(at) == "!":
             deeper()
             at += 1
             inner = Not(negation())
             depth -= 1
             return inner
-        if tok == "(":
+        if op(at) == "(":
             deeper()
             at += 1
             inner = disjunction()
-            if tokens[at][0] != ")":
+            if op(at) != ")":
                 raise fail("expected ')'")
             at += 1
             depth -= 1
             return inner
-        if tok in ("t", "f") and tok not in index:
+        name = at in quoted
+        if not name and tok in ("t", "f") and tok not in index:
             at += 1
             return Const(tok == "t")
-        if tok and tok not in "&|)":
+        if name or (tok and tok not in "&|)"):
             if tok not in index:
                 known = ", ".join(names[:20]) + (f", ... ({len(names)} in all)" if len(names) > 20 else "")
                 raise fail(f"unknown name {quote(tok)} (expected one of {known or 'nothing'})")

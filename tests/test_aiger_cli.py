@@ -59,3 +59,33 @@ def test_import_play_and_score_a_circuit(tmp_path, capsys) -> None:  # type: ign
         == {"tool": True, "oracle": True}
     assert "ok" in run(capsys, "validate", runs, "--bundle", path, "--official")
     run(capsys, "report", runs, "--bundle", path, "-o", str(tmp_path / "report.json"))
+
+
+def test_outputs_named_like_syntcomp_symbols_are_quoted_in_effects(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """``err<0>``, ``a.b[3]``: a bare name is refused in one line, a quoted one is read from the command line, the
+    instance file and a bundle, and the stored effect text reads back to the same effect."""
+    import dataclasses
+
+    from gf01_formal.instances.io import save_artifact
+    from gf01_formal.instances.model import make_bundle
+
+    circuit = fifo(3)
+    renamed = {"overflow": "err<0>", "empty": "a.b[3]"}
+    circuit = dataclasses.replace(circuit, symbols=tuple((k, renamed.get(n, n)) for k, n in circuit.symbols))
+    (tmp_path / "f.aag").write_text(canonical(circuit))
+    path = str(tmp_path / "f.aag")
+    assert main(["import", "aiger", path, "--trace", TRACE, "--effect", "err<0>", "-o", str(tmp_path / "x.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "goes in double quotes" in err
+    assert main(["oracle", path, "--trace", TRACE, "--effect", '"err<0>', "--json"]) == 2
+    assert "unterminated quoted name" in capsys.readouterr().err
+    inst_path = tmp_path / "i.json"
+    run(capsys, "import", "aiger", path, "--trace", TRACE, "--effect", '"err<0>" & !"a.b[3]"', "-o", str(inst_path))
+    inst, _ = open_instance(inst_path)
+    assert inst.effect == '"err<0>" & !"a.b[3]"'
+    assert json.loads(run(capsys, "oracle", str(inst_path), "--json"))["certificate"] == [[5, "push", 1]]
+    save_artifact(tmp_path / "b.json", make_bundle([inst], generator_version="test", provenance="test"))
+    got = run(capsys, "oracle", str(tmp_path / "b.json"), "--id", inst.instance_id, "--json")
+    assert json.loads(got)["certificate"] == [[5, "push", 1]]
+    direct = run(capsys, "oracle", path, "--trace", TRACE, "--effect", '"err<0>"', "--json")
+    assert json.loads(direct)["certificate"] == [[5, "push", 1]]

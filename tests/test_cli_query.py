@@ -421,3 +421,52 @@ def test_a_limit_is_reported_as_given(tmp_path: Path, capsys: pytest.CaptureFixt
     assert capsys.readouterr().out.startswith("unknown (time limit 1 s; spent ")
     assert main([*args, "--json"]) == 3
     assert json.loads(capsys.readouterr().out)["unknown"]["reason"] == "time limit 1 s"
+
+
+def _on_terminal(cmd: list[str]) -> tuple[int, bytes, bytes]:
+    """Run ``cmd`` with stderr on a pseudo-terminal: its exit status, its stdout, what the terminal showed."""
+    import os
+    import pty
+    import select
+    import subprocess
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave,
+                            env={**os.environ, "TERM": "xterm", "COLUMNS": "100"})
+    os.close(slave)
+    seen = b""
+    while True:  # drain the terminal while the command runs (a full pty buffer would block it)
+        ready, _, _ = select.select([master], [], [], 1.0)
+        if ready:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the command closed its end
+                break
+            if not chunk:
+                break
+            seen += chunk
+        elif proc.poll() is not None:
+            break
+    os.close(master)
+    assert proc.stdout is not None
+    out = proc.stdout.read()
+    proc.stdout.close()
+    return proc.wait(timeout=120), out, seen
+
+
+@pytest.mark.parametrize("command, bars", [
+    (["cnf", HOA, "{tmp}/a.cnf", *FLAGS], [b"encoding steps", b"writing clauses"]),
+    (["import", "hoa", HOA, "-o", "{tmp}/i.json", *FLAGS], [b"measuring (exact queries)"]),
+])
+def test_progress_shows_on_a_terminal_and_nothing_elsewhere(tmp_path: Path, command: list[str],
+                                                            bars: list[bytes]) -> None:
+    """A large CNF or a measurement takes seconds: a terminal sees progress bars on stderr, a pipe nothing."""
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "gf01_formal", *(a.replace("{tmp}", str(tmp_path)) for a in command)]
+    status, out, seen = _on_terminal(cmd)
+    assert status == 0 and b"wrote" in out
+    assert all(bar in seen for bar in bars), seen
+    piped = subprocess.run(cmd, capture_output=True, timeout=120)
+    assert piped.returncode == 0 and piped.stderr == b""

@@ -1,9 +1,13 @@
-"""The CNF encoder: per-edge logic against the Mealy step, canonical numbering, DIMACS read back by another solver."""
+"""The CNF encoder: per-edge logic against the Mealy step, canonical numbering, DIMACS read back by another solver;
+the log (binary) state encoding and the one-hot one agree with brute force, and the covers it is built from are
+exact."""
 
 from __future__ import annotations
 
 import io
 
+import numpy as np
+import pytest
 from brute import brute_suff, brute_valid_set
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -12,8 +16,12 @@ from pysat.solvers import Solver
 from strategies import certificates, problems
 
 from encoders.cnf import edge_logic, encode
+from encoders.isop import isop, table_int
 from encoders.problem import Problem
 from hoa.label import evaluate
+
+#: The two state encodings of a table system (circuits ignore the choice).
+STATES = ("log", "one-hot")
 
 
 @settings(max_examples=150, deadline=None)
@@ -35,7 +43,7 @@ def test_edge_logic_matches_the_mealy_step(problem: Problem) -> None:
 def test_each_flip_assignment_has_one_model_and_the_right_suff(data: st.DataObject) -> None:
     problem = data.draw(problems())
     cert = data.draw(certificates(problem))
-    enc = encode(problem)
+    enc = encode(problem, states=data.draw(st.sampled_from(STATES)))
     live = {(t, i) for t, i, v in cert if t <= problem.t_star and (problem.trace[t] >> i) & 1 != v}
     with Solver(name="minisat22", bootstrap_with=enc.clauses) as s:
         assert s.solve([v if p in live else -v for p, v in enc.flips.items()])
@@ -49,9 +57,9 @@ def test_each_flip_assignment_has_one_model_and_the_right_suff(data: st.DataObje
 
 
 @settings(max_examples=30, deadline=None)
-@given(problems(max_flips=8))
-def test_dimacs_of_valid_is_read_back_and_enumerated_by_another_solver(problem: Problem) -> None:
-    enc = encode(problem, with_valid=True)
+@given(problems(max_flips=8), st.sampled_from(STATES))
+def test_dimacs_of_valid_is_read_back_and_enumerated_by_another_solver(problem: Problem, states: str) -> None:
+    enc = encode(problem, with_valid=True, states=states)
     fp = io.StringIO()
     enc.write_dimacs(fp, assert_lits=[enc.valid], budget=problem.budget_t)
     text = fp.getvalue()
@@ -81,3 +89,89 @@ def test_numbering_is_reproducible(problem: Problem) -> None:
     encode(problem, with_valid=True).write_dimacs(a)
     encode(problem, with_valid=True).write_dimacs(b)
     assert a.getvalue() == b.getvalue()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_isop_covers_the_on_set_within_the_care_set_and_no_cube_is_redundant(data: st.DataObject) -> None:
+    k = data.draw(st.integers(0, 6))
+    points = 1 << k
+    on = data.draw(st.integers(0, (1 << points) - 1))
+    dc = data.draw(st.integers(0, (1 << points) - 1)) & ~on
+    cubes = isop(on, dc, k)
+
+    def cover(cs: list[tuple[int, int]]) -> int:
+        return sum(1 << i for i in range(points) if any(i & m == v for m, v in cs))
+
+    got = cover(cubes)
+    assert got & on == on and got & ~(on | dc) == 0
+    for j in range(len(cubes)):  # irredundant: each cube alone covers some point of the on-set
+        assert cover(cubes[:j] + cubes[j + 1 :]) & on != on
+    assert isop(on, dc, k) == cubes  # deterministic
+    assert table_int(np.array([(on >> i) & 1 for i in range(points)], dtype=bool)) == on
+
+
+def test_the_404_state_controller_at_24_steps_has_a_cnf_under_100k_variables() -> None:
+    """Issue 28's target: one-hot it took 3.08 M variables and 14.1 M clauses; 404 states need 9 bits a step."""
+    from backend_common import arbiter_view
+
+    from hoa.label import parse_named
+
+    view = arbiter_view()
+    problem = Problem(view, (7,) * 24, parse_named("g_2", view.outputs), 23)
+    enc = encode(problem, with_valid=True)
+    assert enc.log is not None and enc.log.bits == 9
+    assert enc.pool.top < 100_000 and len(enc.clauses) < 2_000_000
+    fp = io.StringIO()
+    enc.write_dimacs(fp, assert_lits=[enc.valid])
+    lines = fp.getvalue().splitlines()
+    assert "state_bits=9" in lines[0]
+    # The main run's code bits are named for steps 1 .. t* (step 0 is the initial code, a constant).
+    assert sorted({int(w.split()[3][2:]) for w in lines if w.startswith("c state ")}) == list(range(1, 24))
+
+
+def test_log_codes_number_the_reachable_states_only() -> None:
+    """Unreachable states get no code, so 5 states of which 2 are reachable need 1 bit; one reachable state none."""
+    from encoders.state_code import log_step
+    from hoa.label import Var
+    from hoa.mealy import MealyView
+
+    nxt = [[3, 1], [3, 3], [0, 0], [1, 1], [2, 4]]  # from 1: only 1 and 3
+    out = [[0, 1], [1, 0], [0, 0], [0, 1], [1, 1]]
+    view = MealyView.from_table(("a",), ("o",), nxt, out, initial=1)
+    step = log_step(Problem(view, (0, 1, 1), Var(0), 2))
+    assert step is not None and step.bits == 1 and step.codes == (-1, 0, -1, 1, -1) and step.initial == 0
+    alone = MealyView.from_table(("a",), ("o",), [[0, 0]], [[0, 1]])
+    step = log_step(Problem(alone, (0, 0), Var(0), 1))
+    assert step is not None and step.bits == 0
+    for trace, want in (((0, 0), False), ((0, 1), True)):
+        enc = encode(Problem(alone, trace, Var(0), 1))
+        with Solver(name="minisat22", bootstrap_with=enc.clauses) as s:
+            assert s.solve([-v for v in enc.flips.values()])
+            assert (enc.suff in s.get_model()) == want
+
+
+def test_one_hot_is_used_where_the_log_domain_is_too_large() -> None:
+    from encoders import state_code
+
+    view_problem = _random_table(states=300, inputs=8)
+    assert state_code.MAX_POINTS < (1 << (8 + 9))
+    enc = encode(view_problem)
+    assert enc.log is None and enc.compiled is not None
+
+
+def _random_table(states: int, inputs: int) -> Problem:
+    from hoa.label import Var
+    from hoa.mealy import MealyView
+
+    rng = np.random.Generator(np.random.PCG64(states))
+    nxt = rng.integers(0, states, size=(states, 1 << inputs))
+    out = rng.integers(0, 2, size=(states, 1 << inputs))
+    view = MealyView.from_table(tuple(f"i{k}" for k in range(inputs)), ("o",), nxt, out)
+    return Problem(view, (0, 1, 0), Var(0), 2)
+
+
+def test_an_unknown_state_encoding_is_refused() -> None:
+    problem = _random_table(states=2, inputs=1)
+    with pytest.raises(ValueError, match="states must be"):
+        encode(problem, states="unary")

@@ -15,10 +15,12 @@ from hoa.label import (
     And,
     Const,
     Not,
+    Or,
     Var,
     evaluate,
     evaluate_array,
     least_model,
+    name_text,
     parse_named,
     restrict,
     satisfiable,
@@ -101,3 +103,34 @@ def test_parse_named_errors(text, needle):
     with pytest.raises(Gf01Error, match="effect") as err:
         parse_named(text, ["a", "b"])
     assert needle in str(err.value)
+
+
+@settings(max_examples=200)
+@given(exprs(), st.lists(st.text(min_size=1, max_size=6), min_size=NVARS, max_size=NVARS, unique=True))
+def test_any_names_round_trip_through_name_text(e, names):
+    """SYNTCOMP/AIGER symbols (``err<0>``, ``a.b[3]``, even ``"`` or ``\\``) are written quoted and read back."""
+    text = to_text(e, lambda i: name_text(names[i]))
+    back = parse_named(text, names)
+    for v in range(1 << NVARS):
+        assert evaluate(back, v) == evaluate(e, v)
+
+
+def test_a_quoted_name_is_always_a_name():
+    names = ["err<0>", "a.b[3]", "t", "|", 'q"\\', "x"]
+    assert parse_named('"err<0>" & !"a.b[3]"', names) == And((Var(0), Not(Var(1))))
+    assert parse_named('"t"', ["t0", "t"]) == Var(1) and parse_named("t", ["t0"]) == Const(True)
+    assert parse_named('"|" | ("x")', names) == Or((Var(3), Var(5)))
+    assert parse_named('"q\\"\\\\"', names) == Var(4)
+    assert [name_text(n) for n in names] == ['"err<0>"', '"a.b[3]"', "t", '"|"', '"q\\"\\\\"', "x"]
+
+
+@pytest.mark.parametrize(
+    "text, needle",
+    [('"err<0>', "unterminated quoted name: the '\"' at column 1"), ('x & "a', "at column 5"),
+     ('"a\\x"', "bad escape '\\\\x'"), ('""', "empty quoted name at column 1"),
+     ("err<0>", "goes in double quotes"), ('"nope"', "unknown name 'nope'"), ('"x" "x"', "unexpected token")],
+)
+def test_bad_quoting_is_one_line_naming_the_column(text, needle):
+    with pytest.raises(Gf01Error, match="effect") as err:
+        parse_named(text, ["x", "err<0>"])
+    assert needle in str(err.value) and "\n" not in str(err.value)

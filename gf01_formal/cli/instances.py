@@ -147,8 +147,9 @@ def import_hoa_cmd(
     from hoa.files import read_text
 
     check_output(output, inputs=[system])
-    inst = instance_from_hoa(read_text(system), options or InstanceOptions(), source=str(system), measure=measure,
-                             count_limits=Deadline(seconds).limits())
+    with progress_bar("measuring (exact queries)") as bar:
+        inst = instance_from_hoa(read_text(system), options or InstanceOptions(), source=str(system),
+                                 measure=measure, count_limits=Deadline(seconds).limits(), progress=bar)
     save_artifact(output, inst)
     _imported(inst, output, json_out, system)
 
@@ -180,8 +181,9 @@ def import_aiger_cmd(
     opts = options or InstanceOptions()
     if observe is not None:
         opts = dataclasses.replace(opts, observe=tuple(n.strip() for n in observe.split(",") if n.strip()))
-    inst = instance_from_aiger(read_bytes(system), opts, source=str(system), measure=measure,
-                               count_limits=Deadline(seconds).limits())
+    with progress_bar("measuring (exact queries)") as bar:
+        inst = instance_from_aiger(read_bytes(system), opts, source=str(system), measure=measure,
+                                   count_limits=Deadline(seconds).limits(), progress=bar)
     save_artifact(output, inst)
     _imported(inst, output, json_out, system)
 

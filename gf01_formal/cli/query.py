@@ -25,6 +25,7 @@ from gf01_formal.cli.common import (
     check_output,
     emit,
     open_instance,
+    progress_bar,
     with_instance_options,
 )
 
@@ -227,10 +228,13 @@ def cnf_cmd(
 
     check_output(out, inputs=[instance])
     _, problem = open_instance(instance, instance_id, options, Deadline(None))
-    enc = encode(problem, with_valid=query == "valid")
+    # Progress bars on a terminal only (stderr): a 24-step Valid CNF of a 400-state controller takes seconds.
+    with progress_bar("encoding steps") as bar:
+        enc = encode(problem, with_valid=query == "valid", progress=bar)
     fp = io.StringIO()
-    enc.write_dimacs(fp, assert_lits=[enc.valid if query == "valid" else enc.suff],
-                     budget=None if unbounded else problem.budget_t)
+    with progress_bar("writing clauses") as bar:
+        enc.write_dimacs(fp, assert_lits=[enc.valid if query == "valid" else enc.suff],
+                         budget=None if unbounded else problem.budget_t, progress=bar)
     write_text_atomic(out, fp.getvalue())
     record = {"file": str(out), "variables": enc.pool.top, "clauses": len(enc.clauses) + 1, "flips": len(enc.flips)}
     emit(record, json_out, lambda r: [f"wrote {r['file']}: {r['variables']} variables, {r['clauses']} clauses, "

@@ -13,7 +13,7 @@ depend on the window; the instance's own (normal-mode) oracle and count go into 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
 from encoders.problem import Atom, Certificate, Problem
@@ -149,17 +149,25 @@ def certify(
     queries: QuerySettings = _DEFAULTS,
     *,
     known_count: tuple[int | None, str | None] | None = None,
+    done: Callable[[], None] | None = None,
 ) -> Certification:
     """Exact facts about ``problem`` as stored: base outcome, optimal valid certificate, |M_B(I)|, greedy result.
 
-    ``known_count`` passes an already-computed (count, note) for the same problem and budget.
+    ``known_count`` passes an already-computed (count, note) for the same problem and budget; ``done`` is called
+    after each of the four queries (oracle, count, greedy, base run), for a progress display.
     """
+    tick = done or (lambda: None)
     names = problem.system.inputs
     best = api.oracle(problem, problem.budget_t, queries.oracle_backend)
+    tick()
     gold, note = known_count or queries.count(problem)
+    tick()
     greedy, greedy_ok = bounded_greedy(problem, queries.count_limits)
+    tick()
+    base = api.suff(problem, ())
+    tick()
     return Certification(
-        base_achieves_effect=api.suff(problem, ()),
+        base_achieves_effect=base,
         oracle_certificate=certificate_to_json(best.certificate, names) if best else None,
         oracle_eff_t=best.eff_t if best else None,
         oracle_eff_a=best.eff_a if best else None,
@@ -170,6 +178,10 @@ def certify(
         greedy_valid=greedy_ok,
         greedy_certificate=certificate_to_json(greedy, names) if greedy is not None else None,
     )
+
+
+#: The queries :func:`measure` asks (what its ``progress`` counts to).
+MEASURE_QUERIES = 6
 
 
 @dataclass(frozen=True)
@@ -187,13 +199,23 @@ def measure(
     window: int | None,
     count_limits: Limits | None = None,
     count_max_positions: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Measured:
     """Measure the knobs, settle the window (``window``, or w(I) when None) and certify the instance with it.
 
     The hard-mode count is asked once: it is the knob, and in hard mode also the instance's |M_B(I)|. The time cap
     of ``count_limits`` bounds both counts together (the second gets what the first left), not each one.
+    ``progress`` is told ``(queries answered, MEASURE_QUERIES)`` after each of the six queries (the hard-mode count,
+    the knobs' oracle, then :func:`certify`'s four).
     """
     started = time.monotonic()
+    answered = 0
+
+    def tick() -> None:
+        nonlocal answered
+        answered += 1
+        if progress is not None:
+            progress(answered, MEASURE_QUERIES)
 
     def left() -> Limits | None:
         if count_limits is None or count_limits.seconds is None:
@@ -204,9 +226,11 @@ def measure(
 
     hard = hard_problem(problem)
     count = exact_count(hard, limits=left(), max_positions=count_max_positions)
+    tick()
     complexity = measure_complexity(problem, hard_count=count, oracle_limits=count_limits)
+    tick()
     w = complexity.window if window is None else window
     final = replace(problem, window=w)
     cert = certify(final, QuerySettings(count_limits=left(), count_max_positions=count_max_positions),
-                   known_count=count if problem.mode == "hard" else None)
+                   known_count=count if problem.mode == "hard" else None, done=tick)
     return Measured(complexity, w, cert)

@@ -80,13 +80,17 @@ def instance_from_hoa(
     source: str | None = None,
     measure: bool = True,
     count_limits: Limits | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Instance:
     """The instance made of Mealy HOA text and ``options``: the one way from an HOA file to an instance.
 
     With ``measure`` the complexity knobs and the certification are computed by the exact solvers (and the window,
     when not given, is w(I)); without it nothing is measured, and normal mode needs an explicit window.
+    ``progress`` is told ``(queries answered, queries)`` as the measurement goes
+    (:func:`gf01_formal.instances.measure.measure`).
     """
-    return _from_hoa(hoa_text, options, source=source, measure=measure, count_limits=count_limits)[0]
+    return _from_hoa(hoa_text, options, source=source, measure=measure, count_limits=count_limits,
+                     progress=progress)[0]
 
 
 def instance_from_aiger(
@@ -96,18 +100,22 @@ def instance_from_aiger(
     source: str | None = None,
     measure: bool = True,
     count_limits: Limits | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Instance:
     """The instance made of an AIGER circuit (``.aag`` or ``.aig`` bytes) and ``options``.
 
     The Mealy view: inputs are the AIGER inputs, outputs the AIGER outputs, then the bad-state properties, then the
-    latches ``options.observe`` names (docs/aiger.md). The instance carries the canonical AIGER text.
+    latches ``options.observe`` names (docs/aiger.md). The instance carries the canonical AIGER text. ``progress``:
+    as :func:`instance_from_hoa`'s.
     """
-    return _from_aiger(data, options, source=source, measure=measure, count_limits=count_limits)[0]
+    return _from_aiger(data, options, source=source, measure=measure, count_limits=count_limits,
+                       progress=progress)[0]
 
 
 def _from_hoa(hoa_text: str, options: InstanceOptions, *, source: str | None, measure: bool,
               count_limits: Limits | None,
-              system: tuple[SystemSpec, MealyView | CircuitView] | None = None) -> tuple[Instance, Problem]:
+              system: tuple[SystemSpec, MealyView | CircuitView] | None = None,
+              progress: Callable[[int, int], None] | None = None) -> tuple[Instance, Problem]:
     """The instance of ``hoa_text`` and ``options`` and its Problem; ``system`` is what :func:`hoa_system` made of
     that text already."""
     _require_task(options, "an HOA file")
@@ -121,11 +129,13 @@ def _from_hoa(hoa_text: str, options: InstanceOptions, *, source: str | None, me
                   else system)
     meta = Meta(generator_version=SOURCE_VERSION, provenance="import:hoa", id_scheme="content", family="user-hoa",
                 source=Path(source).name if source else None)
-    return _instance(view, spec, meta, options, source=source, measure=measure, count_limits=count_limits)
+    return _instance(view, spec, meta, options, source=source, measure=measure, count_limits=count_limits,
+                     progress=progress)
 
 
 def _from_aiger(data: bytes, options: InstanceOptions, *, source: str | None, measure: bool,
-                count_limits: Limits | None) -> tuple[Instance, Problem]:
+                count_limits: Limits | None,
+                progress: Callable[[int, int], None] | None = None) -> tuple[Instance, Problem]:
     _require_task(options, "an AIGER circuit")
     if options.outputs is not None:
         raise Gf01Error("--outputs is for HOA files; a circuit's outputs are its outputs and bad-state properties "
@@ -137,7 +147,8 @@ def _from_aiger(data: bytes, options: InstanceOptions, *, source: str | None, me
         spec, view, options = _freeze(spec, view, options, source)
     meta = Meta(generator_version=SOURCE_VERSION, provenance="import:aiger", id_scheme="content",
                 family="user-aiger", source=Path(source).name if source else None)
-    return _instance(view, spec, meta, options, source=source, measure=measure, count_limits=count_limits)
+    return _instance(view, spec, meta, options, source=source, measure=measure, count_limits=count_limits,
+                     progress=progress)
 
 
 def _freeze(spec: SystemSpec, view: CircuitView, options: InstanceOptions,
@@ -178,9 +189,10 @@ def _instance(
     source: str | None,
     measure: bool,
     count_limits: Limits | None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> tuple[Instance, Problem]:
-    """The instance of the system ``spec`` (whose view is ``view``) under ``options``, measured when ``measure``,
-    and its Problem."""
+    """The instance of the system ``spec`` (whose view is ``view``) under ``options``, measured when ``measure``
+    (``progress`` told how far it is), and its Problem."""
     try:
         trace = parse_trace(options.trace, view.inputs, field="trace")
     except Gf01Error as ex:
@@ -213,7 +225,7 @@ def _instance(
         return draft, problem
     from gf01_formal.instances.measure import measure as run_measure
 
-    found = run_measure(problem, window=options.window, count_limits=count_limits)
+    found = run_measure(problem, window=options.window, count_limits=count_limits, progress=progress)
     inst = make_instance(window=found.window, complexity=found.complexity, certification=found.certification,
                          **fields)
     return inst, _problem(inst, spec, view, effect_expr, source)

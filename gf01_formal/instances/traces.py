@@ -18,7 +18,7 @@ from typing import Any
 
 from gf01_formal.artifacts import parse_json
 from hoa.errors import Gf01Error, quote
-from hoa.label import And, Expr, Not, Or, parse_named, to_text
+from hoa.label import And, Expr, Not, Or, name_text, parse_named, to_text
 
 
 def parse_trace(source: str | list[Any], inputs: Sequence[str], *, field: str = "base_trace") -> tuple[int, ...]:
@@ -113,8 +113,9 @@ def parse_effect(text: str, outputs: Sequence[str], *, field: str = "effect") ->
 
 
 def effect_text(effect: Expr, outputs: Sequence[str]) -> str:
-    """The text of an effect over output names (``parse_effect`` reads it back)."""
-    return to_text(effect, outputs.__getitem__)
+    """The text of an effect over output names, a name that is not an identifier in double quotes (``parse_effect``
+    reads it back)."""
+    return to_text(effect, lambda i: name_text(outputs[i]))
 
 
 def read_effect(text: str, outputs: Sequence[str], *, field: str = "effect") -> tuple[str, Expr]:
