@@ -222,7 +222,7 @@ def _attempt(
     params = dict(fam_cfg.model_extra or {})
     level = float(rng.random())  # the attempt's size level: every size of this attempt grows with it
     fs: FamilySystem = FAMILIES[fam_cfg.kind](rng, params, level)
-    view = system_view(fs.system.spec())
+    view = system_view(fs.system.spec(), built=fs.view)
     lo, hi = cfg.horizon
     T = lo + math.floor((hi - lo + 1) * at_level(rng, level) * 0.999999)
     dens = np.array(fs.input_density, dtype=np.float64)

@@ -20,17 +20,22 @@ import numpy as np
 
 from gf01_formal.instances.model import System
 from hoa.errors import Gf01Error, quote
+from hoa.mealy import MealyView
 
 
 @dataclass(frozen=True)
 class FamilySystem:
-    """A drawn family member: its system, the effects worth asking about, and base-trace input densities."""
+    """A drawn family member: its system, the effects worth asking about, and base-trace input densities.
+
+    ``view``: the Mealy view of ``system``, when the family built it along with the text (the one parsing the text
+    gives); None: the generator parses the text."""
 
     family: str
     params: dict[str, Any]
     system: System
     effects: tuple[str, ...]
     input_density: tuple[float, ...]
+    view: MealyView | None = None
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,10 @@ probability ``output_density``), with a ``mealy`` fraction of transitions pertur
 state whose outputs show the effect therefore takes several steps, and sparse base traces keep the system near
 where it is. The machine is written as HOA (one edge per pattern of the inputs a state reads, so the guard density
 is visible in the labels), input-complete by construction.
+
+The family also hands over the Mealy view of that text, built from the drawn edges and tables directly: parsing the
+text back and compiling its tables took more time than every query of a small candidate (issue 33). The view is the
+one parsing gives, edge for edge (tests/test_generator_families.py compares them).
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ import numpy as np
 from gf01_formal.instances.families.base import FRACTION, FamilySystem, Param, conj, draw_float, draw_int, hoa_text, lit
 from gf01_formal.instances.model import System
 from hoa.errors import Gf01Error
+from hoa.label import And, Not, Var
+from hoa.mealy import MealyEdge, MealyView
 
 DEFAULTS: dict[str, Any] = {
     "states": [2, 16],
@@ -73,6 +79,11 @@ def build(rng: np.random.Generator, params: dict[str, Any], level: float) -> Fam
     state_out = (rng.random((n_q, n_out)) < out_density).astype(np.int64)
     weights = 1 << np.arange(n_out, dtype=np.int64)
     states = []
+    # The view's edges and dense tables, made along with the text (see the module docstring).
+    view_edges = []
+    xs = np.arange(1 << n_in, dtype=np.int64)
+    nxt = np.empty((n_q, 1 << n_in), dtype=np.int32)
+    out = np.empty((n_q, 1 << n_in), dtype=np.int64)
     for q in range(n_q):
         reads = [int(i) for i in np.sort(rng.choice(n_in, size=k_read, replace=False))]
         steps = rng.integers(-locality, locality + 1, size=1 << k_read)
@@ -82,12 +93,20 @@ def build(rng: np.random.Generator, params: dict[str, Any], level: float) -> Fam
         perturb = rng.random(1 << k_read) < mealy
         bits = rng.integers(0, n_out, size=1 << k_read)
         edges = []
+        ys = np.where(perturb, y_base ^ (1 << bits), y_base)
         for pat in range(1 << k_read):
-            y = y_base ^ (1 << int(bits[pat])) if perturb[pat] else y_base
+            y = int(ys[pat])
             guard = conj(*(lit(inputs[i], (pat >> j) & 1) for j, i in enumerate(reads)),
                          *(lit(o, (y >> b) & 1) for b, o in enumerate(outputs)))
             edges.append((guard, int(dest[pat])))
         states.append((f"s{q}", edges))
+        view_edges.append(tuple(MealyEdge(_guard(reads, pat, y, n_in, n_out), int(dest[pat]))
+                                for pat, y in enumerate(ys.tolist())))
+        pattern = np.zeros(xs.shape, dtype=np.int64)
+        for j, i in enumerate(reads):
+            pattern |= ((xs >> i) & 1) << j
+        nxt[q] = dest[pattern]
+        out[q] = ys[pattern]
     effects = [o for o in outputs] + [f"!{o}" for o in outputs]
     effects += [f"{a} & {b}" for k, a in enumerate(outputs) for b in outputs[k + 1 :]]
     effects += [f"{a} & !{b}" for a in outputs for b in outputs if a != b]
@@ -111,4 +130,24 @@ def build(rng: np.random.Generator, params: dict[str, Any], level: float) -> Fam
         ),
         effects=tuple(effects),
         input_density=tuple([trace_density] * n_in),
+        view=_view(inputs, outputs, view_edges, nxt, out),
     )
+
+
+def _guard(reads: list[int], pat: int, y: int, n_in: int, n_out: int) -> And:
+    """The guard the HOA label of an edge parses to: the inputs read (bit j of ``pat`` for input ``reads[j]``), then
+    every output (bit b of ``y``), as one flat conjunction of literals over signals (inputs first, then outputs)."""
+    lits = [Var(i) if (pat >> j) & 1 else Not(Var(i)) for j, i in enumerate(reads)]
+    lits += [Var(n_in + b) if (y >> b) & 1 else Not(Var(n_in + b)) for b in range(n_out)]
+    return And(tuple(lits))
+
+
+def _view(inputs: list[str], outputs: list[str], edges: list[tuple[MealyEdge, ...]], nxt: np.ndarray,
+          out: np.ndarray) -> MealyView:
+    """The Mealy view of the drawn machine, its tables given (they are what the edges compile to: exactly one edge
+    of a state is enabled under each input valuation, the one of the pattern its read inputs show)."""
+    view = MealyView(tuple(inputs), tuple(outputs), tuple(edges), 0, tuple(f"s{q}" for q in range(len(edges))))
+    nxt.setflags(write=False)
+    out.setflags(write=False)
+    view.__dict__["tables"] = (nxt, out)
+    return view
