@@ -191,14 +191,41 @@ def _draw_range(rng: np.random.Generator, pair: list[int]) -> int:
     return int(rng.integers(pair[0], pair[1] + 1))
 
 
-def _outputs_at(view: MealyView | Any, t_star: int) -> np.ndarray | None:
-    """The output valuations that some input sequence shows at step t*: those of every transition out of a state
-    reachable in exactly t* steps (None for a system without dense tables).
+@dataclass(frozen=True)
+class _Reach:
+    """What simulating the drawn system around its base run tells about every effect at once (one per attempt):
+    the output valuations some input sequence shows at t*, and those every single-step change of the base trace
+    shows at t* and at t* - 1.
 
-    Hard-mode M(I) at t* is non-empty exactly when one of them satisfies the effect (and the base run does not show
-    it): any input sequence is the base trace with flips, a sufficient flip set holds a subset-minimal one, and that
-    one is valid. So an effect that none satisfies is rejected without the oracle, for the reason the oracle gives.
+    Both decide queries exactly, for any effect, before any oracle is asked:
+
+    - hard-mode M(I) at t* is non-empty exactly when some valuation of ``shown`` satisfies the effect (the base run
+      does not show it): any input sequence is the base trace with flips, a sufficient flip set holds a
+      subset-minimal one, and that one is valid;
+    - when a change at one step shows the effect at the effect steps, the (Eff_t, Eff_a)-optimum is (1, the fewest
+      flips of such a change): no valid certificate touches fewer steps (the empty one is not sufficient), the
+      cheapest sufficient one-step set is Min1 (a smaller sufficient subset would be cheaper), and Eff_t = 1 is
+      within every B_T. The optimum decides the single-timestep and single-atom targets, which reject most
+      candidates of small random machines.
     """
+
+    shown: np.ndarray
+    at_t_star: np.ndarray  # [t, x]: y at t* when step t reads x (t <= t*)
+    before_t_star: np.ndarray | None  # [t, x]: y at t* - 1 (the base run's at t = t*); None when t* = 0
+    flips: np.ndarray  # [t, x]: popcount(x ^ trace[t]); 0 for the base input itself
+
+    def one_step(self, effect: Expr, hard: bool) -> tuple[int, int] | None:
+        """(1, fewest flips) when a change at one step shows ``effect`` at t* (hard) or at t* - 1 or t* (normal mode,
+        window 1): the optimum then; None when no one-step change does."""
+        hit = evaluate_array(effect, self.at_t_star.ravel()).reshape(self.at_t_star.shape)
+        if not hard and self.before_t_star is not None:
+            hit |= evaluate_array(effect, self.before_t_star.ravel()).reshape(self.at_t_star.shape)
+        hit &= self.flips > 0
+        return (1, int(self.flips[hit].min())) if hit.any() else None
+
+
+def _reach(view: MealyView | Any, trace: tuple[int, ...], t_star: int) -> _Reach | None:
+    """The :class:`_Reach` of a system with dense tables (None for others: their queries go to the solvers)."""
     if not isinstance(view, MealyView) or not view.has_tables:
         return None
     nxt, out = view.tables
@@ -210,7 +237,25 @@ def _outputs_at(view: MealyView | Any, t_star: int) -> np.ndarray | None:
         if (new == live).all():  # a fixed point: every later step has the same states
             break
         live = new
-    return np.unique(out[live].ravel())
+    width = 1 << view.num_inputs
+    xs = np.arange(width, dtype=np.int64)
+    base = np.asarray(trace[: t_star + 1], dtype=np.int64)
+    states, outs = view.simulate(base[None, :])
+    at = np.empty((t_star + 1, width), dtype=np.int64)
+    before = np.empty((t_star + 1, width), dtype=np.int64) if t_star else None
+    for t in range(t_star + 1):
+        runs = np.empty((width, t_star + 1 - t), dtype=np.int64)
+        runs[:, 0] = xs
+        runs[:, 1:] = base[None, t + 1 :]
+        _, ys = view.simulate(runs, start=np.full(width, states[0, t], dtype=np.int64))
+        at[t] = ys[:, -1]
+        if before is not None:
+            before[t] = ys[:, -2] if t < t_star else outs[0, t_star - 1]
+    diff = xs[None, :] ^ base[:, None]
+    flips = np.zeros(diff.shape, dtype=np.int64)
+    for i in range(view.num_inputs):
+        flips += (diff >> i) & 1
+    return _Reach(np.unique(out[live].ravel()), at, before, flips)
 
 
 class _Candidate:
@@ -264,7 +309,7 @@ class _Candidate:
 
 def _cheap_checks(
     cfg: GenConfig, allow: Allowances, view: MealyView, trace: tuple[int, ...], effect: Expr, t_star: int,
-    mode: str, slack_t: int, shown: np.ndarray | None,
+    mode: str, slack_t: int, reach: _Reach | None,
 ) -> tuple[int, _Candidate]:
     """Checks before the count: hard-mode M(I) non-empty, oracle targets. Returns the hard-mode optimum's Eff_t and
     the candidate (its B_T settled).
@@ -273,22 +318,30 @@ def _cheap_checks(
     so that needs no query. In normal mode the window is not known yet; the optimum (Eff_t, Eff_a) never grows with
     the window, so the narrowest window (w = 1) bounds it from above: an optimum already too easy there is too easy
     for any window. In hard mode B_T is at least the hard-mode optimum's Eff_t, so the optimum within B_T is that
-    optimum itself.
+    optimum itself. Optima of one timestep come from ``reach`` without an oracle (:class:`_Reach`).
     """
-    if shown is not None and not evaluate_array(effect, shown).any():
+    if reach is not None and not evaluate_array(effect, reach.shown).any():
         raise Rejected("M(I) empty in hard mode at t*")
-    hard_best = api.oracle(Problem(view, trace, effect, t_star, "hard", W_MIN, None, None), None,
-                           cfg.oracle_backend)
-    if hard_best is None:
-        raise Rejected("M(I) empty in hard mode at t*")
-    budget_t = min(t_star + 1, hard_best.eff_t + slack_t)
+    hard_opt = reach.one_step(effect, hard=True) if reach is not None else None
+    if hard_opt is None:
+        hard_best = api.oracle(Problem(view, trace, effect, t_star, "hard", W_MIN, None, None), None,
+                               cfg.oracle_backend)
+        if hard_best is None:
+            raise Rejected("M(I) empty in hard mode at t*")
+        hard_opt = (hard_best.eff_t, hard_best.eff_a)
+    budget_t = min(t_star + 1, hard_opt[0] + slack_t)
     cand = _Candidate(cfg, view, trace, effect, t_star, mode, budget_t)
-    narrow = hard_best if mode == "hard" else cand.oracle(W_MIN)
+    narrow: tuple[int, int] | None = hard_opt
+    if mode == "normal":
+        narrow = reach.one_step(effect, hard=False) if reach is not None else None
+        if narrow is None:
+            best = cand.oracle(W_MIN)
+            narrow = None if best is None else (best.eff_t, best.eff_a)
     if narrow is not None:
-        _check_targets(cfg, allow, narrow.eff_t, narrow.eff_a, t_star)
+        _check_targets(cfg, allow, narrow[0], narrow[1], t_star)
     if mode == "hard" and not allow.greedy and cand.greedy(W_MIN)[1]:
         raise Rejected("greedy certifies it (slot not allowed)")
-    return hard_best.eff_t, cand
+    return hard_opt[0], cand
 
 
 def _draw_family(rng: np.random.Generator, cfg: GenConfig) -> FamilyCfg:
@@ -324,12 +377,12 @@ def _attempt(
     limits = Limits(nodes=cfg.count_node_limit) if cfg.count_node_limit else None
     # Try the open effects in a random order and keep the first that passes the cheap checks, so that one drawn
     # system serves several candidates before the costly count.
-    shown = _outputs_at(view, t_star)
+    reach = _reach(view, trace, t_star)
     reason = ""
     for k in rng.permutation(len(open_)):
         effect = open_[int(k)]
         try:
-            hard_eff_t, cand = _cheap_checks(cfg, allow, view, trace, effect, t_star, mode, slack_t, shown)
+            hard_eff_t, cand = _cheap_checks(cfg, allow, view, trace, effect, t_star, mode, slack_t, reach)
             break
         except Rejected as rej:
             reason = rej.reason
