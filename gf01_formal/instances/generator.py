@@ -241,16 +241,21 @@ def _reach(view: MealyView | Any, trace: tuple[int, ...], t_star: int) -> _Reach
     xs = np.arange(width, dtype=np.int64)
     base = np.asarray(trace[: t_star + 1], dtype=np.int64)
     states, outs = view.simulate(base[None, :])
-    at = np.empty((t_star + 1, width), dtype=np.int64)
-    before = np.empty((t_star + 1, width), dtype=np.int64) if t_star else None
-    for t in range(t_star + 1):
-        runs = np.empty((width, t_star + 1 - t), dtype=np.int64)
-        runs[:, 0] = xs
-        runs[:, 1:] = base[None, t + 1 :]
-        _, ys = view.simulate(runs, start=np.full(width, states[0, t], dtype=np.int64))
-        at[t] = ys[:, -1]
-        if before is not None:
-            before[t] = ys[:, -2] if t < t_star else outs[0, t_star - 1]
+    q = states[0]
+    # Backwards over the base inputs: shows[s][r] is the output at step `at` of the base continuation from state r at
+    # step s; a change at step t then reads shows[t + 1] at its successor state (or its own output at t = at).
+    def after(at: int) -> np.ndarray:
+        res = np.empty((t_star + 1, width), dtype=np.int64)
+        res[at] = out[q[at]]
+        res[at + 1 :] = outs[0, at]  # a change after step `at` leaves its output as the base run's
+        shows = out[:, base[at]]
+        for t in range(at - 1, -1, -1):
+            res[t] = shows[nxt[q[t]]]
+            shows = shows[nxt[:, base[t]]]
+        return res
+
+    at = after(t_star)
+    before = after(t_star - 1) if t_star else None
     diff = xs[None, :] ^ base[:, None]
     flips = np.zeros(diff.shape, dtype=np.int64)
     for i in range(view.num_inputs):

@@ -20,7 +20,14 @@ from typing import Any
 
 import numpy as np
 
-from gf01_formal.instances.families.base import FRACTION, FamilySystem, Param, conj, draw_float, draw_int, hoa_text, lit
+from gf01_formal.instances.families.base import (
+    FRACTION,
+    FamilySystem,
+    Param,
+    draw_float,
+    draw_int,
+    hoa_text_of_labels,
+)
 from gf01_formal.instances.model import System
 from hoa.errors import Gf01Error
 from hoa.label import And, Not, Var
@@ -79,7 +86,12 @@ def build(rng: np.random.Generator, params: dict[str, Any], level: float) -> Fam
     state_out = (rng.random((n_q, n_out)) < out_density).astype(np.int64)
     weights = 1 << np.arange(n_out, dtype=np.int64)
     states = []
-    # The view's edges and dense tables, made along with the text (see the module docstring).
+    # The view's edges and dense tables, made along with the text (see the module docstring). Each edge's guard is a
+    # conjunction of literals over signals (inputs, then outputs, numbered as the HOA APs): its label text and its
+    # expression are made from the same literals.
+    n_sig = n_in + n_out
+    lit_text = ([f"!{s}" for s in range(n_sig)], [str(s) for s in range(n_sig)])
+    lit_expr = ([Not(Var(s)) for s in range(n_sig)], [Var(s) for s in range(n_sig)])
     view_edges = []
     xs = np.arange(1 << n_in, dtype=np.int64)
     nxt = np.empty((n_q, 1 << n_in), dtype=np.int32)
@@ -92,16 +104,16 @@ def build(rng: np.random.Generator, params: dict[str, Any], level: float) -> Fam
         y_base = int((state_out[q] * weights).sum())
         perturb = rng.random(1 << k_read) < mealy
         bits = rng.integers(0, n_out, size=1 << k_read)
-        edges = []
         ys = np.where(perturb, y_base ^ (1 << bits), y_base)
-        for pat in range(1 << k_read):
-            y = int(ys[pat])
-            guard = conj(*(lit(inputs[i], (pat >> j) & 1) for j, i in enumerate(reads)),
-                         *(lit(o, (y >> b) & 1) for b, o in enumerate(outputs)))
-            edges.append((guard, int(dest[pat])))
-        states.append((f"s{q}", edges))
-        view_edges.append(tuple(MealyEdge(_guard(reads, pat, y, n_in, n_out), int(dest[pat]))
-                                for pat, y in enumerate(ys.tolist())))
+        labels, guards = [], []
+        for pat, y in enumerate(ys.tolist()):
+            lits = [(i, (pat >> j) & 1) for j, i in enumerate(reads)]
+            lits += [(n_in + b, (y >> b) & 1) for b in range(n_out)]
+            labels.append(" & ".join(lit_text[bit][sig] for sig, bit in lits))
+            guards.append(And(tuple(lit_expr[bit][sig] for sig, bit in lits)))
+        dests = dest.tolist()
+        states.append((f"s{q}", list(zip(labels, dests, strict=True))))
+        view_edges.append(tuple(MealyEdge(g, d) for g, d in zip(guards, dests, strict=True)))
         pattern = np.zeros(xs.shape, dtype=np.int64)
         for j, i in enumerate(reads):
             pattern |= ((xs >> i) & 1) << j
@@ -126,20 +138,12 @@ def build(rng: np.random.Generator, params: dict[str, Any], level: float) -> Fam
             kind="hoa",
             inputs=inputs,
             outputs=outputs,
-            hoa=hoa_text(f"random-mealy-{n_q}-{n_in}-{n_out}", inputs, outputs, states),
+            hoa=hoa_text_of_labels(f"random-mealy-{n_q}-{n_in}-{n_out}", inputs, outputs, states),
         ),
         effects=tuple(effects),
         input_density=tuple([trace_density] * n_in),
         view=_view(inputs, outputs, view_edges, nxt, out),
     )
-
-
-def _guard(reads: list[int], pat: int, y: int, n_in: int, n_out: int) -> And:
-    """The guard the HOA label of an edge parses to: the inputs read (bit j of ``pat`` for input ``reads[j]``), then
-    every output (bit b of ``y``), as one flat conjunction of literals over signals (inputs first, then outputs)."""
-    lits = [Var(i) if (pat >> j) & 1 else Not(Var(i)) for j, i in enumerate(reads)]
-    lits += [Var(n_in + b) if (y >> b) & 1 else Not(Var(n_in + b)) for b in range(n_out)]
-    return And(tuple(lits))
 
 
 def _view(inputs: list[str], outputs: list[str], edges: list[tuple[MealyEdge, ...]], nxt: np.ndarray,
