@@ -15,6 +15,7 @@ deterministic limits (a static size guard, optionally BDD nodes), never by secon
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections import Counter
@@ -349,6 +350,12 @@ def _cheap_checks(
     return hard_opt[0], cand
 
 
+@functools.lru_cache(maxsize=4096)
+def _effect(text: str, outputs: tuple[str, ...]) -> Expr:
+    """A family's effect text parsed over its outputs: families draw the same few texts every attempt."""
+    return parse_effect(text, outputs)
+
+
 def _draw_family(rng: np.random.Generator, cfg: GenConfig) -> FamilyCfg:
     weights = np.array([f.weight for f in cfg.families], dtype=np.float64)
     return cfg.families[int(rng.choice(len(cfg.families), p=weights / weights.sum()))]
@@ -373,7 +380,7 @@ def _attempt(
     reach = window_of(1.0, T) if mode == "normal" else 0
     _, outs = view.run(trace)
     steps = range(max(0, t_star - reach), t_star + 1)
-    effects = [parse_effect(e, view.outputs) for e in fs.effects]
+    effects = [_effect(e, tuple(view.outputs)) for e in fs.effects]
     open_ = [e for e in effects if not any(evaluate(e, outs[t]) for t in steps)]
     if not open_:
         raise Rejected("base run shows every candidate effect")
