@@ -93,32 +93,37 @@ def build(rng: np.random.Generator, params: dict[str, Any], level: float) -> Fam
     lit_text = ([f"!{s}" for s in range(n_sig)], [str(s) for s in range(n_sig)])
     lit_expr = ([Not(Var(s)) for s in range(n_sig)], [Var(s) for s in range(n_sig)])
     view_edges = []
-    xs = np.arange(1 << n_in, dtype=np.int64)
-    nxt = np.empty((n_q, 1 << n_in), dtype=np.int32)
-    out = np.empty((n_q, 1 << n_in), dtype=np.int64)
+    # The draws, state by state in the order the stream gives them; the arithmetic on them, for all states at once.
+    n_pat = 1 << k_read
+    reads = np.empty((n_q, k_read), dtype=np.int64)
+    steps = np.empty((n_q, n_pat), dtype=np.int64)
+    perturb = np.empty((n_q, n_pat), dtype=bool)
+    bits = np.empty((n_q, n_pat), dtype=np.int64)
     for q in range(n_q):
-        reads = [int(i) for i in np.sort(rng.choice(n_in, size=k_read, replace=False))]
-        steps = rng.integers(-locality, locality + 1, size=1 << k_read)
-        steps[0] = 0  # the all-zero reading idles
-        dest = (q + steps) % n_q
-        y_base = int((state_out[q] * weights).sum())
-        perturb = rng.random(1 << k_read) < mealy
-        bits = rng.integers(0, n_out, size=1 << k_read)
-        ys = np.where(perturb, y_base ^ (1 << bits), y_base)
+        reads[q] = np.sort(rng.choice(n_in, size=k_read, replace=False))
+        steps[q] = rng.integers(-locality, locality + 1, size=n_pat)
+        perturb[q] = rng.random(n_pat) < mealy
+        bits[q] = rng.integers(0, n_out, size=n_pat)
+    steps[:, 0] = 0  # the all-zero reading idles
+    dest = (np.arange(n_q, dtype=np.int64)[:, None] + steps) % n_q
+    y_base = (state_out * weights).sum(axis=1)
+    ys = np.where(perturb, y_base[:, None] ^ (1 << bits), y_base[:, None])
+    xs = np.arange(1 << n_in, dtype=np.int64)
+    pattern = np.zeros((n_q, 1 << n_in), dtype=np.int64)  # [q, x]: the pattern of the inputs q reads in x
+    for j in range(k_read):
+        pattern |= ((xs[None, :] >> reads[:, j : j + 1]) & 1) << j
+    rows = np.arange(n_q)[:, None]
+    nxt = dest[rows, pattern].astype(np.int32)
+    out = ys[rows, pattern]
+    for q, (q_reads, q_dests, q_ys) in enumerate(zip(reads.tolist(), dest.tolist(), ys.tolist(), strict=True)):
         labels, guards = [], []
-        for pat, y in enumerate(ys.tolist()):
-            lits = [(i, (pat >> j) & 1) for j, i in enumerate(reads)]
+        for pat, y in enumerate(q_ys):
+            lits = [(i, (pat >> j) & 1) for j, i in enumerate(q_reads)]
             lits += [(n_in + b, (y >> b) & 1) for b in range(n_out)]
             labels.append(" & ".join(lit_text[bit][sig] for sig, bit in lits))
             guards.append(And(tuple(lit_expr[bit][sig] for sig, bit in lits)))
-        dests = dest.tolist()
-        states.append((f"s{q}", list(zip(labels, dests, strict=True))))
-        view_edges.append(tuple(MealyEdge(g, d) for g, d in zip(guards, dests, strict=True)))
-        pattern = np.zeros(xs.shape, dtype=np.int64)
-        for j, i in enumerate(reads):
-            pattern |= ((xs >> i) & 1) << j
-        nxt[q] = dest[pattern]
-        out[q] = ys[pattern]
+        states.append((f"s{q}", list(zip(labels, q_dests, strict=True))))
+        view_edges.append(tuple(MealyEdge(g, d) for g, d in zip(guards, q_dests, strict=True)))
     effects = [o for o in outputs] + [f"!{o}" for o in outputs]
     effects += [f"{a} & {b}" for k, a in enumerate(outputs) for b in outputs[k + 1 :]]
     effects += [f"{a} & !{b}" for a in outputs for b in outputs if a != b]
