@@ -61,3 +61,26 @@ def test_random_mealy_idles_on_zero_and_moves_locally():
         assert v.step(q, 0)[0] == q
         for x in range(1 << v.num_inputs):
             assert (v.step(q, x)[0] - q) % 9 in (0, 1, 8)
+
+
+@pytest.mark.parametrize("params", [{}, {"outputs": 1, "inputs": [1, 2]}, {"inputs": [5, 7], "states": [2, 40]},
+                                    {"locality": 0, "mealy": 1.0, "guard_density": 1.0},
+                                    {"guard_density": 0.0, "outputs": [3, 6], "mealy": 0.5}])
+def test_random_mealy_view_is_the_one_its_text_parses_to(params):
+    # The generator takes the family's own view instead of parsing the text back (issue 33): it must be that view,
+    # edge for edge (guards, destinations, priority), with the same names and the same compiled tables.
+    from hoa.mealy import mealy_from_text
+
+    for seed in range(6):
+        for level in (0.0, 0.4, 1.0):
+            fs = FAMILIES["random_mealy"](np.random.Generator(np.random.PCG64(seed)), params, level)
+            parsed = mealy_from_text(fs.system.hoa, fs.system.outputs)
+            built = fs.view
+            assert built is not None
+            assert (built.inputs, built.outputs, built.initial, built.state_names) == (
+                parsed.inputs, parsed.outputs, parsed.initial, parsed.state_names)
+            assert built.edges == parsed.edges
+            fresh = type(built)(built.inputs, built.outputs, built.edges, built.initial, built.state_names)
+            for given, compiled, from_text in zip(built.tables, fresh.tables, parsed.tables, strict=True):
+                assert given.dtype == from_text.dtype and given.shape == from_text.shape
+                assert (given == compiled).all() and (given == from_text).all()

@@ -15,23 +15,30 @@ deterministic limits (a static size guard, optionally BDD nodes), never by secon
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from encoders.problem import Problem
+from encoders.problem import Certificate, Problem
 from gf01_formal.artifacts import sha256_hex
 from gf01_formal.instances.complexity import W_MIN, window_of
 from gf01_formal.instances.families import FAMILIES, FamilySystem, check_family
 from gf01_formal.instances.families.base import at_level
-from gf01_formal.instances.measure import QuerySettings, certify, greedy_result, measure_complexity
+from gf01_formal.instances.measure import (
+    QuerySettings,
+    certify,
+    greedy_result,
+    measure_complexity,
+    possible_windows,
+)
 from gf01_formal.instances.model import (
     Bundle,
     Instance,
@@ -44,11 +51,12 @@ from gf01_formal.instances.model import (
 from gf01_formal.instances.problem import system_view
 from gf01_formal.instances.traces import effect_text, parse_effect, trace_to_json
 from hoa.errors import Gf01Error, quote
-from hoa.label import Expr, evaluate
+from hoa.label import Expr, evaluate, evaluate_array
 from hoa.mealy import MealyView
 from solvers import api
 from solvers.api import BACKENDS
 from solvers.limits import Limits, Unknown, guarded
+from solvers.results import OracleResult
 
 GENERATOR_VERSION = "gf01-formal.generator.1.1.0"
 CFG_SCHEMA = "gf01-formal.gen_cfg.v1"
@@ -184,30 +192,168 @@ def _draw_range(rng: np.random.Generator, pair: list[int]) -> int:
     return int(rng.integers(pair[0], pair[1] + 1))
 
 
+@dataclass(frozen=True)
+class _Reach:
+    """What simulating the drawn system around its base run tells about every effect at once (one per attempt):
+    the output valuations some input sequence shows at t*, and those every single-step change of the base trace
+    shows at t* and at t* - 1.
+
+    Both decide queries exactly, for any effect, before any oracle is asked:
+
+    - hard-mode M(I) at t* is non-empty exactly when some valuation of ``shown`` satisfies the effect (the base run
+      does not show it): any input sequence is the base trace with flips, a sufficient flip set holds a
+      subset-minimal one, and that one is valid;
+    - when a change at one step shows the effect at the effect steps, the (Eff_t, Eff_a)-optimum is (1, the fewest
+      flips of such a change): no valid certificate touches fewer steps (the empty one is not sufficient), the
+      cheapest sufficient one-step set is Min1 (a smaller sufficient subset would be cheaper), and Eff_t = 1 is
+      within every B_T. The optimum decides the single-timestep and single-atom targets, which reject most
+      candidates of small random machines.
+    """
+
+    shown: np.ndarray
+    at_t_star: np.ndarray  # [t, x]: y at t* when step t reads x (t <= t*)
+    before_t_star: np.ndarray | None  # [t, x]: y at t* - 1 (the base run's at t = t*); None when t* = 0
+    flips: np.ndarray  # [t, x]: popcount(x ^ trace[t]); 0 for the base input itself
+
+    def one_step(self, effect: Expr, hard: bool) -> tuple[int, int] | None:
+        """(1, fewest flips) when a change at one step shows ``effect`` at t* (hard) or at t* - 1 or t* (normal mode,
+        window 1): the optimum then; None when no one-step change does."""
+        hit = evaluate_array(effect, self.at_t_star.ravel()).reshape(self.at_t_star.shape)
+        if not hard and self.before_t_star is not None:
+            hit |= evaluate_array(effect, self.before_t_star.ravel()).reshape(self.at_t_star.shape)
+        hit &= self.flips > 0
+        return (1, int(self.flips[hit].min())) if hit.any() else None
+
+
+def _reach(view: MealyView | Any, trace: tuple[int, ...], t_star: int) -> _Reach | None:
+    """The :class:`_Reach` of a system with dense tables (None for others: their queries go to the solvers)."""
+    if not isinstance(view, MealyView) or not view.has_tables:
+        return None
+    nxt, out = view.tables
+    live = np.zeros(view.num_states, dtype=bool)
+    live[view.initial] = True
+    for _ in range(t_star):
+        new = np.zeros_like(live)
+        new[nxt[live].ravel()] = True
+        if (new == live).all():  # a fixed point: every later step has the same states
+            break
+        live = new
+    width = 1 << view.num_inputs
+    xs = np.arange(width, dtype=np.int64)
+    base = np.asarray(trace[: t_star + 1], dtype=np.int64)
+    states, outs = view.simulate(base[None, :])
+    q = states[0]
+    # Backwards over the base inputs: shows[s][r] is the output at step `at` of the base continuation from state r at
+    # step s; a change at step t then reads shows[t + 1] at its successor state (or its own output at t = at).
+    def after(at: int) -> np.ndarray:
+        res = np.empty((t_star + 1, width), dtype=np.int64)
+        res[at] = out[q[at]]
+        res[at + 1 :] = outs[0, at]  # a change after step `at` leaves its output as the base run's
+        shows = out[:, base[at]]
+        for t in range(at - 1, -1, -1):
+            res[t] = shows[nxt[q[t]]]
+            shows = shows[nxt[:, base[t]]]
+        return res
+
+    at = after(t_star)
+    before = after(t_star - 1) if t_star else None
+    diff = xs[None, :] ^ base[:, None]
+    flips = np.zeros(diff.shape, dtype=np.int64)
+    for i in range(view.num_inputs):
+        flips += (diff >> i) & 1
+    return _Reach(np.unique(out[live].ravel()), at, before, flips)
+
+
+class _Candidate:
+    """The exact queries of one candidate (system, trace, effect, t*, mode, B_T), each asked at most once.
+
+    The checks before the count, the checks after it and the certification ask the same oracle and greedy queries;
+    here each is answered once per window. In hard mode the window plays no part (the effect is read at t* alone),
+    so every window shares one answer.
+    """
+
+    def __init__(self, cfg: GenConfig, view: MealyView, trace: tuple[int, ...], effect: Expr, t_star: int,
+                 mode: str, budget_t: int) -> None:
+        self.cfg, self.view, self.trace, self.effect = cfg, view, trace, effect
+        self.t_star, self.mode, self.budget_t = t_star, mode, budget_t
+        self._oracle: dict[int, OracleResult | None] = {}
+        self._greedy: dict[int, tuple[Certificate | None, bool]] = {}
+
+    def problem(self, window: int, budget_a: int | None = None) -> Problem:
+        return Problem(self.view, self.trace, self.effect, self.t_star, self.mode, window, self.budget_t, budget_a)
+
+    def _key(self, window: int) -> int:
+        return 0 if self.mode == "hard" else window
+
+    def oracle(self, window: int) -> OracleResult | None:
+        """``api.oracle`` of the problem with this window, within B_T."""
+        key = self._key(window)
+        if key not in self._oracle:
+            self._oracle[key] = api.oracle(self.problem(window), self.budget_t, backend=self.cfg.oracle_backend)
+        return self._oracle[key]
+
+    def greedy(self, window: int) -> tuple[Certificate | None, bool]:
+        """:func:`greedy_result` of the problem with this window."""
+        key = self._key(window)
+        if key not in self._greedy:
+            self._greedy[key] = greedy_result(self.problem(window))
+        return self._greedy[key]
+
+    def verdict(self, window: int, allow: Allowances) -> str | None:
+        """Why the candidate with this window fails the checks after the count, or None when it passes them."""
+        best = self.oracle(window)
+        if best is None:
+            return "M_B(I) empty"
+        try:
+            _check_targets(self.cfg, allow, best.eff_t, best.eff_a, self.t_star)
+        except Rejected as rej:
+            return rej.reason
+        if self.greedy(window)[1] and not allow.greedy:
+            return "greedy certifies it (slot not allowed)"
+        return None
+
+
 def _cheap_checks(
     cfg: GenConfig, allow: Allowances, view: MealyView, trace: tuple[int, ...], effect: Expr, t_star: int,
-    mode: str, slack_t: int,
-) -> tuple[int, int, Problem]:
-    """Checks before the count: hard-mode M(I) non-empty, base outcome, oracle targets. Returns what they found.
+    mode: str, slack_t: int, reach: _Reach | None,
+) -> tuple[int, _Candidate]:
+    """Checks before the count: hard-mode M(I) non-empty, oracle targets. Returns the hard-mode optimum's Eff_t and
+    the candidate (its B_T settled).
 
-    In normal mode the window is not known yet; the optimum (Eff_t, Eff_a) never grows with the window, so the
-    narrowest window (w = 1) bounds it from above: an optimum already too easy there is too easy for any window.
+    The base run does not show the effect at any step the widest window covers (the open effects were chosen so),
+    so that needs no query. In normal mode the window is not known yet; the optimum (Eff_t, Eff_a) never grows with
+    the window, so the narrowest window (w = 1) bounds it from above: an optimum already too easy there is too easy
+    for any window. In hard mode B_T is at least the hard-mode optimum's Eff_t, so the optimum within B_T is that
+    optimum itself. Optima of one timestep come from ``reach`` without an oracle (:class:`_Reach`).
     """
-    T = len(trace)
-    hard_best = api.oracle(Problem(view, trace, effect, t_star, "hard", W_MIN, None, None), None,
-                           cfg.oracle_backend)
-    if hard_best is None:
+    if reach is not None and not evaluate_array(effect, reach.shown).any():
         raise Rejected("M(I) empty in hard mode at t*")
-    budget_t = min(t_star + 1, hard_best.eff_t + slack_t)
-    widest = Problem(view, trace, effect, t_star, mode, window_of(1.0, T), budget_t, None)
-    if api.suff(widest, ()):
-        raise Rejected("base trace achieves the effect")
-    narrow = api.oracle(replace(widest, window=W_MIN), budget_t, backend=cfg.oracle_backend)
+    hard_opt = reach.one_step(effect, hard=True) if reach is not None else None
+    if hard_opt is None:
+        hard_best = api.oracle(Problem(view, trace, effect, t_star, "hard", W_MIN, None, None), None,
+                               cfg.oracle_backend)
+        if hard_best is None:
+            raise Rejected("M(I) empty in hard mode at t*")
+        hard_opt = (hard_best.eff_t, hard_best.eff_a)
+    budget_t = min(t_star + 1, hard_opt[0] + slack_t)
+    cand = _Candidate(cfg, view, trace, effect, t_star, mode, budget_t)
+    narrow: tuple[int, int] | None = hard_opt
+    if mode == "normal":
+        narrow = reach.one_step(effect, hard=False) if reach is not None else None
+        if narrow is None:
+            best = cand.oracle(W_MIN)
+            narrow = None if best is None else (best.eff_t, best.eff_a)
     if narrow is not None:
-        _check_targets(cfg, allow, narrow.eff_t, narrow.eff_a, t_star)
-    if mode == "hard" and not allow.greedy and greedy_result(widest)[1]:  # hard mode: the window plays no part
+        _check_targets(cfg, allow, narrow[0], narrow[1], t_star)
+    if mode == "hard" and not allow.greedy and cand.greedy(W_MIN)[1]:
         raise Rejected("greedy certifies it (slot not allowed)")
-    return hard_best.eff_t, budget_t, widest
+    return hard_opt[0], cand
+
+
+@functools.lru_cache(maxsize=4096)
+def _effect(text: str, outputs: tuple[str, ...]) -> Expr:
+    """A family's effect text parsed over its outputs: families draw the same few texts every attempt."""
+    return parse_effect(text, outputs)
 
 
 def _draw_family(rng: np.random.Generator, cfg: GenConfig) -> FamilyCfg:
@@ -222,7 +368,7 @@ def _attempt(
     params = dict(fam_cfg.model_extra or {})
     level = float(rng.random())  # the attempt's size level: every size of this attempt grows with it
     fs: FamilySystem = FAMILIES[fam_cfg.kind](rng, params, level)
-    view = system_view(fs.system.spec())
+    view = system_view(fs.system.spec(), built=fs.view)
     lo, hi = cfg.horizon
     T = lo + math.floor((hi - lo + 1) * at_level(rng, level) * 0.999999)
     dens = np.array(fs.input_density, dtype=np.float64)
@@ -234,7 +380,7 @@ def _attempt(
     reach = window_of(1.0, T) if mode == "normal" else 0
     _, outs = view.run(trace)
     steps = range(max(0, t_star - reach), t_star + 1)
-    effects = [parse_effect(e, view.outputs) for e in fs.effects]
+    effects = [_effect(e, tuple(view.outputs)) for e in fs.effects]
     open_ = [e for e in effects if not any(evaluate(e, outs[t]) for t in steps)]
     if not open_:
         raise Rejected("base run shows every candidate effect")
@@ -243,33 +389,41 @@ def _attempt(
     limits = Limits(nodes=cfg.count_node_limit) if cfg.count_node_limit else None
     # Try the open effects in a random order and keep the first that passes the cheap checks, so that one drawn
     # system serves several candidates before the costly count.
+    reach = _reach(view, trace, t_star)
     reason = ""
     for k in rng.permutation(len(open_)):
         effect = open_[int(k)]
         try:
-            hard_eff_t, budget_t, widest = _cheap_checks(cfg, allow, view, trace, effect, t_star, mode, slack_t)
+            hard_eff_t, cand = _cheap_checks(cfg, allow, view, trace, effect, t_star, mode, slack_t, reach)
             break
         except Rejected as rej:
             reason = rej.reason
     else:
         raise Rejected(reason)
     queries = QuerySettings(cfg.oracle_backend, cfg.count_backend, limits, cfg.count_max_positions)
+    widest = cand.problem(window_of(1.0, T))
+    # The checks after the count at every window the count can give, before it: a candidate that every one of them
+    # rejects for the same reason is rejected now, as the count would have had it (measure.possible_windows).
+    windows = possible_windows(widest, queries, hard_eff_t)
+    early = cand.verdict(windows[0], allow)
+    if early is not None and all(cand.verdict(w, allow) == early for w in windows[1:]):
+        raise Rejected(early)
     complexity = measure_complexity(widest, queries, hard_eff_t=hard_eff_t)
     window = complexity.window
-    problem = Problem(view, trace, effect, t_star, mode, window, budget_t, None)
-    best = api.oracle(problem, budget_t, backend=cfg.oracle_backend)
-    if best is None:
-        raise Rejected("M_B(I) empty")
-    _check_targets(cfg, allow, best.eff_t, best.eff_a, t_star)
-    _, greedy_ok = greedy_result(problem)
-    if greedy_ok and not allow.greedy:
-        raise Rejected("greedy certifies it (slot not allowed)")
+    reason = cand.verdict(window, allow)
+    if reason is not None:
+        raise Rejected(reason)
+    best = cand.oracle(window)
+    greedy = cand.greedy(window)
+    assert best is not None  # the verdict says so
+    budget_t = cand.budget_t
     budget_a = min(T * view.num_inputs, best.eff_a + slack_a)
-    problem = Problem(view, trace, effect, t_star, mode, window, budget_t, budget_a)
+    problem = cand.problem(window, budget_a)
     raw = complexity.gold_count.raw
     known = (None if raw is None else int(raw), complexity.gold_count.note) if mode == "hard" else None
-    cert = certify(problem, queries, known_count=known)
-    if cert.base_achieves_effect or cert.oracle_eff_t != best.eff_t or cert.greedy_valid != greedy_ok:
+    # The count's limits here are nodes only, never seconds: certify's greedy is the unbounded one asked already.
+    cert = certify(problem, queries, known_count=known, known_oracle=best, known_greedy=greedy)
+    if cert.base_achieves_effect or cert.oracle_eff_t != best.eff_t or cert.greedy_valid != greedy[1]:
         # Not a user error: the same queries answered differently twice.
         raise RuntimeError("the certification disagrees with the acceptance checks")
     return make_instance(

@@ -113,6 +113,8 @@ def greedy_certificate(problem: Problem, meter: Callable[[int], None] | None = N
 
 #: The most state-step cells (|Q| x steps) the sweep precomputes at a time.
 SWEEP_CELLS = 1 << 18
+#: Most outputs for which the sweep tabulates the effect distance of every output valuation.
+DISTANCE_TABLE_OUTPUTS = 12
 
 
 def _swept_scores(problem: Problem, cur: list[int], cands: list[Flip], base: np.ndarray, table,
@@ -130,11 +132,20 @@ def _swept_scores(problem: Problem, cur: list[int], cands: list[Flip], base: np.
     effect = np.zeros(problem.horizon, dtype=bool)
     effect[list(problem.effect_steps)] = True
 
-    def distance(y: np.ndarray) -> np.ndarray:
+    def by_bits(y: np.ndarray) -> np.ndarray:
         sub = np.zeros(y.shape, dtype=np.int64)
         for j, v in enumerate(evars):
             sub |= ((y >> v) & 1) << j
         return dist[sub]
+
+    if view.num_outputs <= DISTANCE_TABLE_OUTPUTS:
+        # One lookup per output valuation instead of a few array operations per effect variable at every use.
+        by_y = by_bits(np.arange(1 << view.num_outputs, dtype=np.int64))
+
+        def distance(y: np.ndarray) -> np.ndarray:
+            return by_y[y]
+    else:
+        distance = by_bits
 
     # Along the current run: the least distance at the effect steps before t, and the states off the base run at
     # steps 0..t (a flip at t changes neither).

@@ -15,6 +15,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
+from typing import cast
 
 from encoders.problem import Atom, Certificate, Problem
 from gf01_formal.instances.complexity import knobs
@@ -23,6 +24,7 @@ from gf01_formal.instances.model import Certification, Complexity
 from solvers import api
 from solvers.canonical import certificate_to_json, timesteps
 from solvers.limits import Limits, Unknown, guarded
+from solvers.results import OracleResult
 
 
 def hard_problem(problem: Problem) -> Problem:
@@ -92,22 +94,39 @@ def measure_complexity(
         except Unknown as ex:
             oracle_note = f"unknown: {ex.reason}"
     gold, note = hard_count or queries.count(hard)
+    return knobs(**_sizes(problem), oracle_eff_t=hard_eff_t, gold_count=gold, oracle_note=oracle_note,
+                 count_note=note)
+
+
+def _sizes(problem: Problem) -> dict[str, int]:
+    """The knobs that need no query: the system's sizes, T and t*."""
     view = problem.system
     # A circuit's knobs: its state space 2^latches (capped at 2^62: the knob saturates at 16 states anyway) and its
     # AND gates in place of Mealy edges (docs/aiger.md).
     states = 1 << min(view.num_latches, 62) if problem.circuit else view.num_states
-    return knobs(
-        states=states,
-        inputs=view.num_inputs,
-        outputs=view.num_outputs,
-        transitions=view.num_ands if problem.circuit else view.num_edges,
-        horizon=problem.horizon,
-        t_star=problem.t_star,
-        oracle_eff_t=hard_eff_t,
-        gold_count=gold,
-        oracle_note=oracle_note,
-        count_note=note,
-    )
+    return {"states": states, "inputs": view.num_inputs, "outputs": view.num_outputs,
+            "transitions": view.num_ands if problem.circuit else view.num_edges, "horizon": problem.horizon,
+            "t_star": problem.t_star}
+
+
+def possible_windows(problem: Problem, queries: QuerySettings, hard_eff_t: int | None) -> range:
+    """The windows w(I) that :func:`measure_complexity` can give ``problem`` once its hard-mode count is known.
+
+    Every other knob is known here; the count's knob is log2 |M_B| / 10 clamped to [0, 1] when |M_B| >= 1, and left
+    out of z(I) when the count is not run (the static position guard, decided here) or is unknown (only under node
+    limits). z(I) and the window grow with the count's knob, so the windows lie between those of its extremes. The
+    generator checks a normal-mode candidate at these windows before the count (the count costs more than every
+    other query of a small candidate): one whose every possible window rejects it for the same reason is rejected
+    with that reason, exactly as after the count.
+    """
+    sizes = _sizes(problem)
+    positions = (problem.t_star + 1) * problem.system.num_inputs
+    if queries.count_max_positions is not None and positions > queries.count_max_positions:
+        golds: tuple[int | None, ...] = (None,)
+    else:
+        golds = (1, 1 << 10) + ((None,) if queries.count_limits is not None else ())
+    ws = [knobs(**sizes, oracle_eff_t=hard_eff_t, gold_count=g).window for g in golds]
+    return range(min(ws), max(ws) + 1)
 
 
 def within_budget(problem: Problem, atoms: Iterable[Atom]) -> bool:
@@ -144,25 +163,35 @@ def bounded_greedy(problem: Problem, limits: Limits | None) -> tuple[Certificate
         return None, False
 
 
+#: An answer already known to a caller: the oracle's (None: proven empty) or the greedy baseline's.
+_UNSET = object()
+
+
 def certify(
     problem: Problem,
     queries: QuerySettings = _DEFAULTS,
     *,
     known_count: tuple[int | None, str | None] | None = None,
+    known_oracle: OracleResult | object | None = _UNSET,
+    known_greedy: tuple[Certificate | None, bool] | None = None,
     done: Callable[[], None] | None = None,
 ) -> Certification:
     """Exact facts about ``problem`` as stored: base outcome, optimal valid certificate, |M_B(I)|, greedy result.
 
-    ``known_count`` passes an already-computed (count, note) for the same problem and budget; ``done`` is called
-    after each of the four queries (oracle, count, greedy, base run), for a progress display.
+    ``known_count`` passes an already-computed (count, note) for the same problem and budget; ``known_oracle`` the
+    answer of ``api.oracle(problem, problem.budget_t, queries.oracle_backend)`` and ``known_greedy`` that of
+    :func:`greedy_result` (neither reads B_A, so a problem without it asked the same query), so that no query is
+    asked twice; ``done`` is called after each of the four queries (oracle, count, greedy, base run), for a progress
+    display.
     """
     tick = done or (lambda: None)
     names = problem.system.inputs
-    best = api.oracle(problem, problem.budget_t, queries.oracle_backend)
+    best = (api.oracle(problem, problem.budget_t, queries.oracle_backend) if known_oracle is _UNSET
+            else cast("OracleResult | None", known_oracle))
     tick()
     gold, note = known_count or queries.count(problem)
     tick()
-    greedy, greedy_ok = bounded_greedy(problem, queries.count_limits)
+    greedy, greedy_ok = known_greedy or bounded_greedy(problem, queries.count_limits)
     tick()
     base = api.suff(problem, ())
     tick()

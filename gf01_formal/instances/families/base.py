@@ -20,17 +20,22 @@ import numpy as np
 
 from gf01_formal.instances.model import System
 from hoa.errors import Gf01Error, quote
+from hoa.mealy import MealyView
 
 
 @dataclass(frozen=True)
 class FamilySystem:
-    """A drawn family member: its system, the effects worth asking about, and base-trace input densities."""
+    """A drawn family member: its system, the effects worth asking about, and base-trace input densities.
+
+    ``view``: the Mealy view of ``system``, when the family built it along with the text (the one parsing the text
+    gives); None: the generator parses the text."""
 
     family: str
     params: dict[str, Any]
     system: System
     effects: tuple[str, ...]
     input_density: tuple[float, ...]
+    view: MealyView | None = None
 
 
 @dataclass(frozen=True)
@@ -155,7 +160,6 @@ def hoa_text(
     ``!``, ``&``, ``|``, ``t``, ``f`` and AP names, and become HOA labels over AP indices.
     """
     aps = [*inputs, *outputs]
-    n = len(inputs)
     index = {a: str(k) for k, a in enumerate(aps)}
 
     def name_to_index(m: re.Match[str]) -> str:
@@ -166,10 +170,22 @@ def hoa_text(
             return name
         raise Gf01Error(f"unknown AP {name!r} in guard", field="guard")
 
-    def label(guard: str) -> str:
-        # Guards are written over AP names; the HOA parser checks the syntax when the text is read back.
-        return _IDENT.sub(name_to_index, guard)
+    # Guards are written over AP names; the HOA parser checks the syntax when the text is read back.
+    labelled = [(sname, [(_IDENT.sub(name_to_index, guard), dest) for guard, dest in edges])
+                for sname, edges in states]
+    return hoa_text_of_labels(name, inputs, outputs, labelled, initial)
 
+
+def hoa_text_of_labels(
+    name: str,
+    inputs: Sequence[str],
+    outputs: Sequence[str],
+    states: Sequence[tuple[str, Sequence[tuple[str, int]]]],
+    initial: int = 0,
+) -> str:
+    """:func:`hoa_text` of guards already written as HOA labels over AP indices (inputs, then outputs)."""
+    aps = [*inputs, *outputs]
+    n = len(inputs)
     lines = [
         "HOA: v1",
         f'name: "{name}"',
@@ -184,8 +200,8 @@ def hoa_text(
     ]
     for q, (sname, edges) in enumerate(states):
         lines.append(f'State: {q} "{sname}"')
-        for guard, dest in edges:
-            lines.append(f"[{label(guard)}] {dest}")
+        for label, dest in edges:
+            lines.append(f"[{label}] {dest}")
     lines.append("--END--")
     return "\n".join(lines) + "\n"
 

@@ -7,6 +7,10 @@ probability ``output_density``), with a ``mealy`` fraction of transitions pertur
 state whose outputs show the effect therefore takes several steps, and sparse base traces keep the system near
 where it is. The machine is written as HOA (one edge per pattern of the inputs a state reads, so the guard density
 is visible in the labels), input-complete by construction.
+
+The family also hands over the Mealy view of that text, built from the drawn edges and tables directly: parsing the
+text back and compiling its tables took more time than every query of a small candidate (issue 33). The view is the
+one parsing gives, edge for edge (tests/test_generator_families.py compares them).
 """
 
 from __future__ import annotations
@@ -16,9 +20,18 @@ from typing import Any
 
 import numpy as np
 
-from gf01_formal.instances.families.base import FRACTION, FamilySystem, Param, conj, draw_float, draw_int, hoa_text, lit
+from gf01_formal.instances.families.base import (
+    FRACTION,
+    FamilySystem,
+    Param,
+    draw_float,
+    draw_int,
+    hoa_text_of_labels,
+)
 from gf01_formal.instances.model import System
 from hoa.errors import Gf01Error
+from hoa.label import And, Not, Var
+from hoa.mealy import MealyEdge, MealyView
 
 DEFAULTS: dict[str, Any] = {
     "states": [2, 16],
@@ -73,21 +86,44 @@ def build(rng: np.random.Generator, params: dict[str, Any], level: float) -> Fam
     state_out = (rng.random((n_q, n_out)) < out_density).astype(np.int64)
     weights = 1 << np.arange(n_out, dtype=np.int64)
     states = []
+    # The view's edges and dense tables, made along with the text (see the module docstring). Each edge's guard is a
+    # conjunction of literals over signals (inputs, then outputs, numbered as the HOA APs): its label text and its
+    # expression are made from the same literals.
+    n_sig = n_in + n_out
+    lit_text = ([f"!{s}" for s in range(n_sig)], [str(s) for s in range(n_sig)])
+    lit_expr = ([Not(Var(s)) for s in range(n_sig)], [Var(s) for s in range(n_sig)])
+    view_edges = []
+    # The draws, state by state in the order the stream gives them; the arithmetic on them, for all states at once.
+    n_pat = 1 << k_read
+    reads = np.empty((n_q, k_read), dtype=np.int64)
+    steps = np.empty((n_q, n_pat), dtype=np.int64)
+    perturb = np.empty((n_q, n_pat), dtype=bool)
+    bits = np.empty((n_q, n_pat), dtype=np.int64)
     for q in range(n_q):
-        reads = [int(i) for i in np.sort(rng.choice(n_in, size=k_read, replace=False))]
-        steps = rng.integers(-locality, locality + 1, size=1 << k_read)
-        steps[0] = 0  # the all-zero reading idles
-        dest = (q + steps) % n_q
-        y_base = int((state_out[q] * weights).sum())
-        perturb = rng.random(1 << k_read) < mealy
-        bits = rng.integers(0, n_out, size=1 << k_read)
-        edges = []
-        for pat in range(1 << k_read):
-            y = y_base ^ (1 << int(bits[pat])) if perturb[pat] else y_base
-            guard = conj(*(lit(inputs[i], (pat >> j) & 1) for j, i in enumerate(reads)),
-                         *(lit(o, (y >> b) & 1) for b, o in enumerate(outputs)))
-            edges.append((guard, int(dest[pat])))
-        states.append((f"s{q}", edges))
+        reads[q] = np.sort(rng.choice(n_in, size=k_read, replace=False))
+        steps[q] = rng.integers(-locality, locality + 1, size=n_pat)
+        perturb[q] = rng.random(n_pat) < mealy
+        bits[q] = rng.integers(0, n_out, size=n_pat)
+    steps[:, 0] = 0  # the all-zero reading idles
+    dest = (np.arange(n_q, dtype=np.int64)[:, None] + steps) % n_q
+    y_base = (state_out * weights).sum(axis=1)
+    ys = np.where(perturb, y_base[:, None] ^ (1 << bits), y_base[:, None])
+    xs = np.arange(1 << n_in, dtype=np.int64)
+    pattern = np.zeros((n_q, 1 << n_in), dtype=np.int64)  # [q, x]: the pattern of the inputs q reads in x
+    for j in range(k_read):
+        pattern |= ((xs[None, :] >> reads[:, j : j + 1]) & 1) << j
+    rows = np.arange(n_q)[:, None]
+    nxt = dest[rows, pattern].astype(np.int32)
+    out = ys[rows, pattern]
+    for q, (q_reads, q_dests, q_ys) in enumerate(zip(reads.tolist(), dest.tolist(), ys.tolist(), strict=True)):
+        labels, guards = [], []
+        for pat, y in enumerate(q_ys):
+            lits = [(i, (pat >> j) & 1) for j, i in enumerate(q_reads)]
+            lits += [(n_in + b, (y >> b) & 1) for b in range(n_out)]
+            labels.append(" & ".join(lit_text[bit][sig] for sig, bit in lits))
+            guards.append(And(tuple(lit_expr[bit][sig] for sig, bit in lits)))
+        states.append((f"s{q}", list(zip(labels, q_dests, strict=True))))
+        view_edges.append(tuple(MealyEdge(g, d) for g, d in zip(guards, q_dests, strict=True)))
     effects = [o for o in outputs] + [f"!{o}" for o in outputs]
     effects += [f"{a} & {b}" for k, a in enumerate(outputs) for b in outputs[k + 1 :]]
     effects += [f"{a} & !{b}" for a in outputs for b in outputs if a != b]
@@ -107,8 +143,20 @@ def build(rng: np.random.Generator, params: dict[str, Any], level: float) -> Fam
             kind="hoa",
             inputs=inputs,
             outputs=outputs,
-            hoa=hoa_text(f"random-mealy-{n_q}-{n_in}-{n_out}", inputs, outputs, states),
+            hoa=hoa_text_of_labels(f"random-mealy-{n_q}-{n_in}-{n_out}", inputs, outputs, states),
         ),
         effects=tuple(effects),
         input_density=tuple([trace_density] * n_in),
+        view=_view(inputs, outputs, view_edges, nxt, out),
     )
+
+
+def _view(inputs: list[str], outputs: list[str], edges: list[tuple[MealyEdge, ...]], nxt: np.ndarray,
+          out: np.ndarray) -> MealyView:
+    """The Mealy view of the drawn machine, its tables given (they are what the edges compile to: exactly one edge
+    of a state is enabled under each input valuation, the one of the pattern its read inputs show)."""
+    view = MealyView(tuple(inputs), tuple(outputs), tuple(edges), 0, tuple(f"s{q}" for q in range(len(edges))))
+    nxt.setflags(write=False)
+    out.setflags(write=False)
+    view.__dict__["tables"] = (nxt, out)
+    return view
