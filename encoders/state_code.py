@@ -26,6 +26,7 @@ import numpy as np
 
 from encoders.isop import isop, table_int
 from encoders.problem import Problem
+from hoa.errors import Gf01Error
 from hoa.label import Expr, evaluate_array
 from hoa.mealy import MealyView
 
@@ -61,8 +62,9 @@ _CACHE: dict[int, dict[object, LogStep | None]] = {}
 
 
 def log_step(problem: Problem) -> LogStep | None:
-    """The log-encoded step of ``problem``'s table system and effect, or None when it has no dense tables or its
-    domain passes :data:`MAX_POINTS` (computed once per view and effect, kept while the view lives)."""
+    """The log-encoded step of ``problem``'s table system and effect, or None when it has no dense tables (too
+    large, or not input-complete) or its domain passes :data:`MAX_POINTS` (computed once per view and effect, kept
+    while the view lives)."""
     view = problem.system
     if problem.circuit or not isinstance(view, MealyView) or not view.has_tables:
         return None
@@ -71,7 +73,10 @@ def log_step(problem: Problem) -> LogStep | None:
         per_view = _CACHE[id(view)] = {}
         weakref.finalize(view, _CACHE.pop, id(view), None)
     if problem.effect not in per_view:
-        per_view[problem.effect] = _build(view, problem.effect)
+        try:
+            per_view[problem.effect] = _build(view, problem.effect)
+        except Gf01Error:  # no dense tables after all (a state without an edge for some input): one-hot serves
+            per_view[problem.effect] = None
     return per_view[problem.effect]
 
 
