@@ -9,12 +9,12 @@ of a cover of NOT f ("cube -> NOT v") (:func:`encoders.isop.isop`). The codes pa
 reaches them (the initial code is a real one, and a real code steps to a real code), so on every run the clauses
 force v to f's value and each flip assignment still has exactly one model.
 
-Measured on issue 28's 404-state controller (3 inputs, 9 bits): 1 884 clauses a step, against about 16 000
-variables and 60 000 clauses a step one-hot (docs/encoding.md).
+Measured on issue 28's 404-state controller (3 inputs, 9 bits): 9-10 variables and 1,884 clauses a step, against
+about 4,000-5,000 variables and 19,000-24,000 clauses a step one-hot (docs/encoding.md).
 
->>> step = log_step(problem)
->>> step.bits, len(step.hit.on)
-(9, 37)
+>>> step = log_step(problem)  # the example arbiter_priority.json: 3 bits a step, 35 next-state clauses
+>>> step.bits, len(step.hit.on), sum(len(f.on) + len(f.off) for f in step.next_bits)
+(3, 4, 35)
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ import numpy as np
 
 from encoders.isop import isop, table_int
 from encoders.problem import Problem
+from hoa.errors import Gf01Error
 from hoa.label import Expr, evaluate_array
 from hoa.mealy import MealyView
 
@@ -61,8 +62,9 @@ _CACHE: dict[int, dict[object, LogStep | None]] = {}
 
 
 def log_step(problem: Problem) -> LogStep | None:
-    """The log-encoded step of ``problem``'s table system and effect, or None when it has no dense tables or its
-    domain passes :data:`MAX_POINTS` (computed once per view and effect, kept while the view lives)."""
+    """The log-encoded step of ``problem``'s table system and effect, or None when it has no dense tables (too
+    large, or not input-complete) or its domain passes :data:`MAX_POINTS` (computed once per view and effect, kept
+    while the view lives)."""
     view = problem.system
     if problem.circuit or not isinstance(view, MealyView) or not view.has_tables:
         return None
@@ -71,7 +73,10 @@ def log_step(problem: Problem) -> LogStep | None:
         per_view = _CACHE[id(view)] = {}
         weakref.finalize(view, _CACHE.pop, id(view), None)
     if problem.effect not in per_view:
-        per_view[problem.effect] = _build(view, problem.effect)
+        try:
+            per_view[problem.effect] = _build(view, problem.effect)
+        except Gf01Error:  # no dense tables after all (a state without an edge for some input): one-hot serves
+            per_view[problem.effect] = None
     return per_view[problem.effect]
 
 
