@@ -17,6 +17,9 @@ def documents() -> dict[str, dict[str, Any]]:
     from gf01_formal.instances.model import Bundle, Instance
     from gf01_formal.instances.splits import SplitManifest
     from gf01_formal.play import protocol
+    from gf01_formal.remote import protocol as wire
+    from gf01_formal.remote.receipts import Receipt
+    from gf01_formal.remote.tokens import TokensFile
     from gf01_formal.runs import record
 
     return {
@@ -26,6 +29,10 @@ def documents() -> dict[str, dict[str, Any]]:
         "split_manifest.v1.json": SplitManifest.model_json_schema(),
         **protocol.schema_documents(),
         **record.schema_documents(),
+        "remote_receipt.v1.json": Receipt.model_json_schema(),
+        "remote_tokens.v1.json": TokensFile.model_json_schema(),
+        "remote_open.v1.json": wire.OpenRequest.model_json_schema(),
+        "remote_line.v1.json": wire.LineRequest.model_json_schema(),
     }
 
 
