@@ -617,3 +617,18 @@ def test_a_tree_limit_is_claimed_only_for_a_program_inside_its_group() -> None:
     assert (held["tree_memory_bytes"], held["tree_tasks"], held["tree_cpu_cores"], held["tree_how"]) == \
         (None, None, None, "none"), held
     assert "could not be moved into its group" in held["tree_not_held"], held
+
+
+@needs_tree
+def test_groups_left_by_a_killed_harness_are_removed_by_the_next() -> None:
+    """kill -9 of a harness leaves its episode's groups; the next harness to look for its places removes them."""
+    dead = 4_194_304 + 1  # above the largest pid Linux hands out: no such process
+    stale = [os.path.join(place.parent, f"gf01-agent-{dead}-0") for place in TREE.values()]
+    for path in dict.fromkeys(stale):
+        os.makedirs(path, exist_ok=True)
+    places.cache_clear()
+    try:
+        assert set(places()) == set(TREE)
+    finally:
+        places.cache_clear()
+    assert not any(os.path.exists(p) for p in stale), stale

@@ -22,6 +22,7 @@ only the per-process limits hold, and the record says so.
 
 Used by the subprocess agent: ``tree = Tree.make(limits)``; ``tree.open()`` before the fork, ``tree.enter()`` in
 the child, ``tree.confirm(pid)`` and ``tree.closed()`` in the parent once it started, ``tree.remove()`` at the end.
+Groups left by a harness that was killed (kill -9) are removed by the next harness that looks for its places.
 """
 
 from __future__ import annotations
@@ -151,7 +152,22 @@ def places() -> dict[str, _Place]:
         place = _v2_place(controller, mounts, own) or _v1_place(controller, mounts, own)
         if place is not None:
             found[controller] = place
+            _remove_stale(place.parent)
     return found
+
+
+def _remove_stale(parent: str) -> None:
+    """Remove the groups a harness that was killed (kill -9: no cleanup) left under ``parent``: those named after a
+    process that no longer exists."""
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return
+    for name in names:
+        parts = name.split("-")
+        if len(parts) == 4 and name.startswith("gf01-agent-") and parts[2].isdigit() and \
+                not os.path.exists(f"/proc/{parts[2]}"):
+            _remove(os.path.join(parent, name))
 
 
 def _files(controller: str, version: int, limits: TreeLimits) -> list[tuple[str, str]]:
