@@ -66,6 +66,7 @@ class LiveEpisode:
         self._taken = 0
         self.finished = False
         self._abandoned = False
+        self._expired = False
         #: Set by whoever records the run, before ``finish``: what the last answer carries beside the messages.
         self.extra: dict[str, Any] = {}
         self.thread: threading.Thread | None = None
@@ -87,6 +88,7 @@ class LiveEpisode:
                     raise Abandoned
                 left = deadline - time.monotonic()
                 if left <= 0:
+                    self._expired = True  # no line is taken any more: the agent's part ended here
                     raise AgentFault("timeout", f"no line within {self.step_timeout:g} s (the server's per-step "
                                      "deadline)", fatal=True)
                 self._cond.wait(left)
@@ -126,8 +128,8 @@ class LiveEpisode:
                     raise Conflict(f"line {k} was sent before with other content; the next line is "
                                    f"{len(self._inbox)}")
             elif k == len(self._inbox):
-                if self.finished:
-                    # The episode ended (a deadline passed, the agent's part ended) before this line was asked for.
+                if self.finished or self._expired:
+                    # The step's deadline passed (or the episode ended) before this line came: it is not applied.
                     late = True
                 elif len(self._marks) <= k:
                     # Sent before the answer to the line before it: nothing asks for it yet.
