@@ -411,6 +411,8 @@ CASES: list[Case] = [
         "report", ws.runs, "--official", "--caps", str(ws.root / "caps-provisional.json"), "-o",
         str(ws.out / "r.json")], "--allow-provisional-caps"),
     *_file_rows("report", "--caps", lambda ws, f: ["report", ws.runs, "--caps", f, "-o", str(ws.out / "r.json")]),
+    *_file_rows("report", "--private-results", lambda ws, f: ["report", ws.runs, "--private-results", f, "-o",
+                                                              str(ws.out / "r.json")]),
     _option("campaign", "provisional --caps", lambda ws: ["campaign", ws.instance, "--agents", "random", "--caps",
                                                           str(ws.root / "caps-provisional.json"), "-o",
                                                           str(ws.out / "c")], "--allow-provisional-caps"),

@@ -97,6 +97,10 @@ def report_cmd(
     price: Annotated[str | None, typer.Option("--price-per-mtok", metavar="IN,OUT", help="Price per million input "
                                               "and output tokens: the headline adds each language model's cost.")]
     = None,
+    private_results: Annotated[Path | None, typer.Option("--private-results", metavar="FILE", help="A public "
+                                                         "package's private_eval.results.json: the report starts "
+                                                         "with its private_eval headline (the key holder's runs, "
+                                                         "attested; docs/release.md).")] = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Report runs grouped by every spec §7.4 dimension, mode and agent, with 95 % intervals and their methods."""
@@ -115,7 +119,7 @@ def report_cmd(
                         field="--format")
     for path in outputs:
         if path is not None:
-            check_output(path, inputs=[*runs, manifest, bundle, caps])
+            check_output(path, inputs=[*runs, manifest, bundle, caps, private_results])
     if official:
         from gf01_formal.report.release import refuse_core
 
@@ -134,6 +138,14 @@ def report_cmd(
                           caps=None if capset is None else capset.report_section())
     if official:
         official_checks(report, runs, bundle=None if bundle is None else str(bundle), manifest=man, panel=panel)
+    if private_results is not None:
+        from gf01_formal.report.release import private_section, with_private
+
+        section = private_section(private_results)
+        if section is None:
+            raise Gf01Error("holds no private_eval headline (a package made before it carried one): leave out "
+                            "--private-results", file=str(private_results))
+        report = with_private(report, section)
     written = []
     for path in outputs:
         kind = _format(fmt, path)
