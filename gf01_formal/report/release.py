@@ -773,7 +773,8 @@ def _install_lines(kit: dict[str, Any]) -> list[str]:
             f"with its `{RERUN_EXTRA}` extra under the pinned versions, from the package index: `python -m {pip}` "
             "(its output in `rerun/install.log`). Offline, `RERUN_SYSTEM_SITE=1` makes the environment with "
             f"`--system-site-packages` and runs `pip install --no-deps '{kit['wheel']['path']}'`: the dependencies "
-            f"are then `$PYTHON`'s own. {reuse}"]
+            f"are then those in `$PYTHON`'s own site-packages (a system Python's: a virtual environment's python "
+            f"makes an environment over its base). {reuse}"]
 
 
 RERUN_PUBLIC = """
