@@ -313,9 +313,10 @@ def test_rerun_installs_the_wheel_in_a_fresh_venv_and_reproduces_the_report(rele
     assert "byte-identical" in done.stdout and "wheel: toolkit/gf01_formal-" in done.stdout
     for f in ("report.json", "report.md", "report.html"):
         assert (moved / "rerun" / f).read_bytes() == (pkg / "artifacts" / f).read_bytes()
-    # The report was made by the wheel in the new environment, not by this checkout.
+    # The report was made by the wheel in the new environment, not by this checkout (asked from elsewhere: the
+    # current directory comes first on sys.path, and this test's is the checkout).
     where_from = subprocess.run([str(venv / "bin" / "python"), "-c", "import gf01_formal; print(gf01_formal.__file__)"],
-                                env=_clean_env(), capture_output=True, text=True, check=True).stdout
+                                env=_clean_env(), cwd=where, capture_output=True, text=True, check=True).stdout
     assert where_from.startswith(str(venv)) and "site-packages" in where_from
     cfg = (venv / "pyvenv.cfg").read_text()
     assert "include-system-site-packages = false" in cfg
