@@ -434,6 +434,8 @@ CASES: list[Case] = [
           "validate": ["validate", ws.runs],
           "serve": ["serve", "--bundle", ws.instance]}[c], "--scoring-seconds", b], "--scoring-seconds")
       for cmd in ("evaluate", "campaign", "validate", "serve") for bad in ("0", "lots")),
+    *_file_rows("report", "--private-results", lambda ws, f: ["report", ws.runs, "--private-results", f, "-o",
+                                                              str(ws.out / "r.json")]),
     _option("campaign", "provisional --caps", lambda ws: ["campaign", ws.instance, "--agents", "random", "--caps",
                                                           str(ws.root / "caps-provisional.json"), "-o",
                                                           str(ws.out / "c")], "--allow-provisional-caps"),

@@ -4,6 +4,7 @@ layout; and a package whose rerun.sh reproduces every table and figure of the re
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -190,7 +191,7 @@ def test_package_reproduces_every_figure_from_the_package_alone(release: Path, t
     assert sorted(listed) == sorted(names - {"SHA256SUMS"})
     moved = tmp_path / "elsewhere" / "copy"  # from the package alone, wherever it is
     shutil.copytree(out, moved)
-    env = {**os.environ, "PYTHON": sys.executable, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "GF01_PYTHON": sys.executable, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(["sh", str(moved / "rerun.sh")], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "every file matches" in done.stdout and "byte-identical" in done.stdout
@@ -203,29 +204,178 @@ def test_package_reproduces_every_figure_from_the_package_alone(release: Path, t
     assert json.loads((out / "package.json").read_text())["checks"]["ok"]
 
 
+def _run(script: Path, env: dict[str, str], timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["sh", str(script)], env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def _clean_env(**extra: str) -> dict[str, str]:
+    """The environment without this test run's gf01-formal (no PYTHONPATH, no active virtual environment)."""
+    drop = {"PYTHONPATH", "VIRTUAL_ENV", "GF01_PYTHON", "RERUN_VENV", "RERUN_SYSTEM_SITE"}
+    return {k: v for k, v in os.environ.items() if k not in drop} | extra
+
+
 def test_rerun_says_what_to_install_when_the_toolkit_is_missing(release: Path, tmp_path: Path) -> None:
-    """Issue 31: `sh rerun.sh` on a machine without gf01-formal failed with `No module named gf01_formal`; the
-    package names the exact toolkit (version, commit, and for a clean checkout its source archive, sha256) and the
-    script says what to install, in one line, before computing anything; RERUN.md names the manifest it uses."""
+    """Issue 31: `sh rerun.sh` on a machine without gf01-formal failed with `No module named gf01_formal`. The
+    package carries the exact toolkit (version, commit, a wheel built offline with its sha256, the pinned versions
+    it ran with); each missing piece stops the script in one line saying what to install, before anything is
+    computed; a wheel that is not the one the script names is refused."""
     out = tmp_path / "pkg"
     package(release, out)
     kit = json.loads((out / "package.json").read_text())["toolkit"]
-    assert kit["version"] and set(kit) == {"version", "commit", "dirty", "archive"}
-    if kit["archive"] is not None:  # made from a clean checkout: its source ships, hashed
-        archive = out / kit["archive"]["path"]
-        assert archive.is_file() and kit["archive"]["sha256"] in (out / "SHA256SUMS").read_text()
+    assert set(kit) == {"version", "python", "commit", "dirty", "wheel", "requirements", "why"}
+    assert kit["commit"] and kit["why"] is None  # tests run from a git checkout, with setuptools>=77 (the extra)
+    wheel = out / kit["wheel"]["path"]
+    assert wheel.suffix == ".whl" and kit["wheel"]["sha256"] in (out / "SHA256SUMS").read_text()
+    pins = (out / kit["requirements"]).read_text()
+    assert "numpy==" in pins and "python-sat==1.9.dev17" in pins and "statsmodels==" in pins
+    script = (out / "rerun.sh").read_text()
+    assert kit["wheel"]["sha256"] in script
+    # The wheel is the same bytes when built again from the same tree (SOURCE_DATE_EPOCH: the commit's time).
+    again = tmp_path / "again"
+    package(release, again)
+    assert (again / kit["wheel"]["path"]).read_bytes() == wheel.read_bytes()
+
+    def one_line(env: dict[str, str], *says: str, status: int = 2, pkg: Path = out) -> None:
+        done = _run(pkg / "rerun.sh", env)
+        assert done.returncode == status, (done.stdout, done.stderr)
+        (line,) = [x for x in done.stderr.strip().splitlines() if x.startswith("rerun.sh:") or "mismatch" in x]
+        for s in says:
+            assert s in line, line
+        assert not (pkg / "rerun" / "report.json").exists()
+
+    one_line(_clean_env(PYTHON=str(tmp_path / "no-such-python")), "install Python 3.11")
     bare = tmp_path / "bare-python"  # an interpreter without gf01-formal (no site-packages)
     bare.write_text(f"#!/bin/sh\nexec {sys.executable} -I -S \"$@\"\n")
     bare.chmod(0o755)
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"PYTHON": str(bare)}
-    done = subprocess.run(["sh", str(out / "rerun.sh")], env=env, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 2 and not (out / "rerun").exists()
-    (line,) = done.stderr.strip().splitlines()
-    assert "has no gf01-formal" in line and "pip install" in line
+    one_line(_clean_env(GF01_PYTHON=str(bare)), "has no gf01-formal", "fresh virtual environment")
+    # A Python without ensurepip (Debian's python3 without python3-venv): its stdlib module shadowed by one that
+    # fails to import, as there.
+    (tmp_path / "noensure" / "ensurepip").mkdir(parents=True)
+    (tmp_path / "noensure" / "ensurepip" / "__init__.py").write_text("raise ImportError('no ensurepip')\n")
+    noensure = tmp_path / "noensure-python"
+    noensure.write_text(f"#!/bin/sh\nPYTHONPATH={tmp_path / 'noensure'} exec {sys.executable} \"$@\"\n")
+    noensure.chmod(0o755)
+    one_line(_clean_env(PYTHON=str(noensure)), "install python3-venv")
+    # No package index: pip cannot install the pinned dependencies.
+    one_line(_clean_env(PYTHON=sys.executable, PIP_NO_INDEX="1", PIP_FIND_LINKS=str(tmp_path / "empty")),
+            "pip could not install", "RERUN_SYSTEM_SITE=1")
+    assert "ERROR" in (out / "rerun" / "install.log").read_text()  # pip's own account of it
+    # Another wheel under the same name, SHA256SUMS edited to match: the sha256 written into the script refuses it.
+    swapped = tmp_path / "swapped"
+    shutil.copytree(out, swapped)
+    (swapped / kit["wheel"]["path"]).write_bytes(wheel.read_bytes() + b"\0")
+    sums = (swapped / "SHA256SUMS").read_text().replace(
+        kit["wheel"]["sha256"], hashlib.sha256((swapped / kit["wheel"]["path"]).read_bytes()).hexdigest())
+    (swapped / "SHA256SUMS").write_text(sums)
+    done = _run(swapped / "rerun.sh", _clean_env(GF01_PYTHON=sys.executable))
+    assert done.returncode == 1 and "is not the wheel this script names" in done.stderr
     rerun = (out / "RERUN.md").read_text()
-    assert "0. Install the toolkit that made this package" in rerun and kit["version"] in rerun
+    assert f"0. The toolkit: `{kit['wheel']['path']}`" in rerun and kit["commit"] in rerun
     assert "artifacts/public_split_manifest.json" in rerun and "from `artifacts/runs.jsonl` and " \
         "`artifacts/split_manifest.json`" not in rerun  # the manifest rerun.sh uses (a public package's)
+
+
+def test_rerun_md_quotes_the_commands_rerun_sh_runs(release: Path, tmp_path: Path) -> None:
+    """RERUN.md matches the script: the report command, the pip install and every variable the script reads are
+    the script's own, word for word."""
+    out = tmp_path / "pkg"
+    package(release, out)
+    script, rerun = (out / "rerun.sh").read_text(), " ".join((out / "RERUN.md").read_text().split())
+    (report,) = re.findall(r'"\$RUN" -m gf01_formal (report .*)', script)
+    assert f"`python -m gf01_formal {report}`" in rerun
+    assert "--private-results artifacts/private_eval.results.json" in report
+    (pip,) = re.findall(r'"\$VENV/bin/python" -m (pip install -c .*?) >rerun/install.log', script)
+    assert f"`python -m {pip}`" in rerun
+    (nodeps,) = re.findall(r'-m (pip install --no-deps .*?) >rerun/install.log', script)
+    assert f"`{nodeps}`" in rerun
+    for var in sorted(set(re.findall(r"\$\{?([A-Z][A-Z0-9_]+)", script)) - {"PY", "RUN", "VENV", "TMPDIR"}):
+        assert f"{var}" in rerun, var  # PYTHON, GF01_PYTHON, RERUN_VENV, RERUN_SYSTEM_SITE
+
+
+@pytest.mark.skipif(shutil.which("sh") is None, reason="needs a POSIX shell")
+def test_rerun_installs_the_wheel_in_a_fresh_venv_and_reproduces_the_report(release: Path, tmp_path: Path) -> None:
+    """Issue 31, done when: the package's rerun.sh reproduces its report on a machine that has only Python and the
+    package. The package is copied under a fresh temporary directory (mktemp -d), and rerun.sh, given the base
+    Python only (no PYTHONPATH, no active environment), makes a new `python -m venv` there without system site
+    packages, installs the package's wheel with its pinned dependencies from the package index, and reproduces
+    report.json, report.md and report.html byte for byte. Then a report.md edited by hand (SHA256SUMS made to
+    match) is named with the line that differs."""
+    pkg = tmp_path / "pkg"
+    package(release, pkg)
+    where = Path(subprocess.run(["mktemp", "-d", f"{tmp_path}/rerun.XXXXXX"], capture_output=True, text=True,
+                                check=True).stdout.strip())
+    moved = where / "pkg"
+    shutil.copytree(pkg, moved)
+    base = getattr(sys, "_base_executable", sys.executable)
+    venv = where / "venv"
+    done = _run(moved / "rerun.sh", _clean_env(PYTHON=base, RERUN_VENV=str(venv)), timeout=1200)
+    assert done.returncode == 0, (done.stdout[-2000:], done.stderr[-2000:])
+    assert "byte-identical" in done.stdout and "wheel: toolkit/gf01_formal-" in done.stdout
+    for f in ("report.json", "report.md", "report.html"):
+        assert (moved / "rerun" / f).read_bytes() == (pkg / "artifacts" / f).read_bytes()
+    # The report was made by the wheel in the new environment, not by this checkout (asked from elsewhere: the
+    # current directory comes first on sys.path, and this test's is the checkout).
+    where_from = subprocess.run([str(venv / "bin" / "python"), "-c", "import gf01_formal; print(gf01_formal.__file__)"],
+                                env=_clean_env(), cwd=where, capture_output=True, text=True, check=True).stdout
+    assert where_from.startswith(str(venv)) and "site-packages" in where_from
+    cfg = (venv / "pyvenv.cfg").read_text()
+    assert "include-system-site-packages = false" in cfg
+    # An edited line: rerun.sh names it (the SHA256SUMS line made to match, so the comparison is what catches it).
+    md = moved / "artifacts" / "report.md"
+    lines = md.read_text().splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if line.startswith("| random"))
+    lines[at] = lines[at].replace("| random", "| rand0m", 1)
+    md.write_text("".join(lines))
+    sums = (moved / "SHA256SUMS").read_text().splitlines(keepends=True)
+    sums = [f"{hashlib.sha256(md.read_bytes()).hexdigest()}  artifacts/report.md\n"
+            if line.endswith("  artifacts/report.md\n") else line for line in sums]
+    (moved / "SHA256SUMS").write_text("".join(sums))
+    done = _run(moved / "rerun.sh", _clean_env(GF01_PYTHON=str(venv / "bin" / "python")))
+    assert done.returncode == 1
+    assert f"rerun/report.md differs from artifacts/report.md at line(s) {at + 1}" in done.stderr
+    assert "-| rand0m" in done.stderr and "+| random" in done.stderr
+
+
+def test_the_package_report_has_the_private_eval_headline(release: Path, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 31: the package's report.md had headlines for public_dev and public_val only, the private_eval figures
+    only in JSON. Now its first headline is private_eval's, from private_eval.results.json (rates with intervals per
+    track, agent and mode, as the holder's full report has them), and nothing per instance of the sealed split."""
+    from gf01_formal.report.render import headline_tables
+
+    out = tmp_path / "pkg"
+    package(release, out)
+    arts = out / "artifacts"
+    results = read_json(arts / "private_eval.results.json")
+    full = read_json(release / "report.json")
+    assert results["headline"] and results["headline"] == [h for h in full["headline"]
+                                                           if h["key"]["split_id"] == "private_eval"]
+    md = (arts / "report.md").read_text()
+    tables = headline_tables({"headline": results["headline"], "price_per_mtok": None})
+    assert {t[0] for t in tables} == {"Headline: EVAL-CB, split private_eval", "Headline: EVAL-TA, split private_eval",
+                                      "Headline: EVAL-OC, split private_eval"}
+    for title, _, rows, _ in tables:  # each row as the full report has it, before the public headline
+        assert md.index(f"## {title}") < md.index("## Headline: EVAL-CB, split public_dev")
+        for row in rows:
+            assert "| " + " | ".join(row) + " |" in md
+    # Nothing per instance of the sealed split: no private id, no commitment, no instance count beyond the rows'.
+    man = read_json(release / "split_manifest.json")
+    private = [e for e in man["instances"] if e["split_id"] == "private_eval"]
+    assert private
+    for text in ((arts / n).read_text() for n in ("report.md", "report.html", "report.json")):
+        assert not any(e["instance_id"] in text or e["commitment"] in text for e in private)
+    assert "gf01p-" not in md
+    # The public check recomputes the report with the private section and finds it identical.
+    assert by_name(check(out))["reproduction"]["files"] == dict.fromkeys(
+        ("report.json", "report.md", "report.html"), "identical")
+    # A results file made before it carried the headline: `gf01 report --private-results` says so in one line.
+    old = {k: v for k, v in results.items() if k != "headline"}
+    write_json_atomic(tmp_path / "old.json", old)
+    capsys.readouterr()
+    assert main(["report", str(arts / "runs.jsonl"), "--private-results", str(tmp_path / "old.json"), "-o",
+                 str(tmp_path / "r.md")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "holds no private_eval headline" in err and not (tmp_path / "r.md").exists()
 
 
 def test_package_refuses_a_failing_release_and_writes_nothing(release: Path, no_greedy: Path, tmp_path: Path,
@@ -288,7 +438,7 @@ def test_a_release_without_renderings_packages_and_reruns(release: Path, tmp_pat
     rep = by_name(check(rel, holder=True))["reproduction"]
     assert rep["ok"] and rep["files"] == {"report.json": "identical", "report.md": "absent", "report.html": "absent"}
     package(rel, tmp_path / "pkg")
-    env = {**os.environ, "PYTHON": sys.executable, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "GF01_PYTHON": sys.executable, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(["sh", str(tmp_path / "pkg" / "rerun.sh")], env=env, capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0, done.stderr

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -260,6 +261,37 @@ def report_caps(root: Path, report: Any) -> dict[str, Any] | None:
     return None if name is None else load_caps(root / name).report_section()
 
 
+def private_section(path: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """The private_eval headline a public package's report shows, from its ``private_eval.results.json``: the key
+    holder's headline rows of the sealed split (aggregates only: rates with intervals per track, agent and mode;
+    nothing per instance) and the commitments that attest them. None for a results file made before it carried the
+    headline."""
+    path = Path(path)
+    data = read_json(path)
+    if not isinstance(data, dict) or data.get("schema_version") != PRIVATE_RESULTS_SCHEMA:
+        raise Gf01Error(f"is not a package's private_eval results ({PRIVATE_RESULTS_SCHEMA})", file=str(path),
+                        field="schema_version")
+    if "headline" not in data:
+        return None
+    rows = data["headline"]
+    if not isinstance(rows, list) or not all(
+            isinstance(h, dict) and isinstance(h.get("key"), dict) and isinstance(h.get("agents"), list)
+            and h["key"].get("split_id") == "private_eval" for h in rows):
+        raise Gf01Error("holds private_eval headline rows (a key whose split_id is private_eval, and agents)",
+                        file=str(path), field="headline")
+    com = data.get("commitments") if isinstance(data.get("commitments"), dict) else {}
+    inputs = data.get("inputs") if isinstance(data.get("inputs"), dict) else {}
+    return {"source": PRIVATE_RESULTS, "headline": rows, "price_per_mtok": data.get("price_per_mtok"),
+            "full_runs": inputs.get("runs"), "full_runs_digest": com.get("full_runs_digest"),
+            "full_report_sha256": com.get("full_report_sha256")}
+
+
+def with_private(report: dict[str, Any], section: dict[str, Any] | None) -> dict[str, Any]:
+    """``report`` with the private_eval section (:func:`private_section`) its renderings show first; as it is when
+    there is none."""
+    return report if section is None else {**report, "private_eval": section}
+
+
 def public_manifest(root: Path, manifest: Manifest) -> Manifest:
     """The public manifest of a public package, which must hold exactly the public rows of the split manifest."""
     from gf01_formal.report.coverage import load_manifest
@@ -279,7 +311,12 @@ def reproduction(root: Path, runs: Runs, manifest: Manifest, report: Any,
     from gf01_formal.report.render import html_page, markdown
 
     panel = report_panel(report)
-    fresh = build_report(runs, manifest=manifest, panel=panel, caps=report_caps(root, report))
+    # A public package's report shows the private_eval headline of its results file (rerun.sh passes it too).
+    private = (root / PRIVATE_RESULTS if manifest_name == PUBLIC_MANIFEST and (root / PRIVATE_RESULTS).is_file()
+               else None)
+    section = None if private is None else private_section(private)
+    fresh = with_private(build_report(runs, manifest=manifest, panel=panel, caps=report_caps(root, report)),
+                         section)
     render = {"report.json": pretty_json, "report.md": markdown, "report.html": html_page}
     files: dict[str, str] = {}
     for name in REPORT_FILES:
@@ -300,7 +337,8 @@ def reproduction(root: Path, runs: Runs, manifest: Manifest, report: Any,
         out["error"] = (f"{', '.join(differ)} {'differs' if len(differ) == 1 else 'differ'} from the report computed "
                         f"again from runs.jsonl and {manifest_name} (make "
                         f"{'it' if len(differ) == 1 else 'them'} again with: gf01 report runs.jsonl --manifest "
-                        f"{manifest_name}{f' --panel {panel}' if panel else ''} {again}){versions}")
+                        f"{manifest_name}{f' --panel {panel}' if panel else ''}"
+                        f"{f' --private-results {PRIVATE_RESULTS}' if section else ''} {again}){versions}")
     return out
 
 
@@ -373,19 +411,38 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+#: The extra a package's report needs (statsmodels, scipy, matplotlib): what rerun.sh installs with the wheel.
+RERUN_EXTRA = "report"
+#: The oldest setuptools that builds this project: pyproject.toml's ``license = "Apache-2.0"`` (PEP 639) and its
+#: build-system requirement.
+MIN_SETUPTOOLS = (77,)
+
+
 def toolkit(out: Path) -> dict[str, Any]:
-    """The exact gf01-formal that makes a package: its version, and when it runs from a git checkout, the commit and
-    whether the checkout had uncommitted changes; for a clean checkout, its source archive (``git archive`` of the
-    commit) written under ``out`` (``toolkit/gf01-formal-<commit12>.tar.gz``), installable with pip, with its
-    sha256. Anything else (an installed wheel, a changed checkout) ships no archive, and says so."""
+    """The exact gf01-formal that makes a package, written under ``out/toolkit/``: its version, the Python it ran
+    on, and when it runs from a git checkout, the commit, whether the checkout had uncommitted changes, and a wheel
+    built offline from the checkout's tracked files as they are (``wheel``: path and sha256); ``requirements``: the
+    pinned versions of every distribution it and its ``report`` extra ran with. Where no wheel can be built (an
+    installed gf01-formal, no git, setuptools older than 77, a failed build) ``wheel`` is None and ``why`` says
+    so."""
+    import platform
     import subprocess
 
     import gf01_formal
     from gf01_formal.report.build import software
 
-    info: dict[str, Any] = {"version": software()["gf01-formal"], "commit": None, "dirty": None, "archive": None}
+    info: dict[str, Any] = {"version": software()["gf01-formal"], "python": platform.python_version(),
+                            "commit": None, "dirty": None, "wheel": None, "requirements": None, "why": None}
+    (out / "toolkit").mkdir(exist_ok=True)
+    pins = pinned_requirements(RERUN_EXTRA)
+    (out / "toolkit" / "requirements.txt").write_text(
+        f"# What gf01-formal {info['version']} and its [{RERUN_EXTRA}] extra ran with when this package was made "
+        f"(Python {info['python']}): rerun.sh installs the wheel under these pins.\n" + "".join(
+            f"{n}=={v}\n" for n, v in pins), encoding="utf-8")
+    info["requirements"] = "toolkit/requirements.txt"
     src = Path(gf01_formal.__file__).resolve().parent.parent
     if not (src / "pyproject.toml").is_file():
+        info["why"] = "made from an installed gf01-formal, not from a checkout: no wheel of it was built"
         return info
 
     def git(*args: str) -> str | None:
@@ -397,44 +454,158 @@ def toolkit(out: Path) -> dict[str, Any]:
 
     commit = git("rev-parse", "--verify", "HEAD")
     if commit is None:
+        info["why"] = f"{src} is not a git checkout (its tracked files are unknown): no wheel of it was built"
         return info
     dirty = git("status", "--porcelain", "--untracked-files=no")
     info.update(commit=commit, dirty=dirty is None or dirty != "")
-    if info["dirty"]:
-        return info
-    name = f"toolkit/gf01-formal-{commit[:12]}.tar.gz"
-    (out / "toolkit").mkdir(exist_ok=True)
-    if git("archive", "--format=tar.gz", f"--prefix=gf01-formal-{commit[:12]}/", "-o", str(out / name),
-           commit) is None:
-        return info
-    info["archive"] = {"path": name, "sha256": _sha256(out / name)}
+    tracked = git("ls-files", "-z")
+    epoch = git("log", "-1", "--format=%ct", commit)
+    wheel, why = build_wheel(src, (tracked or "").split("\0"), out / "toolkit", epoch or "0")
+    info.update(wheel=wheel and {"path": f"toolkit/{wheel.name}", "sha256": _sha256(wheel)}, why=why)
     return info
 
 
-def rerun_script(panel: str | None, files: tuple[str, ...] = REPORT_FILES, caps: str | None = None,
-                 manifest: str = "split_manifest.json", kit: dict[str, Any] | None = None) -> str:
-    """The POSIX shell script that checks the package's hashes and re-renders the report from its runs, in the
-    formats the package holds (``files``: report.json and those of report.md, report.html it ships); ``caps``: the
-    artifact the report's diagnostic caps come from; ``manifest``: the one the report's coverage is against;
-    ``kit``: :func:`toolkit`, whose version the script checks before anything is computed, saying what to install
-    when it is missing or another."""
-    kit = kit or {"version": "unknown", "archive": None, "commit": None}
-    if kit.get("archive"):
-        install = f"pip install {kit['archive']['path']} (its source, commit {kit['commit']})"
-    elif kit.get("commit"):
-        install = f"pip install the gf01-formal of commit {kit['commit']} (version {kit['version']})"
-    else:
-        install = f"pip install gf01-formal=={kit['version']}"
-    panel_opt = f" --panel {panel}" if panel else ""
-    panel_opt += f" --caps artifacts/{caps}" if caps else ""
+def pinned_requirements(extra: str) -> list[tuple[str, str]]:
+    """(name, installed version) of every distribution gf01-formal with ``extra`` requires, transitively, in name
+    order: the environment a package's report was computed in (importlib.metadata, as installed here)."""
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    pins: dict[str, str] = {}
+    seen: set[tuple[str, frozenset[str]]] = set()
+    todo = [("gf01-formal", frozenset({extra}))]
+    while todo:
+        name, extras = todo.pop()
+        if (name, extras) in seen:
+            continue
+        seen.add((name, extras))
+        try:
+            dist = distribution(name)
+        except PackageNotFoundError:
+            continue
+        for text in dist.requires or []:
+            req = Requirement(text)
+            if req.marker is not None and not any(req.marker.evaluate({"extra": e}) for e in {"", *extras}):
+                continue
+            dep = canonicalize_name(req.name)
+            if dep != "gf01-formal":
+                try:
+                    pins[dep] = distribution(dep).version
+                except PackageNotFoundError:  # an optional dependency not installed here: nothing ran with it
+                    continue
+            todo.append((dep, frozenset(req.extras)))
+    return sorted(pins.items())
+
+
+def build_wheel(src: Path, files: list[str], dest: Path, epoch: str) -> tuple[Path | None, str | None]:
+    """A wheel of the checkout ``src`` (its tracked ``files`` as they are in the work tree, copied aside so the
+    checkout gets no build/ or egg-info) into ``dest``, by setuptools' own build backend in a child process: no
+    index, no network, no build isolation. ``SOURCE_DATE_EPOCH`` (the commit's time) fixes the archive's
+    timestamps, so the same tree gives the same bytes. (the wheel, None) or (None, why not)."""
+    import subprocess
+    import sys
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        have = version("setuptools")
+    except PackageNotFoundError:
+        have = None
+    if have is None or tuple(int(p) for p in re.findall(r"\d+", have)[:1]) < MIN_SETUPTOOLS:
+        return None, (f"building the wheel offline needs setuptools>=77 (pyproject.toml's build backend); here it "
+                      f"is {have or 'not installed'}: pip install 'setuptools>=77'")
+    with tempfile.TemporaryDirectory(prefix="gf01-wheel.") as tmp:
+        tree, built = Path(tmp) / "src", Path(tmp) / "dist"
+        for name in files:
+            if name and (src / name).is_file():  # a tracked file deleted in the work tree is not part of it
+                (tree / name).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(src / name, tree / name)
+                (tree / name).chmod((src / name).stat().st_mode & 0o755 | 0o644)
+        env = {**os.environ, "SOURCE_DATE_EPOCH": epoch, "PYTHONDONTWRITEBYTECODE": "1"}
+        code = "import sys; from setuptools import build_meta; print(build_meta.build_wheel(sys.argv[1]))"
+        try:
+            done = subprocess.run([sys.executable, "-c", code, str(built)], cwd=tree, env=env, capture_output=True,
+                                  timeout=600, check=False)
+        except (OSError, subprocess.TimeoutExpired) as ex:
+            return None, f"the wheel build did not finish: {ex}"
+        names = sorted(built.glob("*.whl")) if done.returncode == 0 else []
+        if len(names) != 1:
+            last = (done.stderr.decode("utf-8", "replace").strip().splitlines() or ["no output"])[-1]
+            return None, f"the wheel build failed: {last[:300]}"
+        shutil.copyfile(names[0], dest / names[0].name)
+    return dest / names[0].name, None
+
+
+def rerun_command(panel: str | None, files: tuple[str, ...], caps: str | None, manifest: str,
+                  private: bool) -> str:
+    """The arguments of the one ``gf01 report`` that rerun.sh runs (and RERUN.md quotes), after ``-m gf01_formal``."""
+    opts = f" --panel {panel}" if panel else ""
+    opts += f" --caps artifacts/{caps}" if caps else ""
+    opts += f" --private-results artifacts/{PRIVATE_RESULTS}" if private else ""
     outs = " ".join(f"-o rerun/{f}" for f in files)
-    report = (f'"$PY" -m gf01_formal report artifacts/runs.jsonl --manifest artifacts/{manifest}{panel_opt} '
-              f"{outs}")
+    return f"report artifacts/runs.jsonl --manifest artifacts/{manifest}{opts} {outs}"
+
+
+def install_command(kit: dict[str, Any]) -> str | None:
+    """The pip install of the toolkit's wheel (with the report's extra, under the pinned versions) that rerun.sh
+    runs in its fresh virtual environment, and RERUN.md quotes; None when the package holds no wheel."""
+    if not kit.get("wheel"):
+        return None
+    return f"pip install -c {kit['requirements']} '{kit['wheel']['path']}[{RERUN_EXTRA}]'"
+
+
+#: How rerun.sh shows a difference: which lines, as a unified diff of them (at most this many lines of it).
+DIFF_LINES = 40
+
+
+def rerun_script(panel: str | None, files: tuple[str, ...] = REPORT_FILES, caps: str | None = None,
+                 manifest: str = "split_manifest.json", kit: dict[str, Any] | None = None,
+                 private: bool = False) -> str:
+    """The POSIX shell script that checks the package's hashes, installs the toolkit's wheel into a fresh virtual
+    environment and re-renders the report from its runs, in the formats the package holds (``files``: report.json
+    and those of report.md, report.html it ships), comparing each byte for byte and naming the lines that differ.
+    ``caps``: the artifact the report's diagnostic caps come from; ``manifest``: the one the report's coverage is
+    against; ``private``: the report shows the private_eval headline of the package's results file; ``kit``:
+    :func:`toolkit`. Every missing piece (Python, venv, the wheel, the index) stops it with one line saying what to
+    install (exit 2)."""
+    kit = kit or {"version": "unknown", "python": None, "commit": None, "wheel": None, "why": "unknown toolkit"}
+    wheel = kit.get("wheel")
+    pip = install_command(kit)
+    where = f"commit {kit['commit']}" if kit.get("commit") else "no commit recorded"
+    if wheel:
+        install = f"""    if [ -n "${{RERUN_SYSTEM_SITE:-}}" ]; then
+        "$VENV/bin/python" -m pip install --no-deps '{wheel['path']}' >rerun/install.log 2>&1 || fail=1
+    else
+        "$VENV/bin/python" -m {pip} >rerun/install.log 2>&1 || fail=1
+    fi
+    if [ -n "${{fail:-}}" ]; then
+        echo "rerun.sh: pip could not install {wheel['path']} into $VENV (rerun/install.log says why): it takes \\
+its pinned dependencies ({kit['requirements']}) from the package index; offline, set RERUN_SYSTEM_SITE=1 and a \\
+PYTHON that has them" >&2
+        exit 2
+    fi"""
+        check_wheel = f"""with open("{wheel['path']}", "rb") as fh:
+    if hashlib.sha256(fh.read()).hexdigest() != "{wheel['sha256']}":
+        sys.exit("sha256 mismatch: {wheel['path']} is not the wheel this script names ({wheel['sha256']})")
+print("wheel: {wheel['path']} is gf01-formal {kit['version']} ({where}), sha256 {wheel['sha256']}")
+"""
+    else:
+        install = f"""    echo "rerun.sh: this package holds no wheel of the gf01-formal that made it \\
+({kit.get('why')}): install gf01-formal {kit['version']} ({where}) and set GF01_PYTHON to its python" >&2
+    exit 2"""
+        check_wheel = ""
+    report = rerun_command(panel, files, caps, manifest, private)
     return f"""#!/bin/sh
 # Reproduce every table and figure of the report from this package alone (RERUN.md says what each step does).
 set -eu
 cd "$(dirname "$0")"
 PY="${{PYTHON:-python3}}"
+if ! command -v "$PY" >/dev/null 2>&1; then
+    echo "rerun.sh: no $PY here: install Python 3.11 or newer (python3), or set PYTHON to one" >&2
+    exit 2
+fi
+# 1. Every file against SHA256SUMS, and the toolkit's wheel against the sha256 written here.
 "$PY" - <<'EOF'
 import hashlib, sys
 bad = []
@@ -446,13 +617,38 @@ for line in open("SHA256SUMS", encoding="utf-8"):
 if bad:
     sys.exit("sha256 mismatch: " + ", ".join(bad))
 print("sha256: every file matches SHA256SUMS")
-EOF
-if ! "$PY" -c 'import gf01_formal' 2>/dev/null; then
-    echo "rerun.sh: $PY has no gf01-formal: {install}, or set PYTHON to an interpreter that has it" >&2
-    exit 2
+{check_wheel}EOF
+mkdir -p rerun
+# 2. The toolkit: GF01_PYTHON (an interpreter that has gf01-formal), else the wheel in a fresh virtual environment.
+if [ -n "${{GF01_PYTHON:-}}" ]; then
+    RUN="$GF01_PYTHON"
+    if ! "$RUN" -c 'import gf01_formal' 2>/dev/null; then
+        echo "rerun.sh: $RUN has no gf01-formal: unset GF01_PYTHON to install this package's wheel into a fresh \\
+virtual environment, or install gf01-formal {kit['version']} ({where}) there" >&2
+        exit 2
+    fi
+else
+    if ! "$PY" -c 'import venv, ensurepip' 2>/dev/null; then
+        echo "rerun.sh: $PY cannot make a virtual environment with pip: install python3-venv (Debian, Ubuntu), or \\
+set PYTHON to a Python that has venv and ensurepip" >&2
+        exit 2
+    fi
+    if [ -n "${{RERUN_VENV:-}}" ]; then
+        VENV="$RERUN_VENV"
+        if [ -e "$VENV" ]; then
+            echo "rerun.sh: RERUN_VENV=$VENV exists: name a new directory (the environment must be fresh)" >&2
+            exit 2
+        fi
+    else
+        VENV="$(mktemp -d "${{TMPDIR:-/tmp}}/gf01-rerun.XXXXXX")/venv"
+        trap 'rm -rf "$(dirname "$VENV")"' EXIT
+    fi
+    "$PY" -m venv ${{RERUN_SYSTEM_SITE:+--system-site-packages}} "$VENV"
+{install}
+    RUN="$VENV/bin/python"
 fi
-"$PY" - <<'EOF'
-import sys
+"$RUN" - <<'EOF'
+import platform, sys
 from importlib.metadata import PackageNotFoundError, version
 try:
     have = version("gf01-formal")
@@ -460,13 +656,42 @@ except PackageNotFoundError:
     have = "not installed"
 if have != "{kit['version']}":
     print("rerun.sh: note: gf01-formal " + have + " here, {kit['version']} made the package: the report is "
-          "byte-identical on the same versions only ({install})", file=sys.stderr)
+          "byte-identical on the same versions only", file=sys.stderr)
+if platform.python_version() != "{kit.get('python')}":
+    print("rerun.sh: note: Python " + platform.python_version() + " here, {kit.get('python')} made the package",
+          file=sys.stderr)
 EOF
-mkdir -p rerun
-{report}
-for f in {" ".join(files)}; do
-    cmp "rerun/$f" "artifacts/$f"
-done
+# 3. The report, computed again from the package's runs.
+"$RUN" -m gf01_formal {report}
+# 4. Byte for byte against the packaged report; a difference is named by its lines.
+"$RUN" - {" ".join(files)} <<'EOF'
+import difflib, sys
+differ = []
+for name in sys.argv[1:]:
+    with open("artifacts/" + name, "rb") as fh:
+        want = fh.read()
+    with open("rerun/" + name, "rb") as fh:
+        got = fh.read()
+    if got == want:
+        continue
+    differ.append(name)
+    a = want.decode("utf-8", "replace").splitlines()
+    b = got.decode("utf-8", "replace").splitlines()
+    hunks = [line[:160] for line in difflib.unified_diff(a, b, "artifacts/" + name, "rerun/" + name, n=0,
+                                                         lineterm="")]
+    print("\\n".join(hunks[:{DIFF_LINES}] + (["... (" + str(len(hunks) - {DIFF_LINES}) + " more diff lines)"]
+                                           if len(hunks) > {DIFF_LINES} else [])), file=sys.stderr)
+    spans = []
+    for h in hunks:
+        if h.startswith("@@"):  # "@@ -start[,count] +..." of the packaged file: its lines that differ
+            start, _, count = h.split(" ")[1][1:].partition(",")
+            n = int(count or 1)
+            spans.append(start if n == 1 else "after " + start if n == 0 else start + "-" + str(int(start) + n - 1))
+    print("rerun.sh: rerun/" + name + " differs from artifacts/" + name + " at line(s) " + ", ".join(spans)
+          + " of " + str(len(a)), file=sys.stderr)
+if differ:
+    sys.exit(1)
+EOF
 echo "reproduced: {" ".join(files)} (tables{" and figures" if "report.html" in files else ""}) are byte-identical"
 """
 
@@ -475,26 +700,34 @@ FORMAT_NAMES = {"report.json": "JSON", "report.md": "Markdown", "report.html": "
 
 
 def rerun_md(report_files: tuple[str, ...], packaged: tuple[str, ...], manifest: str = "split_manifest.json",
-             kit: dict[str, Any] | None = None) -> str:
-    """RERUN.md of a package: what ``rerun.sh`` does, naming only files the package holds (``report_files``: the
-    renderings it recomputes; ``packaged``: the release files copied into ``artifacts/``; ``manifest``: the one the
-    report is against; ``kit``: :func:`toolkit`, how to install the exact toolkit)."""
+             kit: dict[str, Any] | None = None, panel: str | None = None, caps: str | None = None,
+             private: bool = False) -> str:
+    """RERUN.md of a package: what ``rerun.sh`` does, step by step and with its very commands, naming only files the
+    package holds (``report_files``: the renderings it recomputes; ``packaged``: the release files copied into
+    ``artifacts/``; the rest as :func:`rerun_script` takes them)."""
+    kit = kit or {"version": "unknown", "python": None, "commit": None, "wheel": None, "why": "unknown toolkit"}
     formats = [FORMAT_NAMES[f] for f in report_files]
     said = ", ".join(formats[:-1]) + (" and " if len(formats) > 1 else "") + formats[-1]
-    outs = " ".join(f"-o {f}" for f in report_files)
     compared = ", ".join(f"`artifacts/{f}`" for f in report_files)
+    report = rerun_command(panel, report_files, caps, manifest, private)
     lines = [
         "# Reproducing this release",
         "",
-        "Everything here is checked by `sh rerun.sh` (set `PYTHON` to the interpreter that has gf01-formal installed, "
-        "the version in `package.json`; the report is byte-reproducible on the same versions of gf01-formal, numpy, "
-        "scipy, statsmodels and matplotlib, listed there and in the report itself):",
+        "`sh rerun.sh` does the steps below, in this order, and stops at the first that fails: exit 1 when a file "
+        "or the report differs, exit 2 when something it needs is missing, saying in one line what to install. The "
+        "report is byte-reproducible on the same versions of gf01-formal, numpy, scipy, statsmodels and matplotlib "
+        "(the report lists them; step 2 installs them).",
         "",
-        _install_line(kit or {}),
-        "1. Every file is checked against `SHA256SUMS` (sha256, the format of `sha256sum -c`); then the script checks "
-        "that `$PYTHON` has gf01-formal (it stops, saying what to install, when not; it notes another version).",
-        f"2. The report is computed again from `artifacts/runs.jsonl` and `artifacts/{manifest}` alone, as "
-        f"{said} (one `gf01 report ... {outs}`), and compared byte for byte with {compared}.",
+        *_toolkit_lines(kit),
+        "1. Every file is checked against `SHA256SUMS` (sha256, the format of `sha256sum -c`)"
+        + (f", and the wheel against its sha256 written into the script ({kit['wheel']['sha256']})."
+           if kit.get("wheel") else "."),
+        *_install_lines(kit),
+        f"3. The report is computed again from `artifacts/runs.jsonl` and `artifacts/{manifest}` alone, as {said}: "
+        f"`python -m gf01_formal {report}`"
+        + (f" (the private_eval headline at its top comes from `artifacts/{PRIVATE_RESULTS}`)." if private else "."),
+        f"4. Each is compared byte for byte with {compared}; a file that differs is named with the lines that "
+        f"differ (their unified diff, at most {DIFF_LINES} lines of it, on standard error).",
     ]
     if "report.html" in report_files:
         lines.append("   The HTML embeds every figure of the report (the headline's Score_C and goal rates per agent, "
@@ -510,20 +743,38 @@ def rerun_md(report_files: tuple[str, ...], packaged: tuple[str, ...], manifest:
     lines.append("`gf01 release check artifacts` repeats the publication checks on the packaged files.")
     return "\n".join(_wrap(line) for line in lines) + "\n"
 
-def _install_line(kit: dict[str, Any]) -> str:
-    """Step 0 of RERUN.md: how to install the gf01-formal that made the package."""
-    version = kit.get("version", "unknown")
-    if kit.get("archive"):
-        return (f"0. Install the toolkit that made this package: `pip install {kit['archive']['path']}` (gf01-formal "
-                f"{version}, the source of commit {kit['commit']}; sha256 {kit['archive']['sha256']}, also in "
-                "`SHA256SUMS`), in a fresh virtual environment (`python3 -m venv .venv && . .venv/bin/activate`), "
-                "then `PYTHON=.venv/bin/python sh rerun.sh`.")
-    if kit.get("commit"):
-        return (f"0. Install the toolkit that made this package: gf01-formal {version} at commit {kit['commit']} "
-                "(the package holds no archive of it: it was made from a checkout with uncommitted changes, so that "
-                "commit is the nearest; `package.json`, `toolkit`).")
-    return (f"0. Install the toolkit that made this package: `pip install gf01-formal=={version}` (it was made "
-            "from an installed gf01-formal, so the package holds no archive of it).")
+
+def _toolkit_lines(kit: dict[str, Any]) -> list[str]:
+    """Step 0 of RERUN.md: which gf01-formal made the package, and what the package holds of it."""
+    where = f"commit {kit['commit']}" if kit.get("commit") else "no git commit recorded"
+    if kit.get("dirty"):
+        where += " with uncommitted changes (the wheel holds them; the commit alone does not)"
+    pins = (f" `{kit['requirements']}` pins every package it ran with (Python {kit.get('python')})."
+            if kit.get("requirements") else "")
+    if kit.get("wheel"):
+        return [f"0. The toolkit: `{kit['wheel']['path']}` is the gf01-formal that made this package (version "
+                f"{kit['version']}, {where}; sha256 {kit['wheel']['sha256']}, also in `package.json` and "
+                f"`SHA256SUMS`).{pins}"]
+    return [f"0. The toolkit: gf01-formal {kit['version']} ({where}) made this package, which holds no wheel of it "
+            f"({kit.get('why')}).{pins}"]
+
+
+def _install_lines(kit: dict[str, Any]) -> list[str]:
+    """Step 2 of RERUN.md: how rerun.sh gets an interpreter with that toolkit."""
+    pip = install_command(kit)
+    reuse = ("`GF01_PYTHON=/path/to/python sh rerun.sh` uses an interpreter that already has gf01-formal instead "
+             "(no environment, no install; the script notes another version of gf01-formal or Python).")
+    if pip is None:
+        return [f"2. `GF01_PYTHON=/path/to/python sh rerun.sh`: an interpreter that has gf01-formal {kit['version']} "
+                "(without it the script stops, saying so: the package has no wheel to install). The script notes "
+                "another version of gf01-formal or Python."]
+    return [f"2. A fresh virtual environment, `$PYTHON -m venv` (`PYTHON` defaults to `python3`), in `$RERUN_VENV` "
+            "(a directory that must not exist yet; by default a temporary one, removed at the end), gets the wheel "
+            f"with its `{RERUN_EXTRA}` extra under the pinned versions, from the package index: `python -m {pip}` "
+            "(its output in `rerun/install.log`). Offline, `RERUN_SYSTEM_SITE=1` makes the environment with "
+            f"`--system-site-packages` and runs `pip install --no-deps '{kit['wheel']['path']}'`: the dependencies "
+            f"are then those in `$PYTHON`'s own site-packages (a system Python's: a virtual environment's python "
+            f"makes an environment over its base). {reuse}"]
 
 
 RERUN_PUBLIC = """
@@ -593,11 +844,13 @@ def package(directory: str | os.PathLike[str], out: str | os.PathLike[str], *, p
         # hold would fail the script of a release that passed its checks.
         shipped = tuple(n for n in REPORT_FILES if (arts / n).is_file())
         manifest_name = "split_manifest.json" if holder else PUBLIC_MANIFEST
+        private = not holder and private_section(arts / PRIVATE_RESULTS) is not None
         kit = toolkit(tmp)
-        (tmp / "rerun.sh").write_text(rerun_script(report_panel(report), shipped, caps_file(arts, report),
-                                                   manifest_name, kit), encoding="utf-8")
+        how = {"panel": report_panel(report), "caps": caps_file(arts, report), "private": private}
+        (tmp / "rerun.sh").write_text(rerun_script(files=shipped, manifest=manifest_name, kit=kit, **how),
+                                      encoding="utf-8")
         names = sorted(p.name for p in arts.iterdir() if p.is_file())
-        (tmp / "RERUN.md").write_text(rerun_md(shipped, tuple(names), manifest_name, kit)
+        (tmp / "RERUN.md").write_text(rerun_md(shipped, tuple(names), manifest_name, kit, **how)
                                       + (RERUN_HOLDER if holder else RERUN_PUBLIC), encoding="utf-8")
         caps_row = next(c for c in result["checks"] if c["name"] == "caps")
         files = sorted(p for p in tmp.rglob("*") if p.is_file())
@@ -676,12 +929,6 @@ def _public_artifacts(root: Path, arts: Path, panel: str) -> None:
             shutil.copyfile(p, dest)
     full = read_json(root / "report.json")
     level = report_panel(full)
-    fresh = build_report(load_runs([arts / "runs.jsonl"]), manifest=public, panel=level,
-                         caps=report_caps(root, full))
-    render = {"report.json": pretty_json, "report.md": markdown, "report.html": html_page}
-    for n in REPORT_FILES:
-        if (root / n).is_file():
-            (arts / n).write_text(render[n](fresh), encoding="utf-8")
     cov = full.get("coverage") or {}
     verdict = cov.get("panel") or {}
     man = read_json(root / "split_manifest.json")
@@ -701,11 +948,20 @@ def _public_artifacts(root: Path, arts: Path, panel: str) -> None:
             "full_runs_digest": (full.get("inputs") or {}).get("digest"),
         },
         "inputs": full.get("inputs"),
+        "price_per_mtok": full.get("price_per_mtok"),
         "coverage": {"panel": level if level else panel, "slices": private_rows(cov.get("slices")),
                      "incomplete": private_rows(verdict.get("incomplete"))},
+        "headline": private_rows(full.get("headline")),
         "groups": private_rows(full.get("groups")),
         "strata": private_rows(full.get("strata")),
     }), encoding="utf-8")
+    # The public report, with the private_eval headline of the results file at its top (what a leaderboard reads).
+    fresh = with_private(build_report(load_runs([arts / "runs.jsonl"]), manifest=public, panel=level,
+                                      caps=report_caps(root, full)), private_section(arts / PRIVATE_RESULTS))
+    render = {"report.json": pretty_json, "report.md": markdown, "report.html": html_page}
+    for n in REPORT_FILES:
+        if (root / n).is_file():
+            (arts / n).write_text(render[n](fresh), encoding="utf-8")
 
 
 def _release_dir(directory: str | os.PathLike[str]) -> Path:

@@ -143,6 +143,19 @@ def headline_tables(report: dict[str, Any]) -> list[tuple[str, list[str], list[l
     return out
 
 
+def private_headline_tables(report: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]], str]]:
+    """A public package's private_eval headline (``private_eval``: the key holder's rows of the sealed split, from
+    private_eval.results.json), as the headline tables are drawn; none in any other report."""
+    sec = report.get("private_eval")
+    if not sec:
+        return []
+    attest = (f" The key holder's runs on the sealed split, from {sec['source']}: aggregates only, the runs and "
+              f"instances withheld and committed to (the holder's full report: {sec['full_runs']} runs, records "
+              f"digest {str(sec['full_runs_digest'])[:16]}, sha256 {str(sec['full_report_sha256'])[:16]}).")
+    return [(title, header, rows, note + attest) for title, header, rows, note in
+            headline_tables({"headline": sec["headline"], "price_per_mtok": sec.get("price_per_mtok")})]
+
+
 def tables(report: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]], str]]:
     """The report's tables as (title, header, rows, note), shared by both renderings: the agents legend first."""
     cols, fixed = _varying(report)
@@ -233,6 +246,9 @@ def _summary(report: dict[str, Any]) -> list[str]:
         lines.append("AP/TS precision, recall and F1 against the DEC-025 best match in "
                      + "; ".join(f"{named[k]}{f' ({n} runs)' if len(sets) > 1 else ''}" for k, n in sets.items())
                      + ("; the sets are mixed: figures over both are not comparable." if len(sets) > 1 else "."))
+    if report.get("private_eval"):
+        lines.append(f"The first headline is private_eval's, from {report['private_eval']['source']} (the key "
+                     "holder's runs, withheld); every other table is of the public runs this report is made from.")
     caps = report.get("caps")
     if caps:
         shown = ", ".join(f"{k} {caps[k]}" for k in ("seconds", "memory_kib", "conflicts", "nodes")
@@ -269,7 +285,7 @@ def _markdown_tables(tabs: list[tuple[str, list[str], list[list[str]], str]]) ->
 def markdown(report: dict[str, Any]) -> str:
     """The report as GitHub-flavoured Markdown."""
     out = ["# GF-01 report", "", *_summary(report)]
-    out += _markdown_tables(headline_tables(report))
+    out += _markdown_tables(private_headline_tables(report) + headline_tables(report))
     out += ["", "## Methods", ""]
     out += [f"- {line}" for line in _methods(report)]
     out += _markdown_tables(tables(report))
@@ -336,7 +352,7 @@ def html_page(report: dict[str, Any]) -> str:
              '<meta name="viewport" content="width=device-width, initial-scale=1">',
              "<title>GF-01 report</title>", f"<style>{CSS}</style></head><body>", "<h1>GF-01 report</h1>"]
     parts += [f"<p>{html.escape(line)}</p>" for line in _summary(report)]
-    parts += _html_tables(headline_tables(report))
+    parts += _html_tables(private_headline_tables(report) + headline_tables(report))
     if report.get("headline"):
         from gf01_formal.report import plots
 
