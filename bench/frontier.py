@@ -47,6 +47,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from encoders.problem import Problem
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -89,8 +91,13 @@ def family_hoa(seed: int, inputs: int, states: int = STATES) -> tuple[str, str]:
     return "\n".join([*head, *body, "--END--"]) + "\n", effect
 
 
-def labels_hoa(seed: int, inputs: int, states: int = STATES) -> tuple[str, str]:
-    """The random-labels machine (module docstring) as HOA text, and its effect; reproducible from (seed, inputs)."""
+def labels_machine(seed: int, inputs: int, states: int = STATES) -> tuple[str, str, np.ndarray, np.ndarray]:
+    """The random-labels machine (module docstring) as HOA text, its effect, and its dense tables ``next[q, x]``
+    (int32), ``out[q, x]`` (the output letter) computed from the same draws; reproducible from (seed, inputs).
+
+    The tables are the ones the HOA text compiles to (tests/test_frontier_bench.py checks it at a few sizes);
+    computing them here saves the compilation of one letter at a time, about a minute at 16 inputs."""
+    import numpy as np
     from numpy.random import PCG64, Generator
 
     rng = Generator(PCG64([seed, inputs, 33]))
@@ -99,22 +106,37 @@ def labels_hoa(seed: int, inputs: int, states: int = STATES) -> tuple[str, str]:
             f"AP: {len(aps)} " + " ".join(f'"{a}"' for a in aps), "acc-name: all", "Acceptance: 0 t",
             "controllable-AP: " + " ".join(str(inputs + j) for j in range(OUTPUTS)), "--BODY--"]
     body = []
+    letters = np.arange(1 << inputs, dtype=np.int64)
+    nxt = np.zeros((states, 1 << inputs), dtype=np.int32)
+    out = np.zeros((states, 1 << inputs), dtype=np.int64)
     for q in range(states):
         body.append(f"State: {q}")
         reads = [i for i in range(inputs) if rng.random() < 0.75] or [int(rng.integers(inputs))]
         if len(reads) > MAX_READ:
             reads = sorted(int(i) for i in rng.choice(reads, size=MAX_READ, replace=False))
         moves = int(rng.integers(2, 7))
-        dest = [int(d) for d in rng.integers(states, size=moves)]
-        outs = [[str(inputs + o) if rng.integers(2) else f"!{inputs + o}" for o in range(OUTPUTS)]
-                for _ in range(moves)]
-        for pat, move in enumerate(rng.integers(moves, size=1 << len(reads)).tolist()):
+        dest = rng.integers(states, size=moves)
+        bits = rng.integers(2, size=(moves, OUTPUTS))
+        outs = [[str(inputs + o) if bits[m, o] else f"!{inputs + o}" for o in range(OUTPUTS)] for m in range(moves)]
+        move_of = rng.integers(moves, size=1 << len(reads))
+        for pat, move in enumerate(move_of.tolist()):
             lits = [str(i) if (pat >> j) & 1 else f"!{i}" for j, i in enumerate(reads)]
-            body.append(f"[{' & '.join(lits + outs[move])}] {dest[move]}")
+            body.append(f"[{' & '.join(lits + outs[move])}] {int(dest[move])}")
+        pat = np.zeros_like(letters)
+        for j, i in enumerate(reads):
+            pat |= ((letters >> i) & 1) << j
+        nxt[q] = dest[move_of[pat]]
+        out[q] = (bits[move_of[pat]] << np.arange(OUTPUTS)).sum(axis=1)
     k = int(rng.integers(1, 3))
     chosen = sorted(int(o) for o in rng.choice(OUTPUTS, size=k, replace=False))
     effect = " & ".join(f"y{o}" if rng.integers(2) else f"!y{o}" for o in chosen)
-    return "\n".join([*head, *body, "--END--"]) + "\n", effect
+    return "\n".join([*head, *body, "--END--"]) + "\n", effect, nxt, out
+
+
+def labels_hoa(seed: int, inputs: int, states: int = STATES) -> tuple[str, str]:
+    """The random-labels machine (module docstring) as HOA text, and its effect."""
+    text, effect, _, _ = labels_machine(seed, inputs, states)
+    return text, effect
 
 
 def family_problem(seed: int, inputs: int, steps: int, family: str = "declist") -> Problem:
@@ -128,8 +150,17 @@ def family_problem(seed: int, inputs: int, steps: int, family: str = "declist") 
     from hoa.parser import parse
     from solvers.explicit import suff
 
-    text, effect = (labels_hoa if family == "labels" else family_hoa)(seed, inputs)
+    tables = None
+    if family == "labels":
+        text, effect, *tables = labels_machine(seed, inputs)
+    else:
+        text, effect = family_hoa(seed, inputs)
     view = MealyView.from_automaton(parse(text)[0])
+    if tables:
+        # The same tables the text compiles to (labels_machine), without compiling them letter by letter.
+        for table in tables:
+            table.setflags(write=False)
+        view.__dict__["tables"] = tuple(tables)
     eff = parse_named(effect, view.outputs)
     rng = Generator(PCG64([seed, inputs, steps]))
     weights = 1 << np.arange(inputs)
