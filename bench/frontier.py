@@ -212,10 +212,32 @@ def cell(kind: str, seed: int, steps: int, inputs: int, backend: str, family: st
     return {"answer": answer, "seconds": round(time.perf_counter() - start, 4), "cpu": round(_cpu() - cpu, 3)}
 
 
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def tree_cpu(pid: int) -> float:
+    """CPU seconds (user + system) so far of process ``pid``, its reaped children and its live descendants."""
+    total, todo = 0.0, [str(pid)]
+    while todo:
+        proc = todo.pop()
+        try:
+            with open(f"/proc/{proc}/stat", "rb") as fh:
+                fields = fh.read().rsplit(b")", 1)[1].split()
+            total += sum(int(f) for f in fields[11:15]) / _TICK  # utime, stime, cutime, cstime
+            for task in os.listdir(f"/proc/{proc}/task"):
+                with open(f"/proc/{proc}/task/{task}/children", "rb") as fh:
+                    todo.extend(k.decode() for k in fh.read().split())
+        except (OSError, IndexError, ValueError):
+            continue
+    return total
+
+
 def run_cell(kind: str, seed: int, steps: int, inputs: int, backend: str, cap: float, family: str = "declist",
-             seconds: float | None = None, memory: float | None = None) -> dict:
+             seconds: float | None = None, memory: float | None = None, cpu: float | None = None) -> dict:
     """``cell`` in a fresh process: its JSON, the wall and CPU time of the whole process and its peak RSS (MiB);
-    ``answer`` None past ``cap`` seconds (the process is killed) or when it failed."""
+    ``answer`` None past ``cap`` seconds of wall time (the process is killed) or when it failed, ``unknown (CPU
+    limit)`` once the process and its descendants have used ``cpu`` seconds of CPU (a limit that means the same
+    on a loaded machine; the process is killed)."""
     cmd = [sys.executable, __file__, "--seed", str(seed), "--backend", backend, "--family", family,
            "--cell", kind, str(steps), str(inputs)]
     if seconds is not None:
@@ -227,13 +249,18 @@ def run_cell(kind: str, seed: int, steps: int, inputs: int, backend: str, cap: f
     start = time.monotonic()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
     killed = False
+    over_cpu = None
     peak = 0.0  # the process and its helpers together (wait4's peak is the largest one, not their sum)
     while True:
         pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
         if pid:
             break
         peak = max(peak, tree_resident_mib(proc.pid) or 0.0)
-        if time.monotonic() - start > cap:
+        if cpu is not None and over_cpu is None:
+            used = tree_cpu(proc.pid)
+            if used > cpu:
+                over_cpu = used
+        if time.monotonic() - start > cap or over_cpu is not None:
             proc.kill()
             killed = True
             pid, status, usage = os.wait4(proc.pid, 0)
@@ -244,6 +271,9 @@ def run_cell(kind: str, seed: int, steps: int, inputs: int, backend: str, cap: f
     wall = time.monotonic() - start
     rss = max(usage.ru_maxrss / 1024, peak)
     base = {"wall": round(wall, 3), "process_cpu": round(usage.ru_utime + usage.ru_stime, 3), "rss_mib": round(rss, 1)}
+    if over_cpu is not None:
+        return {"answer": f"unknown (CPU limit {cpu:g} s)", "seconds": round(wall, 3), "cpu": round(over_cpu, 3),
+                **base}
     if killed or proc.returncode != 0:
         return {"answer": None, "seconds": None, "cpu": None, **base}
     got = json.loads(out.strip().splitlines()[-1])
@@ -272,6 +302,7 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=1, help="seeds seed .. seed + N - 1 per cell")
     parser.add_argument("--seconds", type=float, help="the query's time limit (answers unknown past it)")
     parser.add_argument("--memory", type=float, help="the query's memory limit in MiB (unknown past it)")
+    parser.add_argument("--cpu", type=float, help="CPU seconds of a cell's process tree (unknown past them)")
     parser.add_argument("--cap", type=float, help="kill a cell's process past this (default: --seconds + 30, or 120)")
     parser.add_argument("--bdd-cap", type=float, default=0.0, help="also count on bdd, capped (0: not)")
     parser.add_argument("--kind", choices=("count", "best-empty", "best-oracle", "best-random"), default="count")
@@ -285,7 +316,8 @@ def main() -> None:
         print(json.dumps(res))
         return
     cap = args.cap if args.cap is not None else (args.seconds + 30 if args.seconds is not None else 120.0)
-    limits = ", ".join(f"{k} {v:g}" for k, v in (("seconds", args.seconds), ("memory MiB", args.memory))
+    limits = ", ".join(f"{k} {v:g}" for k, v in (("seconds", args.seconds), ("memory MiB", args.memory),
+                                                 ("CPU seconds", args.cpu))
                        if v is not None) or "none"
     print(f"# Frontier ({args.family}, {args.kind}, seeds {args.seed}..{args.seed + args.seeds - 1}, limits "
           f"{limits}, cap {cap:g} s)\n")
@@ -297,7 +329,7 @@ def main() -> None:
         for steps in horizons:
             for seed in range(args.seed, args.seed + args.seeds):
                 got = run_cell(args.kind, seed, steps, inputs, args.backend, cap, args.family, args.seconds,
-                               args.memory)
+                               args.memory, args.cpu)
                 bdd = "-"
                 if args.bdd_cap and args.kind == "count":
                     other = run_cell("count", seed, steps, inputs, "bdd", args.bdd_cap, args.family)
