@@ -52,3 +52,13 @@ def test_cell_reports_unknown_under_a_limit() -> None:
     problem = fr.family_problem(0, 3, 8, "labels")
     assert small["answer"] == str(forward.count(problem, problem.budget_t))
     assert small["cpu"] >= 0
+
+
+@pytest.mark.parametrize(("seed", "inputs", "steps"), [(3, 2, 7), (0, 2, 8)])
+def test_best_match_of_random_atoms_agrees_with_explicit(seed: int, inputs: int, steps: int) -> None:
+    # The tie class's lowest digest, walked step by step as arrays, against the explicit backend's listing.
+    fr = _frontier()
+    problem = fr.family_problem(seed, inputs, steps, "labels")
+    atoms = [(1, 0, 1), (3, 1, 0), (4, 0, 0), (5, 1, 1)]
+    for budget in (None, 3):
+        assert forward.best_match(problem, atoms, budget) == api.best_match(problem, atoms, budget, "explicit")
