@@ -272,6 +272,8 @@ def run_cell(kind: str, seed: int, steps: int, inputs: int, backend: str, cap: f
     rss = max(usage.ru_maxrss / 1024, peak)
     base = {"wall": round(wall, 3), "process_cpu": round(usage.ru_utime + usage.ru_stime, 3), "rss_mib": round(rss, 1)}
     if over_cpu is not None:
+        # wait4 counts only the descendants that were reaped: the killed tree's CPU is the one read before the kill.
+        base["process_cpu"] = max(base["process_cpu"], round(over_cpu, 3))
         return {"answer": f"unknown (CPU limit {cpu:g} s)", "seconds": round(wall, 3), "cpu": round(over_cpu, 3),
                 **base}
     if killed or proc.returncode != 0:
