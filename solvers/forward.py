@@ -536,9 +536,14 @@ def _reach_any(res: Pass, ok: list[np.ndarray], clock: Clock) -> list[np.ndarray
 
 def _least_digest(fw: Forward, res: Pass, reach: list[np.ndarray], ok: list[np.ndarray], clock: Clock) -> Certificate:
     """The member of lowest sha256 (of its canonical JSON) among the paths ending in an accepting edge marked in
-    ``ok``: depth first, pruned by ``reach``. Steps come in order and the atoms of a step in input-name order, so a
-    path's JSON grows by one step's text per edge: each frame keeps the hash state of its prefix and a member costs
-    one copy, its last step's text and a digest."""
+    ``ok``, pruned by ``reach``.
+
+    The paths are followed step by step as whole arrays: the frontier is every prefix that can still end in a
+    member (a key and the last flip event of the prefix), and a step's edges with a flip add one event each (step,
+    mask, parent event), so the steps without a flip, most of a long horizon, cost array operations and no Python.
+    Steps come in order and the atoms of a step in input-name order, so a member's JSON is its events' texts in
+    order: each event keeps the hash state of its prefix (made once, from its parent's) and a member costs one copy,
+    a closing bracket and a digest."""
     edges = res.edges
     assert edges is not None
     assert reach[0].size and reach[0][0], "the best rank's tie class is empty"
@@ -556,44 +561,70 @@ def _least_digest(fw: Forward, res: Pass, reach: list[np.ndarray], ok: list[np.n
             texts[(t, mask)] = got
         return got
 
-    best: bytes | None = None
-    best_path: list[tuple[int, int]] = []
-    # Frames: step, key, next edge position, hash state of the prefix, whether the prefix has an atom.
-    stack: list[list] = [[0, 0, int(edges[0].offsets[0]), hashlib.sha256(b"["), False]]
-    path: list[tuple[int, int]] = []
-    seen = 0
-    while stack:
-        frame = stack[-1]
-        t, key, pos, state, some = frame
-        e = edges[t]
-        if pos >= e.offsets[key + 1]:
-            stack.pop()
-            if path:
-                path.pop()
-            continue
-        frame[2] = pos + 1
-        dst = int(e.dst[pos])
-        if (dst < 0 and not ok[t][pos]) or (dst >= 0 and not reach[t + 1][dst]):
-            continue
-        mask = int(e.mask[pos])
-        if mask:
-            state = state.copy()
-            state.update(b"," + text(t, mask) if some else text(t, mask))
-        if dst >= 0:
-            stack.append([t + 1, dst, int(edges[t + 1].offsets[dst]), state, some or bool(mask)])
-            path.append((t, mask))
-            continue
-        seen += 1
-        if seen % 1024 == 0:
+    # Flip events: (step, mask, parent event; -1 for none), numbered as made; parents come first.
+    ev_t: list[np.ndarray] = []
+    ev_mask: list[np.ndarray] = []
+    ev_parent: list[np.ndarray] = []
+    made = 0
+    members: list[np.ndarray] = []  # the last event of each member (-1: the member without flips)
+    fr_key = np.zeros(1, dtype=np.int64)
+    fr_ev = np.full(1, -1, dtype=np.int64)
+    for t, e in enumerate(edges):
+        clock.check("best_match")
+        if not fr_key.size:
+            break
+        lo, hi = e.offsets[fr_key], e.offsets[fr_key + 1]
+        per = hi - lo
+        row = np.repeat(np.arange(fr_key.size, dtype=np.int64), per)
+        pos = np.arange(row.size, dtype=np.int64) + np.repeat(lo - (np.cumsum(per) - per), per)
+        dst = e.dst[pos]
+        inner = dst >= 0
+        use = np.where(inner, reach[t + 1][np.maximum(dst, 0)] if reach[t + 1].size else False, ok[t][pos])
+        row, pos, dst, inner = row[use], pos[use], dst[use], inner[use]
+        mask = e.mask[pos]
+        ev = fr_ev[row]
+        flip = np.flatnonzero(mask != 0)
+        if flip.size:
+            ev_t.append(np.full(flip.size, t, dtype=np.int64))
+            ev_mask.append(mask[flip])
+            ev_parent.append(ev[flip])
+            ev = ev.copy()
+            ev[flip] = made + np.arange(flip.size, dtype=np.int64)
+            made += flip.size
+        members.append(ev[~inner])
+        fr_key, fr_ev = dst[inner], ev[inner]
+    all_t = np.concatenate(ev_t).tolist() if ev_t else []
+    all_mask = np.concatenate(ev_mask).tolist() if ev_mask else []
+    all_parent = np.concatenate(ev_parent).tolist() if ev_parent else []
+    # Hash states of the events' prefixes, made once each (parents first), then one digest per member.
+    root = hashlib.sha256(b"[")
+    states: list = []
+    for k in range(made):
+        if k % 4096 == 0:
             clock.check("best_match")
-        if not mask:
-            state = state.copy()
+        par = all_parent[k]
+        state = (root if par < 0 else states[par]).copy()
+        body = text(all_t[k], all_mask[k])
+        state.update(b"," + body if par >= 0 else body)
+        states.append(state)
+    best: bytes | None = None
+    best_ev = -1
+    for k, last in enumerate(np.concatenate(members).tolist() if members else []):
+        if k % 4096 == 0:
+            clock.check("best_match")
+        state = (root if last < 0 else states[last]).copy()
         state.update(b"]")
         digest = state.digest()
         if best is None or digest < best:
-            best, best_path = digest, [*path, (t, mask)]
+            best, best_ev = digest, last
+    assert best is not None, "the best rank's tie class is empty"
+    flips: list[Flip] = []
     n_in = problem.system.num_inputs
-    return flips_to_atoms(problem, [(t, i) for t, mask in best_path for i in range(n_in) if (mask >> i) & 1])
+    k = best_ev
+    while k >= 0:
+        flips[:0] = [(all_t[k], i) for i in range(n_in) if (all_mask[k] >> i) & 1]
+        k = all_parent[k]
+    return flips_to_atoms(problem, flips)
 
 
 __all__ = [
