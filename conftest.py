@@ -5,11 +5,14 @@ priority arbiter, T = 30, inputs r0..r4), ``bundle.json`` (the three instances `
 ``arbiter.hoa`` and ``examples/agent_example.py``; and its namespace has ``instance`` and ``problem`` (that
 instance and its checked Problem), ``bundle`` (that bundle, loaded). So an example reads as a user would type it,
 and it runs. The tests of tests/ do not use any of this.
+
+It also deals the longest test files to several pytest-xdist workers (:data:`SPLIT_FILES`), a matter of the whole run.
 """
 
 from __future__ import annotations
 
 import shutil
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +29,28 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     if collection_path.suffix == ".py" and not PACKAGES.isdisjoint(collection_path.parents):
         return ">>>" not in collection_path.read_text(encoding="utf-8") or None
     return None
+
+
+#: Test files dealt to several workers rather than one (pyproject runs ``--dist loadfile``): file -> parts. Their tests
+#: must not depend on one another's order or leftovers, and each part makes the module fixtures again. A test's part is
+#: a hash of its id, so a new test lands in one without being placed.
+SPLIT_FILES = {"tests/test_bad_input.py": 4}
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)  # before xdist's own choice of scheduler
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadfile`` with :data:`SPLIT_FILES` cut into parts, so one long file is not the run's critical path."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class SplitFileScheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            file = super()._split_scope(nodeid)
+            parts = SPLIT_FILES.get(file, 1)
+            return file if parts == 1 else f"{file}#{zlib.crc32(nodeid.encode()) % parts}"
+
+    return SplitFileScheduling(config, log)
 
 
 @pytest.fixture(autouse=True)

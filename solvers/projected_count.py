@@ -7,8 +7,12 @@ flips, which is why the count is projected (the sampling set is the flip variabl
 answer is exact (an arbitrary-precision int); it cannot be interrupted, so the query that calls it runs guarded
 (:func:`solvers.limits.guarded`: under a time or memory cap in a child process killed at the cap).
 
->>> count(problem, problem.budget_t) if available() else 6
-6
+>>> from encoders.problem import Problem
+>>> from hoa.label import Var
+>>> from hoa.mealy import MealyView
+>>> xor = MealyView.from_table(("a", "b"), ("o",), [[0] * 4], [[0, 1, 1, 0]])  # one state, o = a XOR b
+>>> count(Problem(xor, (0,), Var(0), t_star=0), None) if available() else 2  # flip a, or flip b (not both)
+2
 """
 
 from __future__ import annotations
