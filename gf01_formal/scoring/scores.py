@@ -95,9 +95,13 @@ class Scorer:
 def _listing(problem: Problem, budget: int | None, *, limits: Limits | None = None) -> list[Certificate] | None:
     """M_B(I) (``budget`` None: M(I)) in canonical order when it has at most GOLD_LIST_MAX members, else None. One
     guarded query for both steps: under isolating limits each guarded query is a process of its own (about 17 ms)."""
-    if api.count(problem, budget, limits=limits) > GOLD_LIST_MAX:
+    members = api.count(problem, budget, limits=limits)
+    if members > GOLD_LIST_MAX:
         return None
-    return list(api.enumerate_certificates(problem, budget, limits=limits))
+    # Stop at the last member: the enumeration walks layer after layer (|TS| = 0, 1, ...) and cannot know that the
+    # layers after the last member are empty, so unbounded it runs a pass for each of them (an 800-step arbiter with
+    # |M(I)| = 1: 800 passes, more than 120 s, against 0.6 s for the count).
+    return list(api.enumerate_certificates(problem, budget, limit=members, limits=limits))
 
 
 def diagnose(problem: Problem, atoms: Sequence[Atom], *, backend: str | None = None,
