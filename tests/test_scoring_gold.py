@@ -6,15 +6,22 @@ Costs are held by events, not by time: the number of forward passes a query runs
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from gf01_formal.instances.io import load_set
 from gf01_formal.instances.sources import InstanceOptions, open_instance
+from gf01_formal.scoring import scores
+from gf01_formal.scoring.golds import GoldList
 from gf01_formal.scoring.scores import Scorer
 from solvers import api
 from solvers.forward import Forward
+from solvers.results import best_match_among
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "gf01_formal" / "examples"
 
@@ -49,3 +56,62 @@ def test_listing_a_gold_set_of_one_member_costs_about_a_count(passes: list[int])
     assert golds == [((799, 0, 1),)]
     # The count, then layers |TS| = 0 and 1: not one pass per empty layer after the last member (800 of them).
     assert passes[0] - counted <= 4 * counted
+
+
+def certificates(problem, count: int, seed: int) -> list[tuple]:  # type: ignore[no-untyped-def]
+    """``count`` seeded random well-formed certificates of 0-5 atoms (some valid: the oracle's, and its atoms
+    dropped one at a time)."""
+    rng = np.random.Generator(np.random.PCG64(seed))
+    n_in, steps = problem.system.num_inputs, problem.horizon
+    out = []
+    for _ in range(count):
+        atoms = {(int(rng.integers(steps)), int(rng.integers(n_in))): int(rng.integers(2))
+                 for _ in range(int(rng.integers(0, 6)))}
+        out.append(tuple(sorted((t, i, v) for (t, i), v in atoms.items())))
+    oracle = api.oracle(problem, None)
+    if oracle is not None:
+        out += [oracle.certificate, *(oracle.certificate[:k] + oracle.certificate[k + 1:]
+                                      for k in range(len(oracle.certificate)))]
+    return out
+
+
+def problems() -> list[tuple[str, object]]:
+    bundle = load_set(EXAMPLES / "check_bundle.json")
+    out = [(i.instance_id, bundle.problem(i)) for i in bundle.instances]
+    one = load_set(EXAMPLES / "arbiter_priority.json")
+    out.append(("arbiter_priority", one.problem(one.instances[0])))
+    out.append(("arbiter-40", long_arbiter(40)))
+    return out
+
+
+def fingerprint(rows: list[dict]) -> str:
+    return hashlib.sha256(json.dumps(rows, sort_keys=True).encode()).hexdigest()
+
+
+#: The fingerprint of the scores below as scoring gave them before the listing rule (commit 42b69a6: every gold set
+#: of at most 20,000 members listed, each run ranked over it by best_match_among).
+BEFORE = {"M": "48c49ea29366743e30e4ced14a53eb30e41fff85b088d8990999c272568501b2",
+          "MB": "095441430cd4e360e14c14690dae17f1067a6cff8c73eb75836d0e69ab3622a4"}
+
+
+@pytest.mark.parametrize("gold_set", ["M", "MB"])
+def test_scores_are_those_of_the_complete_listing_whichever_route(gold_set: str,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every route of the scorer (own gold, one-pass listing, symbolic query, listing after queries) gives the best
+    match that ranking the complete listing gives, and the scores' fingerprint is the one from before the rule."""
+    rows = []
+    for name, problem in problems():
+        budget = None if gold_set == "M" else problem.budget_t
+        golds = list(api.enumerate_certificates(problem, budget))
+        certs = certificates(problem, 12, seed=len(rows))
+        want = [best_match_among(problem, c, golds) for c in certs]
+        ranked = GoldList(problem, golds)
+        assert [ranked.best_match(c) for c in certs] == want, name
+        for per_query in (scores.MEMBERS_PER_QUERY, 10**9):  # as configured; and never listed (symbolic only)
+            monkeypatch.setattr(scores, "MEMBERS_PER_QUERY", per_query)
+            monkeypatch.setattr(api, "ONE_PASS_CELLS", api.ONE_PASS_CELLS if per_query < 10**9 else 0)
+            scorer = Scorer(problem, gold_set_name=gold_set)
+            got = [scorer.score(c) for c in certs]
+            assert [scorer.best_match(c) for c in certs] == want, (name, per_query)
+        rows += [{"instance": name, "certificate": list(c), **s.to_json()} for c, s in zip(certs, got, strict=True)]
+    assert fingerprint(rows) == BEFORE[gold_set]
