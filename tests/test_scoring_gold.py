@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -115,3 +116,28 @@ def test_scores_are_those_of_the_complete_listing_whichever_route(gold_set: str,
             assert [scorer.best_match(c) for c in certs] == want, (name, per_query)
         rows += [{"instance": name, "certificate": list(c), **s.to_json()} for c, s in zip(certs, got, strict=True)]
     assert fingerprint(rows) == BEFORE[gold_set]
+
+
+def test_batch_verify_memory_is_flat_in_the_batch_size() -> None:
+    """``gf01 verify --certs --best-match`` holds one bounded chunk: doubling the batch (2,500 -> 5,000 certificates
+    at T = 256) leaves the peak of traced memory where it was (it grew with the batch up to 4,096 lines a chunk)."""
+    from gf01_formal.scoring import batch
+
+    options = InstanceOptions(trace=";".join(["!r0&!r1"] * 256), effect="g0")
+    rng = np.random.Generator(np.random.PCG64(5))
+    lines = [json.dumps({"certificate": [[int(rng.integers(256)), f"r{int(rng.integers(2))}", int(rng.integers(2))]
+                                         for _ in range(int(rng.integers(1, 5)))]}) for _ in range(5000)]
+
+    def peak(n: int) -> int:
+        tracemalloc.start()
+        try:
+            records = batch.verify_lines(str(EXAMPLES / "arbiter.hoa"), lambda: iter(lines[:n]), options,
+                                         file="certs.jsonl", best_match=True)
+            done = sum(1 for r in records if r["ap_f1"] is not None)
+            assert done == n
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    small, large = peak(2500), peak(5000)
+    assert large <= small * 1.15, (small, large)

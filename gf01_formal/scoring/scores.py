@@ -31,7 +31,7 @@ from gf01_formal.scoring.score import PRF_FIELDS
 from gf01_formal.scoring.values import Diagnostic, Scores
 from solvers import api
 from solvers.canonical import canonical, timesteps
-from solvers.limits import Limits, guarded
+from solvers.limits import Limits, Unknown, guarded
 from solvers.results import BestMatch
 
 #: Largest gold set ever listed; a larger one is only ranked by the symbolic best-match query, run by run.
@@ -89,7 +89,10 @@ class Scorer:
                 (api.check(self.problem, atoms).valid if valid is None else valid):
             # F1_AP = 1 exactly when the gold is C_a itself: a valid certificate in the gold set is its own gold.
             return BestMatch(canonical(self.problem, atoms), 1.0, 1.0, 1.0, 1.0, 1.0, 1.0)
-        golds = self._listed(limits)
+        try:
+            golds = self._listed(limits)
+        except Unknown as ex:  # counting or listing the gold set is this best match's work: it ran out
+            raise Unknown("best_match", ex.reason, ex.spent) from None
         if golds is not None:
             return golds.best_match(atoms)
         self._queries += 1
@@ -127,7 +130,7 @@ class Scorer:
         return Scores.of(with_best_match(self.problem, s, bm, self.gold_set_name))
 
 
-@guarded("gold_set")
+@guarded("best_match")
 def _count_and_list(problem: Problem, budget: int | None, *,
                     limits: Limits | None = None) -> tuple[int, list[Certificate] | None]:
     """|M_B(I)| (``budget`` None: M(I)), and its members in canonical order when one pass lists them
