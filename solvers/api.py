@@ -187,6 +187,25 @@ def sample(
     return forward.sample(problem, budget_t, k, seed, limits=limits)
 
 
+#: A gold set of ``count`` members at horizon T is listed by one forward pass (all of it drawn as a sample: the pass,
+#: then one walk of T steps per member) when count x T is at most this, layer by layer (one pass per Eff_t) beyond:
+#: one pass costs about a count, a walk about 8 us a step (docs/solvers.md, "Listing a gold set").
+ONE_PASS_CELLS = 16_384
+
+
+def list_members(
+    problem: Problem, budget_t: int | None, count: int, *, limits: Limits | None = None
+) -> list[Certificate]:
+    """All of M_B(I) (``budget_t`` None: M(I)), of ``count`` members (the caller counted them), in canonical order.
+
+    Never much slower than the count: a small set comes from one forward pass (:func:`sample` of every member); a
+    larger one layer by layer, stopped at its ``count``-th member (unstopped, the enumeration runs a pass for each empty
+    layer up to t*: 800 passes for the one member of an 800-step arbiter's M(I))."""
+    if count * problem.horizon <= ONE_PASS_CELLS and default_backend("enumerate_certificates", problem) == "forward":
+        return sample(problem, budget_t, count, 0, limits=limits)
+    return list(enumerate_certificates(problem, budget_t, count, limits=limits))
+
+
 def gold_digest(problem: Problem, cert: Iterable[Atom]) -> str:
     """sha256 hex digest of a certificate's canonical JSON (atoms ``[t, input_name, v]`` sorted, compact)."""
     return certificate_digest(problem, cert)
@@ -204,6 +223,7 @@ __all__ = [
     "default_backend",
     "enumerate_certificates",
     "gold_digest",
+    "list_members",
     "min1",
     "oracle",
     "sample",

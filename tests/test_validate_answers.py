@@ -37,7 +37,7 @@ def no_best_match(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError("a best match was computed again")
 
-    monkeypatch.setattr(scores, "best_match_among", refuse)
+    monkeypatch.setattr(scores.GoldList, "best_match", refuse)
     monkeypatch.setattr(scores.api, "best_match", refuse)
 
 

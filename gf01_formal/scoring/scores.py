@@ -1,9 +1,9 @@
 """Scoring a finished episode exactly (spec §5, §7.2-7.3): the MET-C/MET-M score, AP/TS precision, recall and F1
 against the best match in M(I) (or, as a chosen option, in M_B(I)), and the optional SubsetMin diagnostic.
 
-One :class:`Scorer` per instance serves every agent's run: the exact gold set behind the best match is built
-once (listed completely when it has at most ``GOLD_LIST_MAX`` members, else left to the symbolic best-match query
-per run, which is exact too). Nothing here guesses: a diagnostic that runs out of its limits is recorded as
+One :class:`Scorer` per instance serves every agent's run: each best match comes by the cheaper exact route (its
+class docstring: no query for a valid certificate, the gold set counted once and listed where that is cheaper than
+the symbolic best-match query per run). Nothing here guesses: a diagnostic that runs out of its limits is recorded as
 ``infeasible``, and a best match that runs out raises :class:`solvers.limits.Unknown` to the caller.
 
 >>> scorer = Scorer(problem)
@@ -26,14 +26,19 @@ from gf01_formal.scoring.certificates import (
     subset_min_diagnostic,
     with_best_match,
 )
+from gf01_formal.scoring.golds import GoldList
 from gf01_formal.scoring.score import PRF_FIELDS
 from gf01_formal.scoring.values import Diagnostic, Scores
 from solvers import api
-from solvers.limits import Limits, guarded
-from solvers.results import BestMatch, best_match_among
+from solvers.canonical import canonical, timesteps
+from solvers.limits import Limits, Unknown, guarded
+from solvers.results import BestMatch
 
-#: Largest gold set listed once and ranked per run; larger gold sets use the symbolic best-match query per run.
+#: Largest gold set ever listed; a larger one is only ranked by the symbolic best-match query, run by run.
 GOLD_LIST_MAX = 20_000
+#: A listed member costs about 1/256 of a symbolic best match (measured, docs/solvers.md "Scoring: listing or the
+#: symbolic best match"): a gold set is listed once the symbolic queries its scorer ran would have paid for it.
+MEMBERS_PER_QUERY = 256
 
 #: Best matches a scorer computed, by certificate (its atoms sorted).
 Answers = dict[Certificate, BestMatch]
@@ -43,38 +48,71 @@ AnswerBook = dict[tuple[str, str], Answers]
 
 @dataclass
 class Scorer:
-    """Scores certificates of one problem; the gold set (``gold_set_name``: M(I) by default, section 7.3; ``"MB"``:
-    M_B(I)) is built on first use and then shared. ``answers`` keeps every best match it computes, by certificate
-    (the panel's agents often commit the same one); a caller may hand in the answers an earlier scorer of the same
-    instance content and gold set computed in this campaign (never values read from a record)."""
+    """Scores certificates of one problem against the gold set (``gold_set_name``: M(I) by default, section 7.3;
+    ``"MB"``: M_B(I)). ``answers`` keeps every best match it computes, by certificate (the panel's agents often commit
+    the same one); a caller may hand in the answers an earlier scorer of the same instance content and gold set
+    computed in this campaign (never values read from a record).
+
+    Each best match is exact whichever way it is found, and the same (tests/test_scoring_gold.py): a valid certificate
+    (within B_T for M_B(I)) is its own gold, with no query; otherwise the gold set is counted once, and listed (then
+    ranked by :class:`~gf01_formal.scoring.golds.GoldList`) when that is cheaper than the symbolic best-match query:
+    at once when the listing is one pass (:func:`solvers.api.list_members`), or once the symbolic queries this scorer
+    ran would have paid for listing it (:data:`MEMBERS_PER_QUERY` members a query), never past
+    :data:`GOLD_LIST_MAX`."""
 
     problem: Problem
     limits: Limits | None = None
     gold_set_name: GoldSet = "M"
     answers: Answers = field(default_factory=dict)
-    _golds: list[Certificate] | None = field(default=None, init=False)
-    _listed: bool = field(default=False, init=False)
+    _members: int | None = field(default=None, init=False)
+    _golds: GoldList | None = field(default=None, init=False)
+    _queries: int = field(default=0, init=False)
 
     def gold_set(self) -> list[Certificate] | None:
         """The gold set in canonical order when it has at most GOLD_LIST_MAX members, else None (too large to list)."""
-        if not self._listed:
-            self._golds = _listing(self.problem, gold_budget(self.problem, self.gold_set_name), limits=self.limits)
-            self._listed = True
-        return self._golds
+        golds = self._listed(self.limits, force=True)
+        return None if golds is None else golds.golds
 
-    def best_match(self, atoms: Sequence[Atom]) -> BestMatch:
-        """The DEC-025 best match of ``atoms`` in the gold set with its AP/TS P/R/F1."""
+    def best_match(self, atoms: Sequence[Atom], *, valid: bool | None = None,
+                   limits: Limits | None = None) -> BestMatch:
+        """The DEC-025 best match of ``atoms`` in the gold set with its AP/TS P/R/F1. ``valid``: Valid(atoms) when the
+        caller knows it (else it is checked); ``limits``: those of this query (default: the scorer's)."""
         key = tuple(sorted(atoms))
         got = self.answers.get(key)
         if got is None:
-            golds = self.gold_set()
-            if golds is not None:
-                got = best_match_among(self.problem, atoms, golds)
-            else:
-                got = api.best_match(self.problem, atoms, gold_budget(self.problem, self.gold_set_name),
-                                     limits=self.limits)
-            self.answers[key] = got
+            got = self.answers[key] = self._answer(key, valid, self.limits if limits is None else limits)
         return got
+
+    def _answer(self, atoms: Certificate, valid: bool | None, limits: Limits | None) -> BestMatch:
+        budget = gold_budget(self.problem, self.gold_set_name)
+        if atoms and (budget is None or len(timesteps(atoms)) <= budget) and \
+                (api.check(self.problem, atoms).valid if valid is None else valid):
+            # F1_AP = 1 exactly when the gold is C_a itself: a valid certificate in the gold set is its own gold.
+            return BestMatch(canonical(self.problem, atoms), 1.0, 1.0, 1.0, 1.0, 1.0, 1.0)
+        try:
+            golds = self._listed(limits)
+        except Unknown as ex:  # counting or listing the gold set is this best match's work: it ran out
+            raise Unknown("best_match", ex.reason, ex.spent) from None
+        if golds is not None:
+            return golds.best_match(atoms)
+        self._queries += 1
+        return api.best_match(self.problem, atoms, budget, limits=limits)
+
+    def _listed(self, limits: Limits | None, *, force: bool = False) -> GoldList | None:
+        """The listed gold set, listing it now when the rule (class docstring) says so, or ``force`` and it is small
+        enough; None when it stays unlisted."""
+        if self._golds is not None:
+            return self._golds
+        budget = gold_budget(self.problem, self.gold_set_name)
+        if self._members is None:
+            self._members, listed = _count_and_list(self.problem, budget, limits=limits)
+            if listed is not None:
+                self._golds = GoldList(self.problem, listed)
+                return self._golds
+        n = self._members
+        if n <= GOLD_LIST_MAX and (force or (self._queries + 1) * MEMBERS_PER_QUERY >= n):
+            self._golds = GoldList(self.problem, api.list_members(self.problem, budget, n, limits=limits))
+        return self._golds
 
     def score_submitted(self, cert: ParsedCertificate) -> Scores:
         """The scores of a certificate as submitted (an imported one may be malformed: then it scores false, with
@@ -88,16 +126,20 @@ class Scorer:
     def score(self, atoms: Sequence[Atom]) -> Scores:
         """The scores of a well-formed certificate (an episode's is always well formed)."""
         s = score(self.problem, ParsedCertificate.of_atoms(self.problem, atoms))
-        return Scores.of(with_best_match(self.problem, s, self.best_match(atoms), self.gold_set_name))
+        bm = self.best_match(atoms, valid=s.valid)
+        return Scores.of(with_best_match(self.problem, s, bm, self.gold_set_name))
 
 
-@guarded("gold_set")
-def _listing(problem: Problem, budget: int | None, *, limits: Limits | None = None) -> list[Certificate] | None:
-    """M_B(I) (``budget`` None: M(I)) in canonical order when it has at most GOLD_LIST_MAX members, else None. One
-    guarded query for both steps: under isolating limits each guarded query is a process of its own (about 17 ms)."""
-    if api.count(problem, budget, limits=limits) > GOLD_LIST_MAX:
-        return None
-    return list(api.enumerate_certificates(problem, budget, limits=limits))
+@guarded("best_match")
+def _count_and_list(problem: Problem, budget: int | None, *,
+                    limits: Limits | None = None) -> tuple[int, list[Certificate] | None]:
+    """|M_B(I)| (``budget`` None: M(I)), and its members in canonical order when one pass lists them
+    (:data:`solvers.api.ONE_PASS_CELLS`). One guarded query for both steps: under isolating limits each guarded query
+    is a process of its own (about 17 ms)."""
+    members = api.count(problem, budget, limits=limits)
+    if members * problem.horizon > api.ONE_PASS_CELLS:
+        return members, None
+    return members, api.list_members(problem, budget, members, limits=limits)
 
 
 def diagnose(problem: Problem, atoms: Sequence[Atom], *, backend: str | None = None,
