@@ -99,16 +99,13 @@ def report_cmd(
     price: Annotated[str | None, typer.Option("--price-per-mtok", metavar="IN,OUT", help="Price per million input "
                                               "and output tokens: the headline adds each language model's cost.")]
     = None,
-<<<<<<< HEAD
     key: Annotated[Path | None, typer.Option("--key", metavar="PUBKEY", help="With --official: the evaluator's "
                                              "Ed25519 public key; every run must be signed by it, unchanged (as "
                                              "gf01 validate --key).")] = None,
-=======
     private_results: Annotated[Path | None, typer.Option("--private-results", metavar="FILE", help="A public "
                                                          "package's private_eval.results.json: the report starts "
                                                          "with its private_eval headline (the key holder's runs, "
                                                          "attested; docs/release.md).")] = None,
->>>>>>> release
     json_out: JsonOpt = False,
 ) -> None:
     """Report runs grouped by every spec §7.4 dimension, mode and agent, with 95 % intervals and their methods."""
@@ -129,11 +126,7 @@ def report_cmd(
                         field="--format")
     for path in outputs:
         if path is not None:
-<<<<<<< HEAD
-            check_output(path, inputs=[*runs, manifest, bundle, caps, key])
-=======
-            check_output(path, inputs=[*runs, manifest, bundle, caps, private_results])
->>>>>>> release
+            check_output(path, inputs=[*runs, manifest, bundle, caps, key, private_results])
     if official:
         from gf01_formal.report.release import refuse_core
 
@@ -151,11 +144,8 @@ def report_cmd(
     report = build_report(loaded, manifest=man, panel=panel if man is not None else None, price=prices,
                           caps=None if capset is None else capset.report_section())
     if official:
-<<<<<<< HEAD
         official_checks(report, runs, bundle=None if bundle is None else str(bundle), manifest=man, panel=panel,
                         key=key)
-=======
-        official_checks(report, runs, bundle=None if bundle is None else str(bundle), manifest=man, panel=panel)
     if private_results is not None:
         from gf01_formal.report.release import private_section, with_private
 
@@ -164,7 +154,6 @@ def report_cmd(
             raise Gf01Error("holds no private_eval headline (a package made before it carried one): leave out "
                             "--private-results", file=str(private_results))
         report = with_private(report, section)
->>>>>>> release
     written = []
     for path in outputs:
         kind = _format(fmt, path)
