@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from gf01_formal.artifacts import canonical_json
 from gf01_formal.runs.record import RecordSignature, RunRecord
-from gf01_formal.runs.signing import ALGORITHM, Signer, Verifier
+from gf01_formal.runs.signing import ALGORITHM, Signer, Verifier, stamp_fault
 from hoa.errors import Gf01Error, quote
 
 RECEIPT_SCHEMA = "gf01-formal.remote_receipt.v1"
@@ -85,24 +85,9 @@ def parse_receipt(data: Any, *, file: str | None = None) -> Receipt:
 
 def receipt_fault(receipt: Receipt, verifier: Verifier) -> str | None:
     """Why ``receipt`` is not signed by ``verifier``'s key as it stands (None: it is)."""
-    from cryptography.exceptions import InvalidSignature
-
-    stamp = receipt.signature
-    if stamp is None:
-        return "the receipt is not signed"
-    if stamp.alg != ALGORITHM:
-        return f"signed with {quote(stamp.alg, 40)}, not {ALGORITHM}"
-    if stamp.key != verifier.fingerprint:
-        return f"signed by key {quote(stamp.key, 70, bare=True)}, not by the key given ({verifier.fingerprint})"
-    try:
-        sig = bytes.fromhex(stamp.sig)
-    except ValueError:
-        return "the signature is not hex"
-    try:
-        verifier.key.verify(sig, _signed_bytes(receipt))
-    except InvalidSignature:
-        return "the signature does not match: the receipt was changed after it was signed (or forged)"
-    return None
+    return stamp_fault(receipt.signature, verifier, _signed_bytes(receipt), unsigned="the receipt is not signed",
+                       changed="the signature does not match: the receipt was changed after it was signed (or "
+                               "forged)")
 
 
 def record_fault(receipt: Receipt, records: dict[str, dict[str, Any]]) -> str | None:

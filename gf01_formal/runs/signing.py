@@ -130,11 +130,23 @@ def sign(record: RunRecord, signer: Signer) -> RunRecord:
 
 def signature_fault(record: RunRecord, verifier: Verifier) -> str | None:
     """Why ``record`` is not signed by ``verifier``'s key as it stands (None: it is)."""
+    return stamp_fault(record.signature, verifier, signed_bytes(record),
+                       unsigned="the record is not signed (an official run is signed by the evaluator's harness: "
+                                "--sign-key)",
+                       changed="does not match the record: the record was changed after it was signed (or the "
+                               "signature forged)")
+
+
+def stamp_fault(stamp: RecordSignature | None, verifier: Verifier, payload: bytes, *, unsigned: str,
+                changed: str) -> str | None:
+    """Why ``stamp`` is not ``verifier``'s signature of ``payload`` (None: it is); ``unsigned`` and ``changed`` say
+    what is missing or altered in the caller's words (a run record, a receipt)."""
     from cryptography.exceptions import InvalidSignature
 
-    stamp = record.signature
     if stamp is None:
-        return "the record is not signed (an official run is signed by the evaluator's harness: --sign-key)"
+        return unsigned
+    if stamp.alg != ALGORITHM:
+        return f"signed with {quote(stamp.alg, 40)}, not {ALGORITHM}"
     if stamp.key != verifier.fingerprint:
         return f"signed by key {quote(stamp.key, 70, bare=True)}, not by the key given ({verifier.fingerprint})"
     try:
@@ -142,9 +154,9 @@ def signature_fault(record: RunRecord, verifier: Verifier) -> str | None:
     except ValueError:
         return "the signature is not hex"
     try:
-        verifier.key.verify(sig, signed_bytes(record))
+        verifier.key.verify(sig, payload)
     except InvalidSignature:
-        return "does not match the record: the record was changed after it was signed (or the signature forged)"
+        return changed
     return None
 
 
