@@ -198,11 +198,19 @@ def enumerate_certificates(
     top = steps if budget_t is None else min(budget_t, steps)
     produced = 0
     n_in = problem.system.num_inputs
+    # The layers |TS| = k that hold a member, once an empty layer follows a full one (or three are empty): one pass
+    # under the whole budget names them, so a long horizon whose members are all small does not pay a pass per
+    # empty layer up to t*, while a --limit on a huge M(I) still pays only the small budgets' passes.
+    layers: set[int] | None = None
     for k in range(top + 1):
+        if layers is not None and k not in layers:
+            continue
         res = fw.run(PassSettings(k, "enumerate", edges=True), clock)
         assert res.edges is not None
         final_b = [o[0] for o in res.outcomes]
         if k not in final_b:
+            if layers is None and k < top and (produced > 0 or k >= 2):
+                layers = {o[0] for o in fw.run(PassSettings(top, "enumerate", track_steps=True), clock).outcomes}
             continue
         width = k * n_in + 1
 

@@ -141,3 +141,24 @@ def test_batch_verify_memory_is_flat_in_the_batch_size() -> None:
 
     small, large = peak(2500), peak(5000)
     assert large <= small * 1.15, (small, large)
+
+
+def test_enumerating_m_of_i_past_its_last_member_runs_a_few_passes(passes: list[int]) -> None:
+    """`gf01 enumerate --unbounded` of the 800-step arbiter listed its one member, then ran a pass for each empty
+    layer |TS| = 2 .. 800 (each over 800 steps: minutes); a pass under the whole budget names the layers left."""
+    problem = long_arbiter()
+    assert list(api.enumerate_certificates(problem, None)) == [((799, 0, 1),)]
+    assert passes[0] <= 4
+    # The same stop on a bounded enumeration, and nothing lost where the layers are full (arbiter at 40 steps).
+    assert list(api.enumerate_certificates(problem, 50)) == [((799, 0, 1),)]
+
+
+def test_enumerating_skips_no_member_where_layers_are_full() -> None:
+    """The layers named by the whole-budget pass lose nothing: every member of M(I) and M_B(I), in canonical order,
+    on machines whose members spread over several sizes."""
+    for name, problem in problems():
+        for budget in (None, problem.budget_t):
+            listed = list(api.enumerate_certificates(problem, budget))
+            assert len(listed) == api.count(problem, budget), name
+            assert listed == sorted(listed, key=lambda c: (len({t for t, _, _ in c}), len(c),
+                                                           [(t, problem.system.inputs[i], v) for t, i, v in c])), name
