@@ -10,15 +10,18 @@ effect = the first bad-state property (else the first output) at t* = T - 1, har
 (issue 28's targets: B_T = 4). Every (design, T) runs in a fresh process, so its peak resident memory (``peak_mib``,
 the process and the query processes it waited for: ``getrusage``'s maxrss) is its own. Columns:
 
-- import: ``instance_from_aiger`` with the measurement (knobs and certification), its counts bounded by 5 s as
-  ``gf01 import aiger`` does by default;
+- import: ``instance_from_aiger`` with the measurement (knobs and certification) within a budget of 5 s for the
+  whole measurement, as ``gf01 import aiger`` has by default (the command counts its 5 s from its start, interpreter
+  start-up included; here they count from the measurement's start);
 - oracle: the (Eff_t, Eff_a)-least valid certificate by SAT on the unrolling (proven optimal), or none;
 - verify: Suff and Min1 of the oracle's certificate (else a seeded random one) by bit-parallel simulation;
 - best match: the DEC-025 gold of the empty certificate and of a seeded random one (SAT optimisation);
 - count: |M_B(I)| by the default backend (the SAT search that learns Min1, then Ganak when installed);
   each query under ``--seconds``, past it ``unknown``.
 
-Timings are wall-clock on whatever else the machine runs.
+Every timing is given as wall and CPU seconds (``*_s``, ``*_cpu_s``: user + system of the row's process and of the
+query processes it waited for), with the load average as the row started (``load``): on a shared machine the wall
+caps are what the row's share of a core allowed, the CPU seconds what the work cost.
 """
 
 from __future__ import annotations
