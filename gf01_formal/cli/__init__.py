@@ -58,6 +58,8 @@ def main(argv: list[str] | None = None, *, started: float | None = None) -> int:
             return _status_of(ex, json_out="--json" in args)
         except KeyboardInterrupt:
             return _interrupted()
+    finally:
+        _started = None  # outside a command, its time counts from now (command_started)
 
 
 def _invoke(args: list[str]) -> int:
