@@ -10,15 +10,18 @@ effect = the first bad-state property (else the first output) at t* = T - 1, har
 (issue 28's targets: B_T = 4). Every (design, T) runs in a fresh process, so its peak resident memory (``peak_mib``,
 the process and the query processes it waited for: ``getrusage``'s maxrss) is its own. Columns:
 
-- import: ``instance_from_aiger`` with the measurement (knobs and certification), its counts bounded by 5 s as
-  ``gf01 import aiger`` does by default;
+- import: ``instance_from_aiger`` with the measurement (knobs and certification) within a budget of 5 s for the
+  whole measurement, as ``gf01 import aiger`` has by default (the command counts its 5 s from its start, interpreter
+  start-up included; here they count from the measurement's start);
 - oracle: the (Eff_t, Eff_a)-least valid certificate by SAT on the unrolling (proven optimal), or none;
 - verify: Suff and Min1 of the oracle's certificate (else a seeded random one) by bit-parallel simulation;
 - best match: the DEC-025 gold of the empty certificate and of a seeded random one (SAT optimisation);
 - count: |M_B(I)| by the default backend (the SAT search that learns Min1, then Ganak when installed);
   each query under ``--seconds``, past it ``unknown``.
 
-Timings are wall-clock on whatever else the machine runs.
+Every timing is given as wall and CPU seconds (``*_s``, ``*_cpu_s``: user + system of the row's process and of the
+query processes it waited for), with the load average as the row started (``load``): on a shared machine the wall
+caps are what the row's share of a core allowed, the CPU seconds what the work cost.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -137,7 +141,8 @@ def _timed(row: dict[str, object], key: str, fn: Callable[[], object]) -> object
 def measure(path: Path, horizon: int, seconds: float, seed: int, budget_t: int | None = None) -> dict[str, object]:
     """One (design, T) row."""
     opts = dataclasses.replace(task(path, horizon, seed), budget_t=budget_t)
-    row: dict[str, object] = {"design": path.name, "T": horizon}
+    # The machine's load as the row starts: wall times are only as good as the share of a core the row got.
+    row: dict[str, object] = {"design": path.name, "T": horizon, "load": round(os.getloadavg()[0], 1)}
     t0, c0 = time.perf_counter(), cpu_seconds()
     inst = instance_from_aiger(binary(parse_file(path)), opts, source=str(path), measure=True,
                                count_limits=Limits(seconds=5.0))
@@ -181,26 +186,37 @@ def peak_mib() -> float:
 
 
 def _cell(row: dict[str, object], key: str) -> str:
-    value, secs = row.get(key), row.get(f"{key}_s")
+    """A query's cell: its answer (or ``unknown``), wall seconds, and CPU seconds beside them."""
+    value, secs, cpu = row.get(key), row.get(f"{key}_s"), row.get(f"{key}_cpu_s")
     if isinstance(value, str) and value.startswith("unknown"):
-        return f"unknown ({secs} s)"
+        reason = value[len("unknown ("):-1]
+        return f"unknown ({reason}) {secs} s / {cpu} s"
     if isinstance(value, list):
         value = f"({value[0]}, {value[1]})"
-    return f"{'none' if value is None else value} in {secs} s"
+    return f"{'none' if value is None else value} in {secs} s / {cpu} s"
 
 
 def table(rows: list[dict[str, object]]) -> str:
-    """The markdown table of docs/performance.md from the JSON rows, one line per (design, T), in file order."""
-    out = ["| design | I / L / A | T | import | oracle (Eff_t, Eff_a) | verify | best match, empty C: F1_AP | "
-           "best match, random C: F1_AP | \\|M_B(I)\\| | peak MiB |", "|" + "---|" * 10]
-    for r in sorted(rows, key=lambda r: (str(r["design"]), int(r["T"]))):  # type: ignore[call-overload]
-        if "error" in r:
-            out.append(f"| {r['design']} | | {r['T']} | error: {r['error']} | | | | | | |")
-            continue
-        out.append(f"| {r['design']} | {r['inputs']} / {r['latches']} / {r['ands']} | {r['T']} | {r['import_s']} s "
-                   f"| {_cell(r, 'oracle')} | {r['verify_s']} s | {_cell(r, 'bm_empty')} | {_cell(r, 'bm_random')} "
-                   f"| {_cell(r, 'count')} | {r.get('peak_mib', '')} |")
-    return "\n".join(out)
+    """The markdown tables of docs/performance.md from the JSON rows: one per horizon, one line per design (the
+    last row of a (design, T) pair when it was run twice), wall / CPU seconds in every cell."""
+    latest = {(str(r["design"]), int(r["T"])): r for r in rows}  # type: ignore[call-overload]
+    out: list[str] = []
+    for horizon in sorted({t for _, t in latest}):
+        out += [f"T = {horizon}:", "",
+                "| design | I / L / A | load | import | oracle (Eff_t, Eff_a) | verify | best match, empty C: "
+                "F1_AP | best match, random C: F1_AP | \\|M_B(I)\\| | peak MiB |", "|" + "---|" * 10]
+        for (design, t), r in sorted(latest.items()):
+            if t != horizon:
+                continue
+            if "error" in r:
+                out.append(f"| {design} | | | error: {r['error']} | | | | | | |")
+                continue
+            out.append(f"| {design} | {r['inputs']} / {r['latches']} / {r['ands']} | {r.get('load', '')} | "
+                       f"{r['import_s']} s / {r['import_cpu_s']} s | {_cell(r, 'oracle')} | "
+                       f"{r['verify_s']} s / {r['verify_cpu_s']} s | {_cell(r, 'bm_empty')} | "
+                       f"{_cell(r, 'bm_random')} | {_cell(r, 'count')} | {r.get('peak_mib', '')} |")
+        out.append("")
+    return "\n".join(out).rstrip()
 
 
 def main() -> None:

@@ -36,6 +36,8 @@ GRACE = 0.5
 #: Seconds between two readings of a guarded child's resident memory under a memory limit.
 POLL = 0.02
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+#: Exit codes of a child killed for a resource from outside (the negated signal numbers).
+_RESOURCE_KILLS = frozenset(-int(getattr(signal, name)) for name in ("SIGKILL", "SIGXCPU") if hasattr(signal, name))
 
 
 def resident_mib(pid: int | str = "self") -> float | None:
@@ -340,6 +342,13 @@ def _receive(query: str, proc: Any, recv: Any, limits: Limits, started: float) -
         return recv.recv()
     except EOFError:
         proc.join()
+        if proc.exitcode in _RESOURCE_KILLS:
+            # Killed from outside for a resource (ulimit -t sends SIGXCPU, then SIGKILL; the out-of-memory killer
+            # sends SIGKILL): a limit the query ran out of, as its own caps would be, not a bug (issue 28: an exit 70).
+            name = signal.Signals(-proc.exitcode).name
+            raise Unknown(query, f"the solver process was killed by {name} (a resource limit from outside: "
+                          "ulimit, or the system out of memory)",
+                          {"seconds": round(time.monotonic() - started, 3)}) from None
         raise RuntimeError(f"{query}: the solver process ended without an answer (exit code {proc.exitcode})") from None
 
 

@@ -96,3 +96,32 @@ def test_a_guarded_query_dies_with_its_caller() -> None:
     finally:
         proc.kill()
         proc.wait()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="kills by signal, reads the exit code")
+@pytest.mark.parametrize("signame", ["SIGKILL", "SIGXCPU"])
+def test_a_guarded_query_killed_from_outside_is_unknown_not_an_internal_error(signame: str) -> None:
+    """A guarded query's child killed by a resource limit from outside (``ulimit -t``: SIGXCPU, then SIGKILL; the
+    out-of-memory killer: SIGKILL) answers Unknown naming the signal, as a cap of its own would (it was an exit 70,
+    issue 28); a child that ends otherwise without an answer (here SIGTERM) stays an internal error."""
+    import os
+    import signal
+
+    from solvers.limits import Limits, Unknown, guarded
+
+    @guarded("count")
+    def killed(*, limits: Limits) -> int:
+        os.kill(os.getpid(), getattr(signal, signame))
+        return 0
+
+    with pytest.raises(Unknown) as got:
+        killed(limits=Limits(seconds=60))
+    assert got.value.query == "count" and signame in got.value.reason
+
+    @guarded("count")
+    def crashed(*, limits: Limits) -> int:
+        os.kill(os.getpid(), signal.SIGTERM)
+        return 0
+
+    with pytest.raises(RuntimeError, match="exit code -15"):
+        crashed(limits=Limits(seconds=60))

@@ -23,7 +23,7 @@ from gf01_formal.instances.greedy import greedy_certificate
 from gf01_formal.instances.model import Certification, Complexity
 from solvers import api
 from solvers.canonical import certificate_to_json, timesteps
-from solvers.limits import Limits, Unknown, guarded
+from solvers.limits import GRACE, Limits, Unknown, guarded
 from solvers.results import OracleResult
 
 
@@ -46,10 +46,18 @@ def exact_count(
     positions = (problem.t_star + 1) * problem.system.num_inputs
     if max_positions is not None and positions > max_positions:
         return None, f"not counted: {positions} flip positions exceed count_max_positions {max_positions}"
+    if _spent(limits):
+        return None, f"unknown: {limits.time_reason()}"  # type: ignore[union-attr]  # (_spent: not None)
     try:
         return api.count(problem, problem.budget_t, backend, limits=limits), None
     except Unknown as ex:
         return None, f"unknown: {ex.reason}"
+
+
+def _spent(limits: Limits | None) -> bool:
+    """Whether ``limits`` leave no time at all: the query is then unknown without being started (a guarded query
+    would fork a child only to have it stop, and be killed a grace period later)."""
+    return limits is not None and limits.seconds is not None and limits.seconds <= 0
 
 
 @dataclass(frozen=True)
@@ -87,7 +95,9 @@ def measure_complexity(
     """
     hard = hard_problem(problem)
     oracle_note = None
-    if hard_eff_t is None:
+    if hard_eff_t is None and _spent(oracle_limits):
+        oracle_note = f"unknown: {oracle_limits.time_reason()}"  # type: ignore[union-attr]  # (_spent: not None)
+    elif hard_eff_t is None:
         try:
             res = api.oracle(hard, None, queries.oracle_backend, limits=oracle_limits)
             hard_eff_t = res.eff_t if res is not None else None
@@ -157,6 +167,8 @@ def bounded_greedy(problem: Problem, limits: Limits | None) -> tuple[Certificate
     budget (issue 28). Past the cap it is recorded as not found: (None, False)."""
     if limits is None or limits.seconds is None:
         return greedy_result(problem)
+    if _spent(limits):
+        return None, False
     try:
         return _greedy_within(problem, limits=Limits(seconds=limits.seconds))
     except Unknown:
@@ -174,6 +186,7 @@ def certify(
     known_count: tuple[int | None, str | None] | None = None,
     known_oracle: OracleResult | object | None = _UNSET,
     known_greedy: tuple[Certificate | None, bool] | None = None,
+    deadline: Callable[[], Limits | None] | None = None,
     done: Callable[[], None] | None = None,
 ) -> Certification:
     """Exact facts about ``problem`` as stored: base outcome, optimal valid certificate, |M_B(I)|, greedy result.
@@ -181,17 +194,20 @@ def certify(
     ``known_count`` passes an already-computed (count, note) for the same problem and budget; ``known_oracle`` the
     answer of ``api.oracle(problem, problem.budget_t, queries.oracle_backend)`` and ``known_greedy`` that of
     :func:`greedy_result` (neither reads B_A, so a problem without it asked the same query), so that no query is
-    asked twice; ``done`` is called after each of the four queries (oracle, count, greedy, base run), for a progress
-    display.
+    asked twice; ``deadline``, when given, is asked for the limits of the count and of the greedy certifier as each
+    starts (what a shared budget has left), in place of ``queries.count_limits``; ``done`` is called after each of
+    the four queries (oracle, count, greedy, base run), for a progress display.
     """
     tick = done or (lambda: None)
+    limits_now = deadline or (lambda: queries.count_limits)
     names = problem.system.inputs
     best = (api.oracle(problem, problem.budget_t, queries.oracle_backend) if known_oracle is _UNSET
             else cast("OracleResult | None", known_oracle))
     tick()
-    gold, note = known_count or queries.count(problem)
+    gold, note = known_count or exact_count(problem, backend=queries.count_backend, limits=limits_now(),
+                                            max_positions=queries.count_max_positions)
     tick()
-    greedy, greedy_ok = known_greedy or bounded_greedy(problem, queries.count_limits)
+    greedy, greedy_ok = known_greedy or bounded_greedy(problem, limits_now())
     tick()
     base = api.suff(problem, ())
     tick()
@@ -232,10 +248,18 @@ def measure(
 ) -> Measured:
     """Measure the knobs, settle the window (``window``, or w(I) when None) and certify the instance with it.
 
-    The hard-mode count is asked once: it is the knob, and in hard mode also the instance's |M_B(I)|. The time cap
-    of ``count_limits`` bounds both counts together (the second gets what the first left), not each one.
-    ``progress`` is told ``(queries answered, MEASURE_QUERIES)`` after each of the six queries (the hard-mode count,
-    the knobs' oracle, then :func:`certify`'s four).
+    The time cap of ``count_limits`` is a budget of the whole measurement, not of each query: every query that may
+    end unknown (the counts, the knobs' oracle over M(I), the greedy certifier) gets what the ones before it left,
+    and one that finds nothing left is recorded as unknown without being started. The certification's oracle (the
+    instance's optimal certificate within B_T, which an instance records exactly) always runs to its answer.
+
+    No query is asked twice, or asked at all when an answer already known decides it: in hard mode the instance's
+    oracle (its window plays no part) runs first; its "none within B_T" is an exact |M_B(I)| of 0, and its
+    certificate gives the knob's Eff_t over M(I) (a valid certificate with fewer timesteps would be within B_T too),
+    so the knobs' unbudgeted oracle runs only when none is found within B_T; the hard-mode count is the knob and, in
+    hard mode, the instance's |M_B(I)|.
+    ``progress`` is told ``(queries answered, MEASURE_QUERIES)`` after each of the six steps (the hard-mode count,
+    in hard mode with the oracle; the knobs' oracle; then :func:`certify`'s four), asked or known.
     """
     started = time.monotonic()
     answered = 0
@@ -250,16 +274,28 @@ def measure(
         if count_limits is None or count_limits.seconds is None:
             return count_limits
         given = count_limits.seconds if count_limits.given_seconds is None else count_limits.given_seconds
-        return replace(count_limits, seconds=max(0.0, count_limits.seconds - (time.monotonic() - started)),
+        # A guarded query may run GRACE past its cap before it is killed: its cap ends that much earlier, so that
+        # the measurement ends within its budget.
+        return replace(count_limits, seconds=max(0.0, count_limits.seconds - GRACE - (time.monotonic() - started)),
                        given_seconds=given)
 
     hard = hard_problem(problem)
-    count = exact_count(hard, limits=left(), max_positions=count_max_positions)
+    known_oracle: OracleResult | object | None = _UNSET
+    hard_eff_t = None
+    if problem.mode == "hard":
+        # The instance's own oracle first (its window plays no part in hard mode): it is always decided, and it
+        # decides an empty M_B(I) and the knob's Eff_t, so the budget goes to the queries it leaves open.
+        known_oracle = best = api.oracle(problem, problem.budget_t)
+        hard_eff_t = None if best is None else best.eff_t
+        count = (0, None) if best is None else exact_count(hard, limits=left(), max_positions=count_max_positions)
+    else:
+        count = exact_count(hard, limits=left(), max_positions=count_max_positions)
     tick()
-    complexity = measure_complexity(problem, hard_count=count, oracle_limits=count_limits)
+    complexity = measure_complexity(problem, hard_count=count, hard_eff_t=hard_eff_t, oracle_limits=left())
     tick()
     w = complexity.window if window is None else window
     final = replace(problem, window=w)
     cert = certify(final, QuerySettings(count_limits=left(), count_max_positions=count_max_positions),
-                   known_count=count if problem.mode == "hard" else None, done=tick)
+                   known_count=count if problem.mode == "hard" else None, known_oracle=known_oracle,
+                   deadline=left, done=tick)
     return Measured(complexity, w, cert)
