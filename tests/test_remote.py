@@ -119,7 +119,7 @@ def split(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
                  str(d / "private.json")]) == 0
     store = TokenStore(d / "tokens.json")
     tokens = {"alpha": store.issue("alpha", oracle=True), "beta": store.issue("beta", episodes_per_day=1),
-              "baselines": store.issue("baselines", concurrent=8, oracle=True)}
+              "baselines": store.issue("baselines", concurrent=8, oracle=True, panel=True)}
     (d / "agent.py").write_text(AGENT)
     return {"dir": d, "private": private, "tokens": tokens, "bundle": d / "private.json",
             "manifest": d / "manifest.json", "key": d / "sign.key", "pub": d / "sign.key.pub"}
@@ -188,17 +188,13 @@ def test_the_panel_and_a_sandboxed_program_on_every_track(server: Any, split: di
     again = json.loads(remote(server, split["tokens"]["baselines"], receipts, *panel).stdout)
     assert again["played"] == 0 and len(receipts.read_text().splitlines()) == len(PANEL) * n
     # The leaderboard: the report's headline, team agents and the baseline panel side by side, nothing per instance.
-    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=CEILING)
-    conn.request("GET", "/v1/leaderboard")
-    board = json.loads(conn.getresponse().read())
-    conn.request("GET", "/leaderboard")
-    page = conn.getresponse().read().decode()
-    conn.close()
+    board, page = board_of(server)
     report = json.loads(gf01("report", str(server.runs), "--format", "json").stdout)
     assert [{**r["key"]} for r in report["headline"]] == [r["key"] for r in board["rows"]]
     for row, head in zip(board["rows"], report["headline"], strict=True):
         assert sorted(row["teams"] + row["baselines"], key=lambda a: a["agent"]) == head["agents"]
         assert {a["agent"].split("/")[1] for a in row["baselines"]} <= set(PANEL)
+        assert all(a["agent"].startswith("baselines/") for a in row["baselines"])
     assert "baselines/oracle" in page and "alpha/cmd:agent.py" in page
     text = json.dumps(board)
     assert not any(iid in text or iid in page for iid in split["private"])
@@ -218,6 +214,35 @@ def test_remote_runs_are_local_runs(server: Any, split: dict[str, Any], tmp_path
     for iid, rec in mine.items():
         for field in ("steps", "certificate", "score_c", "goal", "eff_t", "eff_a", "best_match_gold", "status"):
             assert rec[field] == theirs[iid][field], (iid, field)
+
+
+def board_of(server: Any) -> tuple[dict[str, Any], str]:
+    """The leaderboard's JSON and page."""
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=CEILING)
+    conn.request("GET", "/v1/leaderboard")
+    board = json.loads(conn.getresponse().read())
+    conn.request("GET", "/leaderboard")
+    page = conn.getresponse().read().decode()
+    conn.close()
+    return board, page
+
+
+def test_a_teams_agent_named_like_a_baseline_is_the_teams(server: Any, split: dict[str, Any], tmp_path: Path) -> None:
+    """The baseline column holds the runs played under the operator's panel token (issued with --panel), whatever
+    their agents are called: a team that plays the built-in ``oracle`` is listed as that team's agent, never as a
+    baseline; the figures stay the report's."""
+    remote(server, split["tokens"]["alpha"], tmp_path / "r.jsonl", "--agent", "oracle", "--limit", "1")
+    board, page = board_of(server)
+    (row,) = [r for r in board["rows"] if r["key"]["eval_track"] == "EVAL-OC"]
+    assert "alpha/oracle" in [a["agent"] for a in row["teams"]]
+    assert board["panel"] == ["baselines"]
+    for r in board["rows"]:
+        assert all(a["agent"].startswith("baselines/") for a in r["baselines"])
+        assert not any(a["agent"].startswith("baselines/") for a in r["teams"])
+    assert "<tr><td>alpha/oracle</td><td>team</td>" in page
+    report = json.loads(gf01("report", str(server.runs), "--format", "json").stdout)
+    for r, head in zip(board["rows"], report["headline"], strict=True):
+        assert sorted(r["teams"] + r["baselines"], key=lambda a: a["agent"]) == head["agents"]
 
 
 def _trace(server: Any, token: str, spec: AgentSpec, iid: str) -> list[str]:

@@ -127,14 +127,14 @@ ROUTES = [
 
 
 class _Board:
-    """The leaderboard, made again only when the runs file changed."""
+    """The leaderboard, made again only when the runs file or the operator's teams (the tokens file) changed."""
 
     def __init__(self, server: EvalServer) -> None:
         import threading
 
         self._server = server
         self._lock = threading.Lock()
-        self._stamp: tuple[int, int] | None = None
+        self._stamp: tuple[Any, ...] | None = None
         self._board: dict[str, Any] | None = None
 
     def __call__(self) -> dict[str, Any]:
@@ -142,10 +142,11 @@ class _Board:
 
         path = self._server.runs_path
         with self._lock:
+            panel = self._server.tokens.panel_teams()
             st = path.stat() if path.exists() else None
-            stamp = None if st is None else (st.st_size, st.st_mtime_ns)
+            stamp = (None if st is None else (st.st_size, st.st_mtime_ns), panel)
             if self._board is None or stamp != self._stamp:
-                self._board, self._stamp = leaderboard(path), stamp
+                self._board, self._stamp = leaderboard(path, panel), stamp
             return self._board
 
 
