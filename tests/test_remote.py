@@ -458,3 +458,31 @@ def test_a_model_calls_its_tool_over_the_wire(server: Any, split: dict[str, Any]
         log = (Path(f"{server.runs}.d") / "tool-logs" / f"{rec['tool_log_hash']}.jsonl").read_text().splitlines()
         assert len(log) - 1 == len(rec["steps"])  # the header, then one planner call per step
         assert "sk-test-remote" not in json.dumps(rec)
+
+
+def test_a_runs_scoring_limits_reach_the_shared_scorer(split: dict[str, Any]) -> None:
+    """The server's scorer is shared by the episodes of an instance: the limits a run's scoring sets
+    (``score_within``, as ``play_run`` calls it in the episode's thread) are the ones its queries run under, so a
+    scoring past them is the run's harness_error, as locally, never an unbounded query on the server."""
+    import threading
+
+    from gf01_formal.remote.state import _LockedScorer
+    from gf01_formal.runs.scoring_limit import score_within
+    from gf01_formal.scoring.scores import Scorer
+    from solvers.limits import Unknown
+
+    loaded = load_set(split["bundle"])
+    inst = loaded.instances[0]
+    shared = _LockedScorer(Scorer(loaded.problem(inst)))
+    caught: list[BaseException] = []
+
+    def episode() -> None:  # an episode's thread: limits are checked at each step of a query
+        try:
+            score_within(shared, [], seconds=0.0)
+        except BaseException as ex:  # the test reads what it was
+            caught.append(ex)
+
+    worker = threading.Thread(target=episode)
+    worker.start()
+    worker.join(CEILING)
+    assert len(caught) == 1 and isinstance(caught[0], Unknown), caught

@@ -3,8 +3,9 @@ functions, the same guard as ``gf01 serve`` (host check on loopback, security he
 Guard`), bodies read within their size limits and deadline (:func:`gf01_formal.web.app.read_json`), and
 :func:`serve`, which runs it on uvicorn.
 
-Every request that waits on an episode (an open, a line) waits in a worker thread of its own limiter, so 50 agents
-that each wait for their next observation do not starve the others.
+A line's request waits for the episode's answer on the event loop itself (the episode's thread wakes it): no
+worker thread a line. An open (once an episode), the plan and the leaderboard run in worker threads of their own
+limiter, so that they never hold up the loop.
 """
 
 from __future__ import annotations
@@ -82,7 +83,7 @@ async def api_line(request: Request) -> Response:
     server = _state(request)
     team = server.team(request.headers.get("authorization"))
     body = await _body(request, LineRequest, LINE_LIMIT)
-    return Canonical(await _blocking(request, server.line, team, request.path_params["episode"], body))
+    return Canonical(await server.line(team, request.path_params["episode"], body))
 
 
 async def api_leaderboard(request: Request) -> Response:

@@ -108,6 +108,10 @@ class TokenStore:
         self._stamp: tuple[int, int, int] | None = None
         self.rows: list[TokenRow] = []
         self._must_exist = must_exist
+        self._by_id: dict[str, TokenRow] = {}
+        #: Tokens checked since the file was last read (token -> its team): a request of a known token costs a stat
+        #: and a dict lookup, not a hash (the file's change empties it).
+        self._known: dict[str, Team] = {}
         self.reload()
 
     @classmethod
@@ -122,7 +126,7 @@ class TokenStore:
         except FileNotFoundError:
             if self._must_exist:
                 raise Gf01Error("cannot read: no such file (gf01 eval token issue makes it)", file=name) from None
-            self._stamp, self.rows = None, []
+            self._stamp, self.rows, self._by_id, self._known = None, [], {}, {}
             return
         except OSError as ex:
             raise Gf01Error(f"cannot read: {ex.strerror or ex}", file=name) from None
@@ -140,6 +144,8 @@ class TokenStore:
             raise Gf01Error(f"not a tokens file (schema_version {TOKENS_SCHEMA})", file=name, field="schema_version")
         parsed: TokensFile = validate_model(TokensFile, data, file=name)
         self.rows, self._stamp = list(parsed.tokens), stamp
+        self._by_id = {r.token_id: r for r in self.rows}
+        self._known = {}
 
     def _save(self) -> None:
         body = TokensFile(tokens=self.rows).model_dump(mode="json")
@@ -182,13 +188,18 @@ class TokenStore:
         self.reload()
         if not token:
             raise Refused(401, "no token: send Authorization: Bearer <token> (gf01 eval token issue makes one)")
+        known = self._known.get(token)
+        if known is not None:
+            return known
         match = TOKEN.fullmatch(token)
-        row = None if match is None else next((r for r in self.rows if r.token_id == match.group(1)), None)
+        row = None if match is None else self._by_id.get(match.group(1))
         if row is None or not hmac.compare_digest(row.sha256, _digest(token)):
             raise Refused(401, "the token is not valid on this server")
         if row.revoked:
             raise Refused(403, f"the token {row.token_id} of team {row.team} is revoked")
-        return Team(row.team, row.token_id, row.episodes_per_day, row.concurrent, row.oracle, row.panel)
+        team = Team(row.team, row.token_id, row.episodes_per_day, row.concurrent, row.oracle, row.panel)
+        self._known[token] = team
+        return team
 
     def panel_teams(self) -> frozenset[str]:
         """The operator's teams (issued with ``panel``): their runs are the leaderboard's baseline panel, whatever
