@@ -486,3 +486,123 @@ def test_a_runs_scoring_limits_reach_the_shared_scorer(split: dict[str, Any]) ->
     worker.start()
     worker.join(CEILING)
     assert len(caught) == 1 and isinstance(caught[0], Unknown), caught
+
+
+def test_a_model_plays_eval_oc_with_the_oracle_over_the_wire(server: Any, split: dict[str, Any],
+                                                             tmp_path: Path) -> None:
+    """``--agent llm`` on EVAL-OC with --remote: the model (a scripted OpenAI-compatible provider) calls
+    oracle-exact-search-v1 with null atoms, the evaluation server answers the certificate (and logs the call), and
+    the model plays it step by step: every run certified."""
+    import re
+
+    from llm_server import Call, Reply, ScriptedServer
+
+    def script(call: Call) -> Reply:
+        answers = [json.loads(m["content"]) for m in call.messages if m.get("role") == "tool"]
+        certs = [a["certificate"] for a in answers if a.get("certificate")]
+        if not certs:
+            return Reply(tool_calls=(("oracle-exact-search-v1", {"atoms": None}),))
+        seen = re.findall(r'"t":(\d+)', call.last_user) if '"type":"observation"' in call.last_user else []
+        t = int(seen[0]) + 1 if seen else 0
+        return Reply(json.dumps({"set": {name: v for s, name, v in certs[-1] if s == t}}))
+
+    receipts = tmp_path / "llm-oc.jsonl"
+    with ScriptedServer(script) as model:
+        out = gf01("evaluate", "--remote", server.url, "--agent", "llm", "--model", "m-oc", "--base-url", model.url,
+                   "--track", "EVAL-OC", "--limit", "2", "-o", str(receipts), "--json",
+                   env={"GF01_TOKEN": split["tokens"]["alpha"], "OPENAI_API_KEY": "sk-test-remote"})
+    assert json.loads(out.stdout)["statuses"] == {"completed": 2}
+    runs = [r for r in latest(server.runs).values() if r["agent_spec"]["params"].get("model") == "m-oc"]
+    assert len(runs) == 2 and {r["eval_track"] for r in runs} == {"EVAL-OC"}
+    assert all(r["score_c"] == 1 for r in runs)  # the oracle's certificate, asked over the wire, played
+    for rec in runs:
+        log = (Path(f"{server.runs}.d") / "tool-logs" / f"{rec['tool_log_hash']}.jsonl").read_text().splitlines()
+        calls = [json.loads(x) for x in log[1:]]
+        assert calls and all(c["tool"] == "oracle-exact-search-v1" for c in calls)
+    assert all(json.loads(line)["eval_track"] == "EVAL-OC" for line in receipts.read_text().splitlines())
+
+
+def _self_signed(d: Path) -> tuple[Path, Path]:
+    """A certificate for localhost and 127.0.0.1, signed by its own key (test data only)."""
+    import datetime
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    now = datetime.datetime(2025, 1, 1, tzinfo=datetime.UTC)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(1).not_valid_before(now).not_valid_after(now + datetime.timedelta(days=3650))
+            .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost"),
+                                                        x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+                           critical=False)
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .sign(key, hashes.SHA256()))
+    (d / "cert.pem").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    (d / "key.pem").write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                                  serialization.NoEncryption()))
+    return d / "cert.pem", d / "key.pem"
+
+
+def test_https_with_a_self_signed_certificate(split: dict[str, Any], tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """An evaluation server behind TLS (uvicorn with a certificate made here): ``gf01 evaluate --remote https://``
+    plays through it when SSL_CERT_FILE names the certificate, and refuses at once, in one line, when it does not
+    trust it (never a retry loop); a plain http:// URL to another machine warns that the token goes in the clear."""
+    import threading
+
+    import uvicorn
+
+    from gf01_formal.remote.client import cleartext_warning, evaluate_remote
+    from gf01_formal.remote.server import create_app
+    from gf01_formal.remote.state import EvalServer as State
+    from gf01_formal.runs.signing import load_signer
+    from gf01_formal.web.app import LOOPBACK_NAMES
+    from gf01_formal.web.server import bind
+
+    cert, key = _self_signed(tmp_path)
+    state = State(split["bundle"], split["manifest"], tmp_path / "runs.jsonl", split["dir"] / "tokens.json",
+                  load_signer(split["key"]))
+    sock = bind("127.0.0.1", 0)
+    port = sock.getsockname()[1]
+    config = uvicorn.Config(create_app(state, allowed_hosts=set(LOOPBACK_NAMES)), log_level="warning",
+                            lifespan="off", ssl_certfile=str(cert), ssl_keyfile=str(key))
+    tls = uvicorn.Server(config)
+    thread = threading.Thread(target=tls.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + CEILING
+        while not tls.started:
+            assert thread.is_alive() and time.monotonic() < deadline
+            time.sleep(0.05)
+        url = f"https://localhost:{port}"
+        token = {"GF01_TOKEN": split["tokens"]["alpha"]}
+        out = gf01("evaluate", "--remote", url, "--agent", "random", "--limit", "1", "-o", str(tmp_path / "r.jsonl"),
+                   "--json", env={**token, "SSL_CERT_FILE": str(cert)})
+        assert json.loads(out.stdout)["statuses"] == {"completed": 1}
+        (rec,) = latest(tmp_path / "runs.jsonl").values()
+        assert rec["status"] == "completed" and rec["agent_spec"]["params"]["team"] == "alpha"
+        untrusted = gf01("evaluate", "--remote", url, "--agent", "random", "--limit", "1", "-o",
+                         str(tmp_path / "r2.jsonl"), env={**token, "SSL_CERT_FILE": str(tmp_path / "none.pem")},
+                         check=False)
+        assert untrusted.returncode == 2 and "certificate is not trusted" in untrusted.stderr
+        assert "SSL_CERT_FILE" in untrusted.stderr and "Traceback" not in untrusted.stderr
+    finally:
+        tls.should_exit = True
+        thread.join(CEILING)
+        state.close()
+    assert cleartext_warning("http://192.0.2.7:8000") is not None
+    assert [cleartext_warning(u) for u in ("https://192.0.2.7", "http://127.0.0.1:8000", "http://localhost:1",
+                                           "http://[::1]:8000")] == [None] * 4
+    # The warning is printed before anything is sent (here nothing answers: a closed loopback port stands in for
+    # the far host, so that no packet leaves the machine).
+    from hoa.errors import Gf01Error
+
+    with pytest.raises(Gf01Error, match="did not answer"):
+        evaluate_remote("http://192.0.2.7:9", "t", [AgentSpec("random", "EVAL-CB")], tmp_path / "r3.jsonl",
+                        connection=Connection("http://127.0.0.1:9", "t", retry_seconds=0))
+    assert "warning: " + str(cleartext_warning("http://192.0.2.7:9")) in capsys.readouterr().err
