@@ -30,7 +30,7 @@ from gf01_formal.campaign.evaluate import Settings, evaluate
 from gf01_formal.cli import main
 from gf01_formal.instances.io import load_set, save_artifact
 from gf01_formal.instances.model import make_bundle
-from gf01_formal.remote.client import Connection, play_remote_run
+from gf01_formal.remote.client import Connection, evaluate_remote, play_remote_run
 from gf01_formal.remote.tokens import TokenStore
 from gf01_formal.runs.store import latest
 
@@ -171,8 +171,12 @@ def test_the_panel_and_a_sandboxed_program_on_every_track(server: Any, split: di
         out = json.loads(remote(server, split["tokens"]["alpha"], d / "receipts-alpha.jsonl", "--agent-cmd", agent,
                                 "--track", track).stdout)
         assert out["played"] == n and out["statuses"] == {"completed": n}, out
+    # A team that plays the built-in oracle itself: its agent is the team's, never a baseline (below).
+    mine = evaluate_remote(server.url, split["tokens"]["alpha"], [AgentSpec("oracle", "EVAL-OC")],
+                           d / "receipts-alpha.jsonl", limit=1)
+    assert mine["statuses"] == {"completed": 1}
     records = latest(server.runs)
-    assert len(records) == (len(PANEL) + 3) * n  # every run recorded once
+    assert len(records) == (len(PANEL) + 3) * n + 1  # every run recorded once
     cmd = [r for r in records.values() if r["agent_name"] == "cmd"]
     assert {r["sandbox"] for r in cmd} == {"bwrap"} and {r["eval_track"] for r in cmd} == {"EVAL-CB", "EVAL-TA",
                                                                                           "EVAL-OC"}
@@ -193,8 +197,14 @@ def test_the_panel_and_a_sandboxed_program_on_every_track(server: Any, split: di
     assert [{**r["key"]} for r in report["headline"]] == [r["key"] for r in board["rows"]]
     for row, head in zip(board["rows"], report["headline"], strict=True):
         assert sorted(row["teams"] + row["baselines"], key=lambda a: a["agent"]) == head["agents"]
+        # The baseline column is the operator's --panel team's runs, whatever a team calls its agent.
         assert {a["agent"].split("/")[1] for a in row["baselines"]} <= set(PANEL)
         assert all(a["agent"].startswith("baselines/") for a in row["baselines"])
+        assert not any(a["agent"].startswith("baselines/") for a in row["teams"])
+    assert board["panel"] == ["baselines"]
+    (oc,) = [r for r in board["rows"] if r["key"]["eval_track"] == "EVAL-OC"]
+    assert "alpha/oracle" in [a["agent"] for a in oc["teams"]]
+    assert "<tr><td>alpha/oracle</td><td>team</td>" in page
     assert "baselines/oracle" in page and "alpha/cmd:agent.py" in page
     text = json.dumps(board)
     assert not any(iid in text or iid in page for iid in split["private"])
@@ -225,24 +235,6 @@ def board_of(server: Any) -> tuple[dict[str, Any], str]:
     page = conn.getresponse().read().decode()
     conn.close()
     return board, page
-
-
-def test_a_teams_agent_named_like_a_baseline_is_the_teams(server: Any, split: dict[str, Any], tmp_path: Path) -> None:
-    """The baseline column holds the runs played under the operator's panel token (issued with --panel), whatever
-    their agents are called: a team that plays the built-in ``oracle`` is listed as that team's agent, never as a
-    baseline; the figures stay the report's."""
-    remote(server, split["tokens"]["alpha"], tmp_path / "r.jsonl", "--agent", "oracle", "--limit", "1")
-    board, page = board_of(server)
-    (row,) = [r for r in board["rows"] if r["key"]["eval_track"] == "EVAL-OC"]
-    assert "alpha/oracle" in [a["agent"] for a in row["teams"]]
-    assert board["panel"] == ["baselines"]
-    for r in board["rows"]:
-        assert all(a["agent"].startswith("baselines/") for a in r["baselines"])
-        assert not any(a["agent"].startswith("baselines/") for a in r["teams"])
-    assert "<tr><td>alpha/oracle</td><td>team</td>" in page
-    report = json.loads(gf01("report", str(server.runs), "--format", "json").stdout)
-    for r, head in zip(board["rows"], report["headline"], strict=True):
-        assert sorted(r["teams"] + r["baselines"], key=lambda a: a["agent"]) == head["agents"]
 
 
 def _trace(server: Any, token: str, spec: AgentSpec, iid: str) -> list[str]:
@@ -488,8 +480,8 @@ def test_a_runs_scoring_limits_reach_the_shared_scorer(split: dict[str, Any]) ->
     assert len(caught) == 1 and isinstance(caught[0], Unknown), caught
 
 
-def test_a_model_plays_eval_oc_with_the_oracle_over_the_wire(server: Any, split: dict[str, Any],
-                                                             tmp_path: Path) -> None:
+def test_a_model_plays_eval_oc_with_the_oracle_over_the_wire(server: Any, split: dict[str, Any], tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """``--agent llm`` on EVAL-OC with --remote: the model (a scripted OpenAI-compatible provider) calls
     oracle-exact-search-v1 with null atoms, the evaluation server answers the certificate (and logs the call), and
     the model plays it step by step: every run certified."""
@@ -506,12 +498,15 @@ def test_a_model_plays_eval_oc_with_the_oracle_over_the_wire(server: Any, split:
         t = int(seen[0]) + 1 if seen else 0
         return Reply(json.dumps({"set": {name: v for s, name, v in certs[-1] if s == t}}))
 
+    from gf01_formal.agents.llm import llm_spec
+
     receipts = tmp_path / "llm-oc.jsonl"
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-remote")
     with ScriptedServer(script) as model:
-        out = gf01("evaluate", "--remote", server.url, "--agent", "llm", "--model", "m-oc", "--base-url", model.url,
-                   "--track", "EVAL-OC", "--limit", "2", "-o", str(receipts), "--json",
-                   env={"GF01_TOKEN": split["tokens"]["alpha"], "OPENAI_API_KEY": "sk-test-remote"})
-    assert json.loads(out.stdout)["statuses"] == {"completed": 2}
+        spec = llm_spec("m-oc", base_url=model.url)
+        out = evaluate_remote(server.url, split["tokens"]["alpha"], [AgentSpec("llm", "EVAL-OC", spec.params)],
+                              receipts, limit=2)
+    assert out["statuses"] == {"completed": 2}
     runs = [r for r in latest(server.runs).values() if r["agent_spec"]["params"].get("model") == "m-oc"]
     assert len(runs) == 2 and {r["eval_track"] for r in runs} == {"EVAL-OC"}
     assert all(r["score_c"] == 1 for r in runs)  # the oracle's certificate, asked over the wire, played
@@ -548,8 +543,8 @@ def _self_signed(d: Path) -> tuple[Path, Path]:
     return d / "cert.pem", d / "key.pem"
 
 
-def test_https_with_a_self_signed_certificate(split: dict[str, Any], tmp_path: Path,
-                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_https_with_a_self_signed_certificate(split: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """An evaluation server behind TLS (uvicorn with a certificate made here): ``gf01 evaluate --remote https://``
     plays through it when SSL_CERT_FILE names the certificate, and refuses at once, in one line, when it does not
     trust it (never a retry loop); a plain http:// URL to another machine warns that the token goes in the clear."""
@@ -557,12 +552,13 @@ def test_https_with_a_self_signed_certificate(split: dict[str, Any], tmp_path: P
 
     import uvicorn
 
-    from gf01_formal.remote.client import cleartext_warning, evaluate_remote
+    from gf01_formal.remote.client import DEFAULT_RETRY_SECONDS, cleartext_warning
     from gf01_formal.remote.server import create_app
     from gf01_formal.remote.state import EvalServer as State
     from gf01_formal.runs.signing import load_signer
     from gf01_formal.web.app import LOOPBACK_NAMES
     from gf01_formal.web.server import bind
+    from hoa.errors import Gf01Error
 
     cert, key = _self_signed(tmp_path)
     state = State(split["bundle"], split["manifest"], tmp_path / "runs.jsonl", split["dir"] / "tokens.json",
@@ -579,18 +575,18 @@ def test_https_with_a_self_signed_certificate(split: dict[str, Any], tmp_path: P
         while not tls.started:
             assert thread.is_alive() and time.monotonic() < deadline
             time.sleep(0.05)
-        url = f"https://localhost:{port}"
-        token = {"GF01_TOKEN": split["tokens"]["alpha"]}
-        out = gf01("evaluate", "--remote", url, "--agent", "random", "--limit", "1", "-o", str(tmp_path / "r.jsonl"),
-                   "--json", env={**token, "SSL_CERT_FILE": str(cert)})
-        assert json.loads(out.stdout)["statuses"] == {"completed": 1}
+        url, token, random = f"https://localhost:{port}", split["tokens"]["alpha"], [AgentSpec("random", "EVAL-CB")]
+        monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # read by each new TLS context, as in a fresh gf01 process
+        out = evaluate_remote(url, token, random, tmp_path / "r.jsonl", limit=1)
+        assert out["statuses"] == {"completed": 1}
         (rec,) = latest(tmp_path / "runs.jsonl").values()
         assert rec["status"] == "completed" and rec["agent_spec"]["params"]["team"] == "alpha"
-        untrusted = gf01("evaluate", "--remote", url, "--agent", "random", "--limit", "1", "-o",
-                         str(tmp_path / "r2.jsonl"), env={**token, "SSL_CERT_FILE": str(tmp_path / "none.pem")},
-                         check=False)
-        assert untrusted.returncode == 2 and "certificate is not trusted" in untrusted.stderr
-        assert "SSL_CERT_FILE" in untrusted.stderr and "Traceback" not in untrusted.stderr
+        # Not trusted: one line at once (a Gf01Error: exit 2 on the command line), never the retry loop.
+        monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "none.pem"))
+        start = time.monotonic()
+        with pytest.raises(Gf01Error, match=r"certificate is not trusted .*SSL_CERT_FILE"):
+            evaluate_remote(url, token, random, tmp_path / "r2.jsonl", limit=1)
+        assert time.monotonic() - start < DEFAULT_RETRY_SECONDS
     finally:
         tls.should_exit = True
         thread.join(CEILING)
@@ -600,8 +596,7 @@ def test_https_with_a_self_signed_certificate(split: dict[str, Any], tmp_path: P
                                            "http://[::1]:8000")] == [None] * 4
     # The warning is printed before anything is sent (here nothing answers: a closed loopback port stands in for
     # the far host, so that no packet leaves the machine).
-    from hoa.errors import Gf01Error
-
+    capsys.readouterr()
     with pytest.raises(Gf01Error, match="did not answer"):
         evaluate_remote("http://192.0.2.7:9", "t", [AgentSpec("random", "EVAL-CB")], tmp_path / "r3.jsonl",
                         connection=Connection("http://127.0.0.1:9", "t", retry_seconds=0))
