@@ -1,22 +1,29 @@
 """Remote evaluation benchmark (issue 32's targets; docs/performance.md, "Remote evaluation").
 
-One command: ``python bench/remote.py`` (``--agents N``: concurrent participants, default 50; ``--count N``:
-generator slots, default 80; ``--think S``: seconds the N participants' agents take per step, default 0). A sealed
-split is made in a temporary directory (generation is not timed), a real
-``gf01 eval serve`` runs on loopback, and participants are real processes of this checkout playing through the wire
-(the library's relay, :func:`gf01_formal.remote.client.play_remote_run`, with the built-in ``random`` agent, whose
-moves cost nothing: what is measured is the transport).
+One command: ``python bench/remote.py`` (``--agents 1,10,50``: concurrent participants, each count a round;
+``--think 0,0.2,1``: seconds each participant's agent takes per step, each value a round with each count;
+``--count N``: generator slots, default 30; ``--instances N``: the private instances each participant plays, default
+all; ``--no-kill``: skip the kill -9 round). A sealed split is made in a temporary directory (generation is not
+timed), a real ``gf01 eval serve`` runs on loopback, and participants are real processes of this checkout playing
+through the wire (the library's relay, :func:`gf01_formal.remote.client.play_remote_run`, with the built-in
+``random`` agent, whose moves cost nothing: what is measured is the transport and the server). One participant
+first plays every instance once (not measured), so that every instance's scorer is built, as on a server that has
+run a while.
 
 1. Per-step overhead: the round trip of each line (send the action, receive the next observation) measured in the
-   participant, p50 and p90, with 1 participant and with ``--agents`` at once, against the same step played
-   locally (the agent and the episode engine in one process: ``Episode.step``). Target: p50 within 20 ms of local.
-2. Every run recorded once, no error: the runs file's run ids are unique, one per (instance, participant), every
-   status completed, every receipt's record there.
-3. kill -9 of the server mid-campaign: 10 participants with a slow agent (0.05 s a step), the server killed when a
+   participant, p50 and p90, minus the same step played locally (the agent and the episode engine in one process:
+   ``Episode.step``). Target: p50 within 20 ms of local. The think time is not in the round trip: it is spent
+   before the line is sent.
+2. The server's CPU per line: user+sys of the server process (``/proc/PID/stat``) over the round, divided by its
+   lines, every run's open, scoring, signing and recording included. It holds on a loaded machine, where the walls
+   and round trips do not.
+3. Every run recorded once, no error: the runs file's run ids are unique, every status completed.
+4. kill -9 of the server mid-campaign: 10 participants with a slow agent (0.05 s a step), the server killed when a
    third of the runs are recorded and started again on the same port; the participants replay the episodes they were
    in. Checked: every run recorded once, none lost.
 
-Printed: wall, CPU (user+sys of the server and of the participants, from getrusage) and the server's peak RSS.
+Printed: wall, the server's CPU a line, CPU of the whole bench (user+sys of the server and the participants, from
+getrusage) and the server's peak RSS.
 """
 
 from __future__ import annotations
@@ -76,6 +83,11 @@ class Server:
         assert found, line
         self.url = found.group(0).rstrip("/")
         self.port = int(self.url.rsplit(":", 1)[1])
+
+    def cpu(self) -> float:
+        """User+sys seconds the server process has spent so far."""
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def stop(self, sig: int = signal.SIGINT) -> None:
         self.proc.send_signal(sig)
@@ -166,36 +178,51 @@ def check_runs(runs: Path) -> tuple[int, int, dict]:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--agents", type=int, default=50)
-    ap.add_argument("--count", type=int, default=80)
-    ap.add_argument("--think", type=float, default=0.0, help="seconds each of the N participants' agents take per "
-                    "step (0: none, the transport alone; a model takes seconds)")
+    ap.add_argument("--agents", default="1,10,50", help="participants at once, one round each (comma-separated)")
+    ap.add_argument("--count", type=int, default=30)
+    ap.add_argument("--instances", type=int, default=0, help="instances each participant plays (0: every one)")
+    ap.add_argument("--think", default="0", help="seconds each participant's agent takes per step, one round each "
+                    "(comma-separated; 0: none, the transport alone; a model takes seconds)")
+    ap.add_argument("--no-kill", action="store_true", help="skip the kill -9 round")
     opts = ap.parse_args()
+    counts = [int(x) for x in opts.agents.split(",")]
+    thinks = [float(x) for x in opts.think.split(",")]
     print(f"python {platform_line()}; load average {os.getloadavg()[0]:.1f}")
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
         bundle, ids = make_split(d, opts.count)
         from gf01_formal.remote.tokens import TokenStore
 
-        token = TokenStore(d / "tokens.json").issue("bench", concurrent=opts.agents + 10,
+        token = TokenStore(d / "tokens.json").issue("bench", concurrent=max(counts) + 10,
                                                     episodes_per_day=10_000_000)
         local = local_step_ms(bundle)
         print(f"{len(ids)} private instances; local step (act + Episode.step): p50 {pct(local, 50):.3f} ms, "
               f"p90 {pct(local, 90):.3f} ms")
         server = Server(d)
-        for agents, seeds, think in ((1, range(1000, 1001), 0.0), (opts.agents, range(opts.agents), opts.think)):
-            res, wall = campaign(server.url, token, ids, agents, seeds, delay=think)
-            print(f"{agents:>3} participants (think {think:g} s a step): {len(res['receipts'])} runs, "
-                  f"{len(res['errors'])} errors, "
-                  f"wall {wall:.1f} s; line round trip p50 {pct(res['rtts'], 50):.2f} ms, "
-                  f"p90 {pct(res['rtts'], 90):.2f} ms ({len(res['rtts'])} lines); overhead p50 vs local "
-                  f"{pct(res['rtts'], 50) - pct(local, 50):.2f} ms")
+        campaign(server.url, token, ids, 1, range(999_999, 1_000_000))  # every scorer built: not measured
+        played = ids[:opts.instances] if opts.instances else ids
+        seed = 0
+        for think in thinks:
+            for agents in counts:
+                before = server.cpu()
+                res, wall = campaign(server.url, token, played, agents, range(seed, seed + agents), delay=think)
+                seed += agents
+                cpu = server.cpu() - before
+                lines = len(res["rtts"])
+                print(f"{agents:>3} participants, think {think:g} s a step: {len(res['receipts'])} runs, "
+                      f"{len(res['errors'])} errors, wall {wall:.1f} s, load {os.getloadavg()[0]:.1f}; line round "
+                      f"trip p50 {pct(res['rtts'], 50):.2f} ms, p90 {pct(res['rtts'], 90):.2f} ms ({lines} lines); "
+                      f"overhead vs local p50 {pct(res['rtts'], 50) - pct(local, 50):.2f} ms, "
+                      f"p90 {pct(res['rtts'], 90) - pct(local, 90):.2f} ms; server CPU {cpu:.2f} s, "
+                      f"{1000 * cpu / max(lines, 1):.2f} ms a line", flush=True)
         server.stop()
         usage = resource.getrusage(resource.RUSAGE_CHILDREN)
         n, unique, statuses = check_runs(d / "runs.jsonl")
         cpu = usage.ru_utime + usage.ru_stime
         print(f"records {n}, unique run ids {unique}, statuses {statuses}; server + participants CPU {cpu:.1f} s, "
               f"peak RSS of the largest child {usage.ru_maxrss / 1024:.0f} MiB")
+        if opts.no_kill:
+            return
         # kill -9 of the server mid-campaign
         (d / "runs.jsonl").rename(d / "runs-before.jsonl")
         server = Server(d)

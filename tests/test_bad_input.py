@@ -670,6 +670,8 @@ CASES += [
     _option("eval token issue", "--episodes-per-day 0", lambda ws: [
         "eval", "token", "issue", "--tokens", str(ws.out / "t.json"), "--team", "a", "--episodes-per-day", "0"],
         "--episodes-per-day"),
+    _option("eval token issue", "--panel with a value", lambda ws: [
+        "eval", "token", "issue", "--tokens", str(ws.out / "t.json"), "--team", "a", "--panel=yes"], "--panel"),
     *(Case("eval token issue", f"--tokens {kind}", lambda ws, k=kind: ["eval", "token", "issue", "--tokens",
                                                                         ws.bad(k), "--team", "a"],
            lambda ws, k=kind: ws.bad(k)) for kind in _TOKEN_FILES),

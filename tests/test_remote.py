@@ -30,7 +30,7 @@ from gf01_formal.campaign.evaluate import Settings, evaluate
 from gf01_formal.cli import main
 from gf01_formal.instances.io import load_set, save_artifact
 from gf01_formal.instances.model import make_bundle
-from gf01_formal.remote.client import Connection, play_remote_run
+from gf01_formal.remote.client import Connection, evaluate_remote, play_remote_run
 from gf01_formal.remote.tokens import TokenStore
 from gf01_formal.runs.store import latest
 
@@ -119,7 +119,7 @@ def split(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
                  str(d / "private.json")]) == 0
     store = TokenStore(d / "tokens.json")
     tokens = {"alpha": store.issue("alpha", oracle=True), "beta": store.issue("beta", episodes_per_day=1),
-              "baselines": store.issue("baselines", concurrent=8, oracle=True)}
+              "baselines": store.issue("baselines", concurrent=8, oracle=True, panel=True)}
     (d / "agent.py").write_text(AGENT)
     return {"dir": d, "private": private, "tokens": tokens, "bundle": d / "private.json",
             "manifest": d / "manifest.json", "key": d / "sign.key", "pub": d / "sign.key.pub"}
@@ -171,8 +171,12 @@ def test_the_panel_and_a_sandboxed_program_on_every_track(server: Any, split: di
         out = json.loads(remote(server, split["tokens"]["alpha"], d / "receipts-alpha.jsonl", "--agent-cmd", agent,
                                 "--track", track).stdout)
         assert out["played"] == n and out["statuses"] == {"completed": n}, out
+    # A team that plays the built-in oracle itself: its agent is the team's, never a baseline (below).
+    mine = evaluate_remote(server.url, split["tokens"]["alpha"], [AgentSpec("oracle", "EVAL-OC")],
+                           d / "receipts-alpha.jsonl", limit=1)
+    assert mine["statuses"] == {"completed": 1}
     records = latest(server.runs)
-    assert len(records) == (len(PANEL) + 3) * n  # every run recorded once
+    assert len(records) == (len(PANEL) + 3) * n + 1  # every run recorded once
     cmd = [r for r in records.values() if r["agent_name"] == "cmd"]
     assert {r["sandbox"] for r in cmd} == {"bwrap"} and {r["eval_track"] for r in cmd} == {"EVAL-CB", "EVAL-TA",
                                                                                           "EVAL-OC"}
@@ -188,17 +192,19 @@ def test_the_panel_and_a_sandboxed_program_on_every_track(server: Any, split: di
     again = json.loads(remote(server, split["tokens"]["baselines"], receipts, *panel).stdout)
     assert again["played"] == 0 and len(receipts.read_text().splitlines()) == len(PANEL) * n
     # The leaderboard: the report's headline, team agents and the baseline panel side by side, nothing per instance.
-    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=CEILING)
-    conn.request("GET", "/v1/leaderboard")
-    board = json.loads(conn.getresponse().read())
-    conn.request("GET", "/leaderboard")
-    page = conn.getresponse().read().decode()
-    conn.close()
+    board, page = board_of(server)
     report = json.loads(gf01("report", str(server.runs), "--format", "json").stdout)
     assert [{**r["key"]} for r in report["headline"]] == [r["key"] for r in board["rows"]]
     for row, head in zip(board["rows"], report["headline"], strict=True):
         assert sorted(row["teams"] + row["baselines"], key=lambda a: a["agent"]) == head["agents"]
+        # The baseline column is the operator's --panel team's runs, whatever a team calls its agent.
         assert {a["agent"].split("/")[1] for a in row["baselines"]} <= set(PANEL)
+        assert all(a["agent"].startswith("baselines/") for a in row["baselines"])
+        assert not any(a["agent"].startswith("baselines/") for a in row["teams"])
+    assert board["panel"] == ["baselines"]
+    (oc,) = [r for r in board["rows"] if r["key"]["eval_track"] == "EVAL-OC"]
+    assert "alpha/oracle" in [a["agent"] for a in oc["teams"]]
+    assert "<tr><td>alpha/oracle</td><td>team</td>" in page
     assert "baselines/oracle" in page and "alpha/cmd:agent.py" in page
     text = json.dumps(board)
     assert not any(iid in text or iid in page for iid in split["private"])
@@ -218,6 +224,17 @@ def test_remote_runs_are_local_runs(server: Any, split: dict[str, Any], tmp_path
     for iid, rec in mine.items():
         for field in ("steps", "certificate", "score_c", "goal", "eff_t", "eff_a", "best_match_gold", "status"):
             assert rec[field] == theirs[iid][field], (iid, field)
+
+
+def board_of(server: Any) -> tuple[dict[str, Any], str]:
+    """The leaderboard's JSON and page."""
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=CEILING)
+    conn.request("GET", "/v1/leaderboard")
+    board = json.loads(conn.getresponse().read())
+    conn.request("GET", "/leaderboard")
+    page = conn.getresponse().read().decode()
+    conn.close()
+    return board, page
 
 
 def _trace(server: Any, token: str, spec: AgentSpec, iid: str) -> list[str]:
@@ -433,3 +450,154 @@ def test_a_model_calls_its_tool_over_the_wire(server: Any, split: dict[str, Any]
         log = (Path(f"{server.runs}.d") / "tool-logs" / f"{rec['tool_log_hash']}.jsonl").read_text().splitlines()
         assert len(log) - 1 == len(rec["steps"])  # the header, then one planner call per step
         assert "sk-test-remote" not in json.dumps(rec)
+
+
+def test_a_runs_scoring_limits_reach_the_shared_scorer(split: dict[str, Any]) -> None:
+    """The server's scorer is shared by the episodes of an instance: the limits a run's scoring sets
+    (``score_within``, as ``play_run`` calls it in the episode's thread) are the ones its queries run under, so a
+    scoring past them is the run's harness_error, as locally, never an unbounded query on the server."""
+    import threading
+
+    from gf01_formal.remote.state import _LockedScorer
+    from gf01_formal.runs.scoring_limit import score_within
+    from gf01_formal.scoring.scores import Scorer
+    from solvers.limits import Unknown
+
+    loaded = load_set(split["bundle"])
+    inst = loaded.instances[0]
+    shared = _LockedScorer(Scorer(loaded.problem(inst)))
+    caught: list[BaseException] = []
+
+    def episode() -> None:  # an episode's thread: limits are checked at each step of a query
+        try:
+            score_within(shared, [], seconds=0.0)
+        except BaseException as ex:  # the test reads what it was
+            caught.append(ex)
+
+    worker = threading.Thread(target=episode)
+    worker.start()
+    worker.join(CEILING)
+    assert len(caught) == 1 and isinstance(caught[0], Unknown), caught
+
+
+def test_a_model_plays_eval_oc_with_the_oracle_over_the_wire(server: Any, split: dict[str, Any], tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--agent llm`` on EVAL-OC with --remote: the model (a scripted OpenAI-compatible provider) calls
+    oracle-exact-search-v1 with null atoms, the evaluation server answers the certificate (and logs the call), and
+    the model plays it step by step: every run certified."""
+    import re
+
+    from llm_server import Call, Reply, ScriptedServer
+
+    def script(call: Call) -> Reply:
+        answers = [json.loads(m["content"]) for m in call.messages if m.get("role") == "tool"]
+        certs = [a["certificate"] for a in answers if a.get("certificate")]
+        if not certs:
+            return Reply(tool_calls=(("oracle-exact-search-v1", {"atoms": None}),))
+        seen = re.findall(r'"t":(\d+)', call.last_user) if '"type":"observation"' in call.last_user else []
+        t = int(seen[0]) + 1 if seen else 0
+        return Reply(json.dumps({"set": {name: v for s, name, v in certs[-1] if s == t}}))
+
+    from gf01_formal.agents.llm import llm_spec
+
+    receipts = tmp_path / "llm-oc.jsonl"
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-remote")
+    with ScriptedServer(script) as model:
+        spec = llm_spec("m-oc", base_url=model.url)
+        out = evaluate_remote(server.url, split["tokens"]["alpha"], [AgentSpec("llm", "EVAL-OC", spec.params)],
+                              receipts, limit=2)
+    assert out["statuses"] == {"completed": 2}
+    runs = [r for r in latest(server.runs).values() if r["agent_spec"]["params"].get("model") == "m-oc"]
+    assert len(runs) == 2 and {r["eval_track"] for r in runs} == {"EVAL-OC"}
+    assert all(r["score_c"] == 1 for r in runs)  # the oracle's certificate, asked over the wire, played
+    for rec in runs:
+        log = (Path(f"{server.runs}.d") / "tool-logs" / f"{rec['tool_log_hash']}.jsonl").read_text().splitlines()
+        calls = [json.loads(x) for x in log[1:]]
+        assert calls and all(c["tool"] == "oracle-exact-search-v1" for c in calls)
+    assert all(json.loads(line)["eval_track"] == "EVAL-OC" for line in receipts.read_text().splitlines())
+
+
+def _self_signed(d: Path) -> tuple[Path, Path]:
+    """A certificate for localhost and 127.0.0.1, signed by its own key (test data only)."""
+    import datetime
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    now = datetime.datetime(2025, 1, 1, tzinfo=datetime.UTC)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(1).not_valid_before(now).not_valid_after(now + datetime.timedelta(days=3650))
+            .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost"),
+                                                        x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+                           critical=False)
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .sign(key, hashes.SHA256()))
+    (d / "cert.pem").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    (d / "key.pem").write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                                  serialization.NoEncryption()))
+    return d / "cert.pem", d / "key.pem"
+
+
+def test_https_with_a_self_signed_certificate(split: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """An evaluation server behind TLS (uvicorn with a certificate made here): ``gf01 evaluate --remote https://``
+    plays through it when SSL_CERT_FILE names the certificate, and refuses at once, in one line, when it does not
+    trust it (never a retry loop); a plain http:// URL to another machine warns that the token goes in the clear."""
+    import threading
+
+    import uvicorn
+
+    from gf01_formal.remote.client import DEFAULT_RETRY_SECONDS, cleartext_warning
+    from gf01_formal.remote.server import create_app
+    from gf01_formal.remote.state import EvalServer as State
+    from gf01_formal.runs.signing import load_signer
+    from gf01_formal.web.app import LOOPBACK_NAMES
+    from gf01_formal.web.server import bind
+    from hoa.errors import Gf01Error
+
+    cert, key = _self_signed(tmp_path)
+    state = State(split["bundle"], split["manifest"], tmp_path / "runs.jsonl", split["dir"] / "tokens.json",
+                  load_signer(split["key"]))
+    sock = bind("127.0.0.1", 0)
+    port = sock.getsockname()[1]
+    config = uvicorn.Config(create_app(state, allowed_hosts=set(LOOPBACK_NAMES)), log_level="warning",
+                            lifespan="off", ssl_certfile=str(cert), ssl_keyfile=str(key))
+    tls = uvicorn.Server(config)
+    thread = threading.Thread(target=tls.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + CEILING
+        while not tls.started:
+            assert thread.is_alive() and time.monotonic() < deadline
+            time.sleep(0.05)
+        url, token, random = f"https://localhost:{port}", split["tokens"]["alpha"], [AgentSpec("random", "EVAL-CB")]
+        monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # read by each new TLS context, as in a fresh gf01 process
+        out = evaluate_remote(url, token, random, tmp_path / "r.jsonl", limit=1)
+        assert out["statuses"] == {"completed": 1}
+        (rec,) = latest(tmp_path / "runs.jsonl").values()
+        assert rec["status"] == "completed" and rec["agent_spec"]["params"]["team"] == "alpha"
+        # Not trusted: one line at once (a Gf01Error: exit 2 on the command line), never the retry loop.
+        monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "none.pem"))
+        start = time.monotonic()
+        with pytest.raises(Gf01Error, match=r"certificate is not trusted .*SSL_CERT_FILE"):
+            evaluate_remote(url, token, random, tmp_path / "r2.jsonl", limit=1)
+        assert time.monotonic() - start < DEFAULT_RETRY_SECONDS
+    finally:
+        tls.should_exit = True
+        thread.join(CEILING)
+        state.close()
+    assert cleartext_warning("http://192.0.2.7:8000") is not None
+    assert [cleartext_warning(u) for u in ("https://192.0.2.7", "http://127.0.0.1:8000", "http://localhost:1",
+                                           "http://[::1]:8000")] == [None] * 4
+    # The warning is printed before anything is sent (here nothing answers: a closed loopback port stands in for
+    # the far host, so that no packet leaves the machine).
+    capsys.readouterr()
+    with pytest.raises(Gf01Error, match="did not answer"):
+        evaluate_remote("http://192.0.2.7:9", "t", [AgentSpec("random", "EVAL-CB")], tmp_path / "r3.jsonl",
+                        connection=Connection("http://127.0.0.1:9", "t", retry_seconds=0))
+    assert "warning: " + str(cleartext_warning("http://192.0.2.7:9")) in capsys.readouterr().err

@@ -83,6 +83,9 @@ def token_issue_cmd(
     oracle: Annotated[bool, typer.Option("--oracle", help="The team may play EVAL-OC, whose tool answers optimal "
                                          "certificates of the sealed instances (e.g. the operator's baselines).")]
     = False,
+    panel: Annotated[bool, typer.Option("--panel", help="The operator's own team: the leaderboard shows its runs as "
+                                        "the baseline panel (every other team's agents are the team's, whatever "
+                                        "they are called).")] = False,
     json_out: JsonOpt = False,
 ) -> None:
     """Print a new token for TEAM (give it to the team over a private channel); the team's quotas become these."""
@@ -91,9 +94,10 @@ def token_issue_cmd(
 
     check_team(team)
     check_output(tokens, reread=True)
-    token = TokenStore(tokens).issue(team, episodes_per_day=episodes_per_day, concurrent=concurrent, oracle=oracle)
+    token = TokenStore(tokens).issue(team, episodes_per_day=episodes_per_day, concurrent=concurrent, oracle=oracle,
+                                     panel=panel)
     emit({"team": team, "token": token, "token_id": token.split("_")[1], "episodes_per_day": episodes_per_day,
-          "concurrent": concurrent, "oracle": oracle}, json_out, lambda r: [r["token"]])
+          "concurrent": concurrent, "oracle": oracle, "panel": panel}, json_out, lambda r: [r["token"]])
 
 
 @token_app.command("revoke", short_help="Revoke a token (by id) or every token of a team.")
@@ -118,10 +122,12 @@ def token_list_cmd(tokens: TokensOpt, json_out: JsonOpt = False) -> None:
     from gf01_formal.remote.tokens import TokenStore
 
     rows = [{"token_id": r.token_id, "team": r.team, "revoked": r.revoked, "episodes_per_day": r.episodes_per_day,
-             "concurrent": r.concurrent, "oracle": r.oracle} for r in TokenStore(tokens, must_exist=True).rows]
+             "concurrent": r.concurrent, "oracle": r.oracle, "panel": r.panel}
+            for r in TokenStore(tokens, must_exist=True).rows]
     emit({"tokens": rows}, json_out, lambda r: [
         f"{t['token_id']} {t['team']}{' (revoked)' if t['revoked'] else ''}: {t['episodes_per_day']} episodes a "
-        f"day, {t['concurrent']} at once{', EVAL-OC' if t['oracle'] else ''}" for t in r["tokens"]] or ["no token"])
+        f"day, {t['concurrent']} at once{', EVAL-OC' if t['oracle'] else ''}"
+        f"{', the baseline panel' if t['panel'] else ''}" for t in r["tokens"]] or ["no token"])
 
 
 @receipt_app.command("verify", short_help="Check receipts against the evaluator's public key (and its runs).")

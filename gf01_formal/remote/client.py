@@ -16,8 +16,10 @@ An episode the server no longer knows (it was killed and restarted) is opened ag
 a fresh agent. An evaluation run again after an interruption plays only the runs the server has not recorded, and
 collects the receipts of the others.
 
-The connection is the standard library's ``http.client`` (HTTP/1.1 keep-alive; ``https://`` with the system's
-certificate store): the participant's install needs no extra.
+The connection is the standard library's ``http.client`` (HTTP/1.1 keep-alive): the participant's install needs no
+extra. ``https://`` checks the server's certificate against the system's store, or against the certificates of the
+file ``SSL_CERT_FILE`` names (OpenSSL's own variable: a private CA, a self-signed test server). A plain ``http://``
+URL to a host other than this machine is played, with a warning: the token crosses the network in the clear.
 """
 
 from __future__ import annotations
@@ -44,6 +46,22 @@ RETRY_STATUSES = (502, 503, 504)
 DEFAULT_RETRY_SECONDS = 120.0
 #: Times one episode is opened again from its start (the server restarted mid-episode) before the relay gives up.
 MAX_REPLAYS = 5
+
+
+def cleartext_warning(url: str) -> str | None:
+    """The warning for a plain ``http://`` URL whose host is not this machine (None: https, or loopback). Played
+    all the same (a private network, an SSH tunnel's far end): docs/remote.md, "For a team"."""
+    import ipaddress
+
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    if parts.scheme != "http" or host == "localhost":
+        return None
+    with contextlib.suppress(ValueError):
+        if ipaddress.ip_address(host).is_loopback:
+            return None
+    return (f"{quote(url, 80)} is plain http to another machine: your token and every message cross the network in "
+            "the clear (ask the operator for its https:// address)")
 
 
 class Refusal(Exception):
@@ -111,6 +129,12 @@ class Connection:
                 conn.request(method, self.base + path, body=payload, headers=headers)
                 response = conn.getresponse()
                 status, data = response.status, response.read()
+            except ssl.SSLCertVerificationError as ex:
+                # Not a passing failure: sending again would meet the same certificate.
+                self.close()
+                raise Gf01Error(f"the server's certificate is not trusted ({ex.verify_message or ex}); for a private "
+                                "CA or a self-signed server, name its certificate in SSL_CERT_FILE",
+                                field="--remote") from None
             except (OSError, http.client.HTTPException):
                 self.close()
             if status is not None and status not in RETRY_STATUSES:
@@ -400,6 +424,11 @@ def evaluate_remote(url: str, token: str, specs: list[AgentSpec], out: str | os.
     from gf01_formal.runs.store import cut_torn_tail, read_lines
 
     conn = connection or Connection(url, token, retry_seconds=retry_seconds)
+    warning = cleartext_warning(url)
+    if warning is not None:
+        import sys
+
+        print(f"gf01 evaluate: warning: {warning}", file=sys.stderr, flush=True)
     out_path = os.fspath(out)
     cut_torn_tail(out_path)
     have = {obj.get("run_id") for _, obj in read_lines(out_path)} if os.path.exists(out_path) else set()

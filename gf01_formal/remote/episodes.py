@@ -19,8 +19,11 @@ same, and applied once.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,6 +73,8 @@ class LiveEpisode:
         #: Set by whoever records the run, before ``finish``: what the last answer carries beside the messages.
         self.extra: dict[str, Any] = {}
         self.thread: threading.Thread | None = None
+        #: One-shot wake-ups of requests waiting on the server's event loop (:meth:`submit`).
+        self._listeners: list[Callable[[], None]] = []
 
     # -- the relay agent's side (the episode's thread) --------------------------------------------------------------
 
@@ -82,6 +87,7 @@ class LiveEpisode:
         with self._cond:
             self._marks.append(len(self._outbox))
             self._cond.notify_all()
+            self._changed()
             deadline = time.monotonic() + self.step_timeout
             while self._taken >= len(self._inbox):
                 if self._abandoned:
@@ -101,6 +107,7 @@ class LiveEpisode:
         with self._cond:
             self.finished = True
             self._cond.notify_all()
+            self._changed()
 
     def abandon(self) -> None:
         """Give the episode up (its thread stops at its next wait; nothing is recorded)."""
@@ -117,37 +124,66 @@ class LiveEpisode:
             end = self._marks[0] if self._marks else len(self._outbox)
             return Answer(0, self._outbox[:end], done=not self._marks and self.finished)
 
-    def submit(self, request: LineRequest, ceiling: float) -> Answer:
-        """Apply line ``request.seq`` (once) and answer it (module docstring); :class:`Conflict` for a line out of
-        order or sent again with other content."""
+    def _admit(self, request: LineRequest) -> bool:
+        """Take line ``request.seq`` in (once; hold ``_cond``): whether it came late (not applied);
+        :class:`Conflict` for a line out of order or sent again with other content."""
         k = request.seq
+        if k < len(self._inbox):
+            if self._inbox[k] != request:
+                raise Conflict(f"line {k} was sent before with other content; the next line is {len(self._inbox)}")
+            return False
+        if k > len(self._inbox):
+            raise Conflict(f"line {k} is ahead of the episode: the next line is {len(self._inbox)}")
+        if self.finished or self._expired:
+            # The step's deadline passed (or the episode ended) before this line came: it is not applied.
+            return True
+        if len(self._marks) <= k:
+            # Sent before the answer to the line before it: nothing asks for it yet.
+            raise Conflict(f"line {k} was not asked for yet: wait for the answer to line {k - 1}")
+        self._inbox.append(request)
+        self._cond.notify_all()
+        return False
+
+    def _ready(self, k: int, late: bool) -> bool:
+        """Whether the answer to line ``k`` is complete (hold ``_cond``)."""
+        return self.finished if late else len(self._marks) > k + 1 or self.finished
+
+    def _answer_of(self, k: int, late: bool) -> Answer:
+        """The answer to line ``k`` as it stands (hold ``_cond``; complete once :meth:`_ready`)."""
+        if late:
+            start = self._marks[-1] if self._marks else 0
+            return Answer(k, self._outbox[start:] if self.finished else [], done=self.finished, late=True)
+        start = self._marks[k]
+        if len(self._marks) > k + 1:
+            return Answer(k, self._outbox[start:self._marks[k + 1]], done=False)
+        return Answer(k, self._outbox[start:], done=self.finished)
+
+    async def submit(self, request: LineRequest, ceiling: float) -> Answer:
+        """Apply line ``request.seq`` (once) and answer it (module docstring); :class:`Conflict` for a line out of
+        order or sent again with other content. It waits on the server's event loop, woken by the episode's thread:
+        no worker thread in between (docs/performance.md, "Remote evaluation")."""
+        import asyncio
+
+        k = request.seq
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + ceiling
         with self._cond:
-            late = False
-            if k < len(self._inbox):
-                if self._inbox[k] != request:
-                    raise Conflict(f"line {k} was sent before with other content; the next line is "
-                                   f"{len(self._inbox)}")
-            elif k == len(self._inbox):
-                if self.finished or self._expired:
-                    # The step's deadline passed (or the episode ended) before this line came: it is not applied.
-                    late = True
-                elif len(self._marks) <= k:
-                    # Sent before the answer to the line before it: nothing asks for it yet.
-                    raise Conflict(f"line {k} was not asked for yet: wait for the answer to line {k - 1}")
-                else:
-                    self._inbox.append(request)
-                    self._cond.notify_all()
-            else:
-                raise Conflict(f"line {k} is ahead of the episode: the next line is {len(self._inbox)}")
-            if late:
-                self._cond.wait_for(lambda: self.finished, ceiling)
-                start = self._marks[-1] if self._marks else 0
-                return Answer(k, self._outbox[start:] if self.finished else [], done=self.finished, late=True)
-            self._cond.wait_for(lambda: len(self._marks) > k + 1 or self.finished, ceiling)
-            start = self._marks[k]
-            if len(self._marks) > k + 1:
-                return Answer(k, self._outbox[start:self._marks[k + 1]], done=False)
-            return Answer(k, self._outbox[start:], done=self.finished)
+            late = self._admit(request)
+        while True:
+            woken = asyncio.Event()
+            with self._cond:
+                if self._ready(k, late) or loop.time() >= deadline:
+                    return self._answer_of(k, late)
+                self._listeners.append(functools.partial(loop.call_soon_threadsafe, woken.set))
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(woken.wait(), max(0.0, deadline - loop.time()))
+
+    def _changed(self) -> None:
+        """Wake the requests waiting on the loop (hold ``_cond``): each checks again whether its answer is ready."""
+        listeners, self._listeners = self._listeners, []
+        for wake in listeners:
+            with contextlib.suppress(RuntimeError):  # the loop is closed: the server is stopping
+                wake()
 
 
 class RelayAgent(Agent):

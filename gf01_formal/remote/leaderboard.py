@@ -1,6 +1,11 @@
 """The leaderboard of an evaluation server: the headline of ``gf01 report`` over the server's records (per track,
 each team's agents with their Score_C and goal rates and Wilson intervals, mean Eff_t and Eff_a of certified runs),
-the baseline panel's agents beside them (DEC-056: random, greedy, search, tool, oracle), and nothing per instance.
+the baseline panel's agents beside them (DEC-056), and nothing per instance.
+
+The baseline column holds the runs of the operator's own teams (tokens issued with ``--panel``: the server plays the
+panel through its own wire, docs/remote.md), whatever their agents are called; a team's agent is the team's even
+when the team names it ``oracle`` or plays the built-in ``oracle`` itself. A record names its team in
+``agent_spec.params.team``, set by the server, never by the relay.
 
 The numbers are the report's own (:func:`gf01_formal.report.build.build_report`), row for row: ``gf01 report`` of
 the same runs file gives the same headline (tests/test_remote.py holds them equal). A headline row fixes every
@@ -16,25 +21,26 @@ from typing import Any
 LEADERBOARD_SCHEMA = "gf01-formal.leaderboard.v1"
 
 
-def leaderboard(runs_path: str | os.PathLike[str]) -> dict[str, Any]:
-    """The leaderboard of a runs file (an empty or missing one: no rows)."""
+def leaderboard(runs_path: str | os.PathLike[str], panel: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """The leaderboard of a runs file (an empty or missing one: no rows); ``panel``: the operator's teams, whose
+    runs form the baseline column (module docstring)."""
     from pathlib import Path
 
-    from gf01_formal.agents import PANELS
     from gf01_formal.report.build import build_report
     from gf01_formal.report.load import load_runs
 
     path = Path(runs_path)
+    head = {"schema_version": LEADERBOARD_SCHEMA, "panel": sorted(panel)}
     if not path.exists() or path.stat().st_size == 0:
-        return {"schema_version": LEADERBOARD_SCHEMA, "runs_digest": None, "rows": []}
+        return {**head, "runs_digest": None, "rows": []}
     report = build_report(load_runs([path]))
-    names = {a["agent"]: a["agent_name"] for a in report["agents"]}
+    operator = {a["agent"] for a in report["agents"] if (a.get("params") or {}).get("team") in panel}
     rows = []
     for row in report["headline"]:
-        teams = [a for a in row["agents"] if names[a["agent"]] not in PANELS["full"]]
-        baselines = [a for a in row["agents"] if names[a["agent"]] in PANELS["full"]]
+        teams = [a for a in row["agents"] if a["agent"] not in operator]
+        baselines = [a for a in row["agents"] if a["agent"] in operator]
         rows.append({"key": row["key"], "slices": row["slices"], "teams": teams, "baselines": baselines})
-    return {"schema_version": LEADERBOARD_SCHEMA, "runs_digest": report["inputs"]["digest"], "rows": rows}
+    return {**head, "runs_digest": report["inputs"]["digest"], "rows": rows}
 
 
 def _rate(value: dict[str, Any]) -> str:

@@ -3,8 +3,9 @@ functions, the same guard as ``gf01 serve`` (host check on loopback, security he
 Guard`), bodies read within their size limits and deadline (:func:`gf01_formal.web.app.read_json`), and
 :func:`serve`, which runs it on uvicorn.
 
-Every request that waits on an episode (an open, a line) waits in a worker thread of its own limiter, so 50 agents
-that each wait for their next observation do not starve the others.
+A line's request waits for the episode's answer on the event loop itself (the episode's thread wakes it): no
+worker thread a line. An open (once an episode), the plan and the leaderboard run in worker threads of their own
+limiter, so that they never hold up the loop.
 """
 
 from __future__ import annotations
@@ -82,7 +83,7 @@ async def api_line(request: Request) -> Response:
     server = _state(request)
     team = server.team(request.headers.get("authorization"))
     body = await _body(request, LineRequest, LINE_LIMIT)
-    return Canonical(await _blocking(request, server.line, team, request.path_params["episode"], body))
+    return Canonical(await server.line(team, request.path_params["episode"], body))
 
 
 async def api_leaderboard(request: Request) -> Response:
@@ -127,14 +128,14 @@ ROUTES = [
 
 
 class _Board:
-    """The leaderboard, made again only when the runs file changed."""
+    """The leaderboard, made again only when the runs file or the operator's teams (the tokens file) changed."""
 
     def __init__(self, server: EvalServer) -> None:
         import threading
 
         self._server = server
         self._lock = threading.Lock()
-        self._stamp: tuple[int, int] | None = None
+        self._stamp: tuple[Any, ...] | None = None
         self._board: dict[str, Any] | None = None
 
     def __call__(self) -> dict[str, Any]:
@@ -142,10 +143,11 @@ class _Board:
 
         path = self._server.runs_path
         with self._lock:
+            panel = self._server.tokens.panel_teams()
             st = path.stat() if path.exists() else None
-            stamp = None if st is None else (st.st_size, st.st_mtime_ns)
+            stamp = (None if st is None else (st.st_size, st.st_mtime_ns), panel)
             if self._board is None or stamp != self._stamp:
-                self._board, self._stamp = leaderboard(path), stamp
+                self._board, self._stamp = leaderboard(path, panel), stamp
             return self._board
 
 

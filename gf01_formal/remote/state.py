@@ -72,14 +72,26 @@ class RequestFailed(Exception):
 
 
 class _LockedScorer:
-    """An instance's scorer shared by every episode of it (the gold set is built once), one score at a time."""
+    """An instance's scorer shared by every episode of it (the gold set is built once), one score at a time. The
+    limits a run's scoring sets (``runs.scoring_limit.score_within``) are that run's thread's: they reach the scorer
+    with its score, never another episode's."""
 
     def __init__(self, scorer: Scorer) -> None:
         self._scorer = scorer
         self._lock = threading.Lock()
+        self._local = threading.local()
+
+    @property
+    def limits(self) -> Any:
+        return getattr(self._local, "limits", None)
+
+    @limits.setter
+    def limits(self, value: Any) -> None:
+        self._local.limits = value
 
     def score(self, certificate: Any) -> Any:
         with self._lock:
+            self._scorer.limits = self.limits
             return self._scorer.score(certificate)
 
 
@@ -270,8 +282,9 @@ class EvalServer:
             if self._open_of_run.get(ep.run_id) is ep:
                 del self._open_of_run[ep.run_id]
 
-    def line(self, team: Team, episode_id: str, request: LineRequest) -> dict[str, Any]:
-        """Apply one line of an open episode (once) and answer it."""
+    async def line(self, team: Team, episode_id: str, request: LineRequest) -> dict[str, Any]:
+        """Apply one line of an open episode (once) and answer it (on the server's event loop: nothing here blocks
+        but the wait for the episode's answer, which awaits)."""
         from gf01_formal.remote.episodes import Conflict
 
         live = self.live.get(episode_id)
@@ -279,7 +292,7 @@ class EvalServer:
             raise RequestFailed(404, "no episode of this team has this id (the server restarted, or it was opened "
                                 "again): open the instance again")
         try:
-            answer = live.submit(request, ANSWER_CEILING)
+            answer = await live.submit(request, ANSWER_CEILING)
         except Conflict as ex:
             raise RequestFailed(409, str(ex)) from None
         return {"run_id": live.run_id, "episode": episode_id, **self._answer(live, answer)}

@@ -7,8 +7,10 @@ issued or revoked while the server runs counts from the next request.
 
 Per team (every token of the team shares them): ``episodes_per_day`` (episodes opened in a UTC day, restarts
 included), ``concurrent`` (episodes open at once), and ``oracle``: whether the team may play EVAL-OC, whose tool
-(``oracle-exact-search-v1``) answers optimal certificates of the sealed instances (off unless issued with it). The
-quotas are the last issued token's; the clock decides the day only, never an output.
+(``oracle-exact-search-v1``) answers optimal certificates of the sealed instances (off unless issued with it); and
+``panel``: the team is the operator's own, whose runs the leaderboard shows as the baseline panel (DEC-056), never a
+team that merely names its agent ``oracle``. They are the last issued token's; the clock decides the day only, never
+an output.
 
 >>> store = TokenStore.load(path)          # doctest: +SKIP
 >>> token = store.issue("team-a")           # doctest: +SKIP
@@ -52,6 +54,8 @@ class TokenRow(BaseModel):
     episodes_per_day: int = Field(ge=1)
     concurrent: int = Field(ge=1)
     oracle: bool = Field(default=False, description="the team may play EVAL-OC (its tool answers certificates)")
+    panel: bool = Field(default=False, description="the operator's own team: its runs are the leaderboard's "
+                        "baseline panel")
 
 
 class TokensFile(BaseModel):
@@ -71,6 +75,7 @@ class Team:
     episodes_per_day: int
     concurrent: int
     oracle: bool = False
+    panel: bool = False
 
 
 class Refused(Exception):
@@ -103,6 +108,10 @@ class TokenStore:
         self._stamp: tuple[int, int, int] | None = None
         self.rows: list[TokenRow] = []
         self._must_exist = must_exist
+        self._by_id: dict[str, TokenRow] = {}
+        #: Tokens checked since the file was last read (token -> its team): a request of a known token costs a stat
+        #: and a dict lookup, not a hash (the file's change empties it).
+        self._known: dict[str, Team] = {}
         self.reload()
 
     @classmethod
@@ -117,7 +126,7 @@ class TokenStore:
         except FileNotFoundError:
             if self._must_exist:
                 raise Gf01Error("cannot read: no such file (gf01 eval token issue makes it)", file=name) from None
-            self._stamp, self.rows = None, []
+            self._stamp, self.rows, self._by_id, self._known = None, [], {}, {}
             return
         except OSError as ex:
             raise Gf01Error(f"cannot read: {ex.strerror or ex}", file=name) from None
@@ -135,6 +144,8 @@ class TokenStore:
             raise Gf01Error(f"not a tokens file (schema_version {TOKENS_SCHEMA})", file=name, field="schema_version")
         parsed: TokensFile = validate_model(TokensFile, data, file=name)
         self.rows, self._stamp = list(parsed.tokens), stamp
+        self._by_id = {r.token_id: r for r in self.rows}
+        self._known = {}
 
     def _save(self) -> None:
         body = TokensFile(tokens=self.rows).model_dump(mode="json")
@@ -143,16 +154,16 @@ class TokenStore:
         self.reload()
 
     def issue(self, team: str, *, episodes_per_day: int = DEFAULT_EPISODES_PER_DAY,
-              concurrent: int = DEFAULT_CONCURRENT, oracle: bool = False) -> str:
-        """A new token of ``team`` (returned once: only its hash is kept); the team's quotas, and whether it may
-        play EVAL-OC, become these."""
+              concurrent: int = DEFAULT_CONCURRENT, oracle: bool = False, panel: bool = False) -> str:
+        """A new token of ``team`` (returned once: only its hash is kept); the team's quotas, whether it may play
+        EVAL-OC and whether it is the operator's panel become these."""
         check_team(team)
         taken = {r.token_id for r in self.rows}
         token_id = secrets.token_hex(4)
         while token_id in taken:
             token_id = secrets.token_hex(4)
         token = f"gf01t_{token_id}_{secrets.token_hex(32)}"
-        quotas = {"episodes_per_day": episodes_per_day, "concurrent": concurrent, "oracle": oracle}
+        quotas = {"episodes_per_day": episodes_per_day, "concurrent": concurrent, "oracle": oracle, "panel": panel}
         rows = [r.model_copy(update=quotas) if r.team == team else r for r in self.rows]
         rows.append(TokenRow(token_id=token_id, team=team, sha256=_digest(token), **quotas))
         self.rows = rows
@@ -177,10 +188,21 @@ class TokenStore:
         self.reload()
         if not token:
             raise Refused(401, "no token: send Authorization: Bearer <token> (gf01 eval token issue makes one)")
+        known = self._known.get(token)
+        if known is not None:
+            return known
         match = TOKEN.fullmatch(token)
-        row = None if match is None else next((r for r in self.rows if r.token_id == match.group(1)), None)
+        row = None if match is None else self._by_id.get(match.group(1))
         if row is None or not hmac.compare_digest(row.sha256, _digest(token)):
             raise Refused(401, "the token is not valid on this server")
         if row.revoked:
             raise Refused(403, f"the token {row.token_id} of team {row.team} is revoked")
-        return Team(row.team, row.token_id, row.episodes_per_day, row.concurrent, row.oracle)
+        team = Team(row.team, row.token_id, row.episodes_per_day, row.concurrent, row.oracle, row.panel)
+        self._known[token] = team
+        return team
+
+    def panel_teams(self) -> frozenset[str]:
+        """The operator's teams (issued with ``panel``): their runs are the leaderboard's baseline panel, whatever
+        their agents are called. A revoked token's team stays one: its runs were played under it."""
+        self.reload()
+        return frozenset(r.team for r in self.rows if r.panel)
