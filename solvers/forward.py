@@ -374,7 +374,9 @@ def best_match(
     along a path, so the first pass keeps h and g as key fields (at most |C_a| + 1 values each) and only the least
     (|C|, |TS|) and the least |TS| of the paths into each key, as shortest paths do: its memory is that of a count,
     whatever B_T; it runs under a falling threshold on F1_AP (paths that cannot reach it end) until a pass finds
-    an outcome at or above it. The best rank R* follows from the outcomes exactly (rationals). The last pass lists
+    an outcome at or above it, and drops keys that another key of the same (q, S[, b]) dominates. With nothing to
+    hit (the empty certificate) R* is the oracle's least Eff_t and no such pass runs. The best rank R* follows
+    from the outcomes exactly (rationals). The last pass lists
     the final tie class only (budget |TS| = R*'s Eff_t, paths that can no longer reach a goal of rank R* end) and
     keeps its edges to walk the certificates of rank R* and find the lowest sha256 of the canonical JSON.
     """
@@ -418,10 +420,11 @@ def best_match(
         return (-prf(h, size_a, c)[2], -prf(g, len(ts_a), b)[2], b)
 
     # Pass 1: least (|C|, |TS|) packed as |C| * wide + |TS|, and least |TS|, per key (q, S[, b], h, g). F1_AP ranks
-    # first, so the pass runs under the threshold theta = F1_AP of R*, found first (below): after step t a path
-    # with h hits and at least |C| atoms gains at most x <= (the agent's flips after t) more hits, each an atom, so
-    # its F1_AP is at most 2 (h + x) / (|C_a| + |C| + x), largest at the largest x (as |C| >= h); a path below theta
-    # ends. Every path of F1_AP >= theta is kept with its costs, so R* is the best outcome found, exactly.
+    # first, so the pass runs under a threshold theta on it (below): after step t a path with h hits and at least
+    # |C| atoms gains at most x <= (the agent's flips after t) more hits, each an atom, so its F1_AP is at most
+    # 2 (h + x) / (|C_a| + |C| + x), largest at the largest x (as |C| >= h); a path below theta ends. Every path of
+    # F1_AP >= theta is kept with its costs (or one that ranks at least as high on every completion), so when the
+    # pass finds an outcome of F1_AP >= theta, R* is the best outcome found, exactly.
     costs = (lambda t: fw.popcount * wide + nonzero, lambda t: nonzero)
     binding = None if budget_t is None or budget_t >= steps else budget_t
     after_h = np.concatenate((np.cumsum(fw.popcount[agent_mask][::-1])[::-1][1:], [0]))
