@@ -77,7 +77,7 @@ from hoa.errors import Gf01Error
 from solvers import explicit, paths
 from solvers.canonical import canonical, flips_to_atoms, order_key, timesteps
 from solvers.circuit import tabulated
-from solvers.forward_pass import CHUNK, Edges, Extra, Forward, Pass, PassSettings
+from solvers.forward_pass import CHUNK, Edges, Extra, Forward, Layer, Pass, PassSettings
 from solvers.key_counts import normalise, to_int
 from solvers.limits import NO_LIMITS, Clock, Limits, guarded
 from solvers.quotient import Quotient, quotient
@@ -382,7 +382,9 @@ def best_match(
     along a path, so the first pass keeps h and g as key fields (at most |C_a| + 1 values each) and only the least
     (|C|, |TS|) and the least |TS| of the paths into each key, as shortest paths do: its memory is that of a count,
     whatever B_T; it runs under a falling threshold on F1_AP (paths that cannot reach it end) until a pass finds
-    an outcome at or above it. The best rank R* follows from the outcomes exactly (rationals). The last pass lists
+    an outcome at or above it, and drops keys that another key of the same (q, S[, b]) dominates. With nothing to
+    hit (the empty certificate) R* is the oracle's least Eff_t and no such pass runs. The best rank R* follows
+    from the outcomes exactly (rationals). The last pass lists
     the final tie class only (budget |TS| = R*'s Eff_t, paths that can no longer reach a goal of rank R* end) and
     keeps its edges to walk the certificates of rank R* and find the lowest sha256 of the canonical JSON.
     """
@@ -426,12 +428,11 @@ def best_match(
         return (-prf(h, size_a, c)[2], -prf(g, len(ts_a), b)[2], b)
 
     # Pass 1: least (|C|, |TS|) packed as |C| * wide + |TS|, and least |TS|, per key (q, S[, b], h, g). F1_AP ranks
-    # first, so a pass under a threshold theta drops every path whose F1_AP cannot reach theta: after step t it
-    # has h hits and at least |C| atoms, at most x <= (the agent's flips after t) more hits, each an atom, so its
-    # F1_AP is at most 2 (h + x) / (|C_a| + |C| + x), largest at the largest x (as |C| >= h). Every path of
-    # F1_AP >= theta is kept with its costs, so when the pass finds an outcome of F1_AP >= theta, R* is the best
-    # outcome found, exactly. Otherwise the next theta is the best F1_AP found (achievable, so that pass decides),
-    # or half the last when none had hits, and 0 (no threshold: every path) below an eighth of the first.
+    # first, so the pass runs under a threshold theta on it (below): after step t a path with h hits and at least
+    # |C| atoms gains at most x <= (the agent's flips after t) more hits, each an atom, so its F1_AP is at most
+    # 2 (h + x) / (|C_a| + |C| + x), largest at the largest x (as |C| >= h); a path below theta ends. Every path of
+    # F1_AP >= theta is kept with its costs (or one that ranks at least as high on every completion), so when the
+    # pass finds an outcome of F1_AP >= theta, R* is the best outcome found, exactly.
     costs = (lambda t: fw.popcount * wide + nonzero, lambda t: nonzero)
     binding = None if budget_t is None or budget_t >= steps else budget_t
     after_h = np.concatenate((np.cumsum(fw.popcount[agent_mask][::-1])[::-1][1:], [0]))
@@ -442,27 +443,42 @@ def best_match(
             return 2 * (extra[:, 0] + x) * theta.denominator >= theta.numerator * (size_a + c + x)
         return cut
 
-    theta = Fraction(2 * hits_top, size_a + hits_top) if hits_top else Fraction(0)
-    floor = theta / 8
-    while True:
-        first = fw.run(PassSettings(binding, "best_match", extras=fields((hits_top, ts_top)), costs=costs,
-                                    viable=reaches(theta) if theta else None), clock)
-        found = max((prf(o[1], size_a, least_cb // wide)[2] for o, least_cb in zip(first.outcomes,
-                                                                                   first.costs[:, 0].tolist(),
-                                                                                   strict=True) if hits_top),
-                    default=Fraction(0))
-        if not theta or found >= theta:
-            break
-        theta = found if found else (theta / 2 if theta / 2 >= floor else Fraction(0))
-    if not first.outcomes:
-        return BestMatch((), 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-    ranked = []
-    for o, (least_cb, least_b) in zip(first.outcomes, first.costs.tolist(), strict=True):
-        h = o[1] if hits_top else 0
-        g = o[-1] if ts_top else 0
-        c, b = divmod(least_cb, wide) if h else (0, least_b)
-        ranked.append(rank(h, g, c, b))
-    best = min(ranked)
+    if not hits_top and not ts_top:
+        # No hit and no shared timestep is possible: every member ranks (0, 0, Eff_t), so R* is the least Eff_t of
+        # M_B(I), the oracle's (a least sufficient set is valid by itself): a shortest path, no pass.
+        found_oracle = explicit.oracle(problem, budget_t, limits=limits)
+        if found_oracle is None:
+            return BestMatch((), 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+        best = rank(0, 0, 0, found_oracle.eff_t)
+    else:
+        # Passes under a falling threshold theta on F1_AP, starting at the best F1_AP conceivable, 2H / (|C_a| + H)
+        # (H the agent's real flips); after a pass that finds no outcome at or above theta, the next theta is the
+        # best F1_AP it found (achievable, so that pass decides), or half the last when it found no hit, and none
+        # (every path) below an eighth of the first. Under a threshold a key (q, S[, b], h, g) is dropped when a key
+        # of the same (q, S[, b]) dominates it (at least its hits and shared timesteps, one more, and at most its
+        # least (|C|, |TS|)): it has the same completions, each ranking at least as high (see _undominated).
+        theta = Fraction(2 * hits_top, size_a + hits_top) if hits_top else Fraction(0)
+        floor = theta / 8
+        while True:
+            prune = _undominated(0) if theta else None if hits_top else _undominated(1)
+            first = fw.run(PassSettings(binding, "best_match", extras=fields((hits_top, ts_top)), costs=costs,
+                                        viable=reaches(theta) if theta else None, prune=prune), clock)
+            found = max((prf(o[1], size_a, least_cb // wide)[2] for o, least_cb in zip(first.outcomes,
+                                                                                       first.costs[:, 0].tolist(),
+                                                                                       strict=True) if hits_top),
+                        default=Fraction(0))
+            if not theta or found >= theta:
+                break
+            theta = found if found else (theta / 2 if theta / 2 >= floor else Fraction(0))
+        if not first.outcomes:
+            return BestMatch((), 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+        ranked = []
+        for o, (least_cb, least_b) in zip(first.outcomes, first.costs.tolist(), strict=True):
+            h = o[1] if hits_top else 0
+            g = o[-1] if ts_top else 0
+            c, b = divmod(least_cb, wide) if h else (0, least_b)
+            ranked.append(rank(h, g, c, b))
+        best = min(ranked)
     # Pass 2: the tie class of R*. A certificate of rank R* ends in an outcome (h, g) and is a least path of it:
     # least (|C|, |TS|) when h > 0, least |TS| when h = 0 (then F1_AP = 0 whatever |C|); so the pass keeps the edges
     # of least paths only (``tight``). The goals (h, g, least cost) of rank R* follow from R* itself: F1_AP =
@@ -501,7 +517,8 @@ def best_match(
         return keep
 
     res = fw.run(PassSettings(b_star, "best_match", edges=True, extras=fields((top_h, int(goals[:, 1].max()))),
-                              costs=(costs[0] if packed else costs[1],), tight=True, viable=viable), clock)
+                              costs=(costs[0] if packed else costs[1],), tight=True, viable=viable,
+                              prune=_undominated(0)), clock)
     least = res.costs[:, 0]
 
     def winner(o: tuple[int, ...], cost: int) -> bool:
@@ -521,6 +538,53 @@ def best_match(
     ap = prf(len(set(agent) & set(gold)), size_a, len(gold))
     ts = prf(len(ts_a & timesteps(gold)), len(ts_a), len(timesteps(gold)))
     return BestMatch(canonical(problem, gold), *(float(x) for x in ap), *(float(x) for x in ts))
+
+
+def _undominated(column: int) -> Callable[[Layer], np.ndarray]:
+    """Which keys of a layer (sorted by (q, b, S, extras), as a pass with ``prune`` gives it) stay: a key is dropped
+    when a key of the same (q, S, b) has each extra field (hits, shared timesteps: more is better) at least its own,
+    one of them larger, and the least cost ``column`` (less is better) at most its own. The two have the same
+    completions, and each completion ranks at least as high after the other key (docs/solvers.md, "Best match"),
+    so the best rank survives; dominance is a strict order, so every dropped key is dominated by a kept one."""
+
+    def keep(layer: Layer) -> np.ndarray:
+        n = layer.size
+        if not layer.extra.shape[1]:
+            return np.ones(n, dtype=bool)  # no extra field: one key per (q, S, b)
+        change = (layer.q[1:] != layer.q[:-1]) | (layer.b[1:] != layer.b[:-1])
+        for w in range(layer.s.shape[1]):
+            change |= layer.s[1:, w] != layer.s[:-1, w]
+        gid = np.concatenate(([0], np.cumsum(change)))
+        cost = layer.cost[:, column]
+        span = int(cost.max()) + 1
+        if layer.extra.shape[1] == 1:
+            # One field, in increasing order within a group: a key is dominated when the least cost after it in
+            # its group is at most its own. Lifting each group's costs above the next group's makes one running
+            # minimum from the end over all the keys restart at each group.
+            val = (cost + gid * span)[::-1]
+            after = np.concatenate(([np.iinfo(np.int64).max], np.minimum.accumulate(val)[:-1]))[::-1]
+            return after > cost + gid * span
+        # Two fields: each group's costs as a dense (h, g) grid, suffix minima over h and over g (the least cost of
+        # a key of the group with at least (h, g)); a few thousand groups at a time bound the grids' memory.
+        h, g = layer.extra[:, 0], layer.extra[:, 1]
+        tops = (int(h.max()) + 2, int(g.max()) + 2)
+        per = max(1, (1 << 20) // (tops[0] * tops[1]))
+        bounds = np.searchsorted(gid, np.arange(0, int(gid[-1]) + 1 + per, per))
+        out = np.empty(n, dtype=bool)
+        for k in range(bounds.size - 1):
+            lo, hi = int(bounds[k]), int(bounds[k + 1])
+            if lo == hi:
+                continue
+            g0 = gid[lo:hi] - gid[lo]
+            grid = np.full((int(g0[-1]) + 1, *tops), np.iinfo(np.int64).max, dtype=np.int64)
+            grid[g0, h[lo:hi], g[lo:hi]] = cost[lo:hi]
+            grid = np.minimum.accumulate(grid[:, ::-1], axis=1)[:, ::-1]
+            grid = np.minimum.accumulate(grid[:, :, ::-1], axis=2)[:, :, ::-1]
+            better = np.minimum(grid[g0, h[lo:hi] + 1, g[lo:hi]], grid[g0, h[lo:hi], g[lo:hi] + 1])
+            out[lo:hi] = better > cost[lo:hi]
+        return out
+
+    return keep
 
 
 def _reach_any(res: Pass, ok: list[np.ndarray], clock: Clock) -> list[np.ndarray]:

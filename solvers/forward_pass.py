@@ -147,8 +147,11 @@ class PassSettings:
     least for the next key (the edges of shortest paths: a path is least for its outcome iff all its inner edges are
     such and its accepting edge costs the outcome's least), and every accepting edge with its cost.
     ``viable(t, extras, costs)``: which live candidates after step ``t`` (rows of their extra fields and costs) can
-    still end where the caller looks (a bound on what the rest of the path can add); the others end. ``query``
-    names the query in clock checks and in an Unknown.
+    still end where the caller looks (a bound on what the rest of the path can add); the others end.
+    ``prune(layer)``: which keys of each next layer stay (a dominance between keys that the caller proves exact:
+    no completion of a dropped key is one the caller looks for); the layer comes sorted by (q, b, S, extras...), so
+    the keys of one (q, S, b) are neighbours; the edges into a dropped key go with it; passes without counts only.
+    ``query`` names the query in clock checks and in an Unknown.
     """
 
     budget: int | None
@@ -160,6 +163,10 @@ class PassSettings:
     costs: tuple[Callable[[int], np.ndarray], ...] = ()
     tight: bool = False
     viable: Callable[[int, np.ndarray, np.ndarray], np.ndarray] | None = None
+    prune: Callable[[Layer], np.ndarray] | None = None
+
+    def __post_init__(self) -> None:
+        assert self.prune is None or not self.counting, "pruned keys would lose their counts"
 
     @property
     def plain(self) -> bool:
@@ -368,13 +375,19 @@ class Forward:
             if plan.track_b:
                 cols.append(cand["b"] if every else cand["b"][live])
                 widths.append(max(1, plan.b_cap.bit_length()))
+            size_next = quo.sizes[t + 1]
+            sets = [cand["s"][:, w] if every else cand["s"][live, w] for w in range(words)]
+            if settings.prune is not None:
+                # The extras last: the keys of one (q, S, b) come together, in increasing order of the extras.
+                cols += sets
+                widths += [max(0, min(64, size_next - 64 * w)) for w in range(words)]
             for e, (_, top) in enumerate(extras):
                 cols.append(cand["extra"][live, e])
                 widths.append(max(1, int(top).bit_length()))
-            size_next = quo.sizes[t + 1]
-            for w in range(words):
-                cols.append(cand["s"][:, w] if every else cand["s"][live, w])
-                widths.append(max(0, min(64, size_next - 64 * w)))
+            if settings.prune is None:
+                cols += sets
+                widths += [max(0, min(64, size_next - 64 * w)) for w in range(words)]
+            del sets
             first, gid, perm, starts = factorize(cols, widths, with_gid=edges)
             rows = live[first]
             nxt = Layer(cand["q"][rows], cand["s"][rows], cand["b"][rows], cand["extra"][rows],
@@ -386,11 +399,17 @@ class Forward:
             gid = empty
             nxt = take(layer, empty)
             tally.advance(empty, empty)
+        keep = acc | cand["live"] if edges else None
+        if edges and settings.tight and live.size:
+            keep[live] = cand["cost"][live, 0] == nxt.cost[gid, 0]
+        if settings.prune is not None and nxt.size:
+            stay = settings.prune(nxt)
+            if edges and live.size:
+                keep[live] &= stay[gid]
+                gid = (np.cumsum(stay) - 1)[gid]
+            nxt = take(nxt, np.flatnonzero(stay))
         if not edges:
             return nxt, None
-        keep = acc | cand["live"]
-        if settings.tight and live.size:
-            keep[live] = cand["cost"][live, 0] == nxt.cost[gid, 0]
         dst = np.full(acc.size, 0, dtype=np.int64)
         dst[acc_idx] = -1 - out_code[acc_idx]
         dst[live] = gid

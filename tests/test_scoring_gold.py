@@ -162,3 +162,19 @@ def test_enumerating_skips_no_member_where_layers_are_full() -> None:
             assert len(listed) == api.count(problem, budget), name
             assert listed == sorted(listed, key=lambda c: (len({t for t, _, _ in c}), len(c),
                                                            [(t, problem.system.inputs[i], v) for t, i, v in c])), name
+
+
+def test_small_systems_score_in_process_and_large_ones_in_a_child() -> None:
+    # A guarded query under isolating limits forks a child (about 17 ms); a small table system's scoring queries run
+    # in the scorer's process, checked at each step, and give the same scores.
+    from gf01_formal.runs.scoring_limit import run_limits
+
+    small = long_arbiter(6)
+    large = long_arbiter(800)
+    limits = run_limits(60.0, 2048.0)
+    assert limits.isolate and not scores._in_process(small, limits).isolate
+    assert scores._in_process(large, limits) is limits
+    assert scores._in_process(small, None) is None
+    cert = certificates(small, 3, 5)
+    inline = [Scorer(small, limits=limits).score(c) for c in cert]
+    assert inline == [Scorer(small).score(c) for c in cert]

@@ -334,3 +334,50 @@ def test_a_404_state_controller_answers_at_the_command_line(tmp_path: Path) -> N
     cert.write_text("[]")
     assert "AP P / R / F1" in gf01("verify", str(hoa), str(cert), *opts, "--best-match")
     assert gf01("oracle", str(hoa), *opts, "--mode", "normal").strip()
+
+
+def test_dominated_keys_are_dropped_only_when_another_key_of_their_state_beats_them() -> None:
+    # Keys sorted by (q, b, S, h, g) as a pruned pass gives them; costs per key in column 0.
+    from solvers.forward import _undominated
+    from solvers.forward_pass import Layer
+
+    rows = [  # q, S, h, g, cost, kept
+        (0, 1, 0, 0, 5, False),  # (0, 1) beats it: more shared timesteps, less cost
+        (0, 1, 0, 1, 4, True),
+        (0, 1, 1, 0, 6, False),  # more hits than (0, 1) but dearer; (1, 1) beats it at the same cost
+        (0, 1, 1, 1, 6, True),  # more hits than (0, 1), dearer: neither dominates
+        (0, 2, 0, 0, 1, True),  # another S: nothing to compare with
+        (1, 1, 0, 0, 3, False),  # (2, 2) of the same (q, S) at the same cost
+        (1, 1, 2, 2, 3, True),
+    ]
+    layer = Layer(np.array([r[0] for r in rows]), np.array([[r[1]] for r in rows], dtype=np.uint64),
+                  np.zeros(len(rows), dtype=np.int64), np.array([[r[2], r[3]] for r in rows]),
+                  np.array([[r[4]] for r in rows]))
+    assert _undominated(0)(layer).tolist() == [r[5] for r in rows]
+    # Hits alone (one key per (q, S, h)): h = 0 at 5 is beaten by h = 2 at 5, h = 1 at 4 by nothing.
+    one = Layer(np.zeros(4, dtype=np.int64), np.ones((4, 1), dtype=np.uint64), np.zeros(4, dtype=np.int64),
+                np.array([[0], [1], [2], [0]]), np.array([[5], [4], [5], [9]]))
+    one.q[3] = 1
+    assert _undominated(0)(one).tolist() == [False, True, True, True]
+
+
+def test_best_match_of_the_empty_certificate_needs_no_threshold_pass() -> None:
+    # With nothing to hit, every member ranks by Eff_t alone: R* is the oracle's Eff_t, and one pass (the tie
+    # class's) runs.
+    from solvers import forward_pass
+
+    p = parity_machine(3, 2)
+    runs: list[forward_pass.PassSettings] = []
+    real = forward_pass.Forward.run
+
+    def run(self: forward_pass.Forward, settings: forward_pass.PassSettings, clock: object) -> forward_pass.Pass:
+        runs.append(settings)
+        return real(self, settings, clock)  # type: ignore[arg-type]
+
+    forward_pass.Forward.run = run  # type: ignore[method-assign]
+    try:
+        got = forward.best_match(p, [], None)
+    finally:
+        forward_pass.Forward.run = real  # type: ignore[method-assign]
+    assert got == BestMatch(**dataclasses.asdict(brute_best_match(p, [], None)))
+    assert [s.edges for s in runs] == [True]

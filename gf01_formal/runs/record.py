@@ -22,6 +22,7 @@ agent, the episode engine or a solver: reading runs for a report loads none of t
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -227,8 +228,10 @@ def run_id(instance_id: str, instance_hash: str, agent_hash: str, seed: int) -> 
     return "run-" + sha256_hex([instance_id, instance_hash, agent_hash, seed])[:24]
 
 
+@cache
 def benchmark_version() -> str:
-    """This toolkit's version (the run records' ``benchmark_version``)."""
+    """This toolkit's version (the run records' ``benchmark_version``); read once per process (the package's
+    metadata is read from disk and parsed: about 0.8 ms a call, once per run record before)."""
     try:
         return version("gf01-formal")
     except PackageNotFoundError:

@@ -13,6 +13,7 @@ the symbolic best-match query per run). Nothing here guesses: a diagnostic that 
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -39,6 +40,13 @@ GOLD_LIST_MAX = 20_000
 #: A listed member costs about 1/256 of a symbolic best match (measured, docs/solvers.md "Scoring: listing or the
 #: symbolic best match"): a gold set is listed once the symbolic queries its scorer ran would have paid for it.
 MEMBERS_PER_QUERY = 256
+
+#: A table system whose table cells times T are at most this has its scoring queries run in the scorer's process,
+#: under limits checked at each step of the forward pass (a step of such a system is microseconds), rather than
+#: in a forked child per query (about 17 ms each, and the parent's readings of the child's memory while it waits):
+#: the peer's pilot sizes (6 states x 8 letters x T 12 = 576) and T = 64 (3,072) are below; a circuit, whose SAT
+#: calls cannot be interrupted, never is.
+INLINE_CELLS = 1 << 12
 
 #: Best matches a scorer computed, by certificate (its atoms sorted).
 Answers = dict[Certificate, BestMatch]
@@ -85,6 +93,7 @@ class Scorer:
 
     def _answer(self, atoms: Certificate, valid: bool | None, limits: Limits | None) -> BestMatch:
         budget = gold_budget(self.problem, self.gold_set_name)
+        limits = _in_process(self.problem, limits)
         if atoms and (budget is None or len(timesteps(atoms)) <= budget) and \
                 (api.check(self.problem, atoms).valid if valid is None else valid):
             # F1_AP = 1 exactly when the gold is C_a itself: a valid certificate in the gold set is its own gold.
@@ -104,6 +113,7 @@ class Scorer:
         if self._golds is not None:
             return self._golds
         budget = gold_budget(self.problem, self.gold_set_name)
+        limits = _in_process(self.problem, limits)
         if self._members is None:
             self._members, listed = _count_and_list(self.problem, budget, limits=limits)
             if listed is not None:
@@ -128,6 +138,17 @@ class Scorer:
         s = score(self.problem, ParsedCertificate.of_atoms(self.problem, atoms))
         bm = self.best_match(atoms, valid=s.valid)
         return Scores.of(with_best_match(self.problem, s, bm, self.gold_set_name))
+
+
+def _in_process(problem: Problem, limits: Limits | None) -> Limits | None:
+    """``limits`` checked in this process at each step when the problem is small (:data:`INLINE_CELLS`)."""
+    from hoa.mealy import MealyView
+
+    system = problem.system
+    if limits is None or not limits.isolate or not isinstance(system, MealyView) or not system.has_tables or \
+            system.table_cells * problem.horizon > INLINE_CELLS:
+        return limits
+    return dataclasses.replace(limits, isolate=False)
 
 
 @guarded("best_match")
