@@ -151,13 +151,18 @@ def test_log_codes_number_the_reachable_states_only() -> None:
             assert (enc.suff in s.get_model()) == want
 
 
-def test_one_hot_is_used_where_the_log_domain_is_too_large() -> None:
+def test_one_hot_is_used_where_the_log_domain_is_too_large(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past MAX_POINTS points (2^(inputs + state bits)) the log encoding is not tabulated and the one-hot one
+    serves; at the bound itself the log one does. The bound is lowered to 2^7 for the test: a table past the real
+    2^16 (say 300 states x 8 inputs) costs some 25 s of CPU to build and compile, the same code path as these."""
     from encoders import state_code
 
-    view_problem = _random_table(states=300, inputs=8)
-    assert state_code.MAX_POINTS < (1 << (8 + 9))
-    enc = encode(view_problem)
-    assert enc.log is None and enc.compiled is not None
+    assert state_code.MAX_POINTS < (1 << (8 + 9))  # a 300-state, 8-input table is past the real bound
+    monkeypatch.setattr(state_code, "MAX_POINTS", 1 << 7)
+    at_bound = encode(_random_table(states=8, inputs=4))  # 3 state bits + 4 inputs: 2^7 points
+    assert at_bound.log is not None and at_bound.log.bits == 3
+    past = encode(_random_table(states=9, inputs=4))  # 4 state bits + 4 inputs: 2^8 points
+    assert past.log is None and past.compiled is not None
 
 
 def _random_table(states: int, inputs: int) -> Problem:

@@ -76,6 +76,21 @@ def no_greedy(release: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return d
 
 
+@pytest.fixture(scope="module")
+def pkg(release: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The release's public package, as ``gf01 release package`` makes it (a check of the release, the public
+    artifacts and their check, the toolkit's wheel built from this checkout). Read-only: a test that runs its
+    rerun.sh (which writes rerun/ inside it) or edits it works on a copy (:func:`copy_pkg`)."""
+    out = tmp_path_factory.mktemp("pkg") / "pkg"
+    write_json_atomic(out.parent / "result.json", package(release, out))  # what package() returned, beside it
+    return out
+
+
+def copy_pkg(pkg: Path, to: Path) -> Path:
+    shutil.copytree(pkg, to)
+    return to
+
+
 def by_name(result: dict) -> dict[str, dict]:
     return {c["name"]: c for c in result["checks"]}
 
@@ -179,18 +194,16 @@ def test_inconsistent_releases_fail_their_checks(release: Path, tmp_path: Path) 
         check(bad, holder=True)
 
 
-def test_package_reproduces_every_figure_from_the_package_alone(release: Path, tmp_path: Path) -> None:
-    out = tmp_path / "pkg"
-    result = package(release, out)
+def test_package_reproduces_every_figure_from_the_package_alone(pkg: Path, tmp_path: Path) -> None:
+    out = pkg
     names = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
     assert {"SHA256SUMS", "package.json", "RERUN.md", "rerun.sh", "artifacts/runs.jsonl", "artifacts/report.html",
             "artifacts/split_manifest.json", "artifacts/private_eval.hashes.json"} <= names
     assert not any(n.endswith("bundle.json") and "public" not in n for n in names)  # no private instance shipped
-    assert result["files"] == len(names)
+    assert read_json(out.parent / "result.json")["files"] == len(names)
     listed = [line.split("  ", 1)[1] for line in (out / "SHA256SUMS").read_text().splitlines()]
     assert sorted(listed) == sorted(names - {"SHA256SUMS"})
-    moved = tmp_path / "elsewhere" / "copy"  # from the package alone, wherever it is
-    shutil.copytree(out, moved)
+    moved = copy_pkg(out, tmp_path / "elsewhere" / "copy")  # from the package alone, wherever it is
     env = {**os.environ, "GF01_PYTHON": sys.executable, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(["sh", str(moved / "rerun.sh")], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
@@ -214,13 +227,14 @@ def _clean_env(**extra: str) -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in drop} | extra
 
 
-def test_rerun_says_what_to_install_when_the_toolkit_is_missing(release: Path, tmp_path: Path) -> None:
+def test_rerun_says_what_to_install_when_the_toolkit_is_missing(pkg: Path, tmp_path: Path) -> None:
     """Issue 31: `sh rerun.sh` on a machine without gf01-formal failed with `No module named gf01_formal`. The
     package carries the exact toolkit (version, commit, a wheel built offline with its sha256, the pinned versions
     it ran with); each missing piece stops the script in one line saying what to install, before anything is
     computed; a wheel that is not the one the script names is refused."""
-    out = tmp_path / "pkg"
-    package(release, out)
+    from gf01_formal.report.release import toolkit
+
+    out = copy_pkg(pkg, tmp_path / "pkg")  # rerun.sh writes rerun/install.log in it
     kit = json.loads((out / "package.json").read_text())["toolkit"]
     assert set(kit) == {"version", "python", "commit", "dirty", "wheel", "requirements", "why"}
     assert kit["commit"] and kit["why"] is None  # tests run from a git checkout, with setuptools>=77 (the extra)
@@ -230,9 +244,11 @@ def test_rerun_says_what_to_install_when_the_toolkit_is_missing(release: Path, t
     assert "numpy==" in pins and "python-sat==1.9.dev17" in pins and "statsmodels==" in pins
     script = (out / "rerun.sh").read_text()
     assert kit["wheel"]["sha256"] in script
-    # The wheel is the same bytes when built again from the same tree (SOURCE_DATE_EPOCH: the commit's time).
+    # The wheel is the same bytes when built again from the same tree (SOURCE_DATE_EPOCH: the commit's time): the
+    # package's own step (toolkit), without the release checks around it.
     again = tmp_path / "again"
-    package(release, again)
+    again.mkdir()
+    assert toolkit(again) == kit
     assert (again / kit["wheel"]["path"]).read_bytes() == wheel.read_bytes()
 
     def one_line(env: dict[str, str], *says: str, status: int = 2, pkg: Path = out) -> None:
@@ -256,8 +272,26 @@ def test_rerun_says_what_to_install_when_the_toolkit_is_missing(release: Path, t
     noensure.write_text(f"#!/bin/sh\nPYTHONPATH={tmp_path / 'noensure'} exec {sys.executable} \"$@\"\n")
     noensure.chmod(0o755)
     one_line(_clean_env(PYTHON=str(noensure)), "install python3-venv")
-    # No package index: pip cannot install the pinned dependencies.
-    one_line(_clean_env(PYTHON=sys.executable, PIP_NO_INDEX="1", PIP_FIND_LINKS=str(tmp_path / "empty")),
+    # No package index: pip cannot install the pinned dependencies. The script's `$PY -m venv` makes the venv
+    # without ensurepip's copy of pip (seconds of CPU; the fresh-venv test below runs the real one) and gives it
+    # this interpreter's pip alone, by a .pth file: what pip then does offline is the same.
+    import pip
+
+    (tmp_path / "pip-only").mkdir()
+    (tmp_path / "pip-only" / "pip").symlink_to(Path(pip.__file__).parent)
+    quick = tmp_path / "quick-venv-python"
+    quick.write_text(f"""#!/bin/sh
+if [ "$1 $2" = "-m venv" ]; then
+    shift 2
+    {sys.executable} -m venv --without-pip "$@" || exit
+    for venv; do :; done
+    echo {tmp_path / 'pip-only'} >"$(echo "$venv"/lib/python3*/site-packages)/pip-only.pth"
+    exit
+fi
+exec {sys.executable} "$@"
+""")
+    quick.chmod(0o755)
+    one_line(_clean_env(PYTHON=str(quick), PIP_NO_INDEX="1", PIP_FIND_LINKS=str(tmp_path / "empty")),
             "pip could not install", "RERUN_SYSTEM_SITE=1")
     assert "ERROR" in (out / "rerun" / "install.log").read_text()  # pip's own account of it
     # Another wheel under the same name, SHA256SUMS edited to match: the sha256 written into the script refuses it.
@@ -275,11 +309,10 @@ def test_rerun_says_what_to_install_when_the_toolkit_is_missing(release: Path, t
         "`artifacts/split_manifest.json`" not in rerun  # the manifest rerun.sh uses (a public package's)
 
 
-def test_rerun_md_quotes_the_commands_rerun_sh_runs(release: Path, tmp_path: Path) -> None:
+def test_rerun_md_quotes_the_commands_rerun_sh_runs(pkg: Path) -> None:
     """RERUN.md matches the script: the report command, the pip install and every variable the script reads are
     the script's own, word for word."""
-    out = tmp_path / "pkg"
-    package(release, out)
+    out = pkg
     script, rerun = (out / "rerun.sh").read_text(), " ".join((out / "RERUN.md").read_text().split())
     (report,) = re.findall(r'"\$RUN" -m gf01_formal (report .*)', script)
     assert f"`python -m gf01_formal {report}`" in rerun
@@ -293,22 +326,22 @@ def test_rerun_md_quotes_the_commands_rerun_sh_runs(release: Path, tmp_path: Pat
 
 
 @pytest.mark.skipif(shutil.which("sh") is None, reason="needs a POSIX shell")
-def test_rerun_installs_the_wheel_in_a_fresh_venv_and_reproduces_the_report(release: Path, tmp_path: Path) -> None:
+def test_rerun_installs_the_wheel_in_a_fresh_venv_and_reproduces_the_report(pkg: Path, tmp_path: Path) -> None:
     """Issue 31, done when: the package's rerun.sh reproduces its report on a machine that has only Python and the
     package. The package is copied under a fresh temporary directory (mktemp -d), and rerun.sh, given the base
     Python only (no PYTHONPATH, no active environment), makes a new `python -m venv` there without system site
     packages, installs the package's wheel with its pinned dependencies from the package index, and reproduces
     report.json, report.md and report.html byte for byte. Then a report.md edited by hand (SHA256SUMS made to
     match) is named with the line that differs."""
-    pkg = tmp_path / "pkg"
-    package(release, pkg)
     where = Path(subprocess.run(["mktemp", "-d", f"{tmp_path}/rerun.XXXXXX"], capture_output=True, text=True,
                                 check=True).stdout.strip())
     moved = where / "pkg"
     shutil.copytree(pkg, moved)
     base = getattr(sys, "_base_executable", sys.executable)
     venv = where / "venv"
-    done = _run(moved / "rerun.sh", _clean_env(PYTHON=base, RERUN_VENV=str(venv)), timeout=1200)
+    # PIP_NO_COMPILE: pip leaves the installed modules' bytecode to be made on import (compiling all of scipy,
+    # matplotlib and statsmodels ahead is CPU this test does not need); what is installed, and from where, is the same.
+    done = _run(moved / "rerun.sh", _clean_env(PYTHON=base, RERUN_VENV=str(venv), PIP_NO_COMPILE="1"), timeout=1200)
     assert done.returncode == 0, (done.stdout[-2000:], done.stderr[-2000:])
     assert "byte-identical" in done.stdout and "wheel: toolkit/gf01_formal-" in done.stdout
     for f in ("report.json", "report.md", "report.html"):
@@ -336,15 +369,14 @@ def test_rerun_installs_the_wheel_in_a_fresh_venv_and_reproduces_the_report(rele
     assert "-| rand0m" in done.stderr and "+| random" in done.stderr
 
 
-def test_the_package_report_has_the_private_eval_headline(release: Path, tmp_path: Path,
+def test_the_package_report_has_the_private_eval_headline(release: Path, pkg: Path, tmp_path: Path,
                                                             capsys: pytest.CaptureFixture[str]) -> None:
     """Issue 31: the package's report.md had headlines for public_dev and public_val only, the private_eval figures
     only in JSON. Now its first headline is private_eval's, from private_eval.results.json (rates with intervals per
     track, agent and mode, as the holder's full report has them), and nothing per instance of the sealed split."""
     from gf01_formal.report.render import headline_tables
 
-    out = tmp_path / "pkg"
-    package(release, out)
+    out = pkg
     arts = out / "artifacts"
     results = read_json(arts / "private_eval.results.json")
     full = read_json(release / "report.json")
@@ -365,8 +397,9 @@ def test_the_package_report_has_the_private_eval_headline(release: Path, tmp_pat
     for text in ((arts / n).read_text() for n in ("report.md", "report.html", "report.json")):
         assert not any(e["instance_id"] in text or e["commitment"] in text for e in private)
     assert "gf01p-" not in md
-    # The public check recomputes the report with the private section and finds it identical.
-    assert by_name(check(out))["reproduction"]["files"] == dict.fromkeys(
+    # The public check recomputes the report with the private section and finds it identical (package() ran it on
+    # these very artifacts before writing them, and recorded it in package.json).
+    assert by_name(read_json(out / "package.json")["checks"])["reproduction"]["files"] == dict.fromkeys(
         ("report.json", "report.md", "report.html"), "identical")
     # A results file made before it carried the headline: `gf01 report --private-results` says so in one line.
     old = {k: v for k, v in results.items() if k != "headline"}
@@ -459,8 +492,9 @@ def test_package_on_a_full_disk_is_a_user_error(release: Path, tmp_path: Path,
     if shutil.which("mount") is None or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)],
                                                        capture_output=True, check=False).returncode != 0:
         pytest.skip("cannot mount a tmpfs here (not root, or no mount namespace rights)")
+    tables = copy_release(release, tmp_path / "tables", "json")  # the HTML page is not what fills the disk
     try:
-        status = main(["release", "package", str(release), "-o", str(mnt / "pkg")])
+        status = main(["release", "package", str(tables), "-o", str(mnt / "pkg")])
         err = capsys.readouterr().err
         assert status == 2, err
         assert err.count("\n") == 1 and err.startswith("gf01: error: ") and "No space left" in err, err
