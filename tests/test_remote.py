@@ -369,7 +369,9 @@ def test_kill_9_of_the_server_or_the_harness_loses_and_doubles_nothing(split: di
     replaying that episode from its start (the record counts the restart)."""
     runs = tmp_path / "runs.jsonl"
     receipts = tmp_path / "receipts.jsonl"
-    agent = f"{sys.executable} {split['dir'] / 'agent.py'} 0.2"  # slow: each step takes 0.2 s
+    # Slow: each step takes 0.1 s, so an episode (the agent commits at t*, 4 to 8 on this split) lasts 0.5 s or more
+    # and each kill below lands inside one.
+    agent = f"{sys.executable} {split['dir'] / 'agent.py'} 0.1"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "GF01_TOKEN": split["tokens"]["alpha"]}
     n = len(split["private"])
     srv = EvalServer(serve_args(split, runs)).start()
@@ -390,7 +392,7 @@ def test_kill_9_of_the_server_or_the_harness_loses_and_doubles_nothing(split: di
         harness = subprocess.Popen([*cmd[:-3], "--seed", "1", "-o", str(receipts), "--json"], env=env,
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         _wait_lines(runs, n + 1)
-        time.sleep(0.5)  # into the next episode
+        time.sleep(0.25)  # into the next episode (0.25-0.35 s after its predecessor's record: _wait_lines polls)
         os.kill(harness.pid, signal.SIGKILL)
         harness.wait()
         rerun = subprocess.run([*cmd[:-3], "--seed", "1", "-o", str(receipts), "--json"], env=env,
