@@ -27,12 +27,14 @@ PANEL = [AgentSpec("random", "EVAL-CB"), AgentSpec("greedy", "EVAL-CB"), AgentSp
 
 @pytest.fixture(scope="module")
 def played(tmp_path_factory: pytest.TempPathFactory, generated_bundle: Callable[..., Path]) -> tuple[Path, Path]:
-    """A bundle of five instances and the whole panel's runs on it, each with its exact SubsetMin diagnostic."""
+    """A bundle of three instances (test_forgery's, made once a session) and the whole panel's runs on it, each with
+    its exact SubsetMin diagnostic. Each test validates all of them once or twice, replaying every run: three
+    instances, not five, is 15 replays a validation, not 25."""
     where = tmp_path_factory.mktemp("validate")
-    bundle = generated_bundle(11, 5)
+    bundle = generated_bundle(11, 3)
     runs = where / "runs.jsonl"
     summary = evaluate(bundle, PANEL, runs, settings=Settings(subset_min=True))
-    assert summary.statuses == {"completed": 25}
+    assert summary.statuses == {"completed": 15}
     return bundle, runs
 
 
