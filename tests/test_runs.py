@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -80,7 +81,10 @@ def test_a_failed_run_is_superseded_by_its_replay(bundle: Path, tmp_path: Path) 
     assert validate([out], bundle=str(bundle), official=True) == []
 
 
-def test_validate_names_each_violated_policy(bundle: Path, tmp_path: Path) -> None:
+def test_validate_names_each_violated_policy(generated_bundle: Callable[..., Path], tmp_path: Path) -> None:
+    # Three instances (not the module's eight): each of the 15 tampered copies below is validated whole, every run
+    # replayed; one EVAL-CB and one EVAL-OC run are what the tampering needs.
+    bundle = generated_bundle(11, 3)
     out = tmp_path / "runs.jsonl"
     evaluate(bundle, PANEL, out)
     assert validate([out], bundle=str(bundle), official=True) == []
