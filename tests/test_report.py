@@ -267,18 +267,21 @@ def test_bad_paths_and_manifests_are_one_line_errors(played: dict[str, Path], tm
 
 
 def test_runs_without_z_draw_their_figures_without_a_warning(played: dict[str, Path], tmp_path: Path) -> None:
+    import base64
+    import re
     import warnings
 
-    from gf01_formal.report.render import figures, html_page
+    from gf01_formal.report.render import html_page
 
     recs = [{**r, "complexity_z": None} for r in rows(played["runs"])]  # e.g. a bundle made before DEC-058
     report = build_report(load_runs([write(tmp_path / "runs.jsonl", recs)]))
     assert all(not a["quartiles"] and a["no_z"] for f in report["figures"] for p in f["panels"] for a in p["agents"])
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # matplotlib's "No artists with labels found to put in legend" would raise
-        drawn = figures(report)
-        html_page(report)
-    quartile_svgs = [svg for caption, svg in drawn if caption.startswith("Score_C by complexity quartile")]
+        page = html_page(report)  # every figure (render.figures' and the headline's), drawn once
+    embedded = re.findall(r'<img alt="([^"]*)" src="data:image/svg\+xml;base64,([^"]+)">', page)
+    quartile_svgs = [base64.b64decode(data).decode() for caption, data in embedded
+                     if caption.startswith("Score_C by complexity quartile")]
     assert quartile_svgs and all("no scored run with z(I)" in svg for svg in quartile_svgs)
 
 
