@@ -173,7 +173,7 @@ def played(tmp_path_factory: pytest.TempPathFactory, chat_bundle: Path) -> dict[
                     "-T", f"bundle={os.path.relpath(bundle, ROOT)}", "--model", "openai-api/local/m",
                     "--log-dir", str(logs), "--display", "none", "--max-connections", "4"],
                    {"LOCAL_BASE_URL": server.url, "LOCAL_API_KEY": KEY_INSPECT, "INSPECT_LOG_LEVEL": "warning",
-                    "PWD": str(ROOT)})
+                    "PWD": str(ROOT), "INSPECT_CACHE_DIR": str(tmp / "cache")})
         out["outputs"] += proc.stdout + proc.stderr
         requests = list(server.requests)
     (log,) = sorted(logs.glob("*.eval"))
@@ -349,16 +349,24 @@ def test_the_inspect_task_asks_the_model_every_time_never_inspects_cache(played:
     # inspect's CLI keeps model replies in a cache keyed by the endpoint, the model and the conversation: a second
     # eval against the same server would replay the first one's replies as new runs (and, with a port reused by
     # another server, another server's replies). The task asks the model at every step, with or without --cache.
+    # Without: the played fixture's eval (its requests for this sample counted, its cache directory kept empty);
+    # with: one more eval of this sample, the same conversation, as many requests (one inspect process, not two).
     bundle, plans = played["bundle"], played["plans"]
-    iid = sorted(plans)[1]
-    with ScriptedServer(lambda call: Reply(reply_for(plans[call.instance_id][step_of(call)], 0))) as server:
-        asked = []
-        for k, extra in enumerate(([], ["--cache"])):
-            run([sys.executable, "-m", "inspect_ai", "eval", "gf01_formal/integrations/inspect_task.py",
-                 "-T", f"bundle={bundle}", "--model", "openai-api/local/m", "--log-dir", str(tmp_path / f"logs{k}"),
-                 "--display", "none", "--sample-id", iid, "--sample-shuffle", "false", *extra],
-                {"LOCAL_BASE_URL": server.url, "LOCAL_API_KEY": KEY_INSPECT, "INSPECT_LOG_LEVEL": "error",
-                 "INSPECT_CACHE_DIR": str(tmp_path / "cache")})
-            asked.append(len(server.requests))
-    assert asked[0] > 0 and asked[1] == 2 * asked[0]
-    assert not [p for p in (tmp_path / "cache").rglob("*") if p.is_file()]  # nothing kept for a later eval
+    iid = sorted(plans)[1]  # not the fixture's re-asked instance (min): its conversation is the plain one
+    without = sum(1 for req in played["requests"] if req["headers"]["authorization"] == f"Bearer {KEY_INSPECT}"
+                  and f'"instance_id":"{iid}"' in next(m["content"] for m in req["body"]["messages"]
+                                                        if m["role"] == "user"))
+
+    def script(call: Call) -> Reply:
+        return Reply(reply_for(plans[call.instance_id][step_of(call)], step_of(call)))  # the fixture's replies
+
+    with ScriptedServer(script) as server:
+        run([sys.executable, "-m", "inspect_ai", "eval", "gf01_formal/integrations/inspect_task.py",
+             "-T", f"bundle={bundle}", "--model", "openai-api/local/m", "--log-dir", str(tmp_path / "logs"),
+             "--display", "none", "--sample-id", iid, "--sample-shuffle", "false", "--cache"],
+            {"LOCAL_BASE_URL": server.url, "LOCAL_API_KEY": KEY_INSPECT, "INSPECT_LOG_LEVEL": "error",
+             "INSPECT_CACHE_DIR": str(tmp_path / "cache")})
+        asked = len(server.requests)
+    assert without > 0 and asked == without
+    for cache in (played["tmp"] / "cache", tmp_path / "cache"):  # nothing kept for a later eval
+        assert not [p for p in cache.rglob("*") if p.is_file()], cache
