@@ -37,6 +37,7 @@ from gf01_formal.instances.measure import (
     certify,
     greedy_result,
     measure_complexity,
+    oracle,
     possible_windows,
 )
 from gf01_formal.instances.model import (
@@ -53,7 +54,6 @@ from gf01_formal.instances.traces import effect_text, parse_effect, trace_to_jso
 from hoa.errors import Gf01Error, quote
 from hoa.label import Expr, evaluate, evaluate_array
 from hoa.mealy import MealyView
-from solvers import api
 from solvers.api import BACKENDS
 from solvers.limits import Limits, Unknown, guarded
 from solvers.results import OracleResult
@@ -286,10 +286,10 @@ class _Candidate:
         return 0 if self.mode == "hard" else window
 
     def oracle(self, window: int) -> OracleResult | None:
-        """``api.oracle`` of the problem with this window, within B_T."""
+        """The oracle (:func:`measure.oracle`) of the problem with this window, within B_T."""
         key = self._key(window)
         if key not in self._oracle:
-            self._oracle[key] = api.oracle(self.problem(window), self.budget_t, backend=self.cfg.oracle_backend)
+            self._oracle[key] = oracle(self.problem(window), self.budget_t, self.cfg.oracle_backend)
         return self._oracle[key]
 
     def greedy(self, window: int) -> tuple[Certificate | None, bool]:
@@ -330,8 +330,7 @@ def _cheap_checks(
         raise Rejected("M(I) empty in hard mode at t*")
     hard_opt = reach.one_step(effect, hard=True) if reach is not None else None
     if hard_opt is None:
-        hard_best = api.oracle(Problem(view, trace, effect, t_star, "hard", W_MIN, None, None), None,
-                               cfg.oracle_backend)
+        hard_best = oracle(Problem(view, trace, effect, t_star, "hard", W_MIN, None, None), None, cfg.oracle_backend)
         if hard_best is None:
             raise Rejected("M(I) empty in hard mode at t*")
         hard_opt = (hard_best.eff_t, hard_best.eff_a)

@@ -21,7 +21,7 @@ from encoders.problem import Atom, Certificate, Problem
 from gf01_formal.instances.complexity import knobs
 from gf01_formal.instances.greedy import greedy_certificate
 from gf01_formal.instances.model import Certification, Complexity
-from solvers import api, small_count
+from solvers import api, small_count, small_oracle
 from solvers.canonical import certificate_to_json, timesteps
 from solvers.limits import GRACE, Limits, Unknown, guarded
 from solvers.results import OracleResult
@@ -58,6 +58,14 @@ def exact_count(
         return api.count(problem, problem.budget_t, backend, limits=limits), None
     except Unknown as ex:
         return None, f"unknown: {ex.reason}"
+
+
+def oracle(problem: Problem, budget_t: int | None, backend: str | None = None) -> OracleResult | None:
+    """``api.oracle(problem, budget_t, backend)`` (no limits); on a tiny table system with the explicit backend, by
+    its plain-Python walk (:mod:`solvers.small_oracle`: the same result without the numpy set-up per call)."""
+    if (backend or api.default_backend("oracle", problem)) == "explicit" and small_oracle.applies(problem):
+        return small_oracle.oracle(problem, budget_t)
+    return api.oracle(problem, budget_t, backend)
 
 
 def _spent(limits: Limits | None) -> bool:
