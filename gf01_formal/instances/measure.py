@@ -21,7 +21,7 @@ from encoders.problem import Atom, Certificate, Problem
 from gf01_formal.instances.complexity import knobs
 from gf01_formal.instances.greedy import greedy_certificate
 from gf01_formal.instances.model import Certification, Complexity
-from solvers import api, small_count, small_oracle
+from solvers import api, small_check, small_count, small_oracle
 from solvers.canonical import certificate_to_json, timesteps
 from solvers.limits import GRACE, Limits, Unknown, guarded
 from solvers.results import OracleResult
@@ -161,13 +161,23 @@ def within_budget(problem: Problem, atoms: Iterable[Atom]) -> bool:
 def base_shows_effect(problem: Problem) -> bool:
     """Whether the base run already shows the effect: the empty certificate is valid (the oracle's Eff_t is 0), so
     the instance asks for nothing (a trivial instance, which an import warns about)."""
-    return api.suff(problem, ())
+    return _suff(problem, ())
+
+
+def _suff(problem: Problem, atoms: Certificate) -> bool:
+    """``api.suff`` (the explicit backend), by plain simulation on a tiny table (:mod:`solvers.small_check`)."""
+    return small_check.suff(problem, atoms) if small_check.applies(problem) else api.suff(problem, atoms)
+
+
+def _valid(problem: Problem, atoms: Certificate) -> bool:
+    """``api.valid`` (the explicit backend), by plain simulation on a tiny table (:mod:`solvers.small_check`)."""
+    return small_check.valid(problem, atoms) if small_check.applies(problem) else api.valid(problem, atoms)
 
 
 def greedy_result(problem: Problem) -> tuple[Certificate | None, bool]:
     """The full-access greedy certifier's certificate and whether the exact checker finds it valid within B_T."""
     cert = greedy_certificate(problem)
-    return cert, cert is not None and within_budget(problem, cert) and api.valid(problem, cert)
+    return cert, cert is not None and within_budget(problem, cert) and _valid(problem, cert)
 
 
 @guarded("greedy")
@@ -223,7 +233,7 @@ def certify(
     tick()
     greedy, greedy_ok = known_greedy or bounded_greedy(problem, limits_now())
     tick()
-    base = api.suff(problem, ())
+    base = _suff(problem, ())
     tick()
     return Certification(
         base_achieves_effect=base,
