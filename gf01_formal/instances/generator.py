@@ -229,6 +229,8 @@ def _reach(view: MealyView | Any, trace: tuple[int, ...], t_star: int) -> _Reach
     """The :class:`_Reach` of a system with dense tables (None for others: their queries go to the solvers)."""
     if not isinstance(view, MealyView) or not view.has_tables:
         return None
+    if view.num_states << view.num_inputs <= TINY_CELLS:
+        return _tiny_reach(view, trace, t_star)
     nxt, out = view.tables
     live = np.zeros(view.num_states, dtype=bool)
     live[view.initial] = True
@@ -262,6 +264,47 @@ def _reach(view: MealyView | Any, trace: tuple[int, ...], t_star: int) -> _Reach
     for i in range(view.num_inputs):
         flips += (diff >> i) & 1
     return _Reach(np.unique(out[live].ravel()), at, before, flips)
+
+
+#: Tables of at most this many (state, valuation) cells get :func:`_tiny_reach`.
+TINY_CELLS = 256
+
+
+def _tiny_reach(view: MealyView, trace: tuple[int, ...], t_star: int) -> _Reach:
+    """:func:`_reach` in plain Python, the same arrays: on a tiny table the numpy calls' set-up is most of its cost
+    (tests/test_generator.py compares the two)."""
+    nxt_a, out_a = view.tables
+    nxt: list[list[int]] = nxt_a.tolist()
+    out: list[list[int]] = out_a.tolist()
+    width = 1 << view.num_inputs
+    xs = range(width)
+    every = range(view.num_states)
+    live = {view.initial}
+    for _ in range(t_star):
+        new = {r for q in live for r in nxt[q]}
+        if new == live:  # a fixed point: every later step has the same states
+            break
+        live = new
+    base = trace[: t_star + 1]
+    q = [view.initial]
+    for t in range(t_star):
+        q.append(nxt[q[-1]][base[t]])
+
+    def after(at: int) -> list[list[int]]:
+        res = [[out[q[at]][x] for x in xs]]  # rows at, at - 1, .., 0, reversed below
+        shows = [out[r][base[at]] for r in every]
+        for t in range(at - 1, -1, -1):
+            res.append([shows[r] for r in nxt[q[t]]])
+            shows = [shows[nxt[r][base[t]]] for r in every]
+        res.reverse()
+        res.extend([[out[q[at]][base[at]]] * width for _ in range(at + 1, t_star + 1)])
+        return res
+
+    shown = sorted({out[r][x] for r in live for x in xs})
+    before = np.array(after(t_star - 1), dtype=np.int64) if t_star else None
+    flips = [[bin(x ^ b).count("1") for x in xs] for b in base]
+    return _Reach(np.array(shown, dtype=np.int64), np.array(after(t_star), dtype=np.int64), before,
+                  np.array(flips, dtype=np.int64))
 
 
 class _Candidate:
