@@ -258,3 +258,18 @@ def test_the_tiny_reach_is_the_numpy_one(seed: int, monkeypatch: pytest.MonkeyPa
         assert a.dtype == b.dtype and np.array_equal(a, b)
     assert (tiny.before_t_star is None) == (big.before_t_star is None) == (t_star == 0)
     assert tiny.before_t_star is None or np.array_equal(tiny.before_t_star, big.before_t_star)
+
+
+@settings(max_examples=300, deadline=None)
+@given(states=st.integers(1, 5000), inputs=st.integers(1, 12), outputs=st.integers(1, 16),
+       transitions=st.integers(1, 1 << 18), horizon=st.integers(1, 10_000), data=st.data(),
+       eff_t=st.one_of(st.none(), st.integers(1, 50)), gold=st.one_of(st.none(), st.integers(0, 1 << 70)))
+def test_window_for_is_the_window_of_the_knobs(states: int, inputs: int, outputs: int, transitions: int,
+                                               horizon: int, data: st.DataObject, eff_t: int | None,
+                                               gold: int | None) -> None:
+    """possible_windows asks window_for (no records) what knobs(...).window says (issue 33 item 4)."""
+    from gf01_formal.instances.complexity import knobs, window_for
+
+    args = dict(states=states, inputs=inputs, outputs=outputs, transitions=transitions, horizon=horizon,
+                t_star=data.draw(st.integers(0, horizon - 1)), oracle_eff_t=eff_t, gold_count=gold)
+    assert window_for(**args) == knobs(**args).window

@@ -218,11 +218,30 @@ class _Reach:
     def one_step(self, effect: Expr, hard: bool) -> tuple[int, int] | None:
         """(1, fewest flips) when a change at one step shows ``effect`` at t* (hard) or at t* - 1 or t* (normal mode,
         window 1): the optimum then; None when no one-step change does."""
-        hit = evaluate_array(effect, self.at_t_star.ravel()).reshape(self.at_t_star.shape)
+        hit = _satisfies(effect, self.at_t_star)
         if not hard and self.before_t_star is not None:
-            hit |= evaluate_array(effect, self.before_t_star.ravel()).reshape(self.at_t_star.shape)
+            hit |= _satisfies(effect, self.before_t_star)
         hit &= self.flips > 0
         return (1, int(self.flips[hit].min())) if hit.any() else None
+
+
+#: Most outputs for which an effect's truth table over the output valuations is kept (:func:`_satisfies`).
+TRUTH_OUTPUTS = 12
+
+
+@functools.lru_cache(maxsize=4096)
+def _truth(effect: Expr, n_outputs: int) -> np.ndarray:
+    """The effect's value at every valuation of ``n_outputs`` outputs: attempts ask the same few effects again and
+    again, on arrays a few dozen entries long, where evaluating the expression costs more than the lookup."""
+    return evaluate_array(effect, np.arange(1 << n_outputs, dtype=np.int64))
+
+
+def _satisfies(effect: Expr, ys: np.ndarray) -> np.ndarray:
+    """``evaluate_array(effect, ys)`` in the shape of ``ys``, by :func:`_truth` when the valuations are few."""
+    top = int(ys.max()) if ys.size else 0
+    if top < 1 << TRUTH_OUTPUTS:
+        return _truth(effect, max(1, top.bit_length()))[ys]
+    return evaluate_array(effect, ys.ravel()).reshape(ys.shape)
 
 
 def _reach(view: MealyView | Any, trace: tuple[int, ...], t_star: int) -> _Reach | None:
@@ -369,7 +388,7 @@ def _cheap_checks(
     for any window. In hard mode B_T is at least the hard-mode optimum's Eff_t, so the optimum within B_T is that
     optimum itself. Optima of one timestep come from ``reach`` without an oracle (:class:`_Reach`).
     """
-    if reach is not None and not evaluate_array(effect, reach.shown).any():
+    if reach is not None and not _satisfies(effect, reach.shown).any():
         raise Rejected("M(I) empty in hard mode at t*")
     hard_opt = reach.one_step(effect, hard=True) if reach is not None else None
     if hard_opt is None:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from typing import cast
 
 from encoders.problem import Atom, Certificate, Problem
-from gf01_formal.instances.complexity import knobs
+from gf01_formal.instances.complexity import knobs, window_for
 from gf01_formal.instances.greedy import greedy_certificate
 from gf01_formal.instances.model import Certification, Complexity
 from solvers import api, small_check, small_count, small_oracle
@@ -149,7 +149,7 @@ def possible_windows(problem: Problem, queries: QuerySettings, hard_eff_t: int |
         golds: tuple[int | None, ...] = (None,)
     else:
         golds = (1, 1 << 10) + ((None,) if queries.count_limits is not None else ())
-    ws = [knobs(**sizes, oracle_eff_t=hard_eff_t, gold_count=g).window for g in golds]
+    ws = [window_for(**sizes, oracle_eff_t=hard_eff_t, gold_count=g) for g in golds]
     return range(min(ws), max(ws) + 1)
 
 
