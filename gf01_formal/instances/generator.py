@@ -244,6 +244,21 @@ def _satisfies(effect: Expr, ys: np.ndarray) -> np.ndarray:
     return evaluate_array(effect, ys.ravel()).reshape(ys.shape)
 
 
+def _open_effects(view: MealyView | Any, trace: tuple[int, ...], steps: range, effects: list[Expr]) -> list[Expr]:
+    """The effects the base run shows at none of ``steps``; on a tiny table by a plain run and the effects' truth
+    tables (no numpy set-up)."""
+    if isinstance(view, MealyView) and view.has_tables and view.num_states << view.num_inputs <= TINY_CELLS:
+        nxt, out = view.tables
+        q, ys = view.initial, []
+        for x in trace[: steps.stop]:
+            ys.append(int(out[q, x]))
+            q = int(nxt[q, x])
+        shown = np.array(ys[steps.start :], dtype=np.int64)
+        return [e for e in effects if not _satisfies(e, shown).any()]
+    _, outs = view.run(trace)
+    return [e for e in effects if not any(evaluate(e, outs[t]) for t in steps)]
+
+
 def _reach(view: MealyView | Any, trace: tuple[int, ...], t_star: int) -> _Reach | None:
     """The :class:`_Reach` of a system with dense tables (None for others: their queries go to the solvers)."""
     if not isinstance(view, MealyView) or not view.has_tables:
@@ -434,15 +449,14 @@ def _attempt(
     T = lo + math.floor((hi - lo + 1) * at_level(rng, level) * 0.999999)
     dens = np.array(fs.input_density, dtype=np.float64)
     bits = rng.random((T, view.num_inputs)) < dens[None, :]
-    trace = tuple(sum(int(b) << i for i, b in enumerate(row)) for row in bits)
+    trace = tuple((bits.astype(np.int64) << np.arange(view.num_inputs, dtype=np.int64)).sum(axis=1).tolist())
     first = cfg.t_star_from * (T - 1)
     t_star = min(T - 1, round(first + (T - 1 - first) * at_level(rng, level)))
     # Effects the base run does not show at any step that the widest possible window could cover.
     reach = window_of(1.0, T) if mode == "normal" else 0
-    _, outs = view.run(trace)
     steps = range(max(0, t_star - reach), t_star + 1)
     effects = [_effect(e, tuple(view.outputs)) for e in fs.effects]
-    open_ = [e for e in effects if not any(evaluate(e, outs[t]) for t in steps)]
+    open_ = _open_effects(view, trace, steps, effects)
     if not open_:
         raise Rejected("base run shows every candidate effect")
     slack_t = _draw_range(rng, cfg.budget_slack)
