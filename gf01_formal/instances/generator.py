@@ -214,13 +214,14 @@ class _Reach:
     at_t_star: np.ndarray  # [t, x]: y at t* when step t reads x (t <= t*)
     before_t_star: np.ndarray | None  # [t, x]: y at t* - 1 (the base run's at t = t*); None when t* = 0
     flips: np.ndarray  # [t, x]: popcount(x ^ trace[t]); 0 for the base input itself
+    n_outputs: int  # the system's outputs (the valuations above are below 2^n_outputs)
 
     def one_step(self, effect: Expr, hard: bool) -> tuple[int, int] | None:
         """(1, fewest flips) when a change at one step shows ``effect`` at t* (hard) or at t* - 1 or t* (normal mode,
         window 1): the optimum then; None when no one-step change does."""
-        hit = _satisfies(effect, self.at_t_star)
+        hit = _satisfies(effect, self.at_t_star, self.n_outputs)
         if not hard and self.before_t_star is not None:
-            hit |= _satisfies(effect, self.before_t_star)
+            hit |= _satisfies(effect, self.before_t_star, self.n_outputs)
         hit &= self.flips > 0
         return (1, int(self.flips[hit].min())) if hit.any() else None
 
@@ -236,11 +237,11 @@ def _truth(effect: Expr, n_outputs: int) -> np.ndarray:
     return evaluate_array(effect, np.arange(1 << n_outputs, dtype=np.int64))
 
 
-def _satisfies(effect: Expr, ys: np.ndarray) -> np.ndarray:
-    """``evaluate_array(effect, ys)`` in the shape of ``ys``, by :func:`_truth` when the valuations are few."""
-    top = int(ys.max()) if ys.size else 0
-    if top < 1 << TRUTH_OUTPUTS:
-        return _truth(effect, max(1, top.bit_length()))[ys]
+def _satisfies(effect: Expr, ys: np.ndarray, n_outputs: int) -> np.ndarray:
+    """``evaluate_array(effect, ys)`` in the shape of ``ys`` (valuations of ``n_outputs`` outputs), by
+    :func:`_truth` when the valuations are few."""
+    if n_outputs <= TRUTH_OUTPUTS:
+        return _truth(effect, n_outputs)[ys]
     return evaluate_array(effect, ys.ravel()).reshape(ys.shape)
 
 
@@ -254,7 +255,7 @@ def _open_effects(view: MealyView | Any, trace: tuple[int, ...], steps: range, e
             ys.append(int(out[q, x]))
             q = int(nxt[q, x])
         shown = np.array(ys[steps.start :], dtype=np.int64)
-        return [e for e in effects if not _satisfies(e, shown).any()]
+        return [e for e in effects if not _satisfies(e, shown, view.num_outputs).any()]
     _, outs = view.run(trace)
     return [e for e in effects if not any(evaluate(e, outs[t]) for t in steps)]
 
@@ -297,7 +298,7 @@ def _reach(view: MealyView | Any, trace: tuple[int, ...], t_star: int) -> _Reach
     flips = np.zeros(diff.shape, dtype=np.int64)
     for i in range(view.num_inputs):
         flips += (diff >> i) & 1
-    return _Reach(np.unique(out[live].ravel()), at, before, flips)
+    return _Reach(np.unique(out[live].ravel()), at, before, flips, view.num_outputs)
 
 
 #: Tables of at most this many (state, valuation) cells get :func:`_tiny_reach`.
@@ -338,7 +339,7 @@ def _tiny_reach(view: MealyView, trace: tuple[int, ...], t_star: int) -> _Reach:
     before = np.array(after(t_star - 1), dtype=np.int64) if t_star else None
     flips = [[bin(x ^ b).count("1") for x in xs] for b in base]
     return _Reach(np.array(shown, dtype=np.int64), np.array(after(t_star), dtype=np.int64), before,
-                  np.array(flips, dtype=np.int64))
+                  np.array(flips, dtype=np.int64), view.num_outputs)
 
 
 class _Candidate:
@@ -403,7 +404,7 @@ def _cheap_checks(
     for any window. In hard mode B_T is at least the hard-mode optimum's Eff_t, so the optimum within B_T is that
     optimum itself. Optima of one timestep come from ``reach`` without an oracle (:class:`_Reach`).
     """
-    if reach is not None and not _satisfies(effect, reach.shown).any():
+    if reach is not None and not _satisfies(effect, reach.shown, reach.n_outputs).any():
         raise Rejected("M(I) empty in hard mode at t*")
     hard_opt = reach.one_step(effect, hard=True) if reach is not None else None
     if hard_opt is None:
