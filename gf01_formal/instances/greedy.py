@@ -19,25 +19,40 @@ circuit, or a system too large for tables, replays each candidate trace, in chun
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import numpy as np
 
 from encoders.problem import Atom, Flip, Problem
-from hoa.label import evaluate_array, variables
+from hoa.label import Expr, evaluate_array, variables
 from solvers.canonical import flips_to_atoms
 from solvers.simulate import run_many
 
 
 def effect_distance_table(problem: Problem) -> tuple[np.ndarray, np.ndarray]:
     """For the effect e: the output variables it reads, and dist[s] = Hamming distance from sub-valuation s to e."""
-    evars = np.array(sorted(variables(problem.effect)), dtype=np.int64)
+    return _distance_table(problem.effect)
+
+
+@functools.lru_cache(maxsize=4096)
+def _distance_table(effect: Expr) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`effect_distance_table` of one effect, made once (read-only arrays): the generator asks the same few
+    effects again and again."""
+    evars, dist = _distance_arrays(effect)
+    evars.setflags(write=False)
+    dist.setflags(write=False)
+    return evars, dist
+
+
+def _distance_arrays(effect: Expr) -> tuple[np.ndarray, np.ndarray]:
+    evars = np.array(sorted(variables(effect)), dtype=np.int64)
     k = len(evars)
     subs = np.arange(1 << k, dtype=np.int64)
     full = np.zeros(subs.shape, dtype=np.int64)
     for j, v in enumerate(evars):
         full |= ((subs >> j) & 1) << v
-    sat = evaluate_array(problem.effect, full)
+    sat = evaluate_array(effect, full)
     if not sat.any():
         return evars, np.full(subs.shape, k + 1, dtype=np.int64)
     xor = subs[:, None] ^ subs[sat][None, :]
@@ -131,12 +146,8 @@ def _tiny_certificate(problem: Problem, table: tuple[np.ndarray, np.ndarray]) ->
     view = problem.system
     nxt: list[list[int]] = view.tables[0].tolist()
     out: list[list[int]] = view.tables[1].tolist()
-    evars, dist = table
-    sub = np.zeros(1 << view.num_outputs, dtype=np.int64)
-    ys = np.arange(1 << view.num_outputs, dtype=np.int64)
-    for j, v in enumerate(evars):
-        sub |= ((ys >> v) & 1) << j
-    by_y: list[int] = dist[sub].tolist()
+    evars, _ = table
+    by_y = _distance_by_output(problem.effect, view.num_outputs)
     t_star, n_in = problem.t_star, view.num_inputs
     steps = t_star + 1
     effect = [False] * steps
@@ -203,6 +214,17 @@ def _tiny_certificate(problem: Problem, table: tuple[np.ndarray, np.ndarray]) ->
         if best[0] == 0:
             return flips_to_atoms(problem, _tiny_prune(problem, flips, prefix))
     return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _distance_by_output(effect: Expr, n_outputs: int) -> list[int]:
+    """The effect distance of every valuation of ``n_outputs`` outputs (the tiny search's lookup table)."""
+    evars, dist = _distance_table(effect)
+    sub = np.zeros(1 << n_outputs, dtype=np.int64)
+    ys = np.arange(1 << n_outputs, dtype=np.int64)
+    for j, v in enumerate(evars):
+        sub |= ((ys >> v) & 1) << j
+    return dist[sub].tolist()  # type: ignore[no-any-return]
 
 
 def _tiny_prune(problem: Problem, flips: list[Flip],
