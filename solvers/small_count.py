@@ -17,9 +17,10 @@ input sequence can show the effect any more is dropped; an edited run that has n
 any more kills the path, and so does a removal run in its state (its twin from then on: it would show the effect
 whenever the edited run does). Each flip set is one path, so the keys with ``shown`` after t* count M_B(I).
 
-:func:`count` returns None when the instance is not tiny (not a table system, too many inputs, or more than
-:data:`MAX_KEYS` keys at some step): the caller then runs the numpy pass. The bound is on keys, never on time, so
-which path answers is a function of the instance alone; both are exact, so the answer is the same either way.
+:func:`count` returns None when the instance is not tiny (not a table system, too many inputs, more than
+:data:`MAX_KEYS` keys at some step or :data:`MAX_WORK` expansions in all): the caller then runs the numpy pass. The
+bounds are on keys and expansions, never on time, so which path answers is a function of the instance alone; both
+are exact, so the answer is the same either way.
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ MAX_INPUTS = 4
 MAX_STATES = 64
 #: Most live keys after any step; past it the numpy pass takes over.
 MAX_KEYS = 4096
+#: Most (key, flip mask) expansions of the whole count (about a quarter of a second); past it the pass takes over,
+#: so a tiny table at a long horizon does not run a plain loop where the pass is faster.
+MAX_WORK = 1 << 18
 
 
 def applies(problem: Problem) -> bool:
@@ -59,7 +63,11 @@ def count(problem: Problem, budget_t: int | None) -> int | None:
     bits = [[1 << i for i in range(n) if d >> i & 1] for d in range(1 << n)]
     budget = t_star + 1 if budget_t is None else budget_t
     keys: dict[tuple[int, int, int, bool], int] = {(view.initial, 0, 0, False): 1}
+    work = 0
     for t in range(t_star + 1):
+        work += len(keys) << n
+        if work > MAX_WORK:
+            return None
         in_window = t >= lo
         live = can[t + 1]
         tau = problem.trace[t]

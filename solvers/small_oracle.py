@@ -19,14 +19,18 @@ from hoa.mealy import MealyView
 from solvers.canonical import flips_to_atoms
 from solvers.results import OracleResult
 
-#: Most (state, valuation) cells per step for which the plain walk beats the numpy one.
+#: Most (state, valuation) cells per step, and per walk (cells x steps), for which the plain walk beats numpy's.
 MAX_CELLS = 256
+MAX_WORK = 1 << 14
 
 
 def applies(problem: Problem) -> bool:
     """Whether ``problem`` is a table system small enough for :func:`oracle`."""
     view = problem.system
-    return isinstance(view, MealyView) and view.has_tables and view.num_states << view.num_inputs <= MAX_CELLS
+    if not isinstance(view, MealyView) or not view.has_tables:
+        return False
+    cells = view.num_states << view.num_inputs
+    return cells <= MAX_CELLS and cells * (problem.t_star + 1) <= MAX_WORK
 
 
 def oracle(problem: Problem, budget_t: int | None) -> OracleResult | None:

@@ -63,6 +63,11 @@ def test_past_the_key_bound_the_numpy_pass_answers(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(small_count, "MAX_KEYS", 1)
     assert small_count.count(problem, problem.budget_t) is None
     assert measure.exact_count(problem) == (expected, None)
+    monkeypatch.setattr(small_count, "MAX_KEYS", 4096)
+    assert small_count.count(problem, problem.budget_t) == expected
+    monkeypatch.setattr(small_count, "MAX_WORK", 8)
+    assert small_count.count(problem, problem.budget_t) is None
+    assert measure.exact_count(problem) == (expected, None)
 
 
 def test_systems_past_its_sizes_are_not_tiny() -> None:
@@ -73,7 +78,7 @@ def test_systems_past_its_sizes_are_not_tiny() -> None:
     assert small_count.count(dataclasses.replace(problem, system=wide, trace=(0,) * 6), None) is None
 
 
-def test_exact_count_takes_the_tiny_path_only_for_the_forward_backend_without_a_node_cap(
+def test_exact_count_takes_the_tiny_path_only_for_the_forward_backend_without_limits(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     problem = peer_sized(7, 10)
@@ -91,4 +96,5 @@ def test_exact_count_takes_the_tiny_path_only_for_the_forward_backend_without_a_
     assert len(calls) == 2
     assert measure.exact_count(problem, backend="bdd") == (expected, None)
     assert measure.exact_count(problem, backend="forward", limits=Limits(nodes=10**6)) == (expected, None)
+    assert measure.exact_count(problem, limits=Limits(seconds=600)) == (expected, None)
     assert len(calls) == 2

@@ -44,7 +44,10 @@ def test_tables_past_its_cells_go_to_the_numpy_walk(monkeypatch: pytest.MonkeyPa
     problem = peer_sized(5, 8)
     wide = dataclasses.replace(problem, system=MealyView.from_table(tuple("abcdefghi"), ("x", "y"), [[0] * 512],
                                                                     [[1] * 512]), trace=(0,) * 8)
+    long = peer_sized(5, 1000)
     assert small_oracle.applies(problem) and not small_oracle.applies(wide)
+    assert not small_oracle.applies(dataclasses.replace(long, t_star=999))
+    assert measure.oracle(long, None) == paths.oracle(long, None)
     calls: list[int] = []
     real = small_oracle.oracle
 

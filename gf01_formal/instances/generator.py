@@ -248,7 +248,7 @@ def _satisfies(effect: Expr, ys: np.ndarray, n_outputs: int) -> np.ndarray:
 def _open_effects(view: MealyView | Any, trace: tuple[int, ...], steps: range, effects: list[Expr]) -> list[Expr]:
     """The effects the base run shows at none of ``steps``; on a tiny table by a plain run and the effects' truth
     tables (no numpy set-up)."""
-    if isinstance(view, MealyView) and view.has_tables and view.num_states << view.num_inputs <= TINY_CELLS:
+    if isinstance(view, MealyView) and view.has_tables and _tiny(view, steps.stop - 1):
         nxt, out = view.tables
         q, ys = view.initial, []
         for x in trace[: steps.stop]:
@@ -264,7 +264,7 @@ def _reach(view: MealyView | Any, trace: tuple[int, ...], t_star: int) -> _Reach
     """The :class:`_Reach` of a system with dense tables (None for others: their queries go to the solvers)."""
     if not isinstance(view, MealyView) or not view.has_tables:
         return None
-    if view.num_states << view.num_inputs <= TINY_CELLS:
+    if _tiny(view, t_star):
         return _tiny_reach(view, trace, t_star)
     nxt, out = view.tables
     live = np.zeros(view.num_states, dtype=bool)
@@ -301,8 +301,15 @@ def _reach(view: MealyView | Any, trace: tuple[int, ...], t_star: int) -> _Reach
     return _Reach(np.unique(out[live].ravel()), at, before, flips, view.num_outputs)
 
 
-#: Tables of at most this many (state, valuation) cells get :func:`_tiny_reach`.
+#: Tables of at most this many (state, valuation) cells, and this many cells x steps, get the plain-Python paths
+#: (:func:`_tiny_reach`, :func:`_open_effects`).
 TINY_CELLS = 256
+TINY_WORK = 1 << 14
+
+
+def _tiny(view: MealyView, t_star: int) -> bool:
+    cells = view.num_states << view.num_inputs
+    return cells <= TINY_CELLS and cells * (t_star + 1) <= TINY_WORK
 
 
 def _tiny_reach(view: MealyView, trace: tuple[int, ...], t_star: int) -> _Reach:

@@ -48,9 +48,10 @@ def exact_count(
         return None, f"not counted: {positions} flip positions exceed count_max_positions {max_positions}"
     if _spent(limits):
         return None, f"unknown: {limits.time_reason()}"  # type: ignore[union-attr]  # (_spent: not None)
-    if (backend or api.default_backend("count", problem)) == "forward" and (limits is None or limits.nodes is None):
+    if (backend or api.default_backend("count", problem)) == "forward" and limits is None:
         # The forward count of a tiny instance by its plain DP: the same answer without the numpy pass's fixed cost
-        # of about 10 ms a call (a node cap caps the pass's keys, so the pass itself must meet it).
+        # of about 10 ms a call. Under limits the pass answers: it meets a node cap on its own keys, and a time or
+        # memory cap in a guarded child.
         tiny = small_count.count(problem, problem.budget_t)
         if tiny is not None:
             return tiny, None
