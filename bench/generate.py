@@ -3,14 +3,16 @@
 Usage: ``python bench/generate.py [--quick]``. Prints plain lines; ratios are against the named baseline size
 (random_mealy, T = 16, |AP_in| = 3, |Q| = 8, the middle of the default generator's range).
 
-``python bench/generate.py --peer DIR [--count N] [--seeds 0,1000,7100]``: side by side with the peer's generator
-instead (issue 33 item 4), DIR a checkout of the peer's repository (official-Auralin/Benchmark-game, its ``gf01``
-package). At the peer's sizes (3 inputs, 2 outputs, 3-6 states, T 6-12) each seed S runs, each in a fresh process
-with its imports: ``gf01 generate --seed S --count N --jobs 1`` with random_mealy at those sizes, once with the
-default targets and once with targets off (the peer's acceptance rule: no caps on easy optima), and the peer's
-``generate_instance`` over seeds S .. S+N-1 (a seed whose attempts all fail counts as failed, as the peer's suite
-would stop there). Figures: CPU seconds (user + system of the process, start-up included) per instance produced,
-wall seconds, and our CPU per instance over the peer's.
+``python bench/generate.py --peer DIR [--count N] [--seeds 0,1000,7100] [--repeat R]``: side by side with the
+peer's generator instead (issue 33 item 4), DIR a checkout of the peer's repository (official-Auralin/Benchmark-game,
+its ``gf01`` package). At the peer's sizes (3 inputs, 2 outputs, 3-6 states, T 6-12) each seed S runs, each in a
+fresh process with its imports: ``gf01 generate --seed S --count N --jobs 1`` with random_mealy at those sizes, once
+with the default targets and once with targets off (the peer's acceptance rule: no caps on easy optima), and the
+peer's ``generate_instance`` over seeds S .. S+N-1 (a seed whose attempts all fail counts as failed, as the peer's
+suite would stop there). Figures: CPU seconds (user + system of the process, start-up included) per instance
+produced, wall seconds, and our CPU per instance over the peer's, for every run; with ``--repeat R`` each seed runs
+the three commands R times in turn (on a loaded machine one run's CPU time varies by 20 % or more) and a second
+table gives the medians per seed.
 
 1. Throughput: for each (T, |AP_in|, |Q|), generate a few random_mealy instances with the default targets and count
    (BDD) and report certified instances per second and the ratio to the baseline.
@@ -118,28 +120,45 @@ def _timed(cmd: list[str]) -> tuple[str, float, float]:
     return out, cpu, wall
 
 
-def versus_peer(peer: str, seeds: list[int], count: int) -> None:
-    """The side-by-side table (module docstring)."""
-    print("| seed | generator | instances | CPU s | wall s | CPU ms/instance | x peer |")
-    print("|---:|---|---:|---:|---:|---:|---:|")
+def versus_peer(peer: str, seeds: list[int], count: int, repeat: int = 1) -> None:
+    """The side-by-side table (module docstring): every run of every seed, then per seed the medians of ``repeat``
+    runs (each run is the peer's, ours and ours with targets off, in turn)."""
+    import statistics
+
+    print("| seed | run | generator | instances | CPU s | wall s | CPU ms/instance | x peer |")
+    print("|---:|---:|---|---:|---:|---:|---:|---:|")
+    medians = []
     with tempfile.TemporaryDirectory() as tmp:
         for seed in seeds:
-            out, cpu, wall = _timed([sys.executable, "-c", PEER_DRIVER, peer, str(seed), str(count)])
-            made, failed = map(int, out.split())
-            peer_ms = 1000 * cpu / made
-            print(f"| {seed} | peer ({failed} seeds failed) | {made} | {cpu:.2f} | {wall:.2f} | {peer_ms:.1f} | 1 |")
-            for label, cfg in (("ours", PEER_SIZES), ("ours, targets off", {**PEER_SIZES, "targets": NO_TARGETS})):
-                cfg_file = os.path.join(tmp, "cfg.json")
-                with open(cfg_file, "w", encoding="utf-8") as f:
-                    json.dump(cfg, f)
-                bundle = os.path.join(tmp, "bundle.json")
-                _, cpu, wall = _timed([sys.executable, "-m", "gf01_formal", "generate", "--seed", str(seed),
-                                       "--count", str(count), "--jobs", "1", "--cfg", cfg_file, "-o", bundle])
-                with open(bundle, encoding="utf-8") as f:
-                    made = len(json.load(f)["instances"])
-                ms = 1000 * cpu / made
-                print(f"| {seed} | {label} | {made} | {cpu:.2f} | {wall:.2f} | {ms:.1f} | {ms / peer_ms:.1f} |",
-                      flush=True)
+            per_run: dict[str, list[float]] = {"peer": [], "ours": [], "ours, targets off": []}
+            for run in range(1, repeat + 1):
+                out, cpu, wall = _timed([sys.executable, "-c", PEER_DRIVER, peer, str(seed), str(count)])
+                made, failed = map(int, out.split())
+                peer_ms = 1000 * cpu / made
+                per_run["peer"].append(peer_ms)
+                print(f"| {seed} | {run} | peer ({failed} seeds failed) | {made} | {cpu:.2f} | {wall:.2f} | "
+                      f"{peer_ms:.1f} | 1 |", flush=True)
+                for label, cfg in (("ours", PEER_SIZES), ("ours, targets off", {**PEER_SIZES, "targets": NO_TARGETS})):
+                    cfg_file = os.path.join(tmp, "cfg.json")
+                    with open(cfg_file, "w", encoding="utf-8") as f:
+                        json.dump(cfg, f)
+                    bundle = os.path.join(tmp, "bundle.json")
+                    _, cpu, wall = _timed([sys.executable, "-m", "gf01_formal", "generate", "--seed", str(seed),
+                                           "--count", str(count), "--jobs", "1", "--cfg", cfg_file, "-o", bundle])
+                    with open(bundle, encoding="utf-8") as f:
+                        made = len(json.load(f)["instances"])
+                    ms = 1000 * cpu / made
+                    per_run[label].append(ms)
+                    print(f"| {seed} | {run} | {label} | {made} | {cpu:.2f} | {wall:.2f} | {ms:.1f} | "
+                          f"{ms / peer_ms:.1f} |", flush=True)
+            medians.append((seed, {k: statistics.median(v) for k, v in per_run.items()}))
+    if repeat > 1:
+        print()
+        print("| seed | peer CPU ms/inst | ours | x peer | ours, targets off | x peer |")
+        print("|---:|---:|---:|---:|---:|---:|")
+        for seed, m in medians:
+            p_ms, o_ms, n_ms = m["peer"], m["ours"], m["ours, targets off"]
+            print(f"| {seed} | {p_ms:.1f} | {o_ms:.1f} | {o_ms / p_ms:.2f} | {n_ms:.1f} | {n_ms / p_ms:.2f} |")
 
 
 def main() -> None:
@@ -149,9 +168,10 @@ def main() -> None:
     ap.add_argument("--peer", metavar="DIR", help="a checkout of the peer's repository: compare with its generator")
     ap.add_argument("--count", type=int, default=200, help="instances per seed (with --peer)")
     ap.add_argument("--seeds", default="0,1000,7100", help="comma-separated seeds (with --peer)")
+    ap.add_argument("--repeat", type=int, default=1, help="runs per seed (with --peer); medians when more than one")
     args = ap.parse_args()
     if args.peer:
-        versus_peer(args.peer, [int(x) for x in args.seeds.split(",")], args.count)
+        versus_peer(args.peer, [int(x) for x in args.seeds.split(",")], args.count, args.repeat)
         return
     generate_slot(0, 0, load_config(cfg_for(8, 2, 4)))  # warm imports and caches outside the timings
     rates = throughput(3 if args.quick else 8)

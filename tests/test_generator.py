@@ -232,3 +232,44 @@ def test_a_slot_past_its_memory_or_time_is_unknown_and_nothing_is_written(tmp_pa
     assert "unknown (time limit 0 s" in capsys.readouterr().out and not out.exists()
     assert main(["generate", "-o", str(out), "--count", "2", "--jobs", "1", "--memory", "2048"]) == 0
     assert out.exists()
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_the_tiny_reach_is_the_numpy_one(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On tiny tables the one-step sweep is plain Python (issue 33 item 4): the same arrays as the numpy one."""
+    import numpy as np
+
+    from gf01_formal.instances import generator
+    from hoa.mealy import MealyView
+
+    rng = np.random.Generator(np.random.PCG64(seed))
+    n_states, n_in = int(rng.integers(1, 7)), int(rng.integers(1, 4))
+    T = int(rng.integers(1, 13))
+    nxt = rng.integers(0, n_states, size=(n_states, 1 << n_in))
+    out = rng.integers(0, 4, size=(n_states, 1 << n_in))
+    view = MealyView.from_table(tuple(f"i{j}" for j in range(n_in)), ("a", "b"), nxt, out)
+    trace = tuple(int(x) for x in rng.integers(0, 1 << n_in, size=T))
+    t_star = int(rng.integers(0, T))
+    tiny = generator._reach(view, trace, t_star)
+    monkeypatch.setattr(generator, "TINY_CELLS", 0)
+    big = generator._reach(view, trace, t_star)
+    assert tiny is not None and big is not None
+    for a, b in ((tiny.shown, big.shown), (tiny.at_t_star, big.at_t_star), (tiny.flips, big.flips)):
+        assert a.dtype == b.dtype and np.array_equal(a, b)
+    assert (tiny.before_t_star is None) == (big.before_t_star is None) == (t_star == 0)
+    assert tiny.before_t_star is None or np.array_equal(tiny.before_t_star, big.before_t_star)
+
+
+@settings(max_examples=300, deadline=None)
+@given(states=st.integers(1, 5000), inputs=st.integers(1, 12), outputs=st.integers(1, 16),
+       transitions=st.integers(1, 1 << 18), horizon=st.integers(1, 10_000), data=st.data(),
+       eff_t=st.one_of(st.none(), st.integers(1, 50)), gold=st.one_of(st.none(), st.integers(0, 1 << 70)))
+def test_window_for_is_the_window_of_the_knobs(states: int, inputs: int, outputs: int, transitions: int,
+                                               horizon: int, data: st.DataObject, eff_t: int | None,
+                                               gold: int | None) -> None:
+    """possible_windows asks window_for (no records) what knobs(...).window says (issue 33 item 4)."""
+    from gf01_formal.instances.complexity import knobs, window_for
+
+    args = dict(states=states, inputs=inputs, outputs=outputs, transitions=transitions, horizon=horizon,
+                t_star=data.draw(st.integers(0, horizon - 1)), oracle_eff_t=eff_t, gold_count=gold)
+    assert window_for(**args) == knobs(**args).window

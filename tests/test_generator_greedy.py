@@ -5,8 +5,13 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from strategies import problems
+from test_small_count import peer_sized
 
 from encoders.problem import Problem
+from gf01_formal.instances import greedy
 from gf01_formal.instances.families.counters import counter_hoa
 from gf01_formal.instances.greedy import effect_distance_table, greedy_certificate
 from gf01_formal.instances.traces import parse_effect
@@ -119,3 +124,26 @@ def test_greedy_at_2500_steps_in_bounded_memory():
         tracemalloc.stop()
     assert cert is not None and api.valid(_counter_at(2_500), cert)
     assert peak < 16 << 20, peak
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problem=problems(max_flips=24, max_states=6, max_T=12))
+def test_the_tiny_search_is_the_swept_one(problem: Problem) -> None:
+    """Tiny tables are searched in plain Python (issue 33 item 4): the same certificate as the numpy sweep, which a
+    ``meter`` keeps (it counts the sweep's cells)."""
+    assert greedy._tiny(problem)
+    assert greedy_certificate(problem) == greedy_certificate(problem, meter=lambda cells: None)
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_the_tiny_search_is_the_swept_one_at_the_peer_sizes(seed: int) -> None:
+    p = peer_sized(seed, 12)
+    for budget in (p.budget_t, None, 2):
+        q = replace(p, budget_t=budget)
+        assert greedy_certificate(q) == greedy_certificate(q, meter=lambda cells: None)
+
+
+def test_larger_systems_take_the_sweep() -> None:
+    p = counter_problem(3)
+    assert greedy._tiny(p)
+    assert not greedy._tiny(replace(p, trace=(0,) * 80, t_star=70))

@@ -68,24 +68,50 @@ def knobs(
     count_note: str | None = None,
 ) -> Complexity:
     """The Complexity record of raw knob values (normalised by the documented scales), z(I) and w(I)."""
-    k = {
-        "states": Knob(raw=states, norm=_clamp01((math.log2(max(1, states)) - 1) / 3)),
-        "inputs": Knob(raw=inputs, norm=_clamp01((inputs - 1) / 4)),
-        "outputs": Knob(raw=outputs, norm=_clamp01((outputs - 1) / 3)),
-        "transitions": Knob(raw=transitions, norm=_clamp01((math.log2(max(1, transitions)) - 2) / 7)),
-        "horizon": Knob(raw=horizon, norm=_clamp01((math.log2(max(1, horizon)) - 2) / 3)),
-        "effect_depth": Knob(raw=t_star, norm=_clamp01((t_star + 1) / max(1, horizon))),
-        "oracle_eff_t": (
-            Knob(raw=oracle_eff_t, norm=_clamp01((oracle_eff_t - 1) / 3))
-            if oracle_eff_t is not None
-            else Knob(raw=None, norm=None, note=oracle_note or "no valid certificate in hard mode at t*")
-        ),
-        "gold_count": (
-            Knob(raw=gold_count, norm=_clamp01(math.log2(gold_count) / 10))
-            if gold_count
-            else Knob(raw=gold_count, norm=None, note=count_note or "M_B(I) is empty in hard mode at t*")
-        ),
-    }
-    known = [v.norm for v in k.values() if v.norm is not None]
-    z = round(sum(known) / len(known), _DIGITS)
+    norms = _norms(states, inputs, outputs, transitions, horizon, t_star, oracle_eff_t, gold_count)
+    raws = {"states": states, "inputs": inputs, "outputs": outputs, "transitions": transitions, "horizon": horizon,
+            "effect_depth": t_star, "oracle_eff_t": oracle_eff_t, "gold_count": gold_count}
+    notes = {"oracle_eff_t": oracle_note or "no valid certificate in hard mode at t*",
+             "gold_count": count_note or "M_B(I) is empty in hard mode at t*"}
+    k = {name: Knob(raw=raws[name], norm=norm) if norm is not None else Knob(raw=raws[name], norm=None,
+                                                                               note=notes[name])
+         for name, norm in norms.items()}
+    z = _z(norms)
     return Complexity(scales=SCALES, z=z, window=window_of(z, horizon), **k)
+
+
+def window_for(
+    *,
+    states: int,
+    inputs: int,
+    outputs: int,
+    transitions: int,
+    horizon: int,
+    t_star: int,
+    oracle_eff_t: int | None,
+    gold_count: int | None,
+) -> int:
+    """``knobs(...).window`` without the records (the generator asks it of every candidate in normal mode)."""
+    norms = _norms(states, inputs, outputs, transitions, horizon, t_star, oracle_eff_t, gold_count)
+    return window_of(_z(norms), horizon)
+
+
+def _norms(states: int, inputs: int, outputs: int, transitions: int, horizon: int, t_star: int,
+           oracle_eff_t: int | None, gold_count: int | None) -> dict[str, float | None]:
+    """Each knob's normalised value (None: not measured), in the record's order."""
+    return {
+        "states": _clamp01((math.log2(max(1, states)) - 1) / 3),
+        "inputs": _clamp01((inputs - 1) / 4),
+        "outputs": _clamp01((outputs - 1) / 3),
+        "transitions": _clamp01((math.log2(max(1, transitions)) - 2) / 7),
+        "horizon": _clamp01((math.log2(max(1, horizon)) - 2) / 3),
+        "effect_depth": _clamp01((t_star + 1) / max(1, horizon)),
+        "oracle_eff_t": _clamp01((oracle_eff_t - 1) / 3) if oracle_eff_t is not None else None,
+        "gold_count": _clamp01(math.log2(gold_count) / 10) if gold_count else None,
+    }
+
+
+def _z(norms: dict[str, float | None]) -> float:
+    """z(I): the mean of the known normalised knobs, rounded."""
+    known = [v for v in norms.values() if v is not None]
+    return round(sum(known) / len(known), _DIGITS)

@@ -37,6 +37,7 @@ from gf01_formal.instances.measure import (
     certify,
     greedy_result,
     measure_complexity,
+    oracle,
     possible_windows,
 )
 from gf01_formal.instances.model import (
@@ -53,7 +54,6 @@ from gf01_formal.instances.traces import effect_text, parse_effect, trace_to_jso
 from hoa.errors import Gf01Error, quote
 from hoa.label import Expr, evaluate, evaluate_array
 from hoa.mealy import MealyView
-from solvers import api
 from solvers.api import BACKENDS
 from solvers.limits import Limits, Unknown, guarded
 from solvers.results import OracleResult
@@ -214,21 +214,58 @@ class _Reach:
     at_t_star: np.ndarray  # [t, x]: y at t* when step t reads x (t <= t*)
     before_t_star: np.ndarray | None  # [t, x]: y at t* - 1 (the base run's at t = t*); None when t* = 0
     flips: np.ndarray  # [t, x]: popcount(x ^ trace[t]); 0 for the base input itself
+    n_outputs: int  # the system's outputs (the valuations above are below 2^n_outputs)
 
     def one_step(self, effect: Expr, hard: bool) -> tuple[int, int] | None:
         """(1, fewest flips) when a change at one step shows ``effect`` at t* (hard) or at t* - 1 or t* (normal mode,
         window 1): the optimum then; None when no one-step change does."""
-        hit = evaluate_array(effect, self.at_t_star.ravel()).reshape(self.at_t_star.shape)
+        hit = _satisfies(effect, self.at_t_star, self.n_outputs)
         if not hard and self.before_t_star is not None:
-            hit |= evaluate_array(effect, self.before_t_star.ravel()).reshape(self.at_t_star.shape)
+            hit |= _satisfies(effect, self.before_t_star, self.n_outputs)
         hit &= self.flips > 0
         return (1, int(self.flips[hit].min())) if hit.any() else None
+
+
+#: Most outputs for which an effect's truth table over the output valuations is kept (:func:`_satisfies`).
+TRUTH_OUTPUTS = 12
+
+
+@functools.lru_cache(maxsize=4096)
+def _truth(effect: Expr, n_outputs: int) -> np.ndarray:
+    """The effect's value at every valuation of ``n_outputs`` outputs: attempts ask the same few effects again and
+    again, on arrays a few dozen entries long, where evaluating the expression costs more than the lookup."""
+    return evaluate_array(effect, np.arange(1 << n_outputs, dtype=np.int64))
+
+
+def _satisfies(effect: Expr, ys: np.ndarray, n_outputs: int) -> np.ndarray:
+    """``evaluate_array(effect, ys)`` in the shape of ``ys`` (valuations of ``n_outputs`` outputs), by
+    :func:`_truth` when the valuations are few."""
+    if n_outputs <= TRUTH_OUTPUTS:
+        return _truth(effect, n_outputs)[ys]
+    return evaluate_array(effect, ys.ravel()).reshape(ys.shape)
+
+
+def _open_effects(view: MealyView | Any, trace: tuple[int, ...], steps: range, effects: list[Expr]) -> list[Expr]:
+    """The effects the base run shows at none of ``steps``; on a tiny table by a plain run and the effects' truth
+    tables (no numpy set-up)."""
+    if isinstance(view, MealyView) and view.has_tables and _tiny(view, steps.stop - 1):
+        nxt, out = view.tables
+        q, ys = view.initial, []
+        for x in trace[: steps.stop]:
+            ys.append(int(out[q, x]))
+            q = int(nxt[q, x])
+        shown = np.array(ys[steps.start :], dtype=np.int64)
+        return [e for e in effects if not _satisfies(e, shown, view.num_outputs).any()]
+    _, outs = view.run(trace)
+    return [e for e in effects if not any(evaluate(e, outs[t]) for t in steps)]
 
 
 def _reach(view: MealyView | Any, trace: tuple[int, ...], t_star: int) -> _Reach | None:
     """The :class:`_Reach` of a system with dense tables (None for others: their queries go to the solvers)."""
     if not isinstance(view, MealyView) or not view.has_tables:
         return None
+    if _tiny(view, t_star):
+        return _tiny_reach(view, trace, t_star)
     nxt, out = view.tables
     live = np.zeros(view.num_states, dtype=bool)
     live[view.initial] = True
@@ -261,7 +298,55 @@ def _reach(view: MealyView | Any, trace: tuple[int, ...], t_star: int) -> _Reach
     flips = np.zeros(diff.shape, dtype=np.int64)
     for i in range(view.num_inputs):
         flips += (diff >> i) & 1
-    return _Reach(np.unique(out[live].ravel()), at, before, flips)
+    return _Reach(np.unique(out[live].ravel()), at, before, flips, view.num_outputs)
+
+
+#: Tables of at most this many (state, valuation) cells, and this many cells x steps, get the plain-Python paths
+#: (:func:`_tiny_reach`, :func:`_open_effects`).
+TINY_CELLS = 256
+TINY_WORK = 1 << 14
+
+
+def _tiny(view: MealyView, t_star: int) -> bool:
+    cells = view.num_states << view.num_inputs
+    return cells <= TINY_CELLS and cells * (t_star + 1) <= TINY_WORK
+
+
+def _tiny_reach(view: MealyView, trace: tuple[int, ...], t_star: int) -> _Reach:
+    """:func:`_reach` in plain Python, the same arrays: on a tiny table the numpy calls' set-up is most of its cost
+    (tests/test_generator.py compares the two)."""
+    nxt_a, out_a = view.tables
+    nxt: list[list[int]] = nxt_a.tolist()
+    out: list[list[int]] = out_a.tolist()
+    width = 1 << view.num_inputs
+    xs = range(width)
+    every = range(view.num_states)
+    live = {view.initial}
+    for _ in range(t_star):
+        new = {r for q in live for r in nxt[q]}
+        if new == live:  # a fixed point: every later step has the same states
+            break
+        live = new
+    base = trace[: t_star + 1]
+    q = [view.initial]
+    for t in range(t_star):
+        q.append(nxt[q[-1]][base[t]])
+
+    def after(at: int) -> list[list[int]]:
+        res = [[out[q[at]][x] for x in xs]]  # rows at, at - 1, .., 0, reversed below
+        shows = [out[r][base[at]] for r in every]
+        for t in range(at - 1, -1, -1):
+            res.append([shows[r] for r in nxt[q[t]]])
+            shows = [shows[nxt[r][base[t]]] for r in every]
+        res.reverse()
+        res.extend([[out[q[at]][base[at]]] * width for _ in range(at + 1, t_star + 1)])
+        return res
+
+    shown = sorted({out[r][x] for r in live for x in xs})
+    before = np.array(after(t_star - 1), dtype=np.int64) if t_star else None
+    flips = [[bin(x ^ b).count("1") for x in xs] for b in base]
+    return _Reach(np.array(shown, dtype=np.int64), np.array(after(t_star), dtype=np.int64), before,
+                  np.array(flips, dtype=np.int64), view.num_outputs)
 
 
 class _Candidate:
@@ -286,10 +371,10 @@ class _Candidate:
         return 0 if self.mode == "hard" else window
 
     def oracle(self, window: int) -> OracleResult | None:
-        """``api.oracle`` of the problem with this window, within B_T."""
+        """The oracle (:func:`measure.oracle`) of the problem with this window, within B_T."""
         key = self._key(window)
         if key not in self._oracle:
-            self._oracle[key] = api.oracle(self.problem(window), self.budget_t, backend=self.cfg.oracle_backend)
+            self._oracle[key] = oracle(self.problem(window), self.budget_t, self.cfg.oracle_backend)
         return self._oracle[key]
 
     def greedy(self, window: int) -> tuple[Certificate | None, bool]:
@@ -326,12 +411,11 @@ def _cheap_checks(
     for any window. In hard mode B_T is at least the hard-mode optimum's Eff_t, so the optimum within B_T is that
     optimum itself. Optima of one timestep come from ``reach`` without an oracle (:class:`_Reach`).
     """
-    if reach is not None and not evaluate_array(effect, reach.shown).any():
+    if reach is not None and not _satisfies(effect, reach.shown, reach.n_outputs).any():
         raise Rejected("M(I) empty in hard mode at t*")
     hard_opt = reach.one_step(effect, hard=True) if reach is not None else None
     if hard_opt is None:
-        hard_best = api.oracle(Problem(view, trace, effect, t_star, "hard", W_MIN, None, None), None,
-                               cfg.oracle_backend)
+        hard_best = oracle(Problem(view, trace, effect, t_star, "hard", W_MIN, None, None), None, cfg.oracle_backend)
         if hard_best is None:
             raise Rejected("M(I) empty in hard mode at t*")
         hard_opt = (hard_best.eff_t, hard_best.eff_a)
@@ -373,15 +457,14 @@ def _attempt(
     T = lo + math.floor((hi - lo + 1) * at_level(rng, level) * 0.999999)
     dens = np.array(fs.input_density, dtype=np.float64)
     bits = rng.random((T, view.num_inputs)) < dens[None, :]
-    trace = tuple(sum(int(b) << i for i, b in enumerate(row)) for row in bits)
+    trace = tuple((bits.astype(np.int64) << np.arange(view.num_inputs, dtype=np.int64)).sum(axis=1).tolist())
     first = cfg.t_star_from * (T - 1)
     t_star = min(T - 1, round(first + (T - 1 - first) * at_level(rng, level)))
     # Effects the base run does not show at any step that the widest possible window could cover.
     reach = window_of(1.0, T) if mode == "normal" else 0
-    _, outs = view.run(trace)
     steps = range(max(0, t_star - reach), t_star + 1)
     effects = [_effect(e, tuple(view.outputs)) for e in fs.effects]
-    open_ = [e for e in effects if not any(evaluate(e, outs[t]) for t in steps)]
+    open_ = _open_effects(view, trace, steps, effects)
     if not open_:
         raise Rejected("base run shows every candidate effect")
     slack_t = _draw_range(rng, cfg.budget_slack)

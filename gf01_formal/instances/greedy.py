@@ -19,25 +19,40 @@ circuit, or a system too large for tables, replays each candidate trace, in chun
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import numpy as np
 
 from encoders.problem import Atom, Flip, Problem
-from hoa.label import evaluate_array, variables
+from hoa.label import Expr, evaluate_array, variables
 from solvers.canonical import flips_to_atoms
 from solvers.simulate import run_many
 
 
 def effect_distance_table(problem: Problem) -> tuple[np.ndarray, np.ndarray]:
     """For the effect e: the output variables it reads, and dist[s] = Hamming distance from sub-valuation s to e."""
-    evars = np.array(sorted(variables(problem.effect)), dtype=np.int64)
+    return _distance_table(problem.effect)
+
+
+@functools.lru_cache(maxsize=4096)
+def _distance_table(effect: Expr) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`effect_distance_table` of one effect, made once (read-only arrays): the generator asks the same few
+    effects again and again."""
+    evars, dist = _distance_arrays(effect)
+    evars.setflags(write=False)
+    dist.setflags(write=False)
+    return evars, dist
+
+
+def _distance_arrays(effect: Expr) -> tuple[np.ndarray, np.ndarray]:
+    evars = np.array(sorted(variables(effect)), dtype=np.int64)
     k = len(evars)
     subs = np.arange(1 << k, dtype=np.int64)
     full = np.zeros(subs.shape, dtype=np.int64)
     for j, v in enumerate(evars):
         full |= ((subs >> j) & 1) << v
-    sat = evaluate_array(problem.effect, full)
+    sat = evaluate_array(effect, full)
     if not sat.any():
         return evars, np.full(subs.shape, k + 1, dtype=np.int64)
     xor = subs[:, None] ^ subs[sat][None, :]
@@ -86,6 +101,8 @@ def greedy_certificate(problem: Problem, meter: Callable[[int], None] | None = N
     base_states, _ = (run_many(problem, [list(problem.trace)]) if problem.circuit
                       else problem.system.simulate(np.array([problem.trace], dtype=np.int64)))
     swept = not problem.circuit and problem.system.has_tables
+    if swept and meter is None and _tiny(problem):
+        return _tiny_certificate(problem, table)
     flips: list[Flip] = []
     for _ in range(budget * n_in):
         used = {t for t, _ in flips}
@@ -109,6 +126,125 @@ def greedy_certificate(problem: Problem, meter: Callable[[int], None] | None = N
         if d[k] == 0:
             return flips_to_atoms(problem, _prune(problem, flips, table, base_states[0]))
     return None
+
+
+#: Tiny systems, searched in plain Python (:func:`_tiny_certificate`): at most this many table cells and flip positions.
+TINY_CELLS = 256
+TINY_POSITIONS = 64
+
+
+def _tiny(problem: Problem) -> bool:
+    view = problem.system
+    return (view.num_states << view.num_inputs <= TINY_CELLS and view.num_outputs <= DISTANCE_TABLE_OUTPUTS
+            and (problem.t_star + 1) * view.num_inputs <= TINY_POSITIONS)
+
+
+def _tiny_certificate(problem: Problem, table: tuple[np.ndarray, np.ndarray]) -> tuple[Atom, ...] | None:
+    """:func:`greedy_certificate` on a tiny table system: the same rounds, scores and ties, each candidate replayed
+    in plain Python from its own step on (the numpy sweep's set-up costs more than the whole search here;
+    tests/test_generator_greedy.py compares the two)."""
+    view = problem.system
+    nxt: list[list[int]] = view.tables[0].tolist()
+    out: list[list[int]] = view.tables[1].tolist()
+    evars, _ = table
+    by_y = _distance_by_output(problem.effect, view.num_outputs)
+    t_star, n_in = problem.t_star, view.num_inputs
+    steps = t_star + 1
+    effect = [False] * steps
+    for t in problem.effect_steps:
+        effect[t] = True
+    far = len(evars) + 2  # more than any distance: no effect step yet
+    base = [view.initial]
+    for t in range(t_star):
+        base.append(nxt[base[-1]][problem.trace[t]])
+
+    def prefix(tr: list[int]) -> tuple[list[int], list[int], list[int]]:
+        """Along ``tr``, before each step t = 0 .. t* + 1: the state, and the least distance and the number of
+        states off the base run over the steps before t."""
+        qs, ds, offs = [], [], []
+        q, d, off = view.initial, far, 0
+        for t in range(steps):
+            qs.append(q)
+            ds.append(d)
+            offs.append(off)
+            if q != base[t]:
+                off += 1
+            if effect[t]:
+                d = min(d, by_y[out[q][tr[t]]])
+            q = nxt[q][tr[t]]
+        qs.append(q)
+        ds.append(d)
+        offs.append(off)
+        return qs, ds, offs
+
+    def score(tr: list[int], t: int, qs: list[int], ds: list[int], offs: list[int]) -> tuple[int, int]:
+        """(distance, novelty) of trace ``tr``, which agrees with the prefix's trace before step t."""
+        q, d, off = qs[t], ds[t], offs[t]
+        for u in range(t, steps):
+            if q != base[u]:
+                off += 1
+            x = tr[u]
+            if effect[u]:
+                d = min(d, by_y[out[q][x]])
+            q = nxt[q][x]
+        return d, off
+
+    budget = problem.budget_t if problem.budget_t is not None else steps
+    flips: list[Flip] = []
+    for _ in range(budget * n_in):
+        used = {t for t, _ in flips}
+        taken = set(flips)
+        cur = _trace_with(problem, flips)
+        qs, ds, offs = prefix(cur)
+        best: tuple[int, int, Flip] | None = None
+        for t in range(steps):
+            if t not in used and len(used) >= budget:
+                continue
+            for i in range(n_in):
+                if (t, i) in taken:
+                    continue
+                cur[t] ^= 1 << i
+                d, novelty = score(cur, t, qs, ds, offs)
+                cur[t] ^= 1 << i
+                if best is None or (d, -novelty) < best[:2]:
+                    best = (d, -novelty, (t, i))
+        if best is None:
+            return None
+        flips.append(best[2])
+        if best[0] == 0:
+            return flips_to_atoms(problem, _tiny_prune(problem, flips, prefix))
+    return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _distance_by_output(effect: Expr, n_outputs: int) -> list[int]:
+    """The effect distance of every valuation of ``n_outputs`` outputs (the tiny search's lookup table)."""
+    evars, dist = _distance_table(effect)
+    sub = np.zeros(1 << n_outputs, dtype=np.int64)
+    ys = np.arange(1 << n_outputs, dtype=np.int64)
+    for j, v in enumerate(evars):
+        sub |= ((ys >> v) & 1) << j
+    return dist[sub].tolist()  # type: ignore[no-any-return]
+
+
+def _tiny_prune(problem: Problem, flips: list[Flip],
+                prefix: Callable[[list[int]], tuple[list[int], list[int], list[int]]]) -> list[Flip]:
+    """:func:`_prune` with the tiny search's simulation."""
+    steps = problem.t_star + 1
+
+    def sufficient(rest: list[Flip]) -> bool:
+        return prefix(_trace_with(problem, rest))[1][steps] == 0
+
+    kept = sorted(flips)
+    changed = True
+    while changed:
+        changed = False
+        for f in sorted(kept, reverse=True):
+            rest = [g for g in kept if g != f]
+            if sufficient(rest):
+                kept, changed = rest, True
+                break
+    return kept
 
 
 #: The most state-step cells (|Q| x steps) the sweep precomputes at a time.

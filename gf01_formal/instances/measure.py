@@ -18,10 +18,10 @@ from dataclasses import dataclass, replace
 from typing import cast
 
 from encoders.problem import Atom, Certificate, Problem
-from gf01_formal.instances.complexity import knobs
+from gf01_formal.instances.complexity import knobs, window_for
 from gf01_formal.instances.greedy import greedy_certificate
 from gf01_formal.instances.model import Certification, Complexity
-from solvers import api
+from solvers import api, small_check, small_count, small_oracle
 from solvers.canonical import certificate_to_json, timesteps
 from solvers.limits import GRACE, Limits, Unknown, guarded
 from solvers.results import OracleResult
@@ -48,10 +48,25 @@ def exact_count(
         return None, f"not counted: {positions} flip positions exceed count_max_positions {max_positions}"
     if _spent(limits):
         return None, f"unknown: {limits.time_reason()}"  # type: ignore[union-attr]  # (_spent: not None)
+    if (backend or api.default_backend("count", problem)) == "forward" and limits is None:
+        # The forward count of a tiny instance by its plain DP: the same answer without the numpy pass's fixed cost
+        # of about 10 ms a call. Under limits the pass answers: it meets a node cap on its own keys, and a time or
+        # memory cap in a guarded child.
+        tiny = small_count.count(problem, problem.budget_t)
+        if tiny is not None:
+            return tiny, None
     try:
         return api.count(problem, problem.budget_t, backend, limits=limits), None
     except Unknown as ex:
         return None, f"unknown: {ex.reason}"
+
+
+def oracle(problem: Problem, budget_t: int | None, backend: str | None = None) -> OracleResult | None:
+    """``api.oracle(problem, budget_t, backend)`` (no limits); on a tiny table system with the explicit backend, by
+    its plain-Python walk (:mod:`solvers.small_oracle`: the same result without the numpy set-up per call)."""
+    if (backend or api.default_backend("oracle", problem)) == "explicit" and small_oracle.applies(problem):
+        return small_oracle.oracle(problem, budget_t)
+    return api.oracle(problem, budget_t, backend)
 
 
 def _spent(limits: Limits | None) -> bool:
@@ -135,7 +150,7 @@ def possible_windows(problem: Problem, queries: QuerySettings, hard_eff_t: int |
         golds: tuple[int | None, ...] = (None,)
     else:
         golds = (1, 1 << 10) + ((None,) if queries.count_limits is not None else ())
-    ws = [knobs(**sizes, oracle_eff_t=hard_eff_t, gold_count=g).window for g in golds]
+    ws = [window_for(**sizes, oracle_eff_t=hard_eff_t, gold_count=g) for g in golds]
     return range(min(ws), max(ws) + 1)
 
 
@@ -147,13 +162,23 @@ def within_budget(problem: Problem, atoms: Iterable[Atom]) -> bool:
 def base_shows_effect(problem: Problem) -> bool:
     """Whether the base run already shows the effect: the empty certificate is valid (the oracle's Eff_t is 0), so
     the instance asks for nothing (a trivial instance, which an import warns about)."""
-    return api.suff(problem, ())
+    return _suff(problem, ())
+
+
+def _suff(problem: Problem, atoms: Certificate) -> bool:
+    """``api.suff`` (the explicit backend), by plain simulation on a tiny table (:mod:`solvers.small_check`)."""
+    return small_check.suff(problem, atoms) if small_check.applies(problem) else api.suff(problem, atoms)
+
+
+def _valid(problem: Problem, atoms: Certificate) -> bool:
+    """``api.valid`` (the explicit backend), by plain simulation on a tiny table (:mod:`solvers.small_check`)."""
+    return small_check.valid(problem, atoms) if small_check.applies(problem) else api.valid(problem, atoms)
 
 
 def greedy_result(problem: Problem) -> tuple[Certificate | None, bool]:
     """The full-access greedy certifier's certificate and whether the exact checker finds it valid within B_T."""
     cert = greedy_certificate(problem)
-    return cert, cert is not None and within_budget(problem, cert) and api.valid(problem, cert)
+    return cert, cert is not None and within_budget(problem, cert) and _valid(problem, cert)
 
 
 @guarded("greedy")
@@ -209,7 +234,7 @@ def certify(
     tick()
     greedy, greedy_ok = known_greedy or bounded_greedy(problem, limits_now())
     tick()
-    base = api.suff(problem, ())
+    base = _suff(problem, ())
     tick()
     return Certification(
         base_achieves_effect=base,

@@ -15,6 +15,7 @@ one parsing gives, edge for edge (tests/test_generator_families.py compares them
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -86,12 +87,7 @@ def build(rng: np.random.Generator, params: dict[str, Any], level: float) -> Fam
     state_out = (rng.random((n_q, n_out)) < out_density).astype(np.int64)
     weights = 1 << np.arange(n_out, dtype=np.int64)
     states = []
-    # The view's edges and dense tables, made along with the text (see the module docstring). Each edge's guard is a
-    # conjunction of literals over signals (inputs, then outputs, numbered as the HOA APs): its label text and its
-    # expression are made from the same literals.
-    n_sig = n_in + n_out
-    lit_text = ([f"!{s}" for s in range(n_sig)], [str(s) for s in range(n_sig)])
-    lit_expr = ([Not(Var(s)) for s in range(n_sig)], [Var(s) for s in range(n_sig)])
+    # The view's edges and dense tables, made along with the text (see the module docstring).
     view_edges = []
     # The draws, state by state in the order the stream gives them; the arithmetic on them, for all states at once.
     n_pat = 1 << k_read
@@ -116,12 +112,8 @@ def build(rng: np.random.Generator, params: dict[str, Any], level: float) -> Fam
     nxt = dest[rows, pattern].astype(np.int32)
     out = ys[rows, pattern]
     for q, (q_reads, q_dests, q_ys) in enumerate(zip(reads.tolist(), dest.tolist(), ys.tolist(), strict=True)):
-        labels, guards = [], []
-        for pat, y in enumerate(q_ys):
-            lits = [(i, (pat >> j) & 1) for j, i in enumerate(q_reads)]
-            lits += [(n_in + b, (y >> b) & 1) for b in range(n_out)]
-            labels.append(" & ".join(lit_text[bit][sig] for sig, bit in lits))
-            guards.append(And(tuple(lit_expr[bit][sig] for sig, bit in lits)))
+        reads_key = tuple(q_reads)
+        labels, guards = zip(*(_edge_guard(n_in, n_out, reads_key, pat, y) for pat, y in enumerate(q_ys)), strict=True)
         states.append((f"s{q}", list(zip(labels, q_dests, strict=True))))
         view_edges.append(tuple(MealyEdge(g, d) for g, d in zip(guards, q_dests, strict=True)))
     effects = [o for o in outputs] + [f"!{o}" for o in outputs]
@@ -149,6 +141,17 @@ def build(rng: np.random.Generator, params: dict[str, Any], level: float) -> Fam
         input_density=tuple([trace_density] * n_in),
         view=_view(inputs, outputs, view_edges, nxt, out),
     )
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _edge_guard(n_in: int, n_out: int, reads: tuple[int, ...], pat: int, y: int) -> tuple[str, And]:
+    """The guard of the edge a state reading inputs ``reads`` takes on their pattern ``pat``, writing outputs ``y``:
+    a conjunction of literals over signals (inputs, then outputs, numbered as the HOA APs), as label text and as
+    expression, made from the same literals. Machines of one size repeat the same few guards attempt after attempt,
+    so each is made once (expressions are immutable)."""
+    lits = [(i, (pat >> j) & 1) for j, i in enumerate(reads)] + [(n_in + b, (y >> b) & 1) for b in range(n_out)]
+    return (" & ".join(str(sig) if bit else f"!{sig}" for sig, bit in lits),
+            And(tuple(Var(sig) if bit else Not(Var(sig)) for sig, bit in lits)))
 
 
 def _view(inputs: list[str], outputs: list[str], edges: list[tuple[MealyEdge, ...]], nxt: np.ndarray,

@@ -1,0 +1,66 @@
+"""The plain-Python oracle of tiny table systems (solvers/small_oracle.py, issue 33 item 4) returns exactly what the
+numpy layered shortest path (solvers/paths.py) returns, certificate and ties included, and agrees with the brute-force
+twin; the generator's oracle (gf01_formal/instances/measure.py) takes it only for the explicit backend."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from brute import brute_oracle
+from hypothesis import HealthCheck, given, settings
+from strategies import problems
+from test_small_count import peer_sized
+
+from encoders.problem import Problem
+from gf01_formal.instances import measure
+from hoa.mealy import MealyView
+from solvers import paths, small_oracle
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problem=problems(max_flips=24, max_states=6, max_T=12))
+def test_oracle_is_the_numpy_paths_oracle(problem: Problem) -> None:
+    assert small_oracle.applies(problem)
+    for budget in (problem.budget_t, None):
+        assert small_oracle.oracle(problem, budget) == paths.oracle(problem, budget)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problem=problems(max_flips=10, max_states=5))
+def test_oracle_matches_the_brute_twin(problem: Problem) -> None:
+    got = small_oracle.oracle(problem, problem.budget_t)
+    assert (None if got is None else (got.eff_t, got.eff_a)) == brute_oracle(problem, problem.budget_t)
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_oracle_is_the_numpy_paths_oracle_at_the_peer_sizes(seed: int) -> None:
+    problem = peer_sized(seed, 12)
+    for budget in (problem.budget_t, None, 1, 2):
+        assert small_oracle.oracle(problem, budget) == paths.oracle(problem, budget)
+
+
+def test_tables_past_its_cells_go_to_the_numpy_walk(monkeypatch: pytest.MonkeyPatch) -> None:
+    problem = peer_sized(5, 8)
+    wide = dataclasses.replace(problem, system=MealyView.from_table(tuple("abcdefghi"), ("x", "y"), [[0] * 512],
+                                                                    [[1] * 512]), trace=(0,) * 8)
+    long = peer_sized(5, 1000)
+    assert small_oracle.applies(problem) and not small_oracle.applies(wide)
+    assert not small_oracle.applies(dataclasses.replace(long, t_star=999))
+    assert measure.oracle(long, None) == paths.oracle(long, None)
+    calls: list[int] = []
+    real = small_oracle.oracle
+
+    def spy(p: Problem, budget: int | None) -> object:
+        calls.append(1)
+        return real(p, budget)
+
+    monkeypatch.setattr(small_oracle, "oracle", spy)
+    assert measure.oracle(problem, None) == paths.oracle(problem, None)
+    assert measure.oracle(problem, None, "explicit") == paths.oracle(problem, None)
+    assert len(calls) == 2
+    assert measure.oracle(wide, None) == paths.oracle(wide, None)
+    sat, ref = measure.oracle(problem, None, "sat"), paths.oracle(problem, None)
+    assert (sat is None) == (ref is None)
+    assert sat is None or ref is None or (sat.eff_t, sat.eff_a) == (ref.eff_t, ref.eff_a)
+    assert len(calls) == 2
