@@ -64,6 +64,7 @@ are few, and says it needs explicit states otherwise.
 
 from __future__ import annotations
 
+import array
 import hashlib
 import json
 from collections.abc import Callable, Iterator, Sequence
@@ -614,8 +615,8 @@ def _least_digest(fw: Forward, res: Pass, reach: list[np.ndarray], ok: list[np.n
     member (a key and the last flip event of the prefix), and a step's edges with a flip add one event each (step,
     mask, parent event), so the steps without a flip, most of a long horizon, cost array operations and no Python.
     Steps come in order and the atoms of a step in input-name order, so a member's JSON is its events' texts in
-    order: each event keeps the hash state of its prefix (made once, from its parent's) and a member costs one copy,
-    a closing bracket and a digest."""
+    order: each event keeps the hash state of its prefix (made once, from its parent's; the last child takes it
+    over without a copy, and it is let go then) and a member costs a closing bracket and a digest."""
     edges = res.edges
     assert edges is not None
     assert reach[0].size and reach[0][0], "the best rank's tie class is empty"
@@ -665,37 +666,62 @@ def _least_digest(fw: Forward, res: Pass, reach: list[np.ndarray], ok: list[np.n
             made += flip.size
         members.append(ev[~inner])
         fr_key, fr_ev = dst[inner], ev[inner]
-    all_t = np.concatenate(ev_t).tolist() if ev_t else []
-    all_mask = np.concatenate(ev_mask).tolist() if ev_mask else []
-    all_parent = np.concatenate(ev_parent).tolist() if ev_parent else []
-    # Hash states of the events' prefixes, made once each (parents first), then one digest per member.
-    root = hashlib.sha256(b"[")
-    states: list = []
-    for k in range(made):
-        if k % 4096 == 0:
-            clock.check("best_match")
-        par = all_parent[k]
-        state = (root if par < 0 else states[par]).copy()
-        body = text(all_t[k], all_mask[k])
-        state.update(b"," + body if par >= 0 else body)
-        states.append(state)
-    best: bytes | None = None
+    empty = np.zeros(0, dtype=np.int64)
+    all_t = np.concatenate(ev_t) if ev_t else empty
+    all_mask = np.concatenate(ev_mask) if ev_mask else empty
+    all_parent = np.concatenate(ev_parent) if ev_parent else empty
+    ends = np.concatenate(members) if members else empty
+    # Per event: how many child events it has (its hash state is kept until the last of them is made, which takes
+    # it over without a copy) and how many members end at it; index 0 counts the member without flips.
+    children = array.array("i", np.bincount(all_parent + 1, minlength=made + 1)[1:].astype(np.int32).tobytes())
+    ending = np.bincount(ends + 1, minlength=made + 1)
+    letters = fw.quo.letters
+    bodies: dict[int, tuple[bytes, bytes]] = {}
+    best: bytes | None = hashlib.sha256(b"[]").digest() if ending[0] else None
     best_ev = -1
-    for k, last in enumerate(np.concatenate(members).tolist() if members else []):
-        if k % 4096 == 0:
-            clock.check("best_match")
-        state = (root if last < 0 else states[last]).copy()
-        state.update(b"]")
-        digest = state.digest()
-        if best is None or digest < best:
-            best, best_ev = digest, last
+    ending = ending[1:] > 0
+    root = hashlib.sha256(b"[")
+    states: list = [None] * made
+    # Events in order (parents first), a slice of them as Python ints at a time (not all at once: memory).
+    for lo in range(0, made, 1 << 16):
+        clock.check("best_match")
+        hi = min(made, lo + (1 << 16))
+        cells = (all_t[lo:hi] * letters + all_mask[lo:hi]).tolist()
+        for k, cell, par, closes in zip(range(lo, hi), cells, all_parent[lo:hi].tolist(), ending[lo:hi].tolist(),
+                                        strict=True):
+            body = bodies.get(cell)
+            if body is None:
+                got = text(*divmod(cell, letters))
+                body = bodies[cell] = (got, b"," + got)
+            if par < 0:
+                state = root.copy()
+                state.update(body[0])
+            else:
+                children[par] -= 1
+                if children[par]:
+                    state = states[par].copy()
+                else:
+                    state, states[par] = states[par], None
+                state.update(body[1])
+            if closes:
+                if children[k]:
+                    closed = state.copy()
+                    closed.update(b"]")
+                    digest = closed.digest()
+                else:
+                    state.update(b"]")
+                    digest = state.digest()
+                if best is None or digest < best:
+                    best, best_ev = digest, k
+            if children[k]:
+                states[k] = state
     assert best is not None, "the best rank's tie class is empty"
     flips: list[Flip] = []
     n_in = problem.system.num_inputs
     k = best_ev
     while k >= 0:
-        flips[:0] = [(all_t[k], i) for i in range(n_in) if (all_mask[k] >> i) & 1]
-        k = all_parent[k]
+        flips[:0] = [(int(all_t[k]), i) for i in range(n_in) if (int(all_mask[k]) >> i) & 1]
+        k = int(all_parent[k])
     return flips_to_atoms(problem, flips)
 
 

@@ -197,6 +197,19 @@ def test_best_match_ties_break_on_the_digest() -> None:
     assert got == api.best_match(p, [], None, backend="explicit")
 
 
+def test_best_match_digest_walk_shares_prefixes() -> None:
+    # Ties whose certificates share a first step: the walk hashes a shared prefix once, hands it to its last child
+    # without a copy, and still takes the lowest digest of the whole tie class (the explicit backend ranks all).
+    # Parity over 2 inputs and 3 steps: for both atoms of one step, the 4 ties (2 for step 1) all start with that step.
+    p = parity_machine(2, 3)
+    for agent in ([(0, 0, 1), (0, 1, 1)], [(1, 0, 1), (1, 1, 1)], [(0, 0, 1), (2, 1, 1)]):
+        golds = brute_valid_set(p, None)
+        got = forward.best_match(p, agent, None)
+        assert got == api.best_match(p, agent, None, backend="explicit")
+        assert got == BestMatch(**dataclasses.asdict(brute_best_match(p, agent, None)))
+        assert got.gold in golds
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(problem=problems(max_flips=10, max_states=5), data=st.data())
 def test_best_match_matches_brute_on_every_budget(problem: Problem, data: st.DataObject) -> None:
