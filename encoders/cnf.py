@@ -23,6 +23,10 @@ one Tseitin gate each, on the step's input and latch literals; no state is enume
 Min1 terms (``with_valid=True``): for each flip position p = (t0, i0), a copy of the steps ``t0 .. t*`` that starts
 from the main run's state at t0 and reads the base value at p; ``Valid = Suff AND AND_p (f_p -> NOT Suff_p)``.
 
+Rank copies (:func:`rank_min1_term`, the SAT search's lazy Min1): copy j is the unrolling with the j-th flip of C
+(positions in order) undone, chosen by a sequential counter over the flip variables, and ``|C| >= j -> NOT
+Suff(copy j)``; its Suff is the named literal ``("suff-rank", j)``.
+
 Variable numbering is canonical (one ``pysat.formula.IDPool``, deterministic construction order): flips first,
 ``("f", t, i)`` = ``1 + t * |AP_in| + i``, then ``("true",)``, then named literals (``("ts", t)``, ``("suff",)``,
 ``("suff", t, i)``, ``("valid",)``) and hash-consed gates ``("and", lits)`` / ``("or", lits)`` in creation order.

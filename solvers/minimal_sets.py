@@ -5,9 +5,12 @@ A valid certificate is a Suff flip set none of whose single removals is Suff (Mi
 copy of the unrolling per flip position (``encoders.cnf.min1_term``): 52 inputs x 12 steps are 624 copies, most of
 which no model ever needs. :class:`ValidSearch` asks the SAT solver for Suff models only and checks each model's Min1
 by bit-parallel simulation (:func:`solvers.simulate.check_many`); for every position p whose removal keeps the model
-sufficient it adds p's copy, the clause ``f_p -> NOT Suff_p``, which every valid certificate satisfies, so the
-refinement is exact (the Min1 counterpart of a CEGAR loop, or of an MCS enumerator's learnt cores). A model that
-passes the check is valid; at most one copy per flip position is ever added, so the loop ends.
+sufficient it adds a copy whose clause every valid certificate satisfies, so the refinement is exact (the Min1
+counterpart of a CEGAR loop, or of an MCS enumerator's learnt cores). The copies are first *rank copies*
+(``encoders.cnf.rank_min1_term``: copy j undoes the model's j-th flip, whichever position that is, so K of them make
+Min1 exact for every set of at most K flips); a removable flip ranked past :data:`RANK_CAP` gets its per-position
+copy (``f_p -> NOT Suff_p``). A model that passes the check is valid; every refinement adds a copy that was not
+there and there are finitely many, so the loop ends.
 
 Counting and enumeration block each valid flip assignment exactly (never its supersets: Min1 is not monotone).
 Past :data:`ENUMERATION_CAP` certificates the count goes to an exact projected model counter
