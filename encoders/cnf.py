@@ -23,6 +23,10 @@ one Tseitin gate each, on the step's input and latch literals; no state is enume
 Min1 terms (``with_valid=True``): for each flip position p = (t0, i0), a copy of the steps ``t0 .. t*`` that starts
 from the main run's state at t0 and reads the base value at p; ``Valid = Suff AND AND_p (f_p -> NOT Suff_p)``.
 
+Rank copies (:func:`rank_min1_term`, the SAT search's lazy Min1): copy j is the unrolling with the j-th flip of C
+(positions in order) undone, chosen by a sequential counter over the flip variables, and ``|C| >= j -> NOT
+Suff(copy j)``; its Suff is the named literal ``("suff-rank", j)``.
+
 Variable numbering is canonical (one ``pysat.formula.IDPool``, deterministic construction order): flips first,
 ``("f", t, i)`` = ``1 + t * |AP_in| + i``, then ``("true",)``, then named literals (``("ts", t)``, ``("suff",)``,
 ``("suff", t, i)``, ``("valid",)``) and hash-consed gates ``("and", lits)`` / ``("or", lits)`` in creation order.
@@ -129,6 +133,9 @@ class Encoding:
     main_states: dict[int, list[int]] = field(default_factory=dict)  # t -> the main run's state literals
     main_hits: list[int] = field(default_factory=list)  # t -> effect literal of the main run (false off-window)
     main_lits: dict[int, list[int]] = field(default_factory=dict)  # circuits: t -> the main run's literal per variable
+    rank_order: tuple[Flip, ...] = ()  # the flip positions the rank copies count over, in rank order
+    rank_at_least: list[list[int]] = field(default_factory=list)  # [j][k]: at least j of the first k positions flip
+    rank_suff: list[int] = field(default_factory=list)  # [j - 1]: Suff of rank copy j
 
     # -- gates ----------------------------------------------------------------------------------------------------
 
@@ -290,47 +297,98 @@ def min1_term(enc: Encoding, p: Flip, check: Callable[[], None] | None = None) -
 
 
 def _run(enc: Encoding, start: list[int], t_from: int, fixed: Flip | None,
-         check: Callable[[], None] | None) -> list[int]:
+         check: Callable[[], None] | None, flipped: Callable[[Flip], int] | None = None,
+         states: list[list[int]] | None = None) -> list[int]:
     """Effect literals at t_from .. t* of the run from one-hot state literals ``start`` at ``t_from``.
 
-    ``fixed`` is a flip position read at its base value (a Min1 copy); the main run (``fixed`` None) records its
-    state literals in ``enc.main_states``.
+    ``fixed`` is a flip position read at its base value (a Min1 copy); ``flipped`` gives, per position, the literal
+    meaning "this input differs from the base" (a rank copy; default the flip variable). The main run (neither)
+    records its state literals in ``enc.main_states``; a copy appends its state literals per step to ``states``.
     """
     problem = enc.problem
     n, true = problem.system.num_inputs, enc.true
     window = set(problem.effect_steps)
+    main = fixed is None and flipped is None
     state = start
     hits = []
     for t in range(t_from, problem.t_star + 1):
         if check is not None:
             check()
+        if states is not None:
+            states.append(state)
         xs = []
         for i in range(n):
             base = (problem.trace[t] >> i) & 1
             if (t, i) == fixed:
                 xs.append(true if base else -true)
             else:
-                f = enc.flips[(t, i)]
+                f = enc.flips[(t, i)] if flipped is None else flipped((t, i))
                 xs.append(-f if base else f)
         if enc.log is not None:
             sig = (*xs, *state)
             hits.append(_log_fn(enc, "hit", enc.log.hit, sig) if t in window else -true)
             if t < problem.t_star:  # the state after t* is never read
                 state = [_log_fn(enc, j, fc, sig) for j, fc in enumerate(enc.log.next_bits)]
-                if fixed is None:
+                if main:
                     enc.main_states[t + 1] = state
             continue
         if enc.compiled is None:
             state, ys, lits = _circuit_step(enc, state, xs, None if fixed is None else enc.main_lits[t])
-            if fixed is None:
+            if main:
                 enc.main_lits[t] = lits
         else:
             state, ys = _step(enc, enc.compiled, state, xs)
             _one_hot_hint(enc, state)
         hits.append(enc.expr(problem.effect, ys.__getitem__) if t in window else -true)
-        if fixed is None:
+        if main:
             enc.main_states[t + 1] = state
     return hits
+
+
+def rank_min1_term(enc: Encoding, j: int, order: Sequence[Flip], check: Callable[[], None] | None = None) -> int:
+    """The literal of ``|C| >= j -> NOT Suff(copy j)``, building rank copy j (and the counter it reads) once.
+
+    Rank copy j is the unrolling whose inputs are the edited inputs with the j-th flip of C, in ``order``, undone:
+    position p_k reads ``f_k AND NOT sel_j(k)``, where ``sel_j(k) = f_k AND`` "exactly j - 1 of p_1 .. p_(k-1)
+    flip" (a sequential counter over the flip variables, its level j built on level j - 1). Copies 1 .. K make
+    Min1 exact for every C of at most K flips, whatever the number of flip positions. Positions outside ``order``
+    read their flip variable in every copy (the caller keeps them off). A copy runs as the main run until its
+    undone flip's step: where fewer than j flips come before step t, its state at t is the main run's (redundant
+    clauses, for propagation).
+    """
+    if not order:
+        return enc.true  # no position can flip: C is empty
+    if not enc.rank_at_least:
+        assert list(order) == sorted(order), "the order must be by step (the copies' prefix clauses count on it)"
+        enc.rank_order = tuple(order)
+        enc.rank_at_least.append([enc.true] * (len(order) + 1))
+    assert tuple(order) == enc.rank_order, "rank copies are built over one order of the flip positions"
+    flips = [enc.flips[p] for p in enc.rank_order]
+    while len(enc.rank_suff) < j:
+        r = len(enc.rank_suff) + 1
+        below = enc.rank_at_least[r - 1]
+        level = [-enc.true]
+        for k, f in enumerate(flips):
+            level.append(enc.or_((level[k], enc.and_((f, below[k])))))
+        enc.rank_at_least.append(level)
+        # Position k is undone in copy r when it flips with exactly r - 1 flips before it.
+        undone = {p: enc.and_((f, enc.or_((-below[k], level[k]))))
+                  for k, (p, f) in enumerate(zip(enc.rank_order, flips, strict=True))}
+        states: list[list[int]] = []
+        hits = _run(enc, enc.main_states[0], 0, None, check,
+                    lambda p, undone=undone: undone.get(p, enc.flips[p]), states)  # type: ignore[misc]
+        before = 0  # positions of the order at steps < t
+        for t, copy_state in enumerate(states):
+            while before < len(enc.rank_order) and enc.rank_order[before][0] < t:
+                before += 1
+            free = level[before]  # "at least r flips before step t": only then may the copy differ here
+            if free == enc.true:
+                continue
+            for a, b in zip(copy_state, enc.main_states[t], strict=True):
+                if a != b:
+                    enc.clauses.extend(([free, -a, b], [free, a, -b]))
+        enc.rank_suff.append(enc.named(("suff-rank", r), enc.or_(hits)))
+    return enc.or_((-enc.rank_at_least[j][-1], -enc.rank_suff[j - 1]))
 
 
 def _log_fn(enc: Encoding, tag: object, fc: FunctionClauses, sig: tuple[int, ...]) -> int:
@@ -572,4 +630,4 @@ def add_timestep_budget(enc: Encoding, budget: int) -> None:
 
 
 __all__ = ["Compiled", "EdgeLogic", "Encoding", "Netlist", "add_timestep_budget", "compile_system", "edge_logic",
-           "encode", "min1_term"]
+           "encode", "min1_term", "rank_min1_term"]

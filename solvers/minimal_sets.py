@@ -5,9 +5,12 @@ A valid certificate is a Suff flip set none of whose single removals is Suff (Mi
 copy of the unrolling per flip position (``encoders.cnf.min1_term``): 52 inputs x 12 steps are 624 copies, most of
 which no model ever needs. :class:`ValidSearch` asks the SAT solver for Suff models only and checks each model's Min1
 by bit-parallel simulation (:func:`solvers.simulate.check_many`); for every position p whose removal keeps the model
-sufficient it adds p's copy, the clause ``f_p -> NOT Suff_p``, which every valid certificate satisfies, so the
-refinement is exact (the Min1 counterpart of a CEGAR loop, or of an MCS enumerator's learnt cores). A model that
-passes the check is valid; at most one copy per flip position is ever added, so the loop ends.
+sufficient it adds a copy whose clause every valid certificate satisfies, so the refinement is exact (the Min1
+counterpart of a CEGAR loop, or of an MCS enumerator's learnt cores). The copies are first *rank copies*
+(``encoders.cnf.rank_min1_term``: copy j undoes the model's j-th flip, whichever position that is, so K of them make
+Min1 exact for every set of at most K flips); a removable flip ranked past :data:`RANK_CAP` gets its per-position
+copy (``f_p -> NOT Suff_p``). A model that passes the check is valid; every refinement adds a copy that was not
+there and there are finitely many, so the loop ends.
 
 Counting and enumeration block each valid flip assignment exactly (never its supersets: Min1 is not monotone).
 Past :data:`ENUMERATION_CAP` certificates the count goes to an exact projected model counter
@@ -25,13 +28,16 @@ from dataclasses import dataclass
 
 from pysat.card import ITotalizer
 
-from encoders.cnf import Encoding, add_timestep_budget, encode, min1_term
+from encoders.cnf import Encoding, add_timestep_budget, encode, min1_term, rank_min1_term
 from encoders.problem import Certificate, Flip, Problem
 from solvers.canonical import canonical, flips_to_atoms, order_key
 from solvers.cone import dead_flips
 from solvers.limits import NO_LIMITS, Clock, Limits, Unknown, guarded
 from solvers.sat_session import Session
 from solvers.simulate import check_many
+
+#: Rank copies a search builds at most (flips ranked past it get a per-position Min1 copy each).
+RANK_CAP = 8
 
 #: Certificates the count enumerates by SAT before it hands the rest to the projected model counter.
 ENUMERATION_CAP = 20_000
@@ -91,8 +97,10 @@ class ValidSearch:
     """One SAT session whose models, under any assumptions, are exactly the valid flip sets within ``budget_t``
     (Min1 copies added as the simulation finds them needed). Use as a context manager."""
 
-    def __init__(self, problem: Problem, budget_t: int | None, clock: Clock, query: str) -> None:
+    def __init__(self, problem: Problem, budget_t: int | None, clock: Clock, query: str,
+                 rank_cap: int | None = None) -> None:
         self.problem = problem
+        self.rank_cap = RANK_CAP if rank_cap is None else rank_cap
         self.query = query
         self.clock = clock
         self.enc: Encoding = encode(problem, check=lambda: clock.check(query))
@@ -101,7 +109,10 @@ class ValidSearch:
         self.enc.clauses.append([self.enc.suff])
         # Flips outside the effect's step-by-step cone are in no valid set: off from the start, so no model carries
         # them and no Min1 copy is ever built for them.
-        self.enc.clauses.extend([-self.enc.flips[p]] for p in sorted(dead_flips(problem)))
+        dead = dead_flips(problem)
+        self.enc.clauses.extend([-self.enc.flips[p]] for p in sorted(dead))
+        self.order = [p for p in sorted(self.enc.flips) if p not in dead]  # the rank copies' order of positions
+        self.ranks = 0  # rank copies built: Min1 is encoded in full for every model of at most this many flips
         self.session = Session(self.enc, query, clock)
         # Flips default to off: the solver's models are then near-minimal, so few Min1 copies are ever needed
         # (with free phases a model flips about half the inputs, and every removable flip costs a copy).
@@ -137,12 +148,28 @@ class ValidSearch:
             needed = self._removable(flips)
             if not needed:
                 return frozenset(flips)
-            for p in needed:
-                # A removal that stays sufficient where p's copy exists would contradict the copy's clause.
-                assert p not in self.copies, f"Min1 copy of {p} present, yet its removal stays sufficient"
-                self.copies.add(p)
-                self.enc.clauses.append([min1_term(self.enc, p, lambda: self.clock.check(self.query))])
-            self.clock.add("min1_copies", len(needed))
+            self._refine(flips, needed)
+
+    def _refine(self, flips: list[Flip], needed: list[Flip]) -> None:
+        """Copies that rule out the model ``flips`` (sorted), whose removals of ``needed`` stay sufficient: rank
+        copies up to the largest rank among them within :attr:`rank_cap`, a per-position copy for each past it."""
+        check = lambda: self.clock.check(self.query)  # noqa: E731
+        rank = {p: k + 1 for k, p in enumerate(flips)}
+        for p in needed:
+            # A removal that stays sufficient where a copy covers it would contradict the copy's clause.
+            assert rank[p] > self.ranks and p not in self.copies, f"{p} is covered, yet its removal stays sufficient"
+        upto = max((rank[p] for p in needed if rank[p] <= self.rank_cap), default=0)
+        for j in range(self.ranks + 1, upto + 1):
+            self.enc.clauses.append([rank_min1_term(self.enc, j, self.order, check)])
+        if upto > self.ranks:
+            self.clock.add("rank_copies", upto - self.ranks)
+            self.ranks = upto
+        past = [p for p in needed if rank[p] > self.rank_cap]
+        for p in past:
+            self.copies.add(p)
+            self.enc.clauses.append([min1_term(self.enc, p, check)])
+        if past:
+            self.clock.add("min1_copies", len(past))
 
     def _removable(self, flips: list[Flip]) -> list[Flip]:
         """The flips whose single removal leaves ``flips`` sufficient (by simulation)."""
@@ -256,4 +283,5 @@ def enumerate_certificates(
         ts.close()
 
 
-__all__ = ["ENUMERATION_CAP", "Enumerated", "Tally", "ValidSearch", "count", "enumerate_certificates", "valid_sets"]
+__all__ = ["ENUMERATION_CAP", "RANK_CAP", "Enumerated", "Tally", "ValidSearch", "count", "enumerate_certificates",
+           "valid_sets"]

@@ -7,14 +7,16 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from brute import brute_best_match, brute_count, brute_valid_set
+from brute import brute_best_match, brute_count, brute_suff, brute_valid_set
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pysat.solvers import Solver
 from strategies import as_circuit, certificates, circuit_problems, problems
 from test_circuits import wide_problem
 
 from aig.build import Builder
 from aig.view import CircuitView
+from encoders.cnf import encode, rank_min1_term
 from encoders.problem import Problem
 from hoa.label import Var
 from solvers import api, minimal_sets, optimise, projected_count
@@ -112,3 +114,50 @@ def test_the_search_builds_only_the_min1_copies_it_needs() -> None:
         assert len(search.copies) < len(search.enc.flips) // 4
     assert api.count(p, 1) == 1
     assert api.best_match(p, [(0, 0, 1)], 1).gold == ((0, 0, 1), (0, 40, 1), (0, 69, 1))
+
+
+@SETTINGS
+@given(data=st.data())
+def test_rank_copy_j_is_the_run_without_the_jth_flip(data: st.DataObject) -> None:
+    # The encoding's claim, checked model by model: with the flips fixed to C, rank copy j is Suff exactly when C
+    # minus its j-th flip (in position order) is, and its term is false exactly when |C| >= j and that run is Suff.
+    # Half the time a table system: the log (binary) and one-hot state encodings.
+    problem = _any_problem(data) if data.draw(st.booleans()) else data.draw(problems(max_flips=9))
+    enc = encode(problem, states=data.draw(st.sampled_from(("log", "one-hot"))))
+    order = sorted(enc.flips)
+    terms = [rank_min1_term(enc, j, order) for j in (1, 2, 3)]
+    chosen = sorted(data.draw(st.sets(st.sampled_from(order), max_size=5)))
+    with Solver(name="cadical195", bootstrap_with=enc.clauses) as solver:
+        assert solver.solve([v if p in chosen else -v for p, v in enc.flips.items()])
+        model = set(solver.get_model())
+    for j, term in enumerate(terms, start=1):
+        rest = [(t, i, 1 - ((problem.trace[t] >> i) & 1)) for t, i in chosen[: j - 1] + chosen[j:]]
+        assert (enc.rank_suff[j - 1] in model) == brute_suff(problem, rest)
+        assert (term in model) == (len(chosen) < j or not brute_suff(problem, rest))
+
+
+@SETTINGS
+@given(data=st.data(), rank_cap=st.sampled_from((0, 1, 2)))
+def test_few_rank_copies_and_the_lazy_copies_past_them_match_brute(data: st.DataObject, rank_cap: int) -> None:
+    # With K = 0, 1 or 2 rank copies, valid sets of more flips are Min1-checked by the per-position copies and the
+    # simulation: the answers stay those of the brute-force twin.
+    problem = _any_problem(data)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(minimal_sets, "RANK_CAP", rank_cap)
+        for budget_t in (problem.budget_t, None):
+            want = brute_valid_set(problem, budget_t)
+            assert list(minimal_sets.enumerate_certificates(problem, budget_t)) == want
+            assert minimal_sets.count(problem, budget_t) == len(want)
+
+
+@pytest.mark.parametrize(("rank_cap", "ranks", "copies"), [(0, 0, {(0, 0), (0, 1)}), (1, 1, {(0, 1)}), (8, 2, set())])
+def test_removable_flips_ranked_past_the_cap_get_their_own_copies(rank_cap: int, ranks: int,
+                                                                  copies: set[tuple[int, int]]) -> None:
+    # M(I) = {a@0}, {b@0}, {c@1}: a model made to carry a@0 and b@0 has both removable, ranked 1 and 2. Rank copies
+    # rule them out up to the cap, per-position copies past it; either way the search answers as the brute twin.
+    p = _two_ways_problem()
+    with ValidSearch(p, None, NO_LIMITS.start(), "count", rank_cap=rank_cap) as search:
+        assert search.solve([search.enc.flips[(0, 0)], search.enc.flips[(0, 1)]]) is None
+        assert (search.ranks, search.copies) == (ranks, copies)
+        found = minimal_sets.valid_sets(search, (), None).found
+    assert sorted(sorted((t, i, 1) for t, i in f) for f in found) == [list(c) for c in brute_valid_set(p, None)]
