@@ -94,6 +94,7 @@ def test_count_by_class_blocks_matches_brute(problem: Problem, data: st.DataObje
 
 def test_class_blocks_and_pairs_agree_on_wide_instances(monkeypatch: pytest.MonkeyPatch) -> None:
     # Thousands of keys a step, budgets that bind and do not, counts past the limbs: both expansions, same counts.
+    monkeypatch.setattr(key_counts, "OBJECT_LIMBS", 4)  # Python ints from 192 bits on (the default: about 4,000)
     for seed, inputs, steps, budget in ((1, 4, 60, None), (2, 5, 30, 4), (3, 6, 16, 9), (4, 5, 120, None)):
         problem = random_table(6, inputs, steps, seed)
         monkeypatch.setattr(forward_pass, "BLOCKS", False)
@@ -114,14 +115,36 @@ def test_count_beyond_2_to_the_63() -> None:
     assert forward.count(parity_machine(3, 30), None) == 2**89
 
 
-def test_count_past_the_limbs() -> None:
+def test_count_past_the_limbs(monkeypatch: pytest.MonkeyPatch) -> None:
     # Counts wider than OBJECT_LIMBS limbs: the pass goes on in Python ints from the step they pass it.
+    monkeypatch.setattr(key_counts, "OBJECT_LIMBS", 4)
     assert forward.count(parity_machine(3, 120), None) == 2**359
     p = parity_machine(2, 150)
     within = sum(math.comb(150, k) * math.comb(k, j) * 2**j for k in range(91) for j in range(1, k + 1, 2))
     assert within.bit_length() > key_counts.LIMB * key_counts.OBJECT_LIMBS
     assert forward.count(p, 90) == within
     assert forward.count(p, 151) == 2**299
+    monkeypatch.setattr(key_counts, "OBJECT_LIMBS", 85)
+    assert forward.count(parity_machine(4, 1100), None) == 2**4399  # past the default's limbs too
+
+
+def test_limb_sums_of_large_groups_do_not_overflow() -> None:
+    # A group of more than GROUP_MAX pairs of the largest limb would overflow one uint64 reduction: it is summed in
+    # parts. The sums are the Python ints' sums, in rows, columns and past OBJECT_LIMBS.
+    rng = Generator(PCG64(5))
+    top = (1 << key_counts.LIMB) - 1
+    cases = ((1, 3, key_counts.GROUP_MAX * 3 + 7), (3, 50, 200_000), (key_counts.OBJECT_LIMBS, 4, 70_000))
+    for limbs, keys, pairs in cases:
+        parent = np.full((keys, limbs), top, dtype=np.uint64)
+        parent[1:] = rng.integers(0, top, size=(keys - 1, limbs), dtype=np.uint64)
+        ints = [key_counts.to_int(parent, k) for k in range(keys)]
+        src = rng.integers(0, keys, size=pairs)
+        src[: key_counts.GROUP_MAX + 2] = 0  # the first group: more than GROUP_MAX copies of the largest count
+        starts = np.array([0, key_counts.GROUP_MAX + 5, pairs - 3, pairs - 1])
+        got = key_counts.sum_limbs(parent, src, starts)
+        ends = [*starts[1:].tolist(), pairs]
+        want = [sum(ints[i] for i in src[a:b].tolist()) for a, b in zip(starts.tolist(), ends, strict=True)]
+        assert [key_counts.to_int(got, g) for g in range(starts.size)] == want
 
 
 def test_enumeration_is_canonical_and_lazy() -> None:
