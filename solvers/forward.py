@@ -29,7 +29,7 @@ Four exact reductions keep the number of keys small:
   show it kills the path;
 - under a budget, a path that has spent it is decided at once (the rest is the base trace: valid iff the edited
   run's base continuation shows the effect and no removal run's does), so only keys with budget left are kept;
-- keys are merged by (q, S, b) and their counts added (exact: multi-limb integers, 48 bits per limb in uint64
+- keys are merged by (q, S, b) and their counts added (exact: multi-limb integers, 56 bits per limb in uint64
   arrays, carries propagated each step; Python ints once wider than :data:`OBJECT_LIMBS` limbs; on a large pass
   in a helper process while the next step is expanded: :mod:`solvers.key_counts`).
 

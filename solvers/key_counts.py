@@ -34,16 +34,17 @@ from typing import Any, BinaryIO, NoReturn
 import numpy as np
 
 #: Bits per limb of the exact counts. Limbs live in uint64, so one reduction may add up to :data:`GROUP_MAX` of them
-#: without overflow; larger groups are summed in parts (:func:`sum_columns`). 48 bits, not 32: a third fewer limbs,
-#: and the sums' cost is per pair and limb (labels family, 8 inputs, T = 256: docs/performance.md).
-LIMB = 48
+#: without overflow; larger groups are summed in parts (:func:`sum_columns`). 56 bits, not 32: 43 % fewer limbs, and
+#: the sums' cost is per pair and limb; the groups of a step are small (labels family, 8 inputs: a median of 7
+#: pairs, 99.9 % at most 332; docs/performance.md), so the parts cost little.
+LIMB = 56
 _LIMB_MASK = np.uint64((1 << LIMB) - 1)
 #: Most limbs one reduction adds at once (2^(64 - LIMB)).
 GROUP_MAX = 1 << (64 - LIMB)
 #: Limbs past which counts are kept as Python ints (see :func:`sum_columns`): about where adding wide ints costs
 #: less than a gather and a sum per limb column (measured with 32-bit limbs: columns 0.48 us a pair at 96 limbs
 #: against 0.9 us as ints, 2.1 us at 200 limbs against 1.2 us; a crossover near 4,000 bits).
-OBJECT_LIMBS = 85
+OBJECT_LIMBS = 73
 #: Pairs of one step from which the count pass hands its sums to a helper process (None: never). Below it a
 #: process (about 0.1 s to start, a copy of every grouping) costs more than the overlap saves.
 HELPER_MIN = 1 << 18
@@ -112,7 +113,7 @@ def sum_columns(parent: np.ndarray, src: np.ndarray, starts: np.ndarray) -> np.n
 def normalise(limbs: np.ndarray) -> np.ndarray:
     """Limbs (K, L) with their carries propagated (a limb added when the top one overflows).
 
-    >>> normalise(np.array([[1 << 49]], dtype=np.uint64)).tolist()
+    >>> normalise(np.array([[1 << 57]], dtype=np.uint64)).tolist()
     [[0, 2]]
     """
     return np.ascontiguousarray(normalise_columns(np.ascontiguousarray(limbs.T)).T)
@@ -136,7 +137,7 @@ def to_int(limbs: np.ndarray, k: int) -> int:
     """The Python int of row ``k`` of multi-limb counts (K, L) (or of a (K,) array of Python ints).
 
     >>> to_int(np.array([[0, 2]], dtype=np.uint64), 0)
-    562949953421312
+    144115188075855872
     """
     if limbs.dtype == object:
         return int(limbs[k])

@@ -94,7 +94,7 @@ def test_count_by_class_blocks_matches_brute(problem: Problem, data: st.DataObje
 
 def test_class_blocks_and_pairs_agree_on_wide_instances(monkeypatch: pytest.MonkeyPatch) -> None:
     # Thousands of keys a step, budgets that bind and do not, counts past the limbs: both expansions, same counts.
-    monkeypatch.setattr(key_counts, "OBJECT_LIMBS", 4)  # Python ints from 192 bits on (the default: about 4,000)
+    monkeypatch.setattr(key_counts, "OBJECT_LIMBS", 4)  # Python ints from 224 bits on (the default: about 4,000)
     for seed, inputs, steps, budget in ((1, 4, 60, None), (2, 5, 30, 4), (3, 6, 16, 9), (4, 5, 120, None)):
         problem = random_table(6, inputs, steps, seed)
         monkeypatch.setattr(forward_pass, "BLOCKS", False)
@@ -117,6 +117,7 @@ def test_count_beyond_2_to_the_63() -> None:
 
 def test_count_past_the_limbs(monkeypatch: pytest.MonkeyPatch) -> None:
     # Counts wider than OBJECT_LIMBS limbs: the pass goes on in Python ints from the step they pass it.
+    default = key_counts.OBJECT_LIMBS
     monkeypatch.setattr(key_counts, "OBJECT_LIMBS", 4)
     assert forward.count(parity_machine(3, 120), None) == 2**359
     p = parity_machine(2, 150)
@@ -124,7 +125,8 @@ def test_count_past_the_limbs(monkeypatch: pytest.MonkeyPatch) -> None:
     assert within.bit_length() > key_counts.LIMB * key_counts.OBJECT_LIMBS
     assert forward.count(p, 90) == within
     assert forward.count(p, 151) == 2**299
-    monkeypatch.setattr(key_counts, "OBJECT_LIMBS", 85)
+    monkeypatch.setattr(key_counts, "OBJECT_LIMBS", default)
+    assert key_counts.LIMB * default < 4399
     assert forward.count(parity_machine(4, 1100), None) == 2**4399  # past the default's limbs too
 
 
