@@ -406,3 +406,18 @@ def test_best_match_of_the_empty_certificate_needs_no_threshold_pass() -> None:
         forward_pass.Forward.run = real  # type: ignore[method-assign]
     assert got == BestMatch(**dataclasses.asdict(brute_best_match(p, [], None)))
     assert [s.edges for s in runs] == [True]
+
+
+@pytest.mark.parametrize("width", [3, 64, 65, 300])
+def test_unique_rows_is_numpys_unique(width: int) -> None:
+    # The quotient's grouping of signatures (wide rows by their bytes) gives numpy's classes, first rows and order.
+    rng = Generator(PCG64(width))
+    for rows in (1, 2, 17, 200):
+        sig = rng.integers(-1, 3, size=(rows, width))
+        sig[rows // 2:] = sig[: rows - rows // 2] if rows > 2 else sig[rows // 2:]
+        if width > 3:
+            sig[:, 2:] = 0  # rows that differ in their first columns only, and many equal rows
+        uniq, first, inv = np.unique(sig, axis=0, return_index=True, return_inverse=True)
+        got = quotient.unique_rows(sig)
+        assert np.array_equal(got[0], uniq) and np.array_equal(got[1], first)
+        assert np.array_equal(got[2], inv.ravel())
