@@ -29,7 +29,7 @@ Four exact reductions keep the number of keys small:
   show it kills the path;
 - under a budget, a path that has spent it is decided at once (the rest is the base trace: valid iff the edited
   run's base continuation shows the effect and no removal run's does), so only keys with budget left are kept;
-- keys are merged by (q, S, b) and their counts added (exact: multi-limb integers, 32 bits per limb in uint64
+- keys are merged by (q, S, b) and their counts added (exact: multi-limb integers, 56 bits per limb in uint64
   arrays, carries propagated each step; Python ints once wider than :data:`OBJECT_LIMBS` limbs; on a large pass
   in a helper process while the next step is expanded: :mod:`solvers.key_counts`).
 
@@ -79,7 +79,7 @@ from solvers import explicit, paths
 from solvers.canonical import canonical, flips_to_atoms, order_key, timesteps
 from solvers.circuit import tabulated
 from solvers.forward_pass import CHUNK, Edges, Extra, Forward, Layer, Pass, PassSettings
-from solvers.key_counts import normalise, to_int
+from solvers.key_counts import sum_limbs, to_int
 from solvers.limits import NO_LIMITS, Clock, Limits, guarded
 from solvers.quotient import Quotient, quotient
 from solvers.results import BestMatch, OracleResult, prf
@@ -278,7 +278,8 @@ def _walk(fw: Forward, res: Pass, reach: list[np.ndarray], k: int, n: int, clock
 
 
 def _counts_to_go(fw: Forward, res: Pass, clock: Clock, query: str) -> list[np.ndarray]:
-    """Backward: per key, the number of accepted completions (multi-limb, (K, L)), per step."""
+    """Backward: per key, the number of accepted completions (multi-limb (K, L), or (K,) Python ints once wide:
+    :func:`solvers.key_counts.sum_limbs`), per step."""
     edges = res.edges
     assert edges is not None
     out: list[np.ndarray] = [np.zeros((0, 1), dtype=np.uint64)] * (len(edges) + 1)
@@ -287,18 +288,24 @@ def _counts_to_go(fw: Forward, res: Pass, clock: Clock, query: str) -> list[np.n
         clock.check(query)
         e = edges[t]
         n_src = e.offsets.size - 1
-        depth = nxt.shape[1]
-        vals = np.zeros((e.dst.size, depth), dtype=np.uint64)
-        inner = e.dst >= 0
-        vals[inner] = nxt[e.dst[inner]]
-        vals[~inner, 0] = 1
-        cur = np.zeros((n_src, depth), dtype=np.uint64)
-        if e.dst.size:
-            # Edges are sorted by source: segment sums.
-            has = np.flatnonzero(np.diff(e.offsets) > 0)
-            cur[has] = np.add.reduceat(vals, e.offsets[has], axis=0)
-        out[t] = normalise(cur) if n_src else cur
-        nxt = out[t]
+        # An accepting edge completes one certificate: it reads an extra row holding 1.
+        if nxt.dtype == object:
+            parent = np.append(nxt, np.array([1], dtype=object))
+        else:
+            one = np.zeros((1, nxt.shape[1]), dtype=np.uint64)
+            one[0, 0] = 1
+            parent = np.concatenate([nxt, one])
+        src = np.where(e.dst >= 0, e.dst, nxt.shape[0])
+        # Edges are sorted by source: segment sums over the sources that have edges.
+        has = np.flatnonzero(np.diff(e.offsets) > 0)
+        sums = sum_limbs(parent, src, e.offsets[has])
+        if sums.dtype == object:
+            cur = np.zeros(n_src, dtype=object)
+        else:
+            cur = np.zeros((n_src, sums.shape[1]), dtype=np.uint64)
+        cur[has] = sums
+        out[t] = cur
+        nxt = cur
     return out
 
 

@@ -593,10 +593,11 @@ class Forward:
             return take(layer, empty), *accepted, empty, empty
         packed.sort()
         keys = packed >> idx_bits
-        starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
-        src = packed & ((1 << idx_bits) - 1)
-        del packed
+        # Group starts without a copy of the whole step's flags (only the few starts are concatenated).
+        starts = np.concatenate(([0], np.flatnonzero(keys[1:] != keys[:-1]) + 1))
         kept = keys[starts]
+        del keys
+        src = np.bitwise_and(packed, (1 << idx_bits) - 1, out=packed)
         rows = kept.size
         nxt = Layer(
             kept >> (b_bits + size_next),

@@ -4,8 +4,8 @@ step's counts while the caller expands the next.
 
 Every pair a step expands carries its source key's count, to a key of the next layer (live) or to an outcome
 (accepting): the next layer's counts are per-group sums of the current layer's, grouped as the pass sorted its
-pairs, and each outcome's count grows by a group sum too. Counts are uint64 limb arrays while narrow, Python ints
-once wide (:func:`sum_limbs`).
+pairs, and each outcome's count grows by a group sum too. Counts are uint64 limb columns while narrow, Python ints
+once wide (:func:`sum_columns`).
 
 Why a process. On a large pass the sums are most of the time (issue 10's cube family, 8 inputs, T = 256: 20 s of
 32 s, about 380 million wide additions), and they cannot overlap the expansion in a thread: adding Python ints holds
@@ -33,13 +33,18 @@ from typing import Any, BinaryIO, NoReturn
 
 import numpy as np
 
-#: Bits per limb of the exact counts (limbs live in uint64, so sums of up to 2^32 limbs cannot overflow).
-LIMB = 32
+#: Bits per limb of the exact counts. Limbs live in uint64, so one reduction may add up to :data:`GROUP_MAX` of them
+#: without overflow; larger groups are summed in parts (:func:`sum_columns`). 56 bits, not 32: 43 % fewer limbs, and
+#: the sums' cost is per pair and limb; the groups of a step are small (labels family, 8 inputs: a median of 7
+#: pairs, 99.9 % at most 332; docs/performance.md), so the parts cost little.
+LIMB = 56
 _LIMB_MASK = np.uint64((1 << LIMB) - 1)
-#: Limbs past which counts are kept as Python ints (see :func:`sum_limbs`).
-OBJECT_LIMBS = 8
-#: Pairs whose limbs one reduction gathers at once (bounds the gathered array).
-SUM_CHUNK = 1 << 16
+#: Most limbs one reduction adds at once (2^(64 - LIMB)).
+GROUP_MAX = 1 << (64 - LIMB)
+#: Limbs past which counts are kept as Python ints (see :func:`sum_columns`): about where adding wide ints costs
+#: less than a gather and a sum per limb column (measured with 32-bit limbs: columns 0.48 us a pair at 96 limbs
+#: against 0.9 us as ints, 2.1 us at 200 limbs against 1.2 us; a crossover near 4,000 bits).
+OBJECT_LIMBS = 73
 #: Pairs of one step from which the count pass hands its sums to a helper process (None: never). Below it a
 #: process (about 0.1 s to start, a copy of every grouping) costs more than the overlap saves.
 HELPER_MIN = 1 << 18
@@ -50,84 +55,124 @@ _OUT_OF_MEMORY = 3
 def sum_limbs(parent: np.ndarray, src: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """Per-group sums of exact counts: group g sums the counts ``parent[src[starts[g]:starts[g + 1]]]``.
 
-    Every expanded pair's count is its source key's count, so the pairs carry only the source's index and the counts
-    are read once per pair, sorted by group. ``parent`` is (K, L) limbs (carries propagated, a limb added when
-    needed) while the counts are narrow, and a (K,) array of Python ints once they pass :data:`OBJECT_LIMBS` limbs:
-    adding two wide Python ints costs about what adding one limb column costs, so wide counts add faster as ints.
+    ``parent`` is (K, L) limbs (carries propagated) or a (K,) array of Python ints; the sums come back the same way
+    (limbs normalised, Python ints once past :data:`OBJECT_LIMBS` limbs). The pass's counts are held as limb
+    columns (:func:`sum_columns`); this is the same sum for callers that hold rows.
 
     >>> sum_limbs(np.array([[1], [2], [4]], dtype=np.uint64), np.array([0, 2, 1]), np.array([0, 2])).tolist()
     [[5], [2]]
+    """
+    out = sum_columns(parent if parent.dtype == object else np.ascontiguousarray(parent.T), src, starts)
+    return out if out.dtype == object else np.ascontiguousarray(out.T)
+
+
+def sum_columns(parent: np.ndarray, src: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """:func:`sum_limbs` on counts held as limb columns: ``parent`` is (L, K) limbs (carries propagated, a limb added
+    when needed) while the counts are at most :data:`OBJECT_LIMBS` limbs wide, and a (K,) array of Python ints
+    beyond; the (L, G) or (G,) sums come back the same way.
+
+    Every expanded pair's count is its source key's count, so the pairs carry only the source's index and the counts
+    are read once per pair, sorted by group. A limb column of a layer's keys is a few hundred KB, within the
+    processor's cache, so gathering it once per pair and summing per group costs a few nanoseconds a pair and limb:
+    on the labels family with 8 inputs at T = 256 (1.4 M pairs a step, counts to 1,030 bits, 33 limbs) about a third
+    of adding the pairs' counts as Python ints (docs/performance.md). Past about 130 limbs the ints are cheaper.
+
+    >>> sum_columns(np.array([[1, 2, 4]], dtype=np.uint64), np.array([0, 2, 1]), np.array([0, 2])).tolist()
+    [[5, 2]]
     """
     if parent.dtype == object:
         if src.size == 0:
             return np.zeros(0, dtype=object)
         return np.add.reduceat(parent[src], starts)
     if src.size == 0:
-        return np.zeros((0, parent.shape[1]), dtype=np.uint64)
-    # Groups in runs of about SUM_CHUNK pairs: the gathered limbs of a whole step would be pairs x limbs words.
-    out = np.empty((starts.size, parent.shape[1]), dtype=np.uint64)
-    ends = np.append(starts[1:], src.size)
-    g0 = 0
-    while g0 < starts.size:
-        g1 = max(g0 + 1, int(np.searchsorted(starts, starts[g0] + SUM_CHUNK, side="left")))
-        r0 = starts[g0]
-        out[g0:g1] = np.add.reduceat(np.take(parent, src[r0:ends[g1 - 1]], axis=0), starts[g0:g1] - r0, axis=0)
-        g0 = g1
-    out = normalise(out)
-    if out.shape[1] <= OBJECT_LIMBS:
+        return np.zeros((parent.shape[0], 0), dtype=np.uint64)
+    idx = src.astype(np.intp, copy=False)
+    sizes = np.diff(starts, append=src.size)
+    if int(sizes.max()) > GROUP_MAX:
+        # Groups too large for one reduction: sum parts of at most GROUP_MAX pairs, carries propagated, then the parts.
+        parts = np.repeat(sizes, -(-sizes // GROUP_MAX))
+        first = np.repeat(starts, -(-sizes // GROUP_MAX))
+        group_first = np.concatenate(([0], np.cumsum(-(-sizes // GROUP_MAX))[:-1]))
+        offset = (np.arange(parts.size) - np.repeat(group_first, -(-sizes // GROUP_MAX))) * GROUP_MAX
+        partial = sum_columns(parent, src, first + offset)
+        if partial.dtype == object:
+            return np.add.reduceat(partial, group_first)
+        return sum_columns(partial, np.arange(parts.size), group_first)
+    out = np.empty((parent.shape[0], starts.size), dtype=np.uint64)
+    for lv in range(parent.shape[0]):
+        out[lv] = np.add.reduceat(np.take(parent[lv], idx), starts)
+    out = normalise_columns(out)
+    if out.shape[0] <= OBJECT_LIMBS:
         return out
-    wide = np.zeros(out.shape[0], dtype=object)
-    for lv in range(out.shape[1]):
-        wide += out[:, lv].astype(object) << (LIMB * lv)
+    wide = np.zeros(out.shape[1], dtype=object)
+    for lv in range(out.shape[0]):
+        wide += out[lv].astype(object) << (LIMB * lv)
     return wide
 
 
 def normalise(limbs: np.ndarray) -> np.ndarray:
-    """Limbs with their carries propagated (a limb added when the top one overflows).
+    """Limbs (K, L) with their carries propagated (a limb added when the top one overflows).
 
-    >>> normalise(np.array([[1 << 33]], dtype=np.uint64)).tolist()
+    >>> normalise(np.array([[1 << 57]], dtype=np.uint64)).tolist()
     [[0, 2]]
     """
-    for lv in range(limbs.shape[1] - 1):
-        carry = limbs[:, lv] >> np.uint64(LIMB)
+    return np.ascontiguousarray(normalise_columns(np.ascontiguousarray(limbs.T)).T)
+
+
+def normalise_columns(cols: np.ndarray) -> np.ndarray:
+    """Limb columns (L, K) with their carries propagated (a limb added when the top one overflows)."""
+    for lv in range(cols.shape[0] - 1):
+        carry = cols[lv] >> np.uint64(LIMB)
         if carry.any():
-            limbs[:, lv] &= _LIMB_MASK
-            limbs[:, lv + 1] += carry
-    top = limbs[:, -1] >> np.uint64(LIMB)
+            cols[lv] &= _LIMB_MASK
+            cols[lv + 1] += carry
+    top = cols[-1] >> np.uint64(LIMB)
     if top.any():
-        limbs[:, -1] &= _LIMB_MASK
-        limbs = np.concatenate([limbs, top[:, None]], axis=1)
-        return normalise(limbs)
-    return limbs
+        cols[-1] &= _LIMB_MASK
+        return normalise_columns(np.concatenate([cols, top[None, :]], axis=0))
+    return cols
 
 
 def to_int(limbs: np.ndarray, k: int) -> int:
-    """The Python int of row ``k`` of multi-limb counts (or of a (K,) array of Python ints).
+    """The Python int of row ``k`` of multi-limb counts (K, L) (or of a (K,) array of Python ints).
 
     >>> to_int(np.array([[0, 2]], dtype=np.uint64), 0)
-    8589934592
+    144115188075855872
     """
     if limbs.dtype == object:
         return int(limbs[k])
     return sum(int(v) << (LIMB * lv) for lv, v in enumerate(limbs[k]))
 
 
+def column_int(cols: np.ndarray, k: int) -> int:
+    """The Python int of key ``k`` of counts held as limb columns (L, K) (or a (K,) array of Python ints)."""
+    if cols.dtype == object:
+        return int(cols[k])
+    return sum(int(v) << (LIMB * lv) for lv, v in enumerate(cols[:, k]))
+
+
 class Counts:
     """The counts of one layer's keys and of the outcomes so far, in this process."""
 
     def __init__(self, limbs: np.ndarray, outcomes: dict[int, int] | None = None) -> None:
-        self.limbs = limbs
+        #: The layer's counts as limb columns (L, K), or (K,) Python ints once wide (:func:`sum_columns`).
+        self.columns = limbs if limbs.dtype == object else np.ascontiguousarray(limbs.T)
         self.outcomes: dict[int, int] = dict(outcomes or {})
+
+    @property
+    def limbs(self) -> np.ndarray:
+        """The layer's counts as rows (K, L) of limbs, or (K,) Python ints (what the constructor takes)."""
+        return self.columns if self.columns.dtype == object else np.ascontiguousarray(self.columns.T)
 
     def accept(self, ids: np.ndarray, src: np.ndarray, starts: np.ndarray) -> None:
         """Add to outcome ``ids[g]`` the counts of the keys ``src[starts[g]:starts[g + 1]]``."""
-        sums = sum_limbs(self.limbs, src, starts)
+        sums = sum_columns(self.columns, src, starts)
         for g, o in enumerate(ids.tolist()):
-            self.outcomes[o] = self.outcomes.get(o, 0) + to_int(sums, g)
+            self.outcomes[o] = self.outcomes.get(o, 0) + column_int(sums, g)
 
     def advance(self, src: np.ndarray, starts: np.ndarray) -> None:
         """Replace the layer's counts by the next layer's: key g sums the keys ``src[starts[g]:starts[g + 1]]``."""
-        self.limbs = sum_limbs(self.limbs, src, starts)
+        self.columns = sum_columns(self.columns, src, starts)
 
     def result(self) -> dict[int, int]:
         """The outcomes' counts (outcome id -> count)."""

@@ -94,6 +94,7 @@ def test_count_by_class_blocks_matches_brute(problem: Problem, data: st.DataObje
 
 def test_class_blocks_and_pairs_agree_on_wide_instances(monkeypatch: pytest.MonkeyPatch) -> None:
     # Thousands of keys a step, budgets that bind and do not, counts past the limbs: both expansions, same counts.
+    monkeypatch.setattr(key_counts, "OBJECT_LIMBS", 4)  # Python ints from 224 bits on (the default: about 4,000)
     for seed, inputs, steps, budget in ((1, 4, 60, None), (2, 5, 30, 4), (3, 6, 16, 9), (4, 5, 120, None)):
         problem = random_table(6, inputs, steps, seed)
         monkeypatch.setattr(forward_pass, "BLOCKS", False)
@@ -114,14 +115,38 @@ def test_count_beyond_2_to_the_63() -> None:
     assert forward.count(parity_machine(3, 30), None) == 2**89
 
 
-def test_count_past_the_limbs() -> None:
+def test_count_past_the_limbs(monkeypatch: pytest.MonkeyPatch) -> None:
     # Counts wider than OBJECT_LIMBS limbs: the pass goes on in Python ints from the step they pass it.
+    default = key_counts.OBJECT_LIMBS
+    monkeypatch.setattr(key_counts, "OBJECT_LIMBS", 4)
     assert forward.count(parity_machine(3, 120), None) == 2**359
     p = parity_machine(2, 150)
     within = sum(math.comb(150, k) * math.comb(k, j) * 2**j for k in range(91) for j in range(1, k + 1, 2))
     assert within.bit_length() > key_counts.LIMB * key_counts.OBJECT_LIMBS
     assert forward.count(p, 90) == within
     assert forward.count(p, 151) == 2**299
+    monkeypatch.setattr(key_counts, "OBJECT_LIMBS", default)
+    assert key_counts.LIMB * default < 4399
+    assert forward.count(parity_machine(4, 1100), None) == 2**4399  # past the default's limbs too
+
+
+def test_limb_sums_of_large_groups_do_not_overflow() -> None:
+    # A group of more than GROUP_MAX pairs of the largest limb would overflow one uint64 reduction: it is summed in
+    # parts. The sums are the Python ints' sums, in rows, columns and past OBJECT_LIMBS.
+    rng = Generator(PCG64(5))
+    top = (1 << key_counts.LIMB) - 1
+    cases = ((1, 3, key_counts.GROUP_MAX * 3 + 7), (3, 50, 200_000), (key_counts.OBJECT_LIMBS, 4, 70_000))
+    for limbs, keys, pairs in cases:
+        parent = np.full((keys, limbs), top, dtype=np.uint64)
+        parent[1:] = rng.integers(0, top, size=(keys - 1, limbs), dtype=np.uint64)
+        ints = [key_counts.to_int(parent, k) for k in range(keys)]
+        src = rng.integers(0, keys, size=pairs)
+        src[: key_counts.GROUP_MAX + 2] = 0  # the first group: more than GROUP_MAX copies of the largest count
+        starts = np.array([0, key_counts.GROUP_MAX + 5, pairs - 3, pairs - 1])
+        got = key_counts.sum_limbs(parent, src, starts)
+        ends = [*starts[1:].tolist(), pairs]
+        want = [sum(ints[i] for i in src[a:b].tolist()) for a, b in zip(starts.tolist(), ends, strict=True)]
+        assert [key_counts.to_int(got, g) for g in range(starts.size)] == want
 
 
 def test_enumeration_is_canonical_and_lazy() -> None:
@@ -394,3 +419,18 @@ def test_best_match_of_the_empty_certificate_needs_no_threshold_pass() -> None:
         forward_pass.Forward.run = real  # type: ignore[method-assign]
     assert got == BestMatch(**dataclasses.asdict(brute_best_match(p, [], None)))
     assert [s.edges for s in runs] == [True]
+
+
+@pytest.mark.parametrize("width", [3, 64, 65, 300])
+def test_unique_rows_is_numpys_unique(width: int) -> None:
+    # The quotient's grouping of signatures (wide rows by their bytes) gives numpy's classes, first rows and order.
+    rng = Generator(PCG64(width))
+    for rows in (1, 2, 17, 200):
+        sig = rng.integers(-1, 3, size=(rows, width))
+        sig[rows // 2:] = sig[: rows - rows // 2] if rows > 2 else sig[rows // 2:]
+        if width > 3:
+            sig[:, 2:] = 0  # rows that differ in their first columns only, and many equal rows
+        uniq, first, inv = np.unique(sig, axis=0, return_index=True, return_inverse=True)
+        got = quotient.unique_rows(sig)
+        assert np.array_equal(got[0], uniq) and np.array_equal(got[1], first)
+        assert np.array_equal(got[2], inv.ravel())
