@@ -232,9 +232,15 @@ def _tiny_prune(problem: Problem, flips: list[Flip],
     """:func:`_prune` with the tiny search's simulation."""
     steps = problem.t_star + 1
 
-    def sufficient(rest: list[Flip]) -> bool:
-        return prefix(_trace_with(problem, rest))[1][steps] == 0
+    return _drop_while_sufficient(flips, lambda rest: prefix(_trace_with(problem, rest))[1][steps] == 0)
 
+
+def _drop_while_sufficient(flips: list[Flip], sufficient: Callable[[list[Flip]], bool]) -> list[Flip]:
+    """Drop flips (latest first) while the rest stays sufficient, until no single flip can be dropped.
+
+    >>> _drop_while_sufficient([(0, 0), (1, 0), (2, 1)], lambda rest: (1, 0) in rest)
+    [(1, 0)]
+    """
     kept = sorted(flips)
     changed = True
     while changed:
@@ -350,15 +356,6 @@ def _replayed_scores(problem: Problem, cur: list[int], cands: list[Flip], base: 
 
 
 def _prune(problem: Problem, flips: list[Flip], table, base_states: np.ndarray) -> list[Flip]:
-    """Drop flips (latest first) while the rest stays sufficient, until no single flip can be dropped."""
-    kept = sorted(flips)
-    changed = True
-    while changed:
-        changed = False
-        for f in sorted(kept, reverse=True):
-            rest = [g for g in kept if g != f]
-            d, _ = _scores(problem, [_trace_with(problem, rest)], base_states, table)
-            if d[0] == 0:
-                kept, changed = rest, True
-                break
-    return kept
+    """:func:`_drop_while_sufficient` with the sweep's scores."""
+    return _drop_while_sufficient(
+        flips, lambda rest: _scores(problem, [_trace_with(problem, rest)], base_states, table)[0][0] == 0)
