@@ -11,47 +11,37 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from encoders.problem import Atom, Problem
-from hoa.label import evaluate_array
-from hoa.mealy import MealyView
-
-#: Most (state, valuation) cells a tiny table has.
-MAX_CELLS = 256
+from solvers.small_tables import is_tiny, plain_tables
 
 
 def applies(problem: Problem) -> bool:
     """Whether ``problem`` is a table system small enough for :func:`suff` and :func:`valid`."""
-    view = problem.system
-    return isinstance(view, MealyView) and view.has_tables and view.num_states << view.num_inputs <= MAX_CELLS
+    return is_tiny(problem)
 
 
 def suff(problem: Problem, atoms: Sequence[Atom]) -> bool:
     """Definition 10: the run of the base trace with ``atoms`` written in shows the effect."""
-    return _shows(problem, _hit_table(problem), list(atoms))
+    nxt, hit = plain_tables(problem)
+    return _shows(problem, nxt, hit, list(atoms))
 
 
 def valid(problem: Problem, atoms: Sequence[Atom]) -> bool:
     """Definition 12: Suff(C) and, for every atom c, not Suff(C - {c})."""
-    hit = _hit_table(problem)
+    nxt, hit = plain_tables(problem)
     c = list(atoms)
-    return _shows(problem, hit, c) and not any(_shows(problem, hit, c[:k] + c[k + 1 :]) for k in range(len(c)))
+    return _shows(problem, nxt, hit, c) and not any(
+        _shows(problem, nxt, hit, c[:k] + c[k + 1 :]) for k in range(len(c)))
 
 
-def _hit_table(problem: Problem) -> list[list[bool]]:
-    """``hit[q][x]``: the output of state q under valuation x satisfies the effect."""
-    out = problem.system.tables[1]
-    return evaluate_array(problem.effect, out.ravel()).reshape(out.shape).tolist()  # type: ignore[no-any-return]
-
-
-def _shows(problem: Problem, hit: list[list[bool]], atoms: list[Atom]) -> bool:
+def _shows(problem: Problem, nxt: list[list[int]], hit: list[list[bool]], atoms: list[Atom]) -> bool:
     trace = list(problem.trace[: problem.t_star + 1])
     for t, i, v in atoms:
         if t <= problem.t_star:  # (a later atom cannot change the effect)
             trace[t] = (trace[t] & ~(1 << i)) | (v << i)
-    nxt = problem.system.tables[0]
     steps = problem.effect_steps
     q = problem.system.initial
     for t, x in enumerate(trace):
         if t in steps and hit[q][x]:
             return True
-        q = int(nxt[q, x])
+        q = nxt[q][x]
     return False

@@ -28,8 +28,8 @@ from __future__ import annotations
 from collections import defaultdict
 
 from encoders.problem import Problem
-from hoa.label import evaluate_array
 from hoa.mealy import MealyView
+from solvers.small_tables import plain_tables
 
 #: Most input bits a tiny instance has (2^n flip masks per key and step).
 MAX_INPUTS = 4
@@ -54,9 +54,7 @@ def count(problem: Problem, budget_t: int | None) -> int | None:
     if not applies(problem):
         return None
     view: MealyView = problem.system  # type: ignore[assignment]
-    nxt_a, out_a = view.tables
-    nxt: list[list[int]] = nxt_a.tolist()
-    hit: list[list[bool]] = evaluate_array(problem.effect, out_a.ravel()).reshape(out_a.shape).tolist()
+    nxt, hit = plain_tables(problem)
     n, n_states, t_star = view.num_inputs, view.num_states, problem.t_star
     lo = t_star if problem.mode == "hard" else max(0, t_star - problem.window)
     can = _can_show(nxt, hit, n_states, lo, t_star)

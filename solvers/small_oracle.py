@@ -14,31 +14,25 @@ over the tied indices, so the certificate is the one :func:`solvers.paths.oracle
 from __future__ import annotations
 
 from encoders.problem import Problem
-from hoa.label import evaluate_array
 from hoa.mealy import MealyView
 from solvers.canonical import flips_to_atoms
 from solvers.results import OracleResult
+from solvers.small_tables import is_tiny, plain_tables
 
-#: Most (state, valuation) cells per step, and per walk (cells x steps), for which the plain walk beats numpy's.
-MAX_CELLS = 256
+#: Most cells x steps of a walk for which the plain walk beats numpy's (the cells a step: :data:`TINY_CELLS`).
 MAX_WORK = 1 << 14
 
 
 def applies(problem: Problem) -> bool:
     """Whether ``problem`` is a table system small enough for :func:`oracle`."""
     view = problem.system
-    if not isinstance(view, MealyView) or not view.has_tables:
-        return False
-    cells = view.num_states << view.num_inputs
-    return cells <= MAX_CELLS and cells * (problem.t_star + 1) <= MAX_WORK
+    return is_tiny(problem) and (view.num_states << view.num_inputs) * (problem.t_star + 1) <= MAX_WORK
 
 
 def oracle(problem: Problem, budget_t: int | None) -> OracleResult | None:
     """:func:`solvers.paths.oracle` of a problem :func:`applies` accepts (the same result, certificate included)."""
     view: MealyView = problem.system  # type: ignore[assignment]
-    nxt_a, out_a = view.tables
-    nxt: list[list[int]] = nxt_a.tolist()
-    hit: list[list[bool]] = evaluate_array(problem.effect, out_a.ravel()).reshape(out_a.shape).tolist()
+    nxt, hit = plain_tables(problem)
     n_in, n_states = view.num_inputs, view.num_states
     width = 1 << n_in
     big = n_in * problem.horizon + 1

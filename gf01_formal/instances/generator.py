@@ -57,6 +57,7 @@ from hoa.mealy import MealyView
 from solvers.api import BACKENDS
 from solvers.limits import Limits, Unknown, guarded
 from solvers.results import OracleResult
+from solvers.small_tables import TINY_CELLS
 
 GENERATOR_VERSION = "gf01-formal.generator.1.1.0"
 CFG_SCHEMA = "gf01-formal.gen_cfg.v1"
@@ -301,9 +302,8 @@ def _reach(view: MealyView | Any, trace: tuple[int, ...], t_star: int) -> _Reach
     return _Reach(np.unique(out[live].ravel()), at, before, flips, view.num_outputs)
 
 
-#: Tables of at most this many (state, valuation) cells, and this many cells x steps, get the plain-Python paths
-#: (:func:`_tiny_reach`, :func:`_open_effects`).
-TINY_CELLS = 256
+#: Tables of at most :data:`solvers.small_tables.TINY_CELLS` (state, valuation) cells, and this many cells x steps,
+#: get the plain-Python paths (:func:`_tiny_reach`, :func:`_open_effects`).
 TINY_WORK = 1 << 14
 
 

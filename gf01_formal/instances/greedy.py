@@ -28,6 +28,7 @@ from encoders.problem import Atom, Flip, Problem
 from hoa.label import Expr, evaluate_array, variables
 from solvers.canonical import flips_to_atoms
 from solvers.simulate import run_many
+from solvers.small_tables import TINY_CELLS
 
 
 def effect_distance_table(problem: Problem) -> tuple[np.ndarray, np.ndarray]:
@@ -128,8 +129,8 @@ def greedy_certificate(problem: Problem, meter: Callable[[int], None] | None = N
     return None
 
 
-#: Tiny systems, searched in plain Python (:func:`_tiny_certificate`): at most this many table cells and flip positions.
-TINY_CELLS = 256
+#: Tiny systems (at most :data:`solvers.small_tables.TINY_CELLS` table cells), searched in plain Python
+#: (:func:`_tiny_certificate`) up to this many flip positions.
 TINY_POSITIONS = 64
 
 
