@@ -81,8 +81,21 @@ def pkg(release: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The release's public package, as ``gf01 release package`` makes it (a check of the release, the public
     artifacts and their check, the toolkit's wheel built from this checkout). Read-only: a test that runs its
     rerun.sh (which writes rerun/ inside it) or edits it works on a copy (:func:`copy_pkg`)."""
+    from gf01_formal.report import render
+
     out = tmp_path_factory.mktemp("pkg") / "pkg"
-    write_json_atomic(out.parent / "result.json", package(release, out))  # what package() returned, beside it
+    drawn: list[str] = []  # the reports whose HTML page package() drew, as their report.json text
+    real = render.html_page
+
+    def counted(report: dict) -> str:
+        drawn.append(pretty_json(report))
+        return real(report)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(render, "html_page", counted)
+        result = package(release, out)
+    write_json_atomic(out.parent / "result.json", result)  # what package() returned, beside it
+    write_json_atomic(out.parent / "drawn.json", drawn)
     return out
 
 
@@ -128,7 +141,8 @@ def test_coverage_of_the_real_panel_names_the_missing_baseline(no_greedy: Path,
 
 
 def test_a_covered_release_passes_and_rotation_is_checked(release: Path, tmp_path: Path) -> None:
-    result = check(release, holder=True)
+    # Renderings of another report are not reused (only those of the report computed again): the page is drawn.
+    result = check(release, holder=True, rendered={"report.json": "{}\n", "report.html": "another page\n"})
     assert result["ok"], result
     checks = by_name(result)
     assert checks["reproduction"]["files"] == dict.fromkeys(("report.json", "report.md", "report.html"), "identical")
@@ -263,6 +277,15 @@ def _clean_env(**extra: str) -> dict[str, str]:
     """The environment without this test run's gf01-formal (no PYTHONPATH, no active virtual environment)."""
     drop = {"PYTHONPATH", "VIRTUAL_ENV", "GF01_PYTHON", "RERUN_VENV", "RERUN_SYSTEM_SITE"}
     return {k: v for k, v in os.environ.items() if k not in drop} | extra
+
+
+def test_a_public_package_draws_each_html_page_once(release: Path, pkg: Path) -> None:
+    """package() drew the public report's HTML figures twice (once to write the page, once more in the public
+    check comparing the page with the report computed again): now twice in all, the holder's page (its release
+    check) and the public page, and the public check still finds the page identical."""
+    drawn = read_json(pkg.parent / "drawn.json")
+    assert drawn == [(release / "report.json").read_text(), (pkg / "artifacts" / "report.json").read_text()]
+    assert by_name(read_json(pkg / "package.json")["checks"])["reproduction"]["files"]["report.html"] == "identical"
 
 
 def test_rerun_says_what_to_install_when_the_toolkit_is_missing(pkg: Path, tmp_path: Path) -> None:

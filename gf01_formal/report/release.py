@@ -39,6 +39,8 @@ from gf01_formal.artifacts import pretty_json, read_json
 from hoa.errors import Gf01Error, quote
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from gf01_formal.report.coverage import Manifest
     from gf01_formal.report.load import Runs
 
@@ -124,12 +126,13 @@ def release_root(directory: str | os.PathLike[str]) -> tuple[Path, Path]:
 
 def check(directory: str | os.PathLike[str], *, previous: str | os.PathLike[str] | None = None,
           panel: str = "full", holder: bool = False, key: bytes | None = None,
-          provisional_caps: bool = False) -> dict[str, Any]:
+          provisional_caps: bool = False, rendered: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Every check of the module docstring on the release ``directory`` (a release directory or a package);
     ``ok`` when all pass. ``holder``: the key holder's own release, whose private runs are expected (no sealing
     check); otherwise the release is public and must not leak the private split (report/sealing.py). ``key``: the
     previous release's split key (rotation against its committed private instances). ``provisional_caps``: the
-    release states that its diagnostic caps are provisional (a package records the statement)."""
+    release states that its diagnostic caps are provisional (a package records the statement). ``rendered``: the
+    renderings of one report by file name (:func:`reproduction` reuses them for that report)."""
     from gf01_formal.instances.splits import policy_check
     from gf01_formal.report.coverage import coverage, load_manifest
     from gf01_formal.report.load import load_runs
@@ -168,7 +171,7 @@ def check(directory: str | os.PathLike[str], *, previous: str | os.PathLike[str]
                    **({} if rep_ok else {"error": "report.json is not the report of these runs against this manifest "
                                                   "(make it with: gf01 report runs.jsonl --manifest "
                                                   f"{rep_name})"})})
-    checks.append(reproduction(root, runs, rep_manifest, report, rep_name))
+    checks.append(reproduction(root, runs, rep_manifest, report, rep_name, rendered))
     cov = coverage(runs.records, manifest, panel)
     verdict = cov["panel"]
     rows, incomplete = cov["slices"], verdict["incomplete"]
@@ -304,9 +307,15 @@ def public_manifest(root: Path, manifest: Manifest) -> Manifest:
 
 
 def reproduction(root: Path, runs: Runs, manifest: Manifest, report: Any,
-                 manifest_name: str = "split_manifest.json") -> dict[str, Any]:
+                 manifest_name: str = "split_manifest.json",
+                 rendered: Mapping[str, str] | None = None) -> dict[str, Any]:
     """report.json, report.md and report.html (those present) against the report computed again from the release's
-    runs and manifest with the report's own panel, byte for byte (the claim rerun.sh makes of a package)."""
+    runs and manifest with the report's own panel, byte for byte (the claim rerun.sh makes of a package).
+
+    ``rendered``: renderings already made of one report, by file name, report.json's text among them. When the
+    report computed again has that very report.json text, its other renderings are taken from ``rendered`` rather
+    than drawn again: a rendering is a function of the report alone (byte-identity, DEC-024), and the HTML page's
+    figures are most of a check's time (package() would draw the public page twice)."""
     from gf01_formal.report.build import build_report, software
     from gf01_formal.report.render import html_page, markdown
 
@@ -318,6 +327,9 @@ def reproduction(root: Path, runs: Runs, manifest: Manifest, report: Any,
     fresh = with_private(build_report(runs, manifest=manifest, panel=panel, caps=report_caps(root, report)),
                          section)
     render = {"report.json": pretty_json, "report.md": markdown, "report.html": html_page}
+    fresh_json = pretty_json(fresh)
+    known = dict(rendered) if rendered is not None and rendered.get("report.json") == fresh_json else {}
+    known["report.json"] = fresh_json
     files: dict[str, str] = {}
     for name in REPORT_FILES:
         path = root / name
@@ -325,7 +337,8 @@ def reproduction(root: Path, runs: Runs, manifest: Manifest, report: Any,
             files[name] = "absent"
             continue
         # Rendered only when present: the HTML draws every figure, the costly part of a check.
-        files[name] = "identical" if path.read_bytes() == render[name](fresh).encode("utf-8") else "differs"
+        text = known[name] if name in known else render[name](fresh)
+        files[name] = "identical" if path.read_bytes() == text.encode("utf-8") else "differs"
     differ = [n for n in REPORT_FILES if files[n] == "differs"]
     out: dict[str, Any] = {"name": "reproduction", "ok": not differ, "panel": panel, "files": files}
     if differ:
@@ -835,8 +848,9 @@ def package(directory: str | os.PathLike[str], out: str | os.PathLike[str], *, p
         if holder:
             _copy_all(root, arts)
         else:
-            _public_artifacts(root, arts, panel)
-            result = check(arts, previous=previous, panel=panel, key=key, provisional_caps=provisional_caps)
+            rendered = _public_artifacts(root, arts, panel)
+            result = check(arts, previous=previous, panel=panel, key=key, provisional_caps=provisional_caps,
+                           rendered=rendered)
             if not result["ok"]:
                 raise Gf01Error(f"the public package fails its checks: {failed_names(result)}", file=str(root))
         report = read_json(arts / "report.json")
@@ -888,9 +902,10 @@ def _copy_all(root: Path, arts: Path) -> None:
         shutil.copytree(side, arts / "runs.jsonl.d")
 
 
-def _public_artifacts(root: Path, arts: Path, panel: str) -> None:
+def _public_artifacts(root: Path, arts: Path, panel: str) -> dict[str, str]:
     """The public package's artifacts: the release's public files, the public runs (with their tool logs) and their
-    report, and the private_eval aggregates with the commitments a later reveal is checked against."""
+    report, and the private_eval aggregates with the commitments a later reveal is checked against. Returns the
+    public report's renderings by file name (report.json's always), for the public check to reuse."""
     import json
 
     from gf01_formal.report.build import build_report
@@ -959,9 +974,12 @@ def _public_artifacts(root: Path, arts: Path, panel: str) -> None:
     fresh = with_private(build_report(load_runs([arts / "runs.jsonl"]), manifest=public, panel=level,
                                       caps=report_caps(root, full)), private_section(arts / PRIVATE_RESULTS))
     render = {"report.json": pretty_json, "report.md": markdown, "report.html": html_page}
+    rendered = {"report.json": pretty_json(fresh)}
     for n in REPORT_FILES:
         if (root / n).is_file():
-            (arts / n).write_text(render[n](fresh), encoding="utf-8")
+            rendered[n] = rendered[n] if n in rendered else render[n](fresh)
+            (arts / n).write_text(rendered[n], encoding="utf-8")
+    return rendered
 
 
 def _release_dir(directory: str | os.PathLike[str]) -> Path:
