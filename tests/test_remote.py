@@ -84,6 +84,14 @@ def gf01(*args: str, env: dict[str, str] | None = None, check: bool = True) -> s
     return proc
 
 
+def in_process(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    """``gf01 ARGS`` in this process (exit 0 asserted), its standard output: for commands whose result is what a
+    test reads (test_refusals runs `gf01 eval receipt verify` as a process, as a user does)."""
+    capsys.readouterr()
+    assert main(list(args)) == 0, capsys.readouterr()
+    return capsys.readouterr().out
+
+
 class EvalServer(Server):
     """``gf01 eval serve`` of this checkout on 127.0.0.1 (a free port unless ``port``), stopped by Ctrl-C."""
 
@@ -156,7 +164,8 @@ def post(url: str, path: str, body: Any, token: str | None, raw: bytes | None = 
     return resp.status, data
 
 
-def test_the_panel_and_a_sandboxed_program_on_every_track(server: Any, split: dict[str, Any]) -> None:
+def test_the_panel_and_a_sandboxed_program_on_every_track(server: Any, split: dict[str, Any],
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
     """The baseline panel and an external program (bubblewrap) play through the server on every track; the server's
     records validate --official with its key, every receipt verifies against them, the leaderboard is the report's
     headline and holds nothing per instance."""
@@ -183,17 +192,18 @@ def test_the_panel_and_a_sandboxed_program_on_every_track(server: Any, split: di
     assert all(r["tool_log_hash"] for r in cmd if r["eval_track"] != "EVAL-CB")
     oc = [r for r in cmd if r["eval_track"] == "EVAL-OC"]
     assert all(r["score_c"] == 1 for r in oc)  # it played the oracle's certificate, asked over the wire
-    gf01("validate", str(server.runs), "--bundle", str(split["bundle"]), "--official", "--key", str(split["pub"]))
+    in_process(capsys, "validate", str(server.runs), "--bundle", str(split["bundle"]), "--official", "--key",
+               str(split["pub"]))
     for name in ("receipts-panel.jsonl", "receipts-alpha.jsonl"):
-        verified = gf01("eval", "receipt", "verify", str(d / name), "--key", str(split["pub"]), "--runs",
-                        str(server.runs), "--json")
-        assert json.loads(verified.stdout)["faults"] == []
+        verified = in_process(capsys, "eval", "receipt", "verify", str(d / name), "--key", str(split["pub"]),
+                              "--runs", str(server.runs), "--json")
+        assert json.loads(verified)["faults"] == []
     # A rerun plays nothing and writes no receipt twice.
     again = json.loads(remote(server, split["tokens"]["baselines"], receipts, *panel).stdout)
     assert again["played"] == 0 and len(receipts.read_text().splitlines()) == len(PANEL) * n
     # The leaderboard: the report's headline, team agents and the baseline panel side by side, nothing per instance.
     board, page = board_of(server)
-    report = json.loads(gf01("report", str(server.runs), "--format", "json").stdout)
+    report = json.loads(in_process(capsys, "report", str(server.runs), "--format", "json"))
     assert [{**r["key"]} for r in report["headline"]] == [r["key"] for r in board["rows"]]
     for row, head in zip(board["rows"], report["headline"], strict=True):
         assert sorted(row["teams"] + row["baselines"], key=lambda a: a["agent"]) == head["agents"]
@@ -363,7 +373,8 @@ def _wait_lines(path: Path, n: int) -> None:
         time.sleep(0.1)
 
 
-def test_kill_9_of_the_server_or_the_harness_loses_and_doubles_nothing(split: dict[str, Any], tmp_path: Path) -> None:
+def test_kill_9_of_the_server_or_the_harness_loses_and_doubles_nothing(split: dict[str, Any], tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
     """kill -9 of the server mid-campaign: the participant's harness waits for it, replays the episode it was in
     from its start, and every run is recorded once; kill -9 of the harness mid-episode: the same command resumes,
     replaying that episode from its start (the record counts the restart)."""
@@ -403,9 +414,9 @@ def test_kill_9_of_the_server_or_the_harness_loses_and_doubles_nothing(split: di
         assert any(r["agent_meta"]["restarts"] >= 1 for r in records if r["seed"] == 1)
     finally:
         srv.stop()
-    verified = gf01("eval", "receipt", "verify", str(receipts), "--key", str(split["pub"]), "--runs", str(runs),
-                    "--json")
-    assert json.loads(verified.stdout) == {"faults": [], "receipts": 2 * n, "valid": 2 * n}
+    verified = in_process(capsys, "eval", "receipt", "verify", str(receipts), "--key", str(split["pub"]), "--runs",
+                          str(runs), "--json")
+    assert json.loads(verified) == {"faults": [], "receipts": 2 * n, "valid": 2 * n}
 
 
 def test_tokens_are_stored_hashed_and_revocable(tmp_path: Path) -> None:
