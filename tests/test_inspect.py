@@ -298,22 +298,46 @@ def test_import_inspect_refuses_what_is_not_a_gf01_log(played: dict[str, Any], t
     assert not (tmp_path / "x.jsonl").exists()
 
 
-def test_an_inspect_sample_the_provider_failed_is_a_provider_error(played: dict[str, Any], tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def failed_and_cached(played: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """One more ``inspect eval`` of two samples, with ``--cache``, against a server that fails the first (a 400,
+    not retried) and answers the second as the played fixture's server did: the failed sample's record is
+    test_an_inspect_sample_the_provider_failed_is_a_provider_error's, the requests for the second are
+    test_the_inspect_task_asks_the_model_every_time_never_inspects_cache's (one inspect process for both: its
+    start-up is most of its time)."""
+    tmp = tmp_path_factory.mktemp("failed-and-cached")
     bundle, plans = played["bundle"], played["plans"]
-    bad, good = sorted(plans)[:2]
+    bad, good = sorted(plans)[:2]  # good: not the fixture's re-asked instance (min), its conversation the plain one
 
     def script(call: Call) -> Reply:
         if call.instance_id == bad:
             return Reply(status=400)  # inspect does not retry it: the sample ends with an error
-        return Reply(reply_for(plans[call.instance_id][step_of(call)], 0))
+        return Reply(reply_for(plans[call.instance_id][step_of(call)], step_of(call)))  # the fixture's replies
 
     with ScriptedServer(script) as server:
         run([sys.executable, "-m", "inspect_ai", "eval", "gf01_formal/integrations/inspect_task.py",
-             "-T", f"bundle={bundle}", "--model", "openai-api/local/m", "--log-dir", str(tmp_path / "logs"),
+             "-T", f"bundle={bundle}", "--model", "openai-api/local/m", "--log-dir", str(tmp / "logs"),
              "--display", "none", "--sample-id", f"{bad},{good}", "--sample-shuffle", "false",
-             "--no-fail-on-error", "--retry-on-error", "0"],
-            {"LOCAL_BASE_URL": server.url, "LOCAL_API_KEY": KEY_INSPECT, "INSPECT_LOG_LEVEL": "error"})
-    (log,) = sorted((tmp_path / "logs").glob("*.eval"))
+             "--no-fail-on-error", "--retry-on-error", "0", "--cache"],
+            {"LOCAL_BASE_URL": server.url, "LOCAL_API_KEY": KEY_INSPECT, "INSPECT_LOG_LEVEL": "error",
+             "INSPECT_CACHE_DIR": str(tmp / "cache")})
+        requests = list(server.requests)
+    return {"tmp": tmp, "bad": bad, "good": good, "requests": requests}
+
+
+def asked_about(requests: list[dict[str, Any]], iid: str) -> int:
+    """How many of ``requests`` (the inspect task's, by its key) ask about instance ``iid``."""
+    return sum(1 for req in requests if req["headers"]["authorization"] == f"Bearer {KEY_INSPECT}"
+               and f'"instance_id":"{iid}"' in next(m["content"] for m in req["body"]["messages"]
+                                                     if m["role"] == "user"))
+
+
+def test_an_inspect_sample_the_provider_failed_is_a_provider_error(played: dict[str, Any],
+                                                                    failed_and_cached: dict[str, Any],
+                                                                    tmp_path: Path) -> None:
+    bundle = played["bundle"]
+    bad, good = failed_and_cached["bad"], failed_and_cached["good"]
+    (log,) = sorted((failed_and_cached["tmp"] / "logs").glob("*.eval"))
     out = tmp_path / "runs.jsonl"
     assert main(["import", "inspect", str(log), "-o", str(out)]) == 0
     recs = records(out)
@@ -345,28 +369,15 @@ def test_the_inspect_task_takes_a_limit(played: dict[str, Any]) -> None:
 
 
 def test_the_inspect_task_asks_the_model_every_time_never_inspects_cache(played: dict[str, Any],
-                                                                          tmp_path: Path) -> None:
+                                                                          failed_and_cached: dict[str, Any]) -> None:
     # inspect's CLI keeps model replies in a cache keyed by the endpoint, the model and the conversation: a second
     # eval against the same server would replay the first one's replies as new runs (and, with a port reused by
     # another server, another server's replies). The task asks the model at every step, with or without --cache.
     # Without: the played fixture's eval (its requests for this sample counted, its cache directory kept empty);
-    # with: one more eval of this sample, the same conversation, as many requests (one inspect process, not two).
-    bundle, plans = played["bundle"], played["plans"]
-    iid = sorted(plans)[1]  # not the fixture's re-asked instance (min): its conversation is the plain one
-    without = sum(1 for req in played["requests"] if req["headers"]["authorization"] == f"Bearer {KEY_INSPECT}"
-                  and f'"instance_id":"{iid}"' in next(m["content"] for m in req["body"]["messages"]
-                                                        if m["role"] == "user"))
-
-    def script(call: Call) -> Reply:
-        return Reply(reply_for(plans[call.instance_id][step_of(call)], step_of(call)))  # the fixture's replies
-
-    with ScriptedServer(script) as server:
-        run([sys.executable, "-m", "inspect_ai", "eval", "gf01_formal/integrations/inspect_task.py",
-             "-T", f"bundle={bundle}", "--model", "openai-api/local/m", "--log-dir", str(tmp_path / "logs"),
-             "--display", "none", "--sample-id", iid, "--sample-shuffle", "false", "--cache"],
-            {"LOCAL_BASE_URL": server.url, "LOCAL_API_KEY": KEY_INSPECT, "INSPECT_LOG_LEVEL": "error",
-             "INSPECT_CACHE_DIR": str(tmp_path / "cache")})
-        asked = len(server.requests)
+    # with: failed_and_cached's eval of this sample (with --cache), the same conversation, as many requests.
+    iid = failed_and_cached["good"]
+    without = asked_about(played["requests"], iid)
+    asked = asked_about(failed_and_cached["requests"], iid)
     assert without > 0 and asked == without
-    for cache in (played["tmp"] / "cache", tmp_path / "cache"):  # nothing kept for a later eval
+    for cache in (played["tmp"] / "cache", failed_and_cached["tmp"] / "cache"):  # nothing kept for a later eval
         assert not [p for p in cache.rglob("*") if p.is_file()], cache
