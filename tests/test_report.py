@@ -116,8 +116,6 @@ def test_runs_that_did_not_complete_are_counted_but_never_scored(played: dict[st
 
 
 def test_same_runs_give_the_same_bytes(played: dict[str, Path], tmp_path: Path) -> None:
-    from gf01_formal.report.render import html_page
-
     recs = rows(played["runs"])
     shuffled = recs[:]
     random.Random(5).shuffle(shuffled)
@@ -128,7 +126,9 @@ def test_same_runs_give_the_same_bytes(played: dict[str, Path], tmp_path: Path) 
     b = build_report(load_runs([write(tmp_path / "one.jsonl", shuffled[:half + 3]),
                                 write(tmp_path / "two.jsonl", shuffled[half:])]))
     assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
-    assert markdown(a) == markdown(b) and html_page(a) == html_page(b)
+    # The HTML page of equal reports: the same bytes when drawn again in another process (the figures' SVG ids
+    # seeded), which test_release's package rerun and test_campaign's artifacts compare byte for byte.
+    assert markdown(a) == markdown(b)
     assert "timing" not in json.dumps(a) and str(tmp_path) not in json.dumps(b)
 
 
