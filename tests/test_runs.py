@@ -35,6 +35,16 @@ def bundle(small_bundle: Path) -> Path:
     return small_bundle
 
 
+@pytest.fixture(scope="module")
+def random_and_oracle(bundle: Path, tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
+    """The records of ``gf01 evaluate BUNDLE --agent random --agent oracle`` played inline, in this process, timing
+    removed (:func:`without_timing`): what another executor, more jobs, or an evaluation interrupted and resumed must
+    write again."""
+    out = tmp_path_factory.mktemp("reference") / "inline.jsonl"
+    assert main(["evaluate", str(bundle), "--agent", "random", "--agent", "oracle", "-o", str(out)]) == 0
+    return without_timing(records(out))
+
+
 def records(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
@@ -165,12 +175,11 @@ def test_peer_runs_are_imported_and_rescored(tmp_path: Path, capsys) -> None:
     assert records(out)[0]["valid"] is True and records(out)[0]["agent_meta"]["disagreements"] == ["valid"]
 
 
-def test_evaluate_stops_on_ctrl_c_and_resumes_to_the_same_records(bundle: Path, tmp_path: Path) -> None:
+def test_evaluate_stops_on_ctrl_c_and_resumes_to_the_same_records(bundle: Path, tmp_path: Path,
+                                                                  random_and_oracle: list[dict]) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     args = [sys.executable, "-m", "gf01_formal", "evaluate", str(bundle), "--agent", "random", "--agent", "oracle",
             "--jobs", "2"]
-    whole = tmp_path / "whole.jsonl"
-    subprocess.run([*args, "-o", str(whole)], env=env, check=True, capture_output=True, timeout=120)
     out = tmp_path / "runs.jsonl"
     proc = subprocess.Popen([*args, "-o", str(out)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             start_new_session=True)
@@ -182,7 +191,7 @@ def test_evaluate_stops_on_ctrl_c_and_resumes_to_the_same_records(bundle: Path, 
     assert proc.returncode == 130
     assert b"interrupted" in proc.stderr.read()
     subprocess.run([*args, "-o", str(out)], env=env, check=True, capture_output=True, timeout=120)
-    assert without_timing(records(out)) == without_timing(records(whole))
+    assert without_timing(records(out)) == random_and_oracle  # as the uninterrupted evaluation writes them
 
 
 class _FailsAtStart(Agent):
@@ -259,14 +268,11 @@ def test_a_harness_error_keeps_its_latencies_and_evaluate_exits_1_until_a_rerun_
 
 @pytest.mark.parametrize("executor", ["threads", "local"])
 def test_evaluate_on_another_executor_writes_the_same_records(bundle: Path, tmp_path: Path, executor: str,
-                                                               capsys) -> None:
-    def played(out: Path, *extra: str) -> list[str]:
-        assert main(["evaluate", str(bundle), "--agent", "random", "--agent", "oracle", "-o", str(out), *extra]) == 0
-        return sorted(json.dumps({k: v for k, v in rec.items() if k != "timing"}, sort_keys=True)
-                      for rec in records(out))
-
-    reference = played(tmp_path / "inline.jsonl")
-    assert played(tmp_path / f"{executor}.jsonl", "--executor", executor, "--jobs", "2") == reference
+                                                               random_and_oracle: list[dict], capsys) -> None:
+    out = tmp_path / f"{executor}.jsonl"
+    assert main(["evaluate", str(bundle), "--agent", "random", "--agent", "oracle", "-o", str(out), "--executor",
+                 executor, "--jobs", "2"]) == 0
+    assert without_timing(records(out)) == random_and_oracle
 
 
 def test_scoring_past_its_memory_limit_is_a_harness_error_a_rerun_plays_again(bundle: Path, tmp_path: Path,
