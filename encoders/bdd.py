@@ -65,7 +65,7 @@ def manager(lib: str | None = None) -> tuple[Any, str]:
             if lib == "cudd":
                 raise Gf01Error("dd.cudd is not available in this installation; use lib='autoref'") from None
         else:
-            bdd = cudd.BDD()
+            bdd = cudd.BDD(initial_cache_size=CUDD_INITIAL_CACHE)
             bdd.configure(reordering=False, max_memory=cudd_memory_bound())
             return bdd, "cudd"
     import dd.autoref as autoref
@@ -75,6 +75,11 @@ def manager(lib: str | None = None) -> tuple[Any, str]:
     return bdd, "autoref"
 
 
+#: Slots of a new CUDD manager's computed table, a quarter of CUDD's default 2^18 (CUDD grows it while its hit rate
+#: is high). Every query builds a fresh manager, and zeroing the default table's 8 MiB cost about 15 ms of CPU (most
+#: of it system time) per manager: more than a small query's whole encoding (docs/performance.md, "Solvers and the
+#: command line").
+CUDD_INITIAL_CACHE = 1 << 16
 #: Share of the memory left to the process that a CUDD manager may take (the rest: Python, numpy, the encoding).
 CUDD_SHARE = 0.75
 #: The message of the ValueError dd raises when CUDD refuses a node past its memory bound.

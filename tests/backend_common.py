@@ -50,10 +50,6 @@ def _prefix(x: int, bits: int) -> int:
     return (2 << (x % bits)) - 1
 
 
-def _parity(v: int) -> int:
-    return v.bit_count() & 1
-
-
 def history_problem(inputs: int, depth: int, budget_t: int | None = None) -> Problem:
     """A machine whose quotient at step ``depth`` has 2^(inputs * depth) classes (256 for (4, 2), 65,536 for (4, 4)).
 
@@ -76,16 +72,20 @@ def history_problem(inputs: int, depth: int, budget_t: int | None = None) -> Pro
         h = np.arange(letters**k)
         nxt[offsets[k] + h] = offsets[k + 1] + h[:, None] * letters + xs[None, :]
     h = np.arange(letters**depth)
-    out[offsets[depth] + h] = [[_parity(int(c) & _prefix(x, bits)) for x in range(letters)] for c in h]
+    parity = h[:, None] & np.array([_prefix(x, bits) for x in range(letters)])[None, :]
+    for shift in (32, 16, 8, 4, 2, 1):  # fold the bits (bits <= 2^inputs <= 64) onto bit 0
+        parity ^= parity >> shift
+    parity &= 1
+    out[offsets[depth] + h] = parity
     minterm = [conjunction_of_literals((i, bool((x >> i) & 1)) for i in range(inputs)) for x in range(letters)]
     o_lit = (Not(Var(inputs)), Var(inputs))
     quiet = [And((minterm[x], o_lit[0])) for x in range(letters)]
     record = [tuple(MealyEdge(quiet[x], offsets[k + 1] + c * letters + x) for x in range(letters))
               for k in range(depth) for c in range(letters**k)]
     readout = []
-    for c in range(letters**depth):
-        ones = tuple(minterm[x] for x in range(letters) if _parity(c & _prefix(x, bits)))
-        zeros = tuple(minterm[x] for x in range(letters) if not _parity(c & _prefix(x, bits)))
+    for row in parity.tolist():
+        ones = tuple(m for m, y in zip(minterm, row, strict=True) if y)
+        zeros = tuple(m for m, y in zip(minterm, row, strict=True) if not y)
         readout.append(tuple(MealyEdge(And((Or(g) if len(g) < letters else TRUE, o_lit[y])), sink)
                              for y, g in ((1, ones), (0, zeros)) if g))
     edges = (*record, *readout, (MealyEdge(And((TRUE, o_lit[0])), sink),))

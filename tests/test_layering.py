@@ -7,6 +7,7 @@ Python, not from a reader)."""
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -58,6 +59,7 @@ def _imports(name: str, path: Path, known: dict[str, Path]) -> set[str]:
     return out
 
 
+@functools.cache  # parsed once per process: every test here only reads it
 def _graph() -> dict[str, set[str]]:
     known = _modules()
     return {name: _imports(name, path, known) for name, path in known.items()}
