@@ -1,6 +1,6 @@
 """Exact counts of the forward count pass's keys (:mod:`solvers.forward`), step by step: summed in the calling
-process (:class:`Counts`), or, once a step is large, in a helper process (:class:`HelperCounts`) that adds one
-step's counts while the caller expands the next.
+process (:class:`Counts`, the default), or, when :data:`HELPER_MIN` is set and a step is large, in a helper
+process (:class:`HelperCounts`) that adds one step's counts while the caller expands the next.
 
 Every pair a step expands carries its source key's count, to a key of the next layer (live) or to an outcome
 (accepting): the next layer's counts are per-group sums of the current layer's, grouped as the pass sorted its
@@ -45,9 +45,13 @@ GROUP_MAX = 1 << (64 - LIMB)
 #: less than a gather and a sum per limb column (measured with 32-bit limbs: columns 0.48 us a pair at 96 limbs
 #: against 0.9 us as ints, 2.1 us at 200 limbs against 1.2 us; a crossover near 4,000 bits).
 OBJECT_LIMBS = 73
-#: Pairs of one step from which the count pass hands its sums to a helper process (None: never). Below it a
-#: process (about 0.1 s to start, a copy of every grouping) costs more than the overlap saves.
-HELPER_MIN = 1 << 18
+#: Pairs of one step from which the count pass hands its sums to a helper process (None: never, the default). A
+#: helper buys wall time on a free core and always costs CPU: every grouping pickled, piped, unpickled and converted
+#: (labels family, 8 inputs, T = 256, seed 3: the tree 50.7 s of CPU with a helper from 2^18 pairs on, 37 s with the
+#: sums in process, and 45 s of wall against 37 s, since the pass blocks on the pipe; docs/performance.md). The
+#: project's targets are CPU on a shared machine, so the sums stay in process unless a caller sets a threshold here
+#: (the tests do, to keep the helper's exactness, memory accounting and clean-up checked).
+HELPER_MIN: int | None = None
 #: Exit status of a helper whose allocation failed (its data segment is capped with the query's memory limit).
 _OUT_OF_MEMORY = 3
 
