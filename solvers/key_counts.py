@@ -106,12 +106,28 @@ def sum_columns(parent: np.ndarray, src: np.ndarray, starts: np.ndarray) -> np.n
     for lv in range(parent.shape[0]):
         out[lv] = np.add.reduceat(np.take(parent[lv], idx), starts)
     out = normalise_columns(out)
-    if out.shape[0] <= OBJECT_LIMBS:
-        return out
-    wide = np.zeros(out.shape[1], dtype=object)
-    for lv in range(out.shape[0]):
-        wide += out[lv].astype(object) << (LIMB * lv)
+    return out if out.shape[0] <= OBJECT_LIMBS else _wide(out)
+
+
+def _wide(cols: np.ndarray) -> np.ndarray:
+    """Limb columns (L, K) as a (K,) array of Python ints."""
+    wide = np.zeros(cols.shape[1], dtype=object)
+    for lv in range(cols.shape[0]):
+        wide += cols[lv].astype(object) << (LIMB * lv)
     return wide
+
+
+def side_by_side(parts: list[np.ndarray]) -> np.ndarray:
+    """Counts of several groupings (each as :func:`sum_columns` returns them) as one: the groups of ``parts[0]``,
+    then those of ``parts[1]``, ...; limb columns padded to the widest, or Python ints if any part has them.
+
+    >>> side_by_side([np.array([[1, 2]], dtype=np.uint64), np.array([[3], [4]], dtype=np.uint64)]).tolist()
+    [[1, 2, 3], [0, 0, 4]]
+    """
+    if any(p.dtype == object for p in parts):
+        return np.concatenate([p if p.dtype == object else _wide(p) for p in parts])
+    top = max(p.shape[0] for p in parts)
+    return np.concatenate([np.pad(p, ((0, top - p.shape[0]), (0, 0))) for p in parts], axis=1)
 
 
 def normalise(limbs: np.ndarray) -> np.ndarray:
@@ -177,6 +193,15 @@ class Counts:
     def advance(self, src: np.ndarray, starts: np.ndarray) -> None:
         """Replace the layer's counts by the next layer's: key g sums the keys ``src[starts[g]:starts[g + 1]]``."""
         self.columns = sum_columns(self.columns, src, starts)
+
+    def sums(self, src: np.ndarray, starts: np.ndarray) -> np.ndarray:
+        """The group sums :meth:`advance` would make the next layer's counts, the layer's counts left as they are
+        (a step expanded in pieces sums each piece's groups; :meth:`replace` then takes the merged sums)."""
+        return sum_columns(self.columns, src, starts)
+
+    def replace(self, columns: np.ndarray) -> None:
+        """The next layer's counts, summed by the caller (:meth:`sums`)."""
+        self.columns = columns
 
     def result(self) -> dict[int, int]:
         """The outcomes' counts (outcome id -> count)."""
