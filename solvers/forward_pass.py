@@ -36,9 +36,11 @@ BLOCK_MIN = 1 << 15
 BLOCKS = True
 #: Live pairs a step of the class blocks holds at once while its counts are summed in this process: past them the
 #: pairs so far are grouped and summed as one piece, and the pieces' groups merged at the end of the step, so a step
-#: of any size needs memory for one piece (8 bytes a pair, twice while sorting) and the pieces' groups. 2^23 pairs
-#: (64 MiB of codes): a step of the labels family's 8-input cells (at most 1.9 M pairs) is one piece.
-PIECE = 1 << 23
+#: of any size needs memory for one piece (8 bytes a pair, twice while sorting) and the pieces' groups. 2^21 pairs
+#: (16 MiB of codes): a step of the labels family's 8-input cells (1.5-1.9 M pairs) is one piece or two, and smaller
+#: pieces sort faster (labels, 12 inputs, T = 20: CPU 15.3-15.7 s at 2^21 against 16.1-19.4 s at 2^23 and 18.2-19.2 s
+#: at 2^25; at 8 inputs, T = 160, 2^21 and 2^23 alike, 2^19 5 % more; docs/performance.md).
+PIECE = 1 << 21
 #: Viable masks of one class whose image tables (``masks x bytes x 256`` words) a class block copies at once.
 MASKS = 1 << 12
 _DIE = np.uint64(1) << np.uint64(63)
