@@ -569,6 +569,9 @@ class Forward:
         pieces: list[tuple[np.ndarray, np.ndarray]] = []  # (next keys, their counts) of each piece summed so far
         acc_b: list[np.ndarray] = []
         acc_src: list[np.ndarray] = []
+        # The block's next class sets and a scratch array of the same shape: at most BLOCK pairs, or one key's masks.
+        width = max(BLOCK, min(MASKS, int((ptr[1:] - ptr[:-1]).max(initial=0))))
+        buf = (np.empty(width, dtype=np.uint64), np.empty(width, dtype=np.uint64))
         for c in np.flatnonzero((bounds[1:] > bounds[:-1]) & (ptr[1:] > ptr[:-1])):
             viable = tab.viable_mask[ptr[c]:ptr[c + 1]] & (letters - 1)
             # Masks in parts: a part's image tables are copied (masks x bytes x 256 words; 16 inputs: 65,536 masks).
@@ -582,21 +585,29 @@ class Forward:
                 hit_col = hit[:, None]
                 base_hit = tab.base_hit[q2][:, None]
                 flips = (masks != 0).astype(np.int64)[:, None]
-                images = comb[tau ^ masks]  # (masks, chunks, 256), a copy of the cached tables
+                # (chunks, masks, 256), a copy of the cached tables, each byte's tables contiguous: a take from a
+                # strided (masks, 256) view is several times slower (numpy copies it first).
+                images = np.ascontiguousarray(comb[tau ^ masks].transpose(1, 0, 2))
                 # The new removal runs and the next key's class field go into the first byte's images: one pass less
                 # each (the class field's bits lie above the class set's, clear of the dead bits).
-                images[:, 0] |= (runs[c, masks][:, None]
-                                 | (q2.astype(np.uint64) << np.uint64(b_bits + size_next))[:, None])
+                images[0] |= (runs[c, masks][:, None]
+                              | (q2.astype(np.uint64) << np.uint64(b_bits + size_next))[:, None])
                 per = max(1, BLOCK // masks.size)
                 for lo in range(int(bounds[c]), int(bounds[c + 1]), per):
                     hi = min(lo + per, int(bounds[c + 1]))
                     clock.check(query)
                     s = sets[lo:hi]
-                    s2 = np.take(images[:, 0], (s & np.uint64(255)).astype(np.intp), axis=1)
+                    shape = (masks.size, hi - lo)
+                    # Into buffers reused from block to block (``take`` with ``out`` copies through a buffer unless
+                    # its mode is ``clip``; every byte is in range).
+                    s2 = np.take(images[0], (s & np.uint64(255)).astype(np.intp), axis=1, mode="clip",
+                                 out=buf[0][:s.size * masks.size].reshape(shape))
+                    scratch = buf[1][:s2.size].reshape(shape)
                     for j in range(1, chunks):
-                        s2 |= np.take(images[:, j], ((s >> np.uint64(8 * j)) & np.uint64(255)).astype(np.intp),
-                                      axis=1)
-                    live = (s2 & dead) == 0
+                        np.take(images[j], ((s >> np.uint64(8 * j)) & np.uint64(255)).astype(np.intp), axis=1,
+                                mode="clip", out=scratch)
+                        s2 |= scratch
+                    live = np.equal(np.bitwise_and(s2, dead, out=scratch), 0)
                     accept = None
                     if some_hit:
                         accept = live & hit_col & ((s2 & unsafe) == 0)

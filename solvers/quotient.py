@@ -284,13 +284,18 @@ class Tables:
             return None
         img = np.zeros((letters, chunks, 256, words), dtype=np.uint64)
         die = np.zeros((letters, chunks, 256), dtype=bool)
-        values = np.arange(256)
         hot = onehot(n.T, words)  # (letters, C, W)
-        for c in range(size):
+        # Byte values 2^k .. 2^(k+1) - 1 are those below 2^k with bit k added: their images are those values' images
+        # and class 8j + k's (one whole-array operation per bit, not a pass over the 256 values per class; 12 inputs:
+        # 0.3 s a table before).
+        for c in range(chunks * 8):
             j, k = divmod(c, 8)
-            sel = ((values >> k) & 1).astype(bool)
-            img[:, j, sel, :] |= hot[:, c, None, :]
-            die[:, j, sel] |= h[c, :, None]
+            half = 1 << k
+            img[:, j, half:2 * half] = img[:, j, :half]
+            die[:, j, half:2 * half] = die[:, j, :half]
+            if c < size:
+                img[:, j, half:2 * half] |= hot[:, c, None, :]
+                die[:, j, half:2 * half] |= h[c, :, None]
         self._img[id(n)] = (img, die)
         self._img_bytes = _evict(self._img, self._img_bytes + img.nbytes + die.nbytes)
         return img, die

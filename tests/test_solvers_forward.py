@@ -148,6 +148,30 @@ def test_pieces_and_one_piece_agree_on_wide_instances(monkeypatch: pytest.Monkey
     assert one.bit_length() > key_counts.LIMB * key_counts.OBJECT_LIMBS
 
 
+def test_image_tables_are_their_definition() -> None:
+    # img[x, j, v] is the union of next(c, x) over the classes c = 8j + k whose bit k is set in byte v, die[x, j, v]
+    # whether one of them shows the effect under x (built bit by bit; here class by class over the 256 values).
+    checked = 0
+    for seed, states, inputs in ((1, 6, 4), (2, 13, 3), (3, 16, 5), (4, 70, 3)):
+        fw = forward_pass.Forward(random_table(states, inputs, 12, seed))
+        for t in range(10):
+            got = fw.tables._images(t)
+            if got is None:
+                continue
+            nxt, hit = fw.quo.nxt[t], fw.quo.hit[t]
+            size, words = nxt.shape[0], fw.tables.words
+            img = np.zeros((fw.quo.letters, (size + 7) // 8, 256, words), dtype=np.uint64)
+            die = np.zeros(img.shape[:3], dtype=bool)
+            hot = quotient.onehot(nxt.T, words)
+            for c in range(size):
+                sel = ((np.arange(256) >> (c % 8)) & 1).astype(bool)
+                img[:, c // 8, sel, :] |= hot[:, c, None, :]
+                die[:, c // 8, sel] |= hit[c, :, None]
+            assert (got[0] == img).all() and (got[1] == die).all()
+            checked += size > 8
+    assert checked
+
+
 def test_count_beyond_2_to_the_63() -> None:
     p = parity_machine(2, 40)
     assert forward.count(p, None) == 2**79
