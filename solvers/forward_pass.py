@@ -558,7 +558,7 @@ class Forward:
         q_bits = max(1, int(size_next - 1).bit_length())
         if comb is None or q_bits + b_bits + size_next + idx_bits > 63:
             return None
-        letters, chunks = self.quo.letters, comb.shape[1]
+        letters, chunks = self.quo.letters, comb.shape[0]
         tau = self.problem.trace[t]
         runs = tab.new_runs[..., 0]
         kill, unsafe = tab.kill[0] | _DIE, tab.unsafe[0]
@@ -587,7 +587,7 @@ class Forward:
                 flips = (masks != 0).astype(np.int64)[:, None]
                 # (chunks, masks, 256), a copy of the cached tables, each byte's tables contiguous: a take from a
                 # strided (masks, 256) view is several times slower (numpy copies it first).
-                images = np.ascontiguousarray(comb[tau ^ masks].transpose(1, 0, 2))
+                images = comb[:, tau ^ masks]
                 # The new removal runs and the next key's class field go into the first byte's images: one pass less
                 # each (the class field's bits lie above the class set's, clear of the dead bits).
                 images[0] |= (runs[c, masks][:, None]

@@ -316,9 +316,10 @@ class Tables:
 
     def combined(self, t: int, tab: StepTables) -> np.ndarray | None:
         """Step ``t``'s per-letter image tables for class sets of one word, folded for the class blocks of the count
-        pass: ``comb[x, j, v]`` is the image under letter ``x`` of the classes ``8j ..`` whose bits are the byte
-        ``v``, hopeless classes cleared, and bit 63 set when one of them shows the effect; None when the classes of
-        step ``t + 1`` do not leave bit 63 free or the image tables would be too large."""
+        pass: ``comb[j, x, v]`` is the image under letter ``x`` of the classes ``8j ..`` whose bits are the byte
+        ``v``, hopeless classes cleared, and bit 63 set when one of them shows the effect (byte-major: a block takes
+        ``comb[:, masks]``, each byte's tables contiguous, in one copy); None when the classes of step ``t + 1`` do
+        not leave bit 63 free or the image tables would be too large."""
         quo = self.quo
         if self.words != 1 or quo.sizes[t + 1] > 63:
             return None
@@ -331,7 +332,8 @@ class Tables:
         if images is None:
             return None
         img, die = images
-        comb = (img[..., 0] & ~tab.drop[0]) | (die.astype(np.uint64) << np.uint64(63))
+        comb = np.ascontiguousarray(
+            ((img[..., 0] & ~tab.drop[0]) | (die.astype(np.uint64) << np.uint64(63))).transpose(1, 0, 2))
         self._comb[key] = (comb,)
         self._comb_bytes = _evict(self._comb, self._comb_bytes + comb.nbytes)
         return comb
