@@ -587,7 +587,7 @@ class Forward:
                 flips = (masks != 0).astype(np.int64)[:, None]
                 # (chunks, masks, 256), a copy of the cached tables, each byte's tables contiguous: a take from a
                 # strided (masks, 256) view is several times slower (numpy copies it first).
-                images = comb[:, tau ^ masks]
+                images = np.take(comb, tau ^ masks, axis=1)
                 # The new removal runs and the next key's class field go into the first byte's images: one pass less
                 # each (the class field's bits lie above the class set's, clear of the dead bits).
                 images[0] |= (runs[c, masks][:, None]
