@@ -34,6 +34,15 @@ BLOCK = 1 << 18
 BLOCK_MIN = 1 << 15
 #: The count pass expands by class blocks (see :meth:`Forward._step_blocks`); False: always pair by pair (tests).
 BLOCKS = True
+#: Live pairs a step of the class blocks holds at once while its counts are summed in this process: past them the
+#: pairs so far are grouped and summed as one piece, and the pieces' groups merged at the end of the step, so a step
+#: of any size needs memory for one piece (8 bytes a pair, twice while sorting) and the pieces' groups. 2^21 pairs
+#: (16 MiB of codes): a step of the labels family's 8-input cells (1.5-1.9 M pairs) is one piece or two, and smaller
+#: pieces sort faster (labels, 12 inputs, T = 20: CPU 15.3-15.7 s at 2^21 against 16.1-19.4 s at 2^23 and 18.2-19.2 s
+#: at 2^25; at 8 inputs, T = 160, 2^21 and 2^23 alike, 2^19 5 % more; docs/performance.md).
+PIECE = 1 << 21
+#: Viable masks of one class whose image tables (``masks x bytes x 256`` words) a class block copies at once.
+MASKS = 1 << 12
 _DIE = np.uint64(1) << np.uint64(63)
 
 
@@ -235,6 +244,16 @@ class Tally:
         if self.counts is not None:
             self.counts.advance(src, starts)
 
+    def piece_sums(self) -> Callable[[np.ndarray, np.ndarray], np.ndarray] | None:
+        """Group sums of the layer's counts, the counts left as they are, when they are summed in this process
+        (a step expanded in pieces, :data:`PIECE`); None when a helper holds them."""
+        return self.counts.sums if isinstance(self.counts, Counts) else None
+
+    def replace(self, columns: np.ndarray) -> None:
+        """The next layer's counts, summed piece by piece (:meth:`piece_sums`)."""
+        assert isinstance(self.counts, Counts)
+        self.counts.replace(columns)
+
     def result(self) -> dict[int, int]:
         """The outcomes' counts (outcome id -> count), empty when not counting."""
         return self.counts.result() if self.counts is not None else {}
@@ -297,13 +316,17 @@ class Forward:
                 clock.check(settings.query, layer.size if clock.limits.nodes is not None else None)
                 keys_seen.append(layer.size)
                 plan = StepPlan(t, self.tables.step(t), b_cap, budget is not None, track_b)
-                blocks = self._step_blocks(plan, layer, clock, settings.query) if plain else None
+                blocks = self._step_blocks(plan, layer, clock, settings.query, tally.piece_sums()) if plain else None
                 if blocks is not None:
-                    nxt, acc_b, acc_src, src, starts = blocks
-                    tally.hand_over(acc_src.size + src.size)
+                    nxt, acc_b, acc_src, src, starts, summed = blocks
+                    if summed is None:
+                        tally.hand_over(acc_src.size + src.size)
                     if acc_src.size:
                         tally.accept([acc_b], acc_src, False)
-                    tally.advance(src, starts)
+                    if summed is None:
+                        tally.advance(src, starts)
+                    else:
+                        tally.replace(summed)
                     layer = nxt
                     continue
                 plan = dataclasses.replace(plan, incs=tuple(inc(t) for inc, _ in extras),
@@ -504,11 +527,17 @@ class Forward:
 
     def _step_blocks(
         self, plan: StepPlan, layer: Layer, clock: Clock, query: str,
-    ) -> tuple[Layer, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+        sums: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
+    ) -> tuple[Layer, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None] | None:
         """One step of a plain count by class blocks: the next layer, the (timesteps, source key) of each accepting
         pair, and the live pairs' source keys grouped by next key (sources, group starts: the next layer's counts
         are the groups' sums); None when the step does not allow it (class sets wider than 63 bits, image tables
         too large, or a key code wider than 63 bits), and the pair-by-pair expansion takes the step.
+
+        With ``sums`` (the layer's group sums, :meth:`Tally.piece_sums`) a step of more than :data:`PIECE` live
+        pairs is grouped and summed piece by piece, and the pieces' groups are merged: then the last field is the
+        next layer's counts (and the sources and starts are empty), else None. The counts are the same integers
+        (sums commute), the memory one piece's.
 
         The keys of a layer are sorted by class, and every key of class c expands under the same viable masks,
         whose letter, edited-run successor, new removal runs and dead bits are the same for all of them: a block of
@@ -529,84 +558,104 @@ class Forward:
         q_bits = max(1, int(size_next - 1).bit_length())
         if comb is None or q_bits + b_bits + size_next + idx_bits > 63:
             return None
-        letters, chunks = self.quo.letters, comb.shape[1]
+        letters, chunks = self.quo.letters, comb.shape[0]
         tau = self.problem.trace[t]
         runs = tab.new_runs[..., 0]
         kill, unsafe = tab.kill[0] | _DIE, tab.unsafe[0]
         bounds = np.searchsorted(layer.q, np.arange(ptr.size))
         sets = layer.s[:, 0]
         codes: list[np.ndarray] = []
+        held = 0  # live pairs in ``codes``
+        pieces: list[tuple[np.ndarray, np.ndarray]] = []  # (next keys, their counts) of each piece summed so far
         acc_b: list[np.ndarray] = []
         acc_src: list[np.ndarray] = []
+        # The block's next class sets and a scratch array of the same shape: at most BLOCK pairs, or one key's masks.
+        width = max(BLOCK, min(MASKS, int((ptr[1:] - ptr[:-1]).max(initial=0))))
+        buf = (np.empty(width, dtype=np.uint64), np.empty(width, dtype=np.uint64))
         for c in np.flatnonzero((bounds[1:] > bounds[:-1]) & (ptr[1:] > ptr[:-1])):
-            masks = tab.viable_mask[ptr[c]:ptr[c + 1]] & (letters - 1)
-            q2, hit = tab.q_next[c, masks], tab.q_hit[c, masks]
-            # Per mask, the bits of a next class set that end the pair: a removal run shows the effect now (bit 63)
-            # or surely later, or (edited run still short of it) shares the edited run's class.
-            dead = np.where(hit, kill, kill | (np.uint64(1) << q2.astype(np.uint64)))[:, None]
-            some_hit = bool(hit.any())
-            hit_col = hit[:, None]
-            base_hit = tab.base_hit[q2][:, None]
-            flips = (masks != 0).astype(np.int64)[:, None]
-            images = comb[tau ^ masks]  # (masks, chunks, 256), a copy of the cached tables
-            # The new removal runs and the next key's class field go into the first byte's images: one pass less
-            # each (the class field's bits lie above the class set's, clear of the dead bits).
-            images[:, 0] |= runs[c, masks][:, None] | (q2.astype(np.uint64) << np.uint64(b_bits + size_next))[:, None]
-            per = max(1, BLOCK // masks.size)
-            for lo in range(int(bounds[c]), int(bounds[c + 1]), per):
-                hi = min(lo + per, int(bounds[c + 1]))
-                clock.check(query)
-                s = sets[lo:hi]
-                s2 = np.take(images[:, 0], (s & np.uint64(255)).astype(np.intp), axis=1)
-                for j in range(1, chunks):
-                    s2 |= np.take(images[:, j], ((s >> np.uint64(8 * j)) & np.uint64(255)).astype(np.intp), axis=1)
-                live = (s2 & dead) == 0
-                accept = None
-                if some_hit:
-                    accept = live & hit_col & ((s2 & unsafe) == 0)
-                    live &= ~hit_col
-                b2 = layer.b[lo:hi][None, :] + flips if track_b else None
-                if capped:
-                    assert b2 is not None
-                    within = b2 <= b_cap
-                    live &= within
-                    # Budget spent: the rest is the base trace, so the pair is decided now (see _expand).
-                    spent = live & (b2 == b_cap)
-                    live &= ~spent
-                    now = spent & base_hit & ((s2 & unsafe) == 0)
-                    accept = now if accept is None else (accept & within) | now
-                src = np.arange(lo, hi, dtype=np.int64)
-                if accept is not None and accept.any():
-                    acc_src.append(np.broadcast_to(src, accept.shape)[accept])
-                    acc_b.append(b2[accept] if b2 is not None else np.zeros(int(accept.sum()), dtype=np.int64))
-                # Live pairs have bit 63 clear: their codes read as non-negative int64.
-                code = s2.view(np.int64)
-                if b2 is not None:
-                    code |= b2 << size_next
-                code <<= idx_bits
-                code |= src
-                codes.append(code[live])
+            viable = tab.viable_mask[ptr[c]:ptr[c + 1]] & (letters - 1)
+            # Masks in parts: a part's image tables are copied (masks x bytes x 256 words; 16 inputs: 65,536 masks).
+            for m0 in range(0, viable.size, MASKS):
+                masks = viable[m0:m0 + MASKS]
+                q2, hit = tab.q_next[c, masks], tab.q_hit[c, masks]
+                # Per mask, the bits of a next class set that end the pair: a removal run shows the effect now (bit
+                # 63) or surely later, or (edited run still short of it) shares the edited run's class.
+                dead = np.where(hit, kill, kill | (np.uint64(1) << q2.astype(np.uint64)))[:, None]
+                some_hit = bool(hit.any())
+                hit_col = hit[:, None]
+                base_hit = tab.base_hit[q2][:, None]
+                flips = (masks != 0).astype(np.int64)[:, None]
+                # (chunks, masks, 256), a copy of the cached tables, each byte's tables contiguous: a take from a
+                # strided (masks, 256) view is several times slower (numpy copies it first).
+                images = np.take(comb, tau ^ masks, axis=1)
+                # The new removal runs and the next key's class field go into the first byte's images: one pass less
+                # each (the class field's bits lie above the class set's, clear of the dead bits).
+                images[0] |= (runs[c, masks][:, None]
+                              | (q2.astype(np.uint64) << np.uint64(b_bits + size_next))[:, None])
+                per = max(1, BLOCK // masks.size)
+                for lo in range(int(bounds[c]), int(bounds[c + 1]), per):
+                    hi = min(lo + per, int(bounds[c + 1]))
+                    clock.check(query)
+                    s = sets[lo:hi]
+                    shape = (masks.size, hi - lo)
+                    # Into buffers reused from block to block (``take`` with ``out`` copies through a buffer unless
+                    # its mode is ``clip``; every byte is in range).
+                    s2 = np.take(images[0], (s & np.uint64(255)).astype(np.intp), axis=1, mode="clip",
+                                 out=buf[0][:s.size * masks.size].reshape(shape))
+                    scratch = buf[1][:s2.size].reshape(shape)
+                    for j in range(1, chunks):
+                        np.take(images[j], ((s >> np.uint64(8 * j)) & np.uint64(255)).astype(np.intp), axis=1,
+                                mode="clip", out=scratch)
+                        s2 |= scratch
+                    live = np.equal(np.bitwise_and(s2, dead, out=scratch), 0)
+                    accept = None
+                    if some_hit:
+                        accept = live & hit_col & ((s2 & unsafe) == 0)
+                        live &= ~hit_col
+                    b2 = layer.b[lo:hi][None, :] + flips if track_b else None
+                    if capped:
+                        assert b2 is not None
+                        within = b2 <= b_cap
+                        live &= within
+                        # Budget spent: the rest is the base trace, so the pair is decided now (see _expand).
+                        spent = live & (b2 == b_cap)
+                        live &= ~spent
+                        now = spent & base_hit & ((s2 & unsafe) == 0)
+                        accept = now if accept is None else (accept & within) | now
+                    src = np.arange(lo, hi, dtype=np.int64)
+                    if accept is not None and accept.any():
+                        acc_src.append(np.broadcast_to(src, accept.shape)[accept])
+                        acc_b.append(b2[accept] if b2 is not None else np.zeros(int(accept.sum()), dtype=np.int64))
+                    # Live pairs have bit 63 clear: their codes read as non-negative int64.
+                    code = s2.view(np.int64)
+                    if b2 is not None:
+                        code |= b2 << size_next
+                    code <<= idx_bits
+                    code |= src
+                    codes.append(code[live])
+                    held += codes[-1].size
+                    if sums is not None and held >= PIECE:
+                        kept, src, starts = _group(codes, idx_bits)
+                        pieces.append((kept, sums(src, starts)))
+                        codes, held = [], 0
         empty = np.zeros(0, dtype=np.int64)
         accepted = (np.concatenate(acc_b), np.concatenate(acc_src)) if acc_src else (empty, empty)
-        packed = np.concatenate(codes) if codes else empty
-        if not packed.size:
-            return take(layer, empty), *accepted, empty, empty
-        packed.sort()
-        keys = packed >> idx_bits
-        # Group starts without a copy of the whole step's flags (only the few starts are concatenated).
-        starts = np.concatenate(([0], np.flatnonzero(keys[1:] != keys[:-1]) + 1))
-        kept = keys[starts]
-        del keys
-        src = np.bitwise_and(packed, (1 << idx_bits) - 1, out=packed)
-        rows = kept.size
-        nxt = Layer(
-            kept >> (b_bits + size_next),
-            (kept & ((1 << size_next) - 1)).astype(np.uint64)[:, None],
-            (kept >> size_next) & ((1 << b_bits) - 1) if track_b else np.zeros(rows, dtype=np.int64),
-            np.zeros((rows, 0), dtype=np.int64),
-            np.zeros((rows, 0), dtype=np.int64),
-        )
-        return nxt, *accepted, src, starts
+        if pieces:
+            assert sums is not None
+            if held:
+                kept, src, starts = _group(codes, idx_bits)
+                pieces.append((kept, sums(src, starts)))
+            # The pieces' groups merged: equal next keys of different pieces add their pieces' sums.
+            keys = np.concatenate([k for k, _ in pieces])
+            order = np.argsort(keys)
+            keys = keys[order]
+            starts = np.concatenate(([0], np.flatnonzero(keys[1:] != keys[:-1]) + 1))
+            counts = key_counts.sum_columns(key_counts.side_by_side([n for _, n in pieces]), order, starts)
+            return _next_layer(keys[starts], b_bits, size_next, track_b), *accepted, empty, empty, counts
+        if not held:
+            return take(layer, empty), *accepted, empty, empty, None
+        kept, src, starts = _group(codes, idx_bits)
+        return _next_layer(kept, b_bits, size_next, track_b), *accepted, src, starts, None
 
     def _rows(self, rows: int, words: int, n_extra: int, n_cost: int, with_mask: bool) -> dict[str, np.ndarray]:
         """Buffers for at least ``rows`` expanded pairs (fields as :meth:`_expand` writes them; ``mask`` when
@@ -623,6 +672,33 @@ class Forward:
             size = rows + rows // 4
             buf.update({k: np.empty((size, *shape), dtype=dtype) for k, (shape, dtype) in shapes.items()})
         return buf
+
+
+def _group(codes: list[np.ndarray], idx_bits: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Live pairs' codes (next key above ``idx_bits`` bits of source key) grouped by next key: the next keys in
+    increasing order, the source keys sorted by next key, and the start of each key's group among them."""
+    packed = np.concatenate(codes) if len(codes) > 1 else codes[0]
+    del codes[:]
+    packed.sort()
+    keys = packed >> idx_bits
+    # Group starts without a copy of the whole step's flags (only the few starts are concatenated).
+    starts = np.concatenate(([0], np.flatnonzero(keys[1:] != keys[:-1]) + 1))
+    kept = keys[starts]
+    del keys
+    return kept, np.bitwise_and(packed, (1 << idx_bits) - 1, out=packed), starts
+
+
+def _next_layer(kept: np.ndarray, b_bits: int, size_next: int, track_b: bool) -> Layer:
+    """The layer of the next keys ``kept`` (class, timesteps, class set packed as :meth:`Forward._step_blocks`
+    packs them, without the source)."""
+    rows = kept.size
+    return Layer(
+        kept >> (b_bits + size_next),
+        (kept & ((1 << size_next) - 1)).astype(np.uint64)[:, None],
+        (kept >> size_next) & ((1 << b_bits) - 1) if track_b else np.zeros(rows, dtype=np.int64),
+        np.zeros((rows, 0), dtype=np.int64),
+        np.zeros((rows, 0), dtype=np.int64),
+    )
 
 
 def take(layer: Layer, rows: np.ndarray) -> Layer:

@@ -1,6 +1,6 @@
 """Exact counts of the forward count pass's keys (:mod:`solvers.forward`), step by step: summed in the calling
-process (:class:`Counts`), or, once a step is large, in a helper process (:class:`HelperCounts`) that adds one
-step's counts while the caller expands the next.
+process (:class:`Counts`, the default), or, when :data:`HELPER_MIN` is set and a step is large, in a helper
+process (:class:`HelperCounts`) that adds one step's counts while the caller expands the next.
 
 Every pair a step expands carries its source key's count, to a key of the next layer (live) or to an outcome
 (accepting): the next layer's counts are per-group sums of the current layer's, grouped as the pass sorted its
@@ -45,9 +45,13 @@ GROUP_MAX = 1 << (64 - LIMB)
 #: less than a gather and a sum per limb column (measured with 32-bit limbs: columns 0.48 us a pair at 96 limbs
 #: against 0.9 us as ints, 2.1 us at 200 limbs against 1.2 us; a crossover near 4,000 bits).
 OBJECT_LIMBS = 73
-#: Pairs of one step from which the count pass hands its sums to a helper process (None: never). Below it a
-#: process (about 0.1 s to start, a copy of every grouping) costs more than the overlap saves.
-HELPER_MIN = 1 << 18
+#: Pairs of one step from which the count pass hands its sums to a helper process (None: never, the default). A
+#: helper buys wall time on a free core and always costs CPU: every grouping pickled, piped, unpickled and converted
+#: (labels family, 8 inputs, T = 256, seed 3: the tree 50.7 s of CPU with a helper from 2^18 pairs on, 37 s with the
+#: sums in process, and 45 s of wall against 37 s, since the pass blocks on the pipe; docs/performance.md). The
+#: project's targets are CPU on a shared machine, so the sums stay in process unless a caller sets a threshold here
+#: (the tests do, to keep the helper's exactness, memory accounting and clean-up checked).
+HELPER_MIN: int | None = None
 #: Exit status of a helper whose allocation failed (its data segment is capped with the query's memory limit).
 _OUT_OF_MEMORY = 3
 
@@ -102,12 +106,28 @@ def sum_columns(parent: np.ndarray, src: np.ndarray, starts: np.ndarray) -> np.n
     for lv in range(parent.shape[0]):
         out[lv] = np.add.reduceat(np.take(parent[lv], idx), starts)
     out = normalise_columns(out)
-    if out.shape[0] <= OBJECT_LIMBS:
-        return out
-    wide = np.zeros(out.shape[1], dtype=object)
-    for lv in range(out.shape[0]):
-        wide += out[lv].astype(object) << (LIMB * lv)
+    return out if out.shape[0] <= OBJECT_LIMBS else _wide(out)
+
+
+def _wide(cols: np.ndarray) -> np.ndarray:
+    """Limb columns (L, K) as a (K,) array of Python ints."""
+    wide = np.zeros(cols.shape[1], dtype=object)
+    for lv in range(cols.shape[0]):
+        wide += cols[lv].astype(object) << (LIMB * lv)
     return wide
+
+
+def side_by_side(parts: list[np.ndarray]) -> np.ndarray:
+    """Counts of several groupings (each as :func:`sum_columns` returns them) as one: the groups of ``parts[0]``,
+    then those of ``parts[1]``, ...; limb columns padded to the widest, or Python ints if any part has them.
+
+    >>> side_by_side([np.array([[1, 2]], dtype=np.uint64), np.array([[3], [4]], dtype=np.uint64)]).tolist()
+    [[1, 2, 3], [0, 0, 4]]
+    """
+    if any(p.dtype == object for p in parts):
+        return np.concatenate([p if p.dtype == object else _wide(p) for p in parts])
+    top = max(p.shape[0] for p in parts)
+    return np.concatenate([np.pad(p, ((0, top - p.shape[0]), (0, 0))) for p in parts], axis=1)
 
 
 def normalise(limbs: np.ndarray) -> np.ndarray:
@@ -173,6 +193,15 @@ class Counts:
     def advance(self, src: np.ndarray, starts: np.ndarray) -> None:
         """Replace the layer's counts by the next layer's: key g sums the keys ``src[starts[g]:starts[g + 1]]``."""
         self.columns = sum_columns(self.columns, src, starts)
+
+    def sums(self, src: np.ndarray, starts: np.ndarray) -> np.ndarray:
+        """The group sums :meth:`advance` would make the next layer's counts, the layer's counts left as they are
+        (a step expanded in pieces sums each piece's groups; :meth:`replace` then takes the merged sums)."""
+        return sum_columns(self.columns, src, starts)
+
+    def replace(self, columns: np.ndarray) -> None:
+        """The next layer's counts, summed by the caller (:meth:`sums`)."""
+        self.columns = columns
 
     def result(self) -> dict[int, int]:
         """The outcomes' counts (outcome id -> count)."""

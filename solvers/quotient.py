@@ -284,13 +284,18 @@ class Tables:
             return None
         img = np.zeros((letters, chunks, 256, words), dtype=np.uint64)
         die = np.zeros((letters, chunks, 256), dtype=bool)
-        values = np.arange(256)
         hot = onehot(n.T, words)  # (letters, C, W)
-        for c in range(size):
+        # Byte values 2^k .. 2^(k+1) - 1 are those below 2^k with bit k added: their images are those values' images
+        # and class 8j + k's (one whole-array operation per bit, not a pass over the 256 values per class; 12 inputs:
+        # 0.3 s a table before).
+        for c in range(chunks * 8):
             j, k = divmod(c, 8)
-            sel = ((values >> k) & 1).astype(bool)
-            img[:, j, sel, :] |= hot[:, c, None, :]
-            die[:, j, sel] |= h[c, :, None]
+            half = 1 << k
+            img[:, j, half:2 * half] = img[:, j, :half]
+            die[:, j, half:2 * half] = die[:, j, :half]
+            if c < size:
+                img[:, j, half:2 * half] |= hot[:, c, None, :]
+                die[:, j, half:2 * half] |= h[c, :, None]
         self._img[id(n)] = (img, die)
         self._img_bytes = _evict(self._img, self._img_bytes + img.nbytes + die.nbytes)
         return img, die
@@ -311,9 +316,10 @@ class Tables:
 
     def combined(self, t: int, tab: StepTables) -> np.ndarray | None:
         """Step ``t``'s per-letter image tables for class sets of one word, folded for the class blocks of the count
-        pass: ``comb[x, j, v]`` is the image under letter ``x`` of the classes ``8j ..`` whose bits are the byte
-        ``v``, hopeless classes cleared, and bit 63 set when one of them shows the effect; None when the classes of
-        step ``t + 1`` do not leave bit 63 free or the image tables would be too large."""
+        pass: ``comb[j, x, v]`` is the image under letter ``x`` of the classes ``8j ..`` whose bits are the byte
+        ``v``, hopeless classes cleared, and bit 63 set when one of them shows the effect (byte-major: a block takes
+        ``comb[:, masks]``, each byte's tables contiguous, in one copy); None when the classes of step ``t + 1`` do
+        not leave bit 63 free or the image tables would be too large."""
         quo = self.quo
         if self.words != 1 or quo.sizes[t + 1] > 63:
             return None
@@ -326,7 +332,11 @@ class Tables:
         if images is None:
             return None
         img, die = images
-        comb = (img[..., 0] & ~tab.drop[0]) | (die.astype(np.uint64) << np.uint64(63))
+        # Byte by byte, in place: no temporaries of the whole table (at 16 inputs 268 MB each).
+        comb = np.empty((img.shape[1], img.shape[0], 256), dtype=np.uint64)
+        for j in range(img.shape[1]):
+            np.bitwise_and(img[:, j, :, 0], ~tab.drop[0], out=comb[j])
+            np.bitwise_or(comb[j], np.uint64(1) << np.uint64(63), out=comb[j], where=die[:, j])
         self._comb[key] = (comb,)
         self._comb_bytes = _evict(self._comb, self._comb_bytes + comb.nbytes)
         return comb

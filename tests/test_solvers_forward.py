@@ -103,6 +103,73 @@ def test_class_blocks_and_pairs_agree_on_wide_instances(monkeypatch: pytest.Monk
     assert pairs.bit_length() > key_counts.LIMB * key_counts.OBJECT_LIMBS  # the last instance's counts pass the limbs
 
 
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problem=problems(max_flips=11, max_states=5), data=st.data())
+def test_count_in_pieces_matches_brute(problem: Problem, data: st.DataObject) -> None:
+    # Class blocks whose steps are summed in pieces of a few pairs (and masks copied a few at a time): same counts.
+    budget = data.draw(st.one_of(st.none(), st.integers(0, problem.horizon)))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(forward_pass, "BLOCK_MIN", 0)
+        mp.setattr(quotient, "IMAGE_PAYOFF", 0)
+        mp.setattr(forward_pass, "PIECE", data.draw(st.sampled_from((1, 2, 7))))
+        mp.setattr(forward_pass, "MASKS", data.draw(st.sampled_from((1, 3, forward_pass.MASKS))))
+        assert forward.count(problem, budget) == len(brute_valid_set(problem, budget))
+
+
+def test_pieces_and_one_piece_agree_on_wide_instances(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Thousands of keys a step, budgets that bind and do not, counts past the limbs (pieces of limbs beside pieces of
+    # Python ints at the step that passes them): a step in pieces counts what the step in one piece counts.
+    monkeypatch.setattr(key_counts, "OBJECT_LIMBS", 4)
+    monkeypatch.setattr(forward_pass, "BLOCK_MIN", 0)
+    monkeypatch.setattr(quotient, "IMAGE_PAYOFF", 0)
+    merged: list[int] = []
+    side_by_side = key_counts.side_by_side
+
+    def spy(parts: list[np.ndarray]) -> np.ndarray:
+        merged.append(len(parts))
+        return side_by_side(parts)
+
+    monkeypatch.setattr(key_counts, "side_by_side", spy)
+    defaults = forward_pass.PIECE, forward_pass.MASKS
+    for seed, inputs, steps, budget in ((1, 4, 60, None), (2, 5, 30, 4), (3, 6, 16, 9), (4, 5, 120, None)):
+        problem = random_table(6, inputs, steps, seed)
+        one = forward.count(problem, budget)
+        assert not merged
+        for piece, masks in ((1, 2), (97, 5), (300, forward_pass.MASKS)):
+            monkeypatch.setattr(forward_pass, "PIECE", piece)
+            monkeypatch.setattr(forward_pass, "MASKS", masks)
+            assert forward.count(problem, budget) == one > 0
+            assert merged and max(merged) > 1, (seed, piece, merged)
+            merged.clear()
+        monkeypatch.setattr(forward_pass, "PIECE", defaults[0])
+        monkeypatch.setattr(forward_pass, "MASKS", defaults[1])
+    assert one.bit_length() > key_counts.LIMB * key_counts.OBJECT_LIMBS
+
+
+def test_image_tables_are_their_definition() -> None:
+    # img[x, j, v] is the union of next(c, x) over the classes c = 8j + k whose bit k is set in byte v, die[x, j, v]
+    # whether one of them shows the effect under x (built bit by bit; here class by class over the 256 values).
+    checked = 0
+    for seed, states, inputs in ((1, 6, 4), (2, 13, 3), (3, 16, 5), (4, 70, 3)):
+        fw = forward_pass.Forward(random_table(states, inputs, 12, seed))
+        for t in range(10):
+            got = fw.tables._images(t)
+            if got is None:
+                continue
+            nxt, hit = fw.quo.nxt[t], fw.quo.hit[t]
+            size, words = nxt.shape[0], fw.tables.words
+            img = np.zeros((fw.quo.letters, (size + 7) // 8, 256, words), dtype=np.uint64)
+            die = np.zeros(img.shape[:3], dtype=bool)
+            hot = quotient.onehot(nxt.T, words)
+            for c in range(size):
+                sel = ((np.arange(256) >> (c % 8)) & 1).astype(bool)
+                img[:, c // 8, sel, :] |= hot[:, c, None, :]
+                die[:, c // 8, sel] |= hit[c, :, None]
+            assert (got[0] == img).all() and (got[1] == die).all()
+            checked += size > 8
+    assert checked
+
+
 def test_count_beyond_2_to_the_63() -> None:
     p = parity_machine(2, 40)
     assert forward.count(p, None) == 2**79
