@@ -75,7 +75,9 @@ def best_by_ratios(fw: Forward, agent: Sequence[Atom], budget_t: int | None, clo
     if bits_1 + bits_2 + bits_m > COST_BITS:
         return None
     unit_2 = 1 << bits_m
-    unit_1 = 1 << (bits_m + bits_2)
+    shift_1 = bits_m + bits_2
+    unit_1 = 1 << shift_1
+    after_h = np.concatenate((np.cumsum(fw.popcount[agent_mask][::-1])[::-1][1:], [0]))
     binding = None if budget_t is None or budget_t >= steps else budget_t
     ts_steps = {t for t in ts_a if t < steps}
     lam = mu = Fraction(0)
@@ -108,9 +110,15 @@ def best_by_ratios(fw: Forward, agent: Sequence[Atom], budget_t: int | None, clo
             return ((p1 * fw.popcount - 2 * r1 * hit) * unit_1 + (p2 * nonzero - 2 * r2 * shared) * unit_2
                     + nonzero)
 
+        def viable(t: int, extra: np.ndarray, cost: np.ndarray, p1: int = p1, r1: int = r1) -> np.ndarray:
+            # The path found last has value 0 at (lambda, mu), so the best has r 2h - p (a + n) >= 0: a path whose
+            # p n - 2 r h, less 2 r per hit the agent's flips after t could still add, exceeds -p a ends.
+            c1 = (cost[:, 0] + (unit_1 >> 1)) >> shift_1
+            return c1 - 2 * r1 * int(after_h[t]) <= -p1 * size_a
+
         if passes is not None:
             passes.append((lam, mu))
-        res = fw.run(PassSettings(binding, "best_match", edges=True, costs=(cost,), tight=True), clock)
+        res = fw.run(PassSettings(binding, "best_match", edges=True, costs=(cost,), tight=True, viable=viable), clock)
         if not res.outcomes:
             return BestMatch((), 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
         least = int(res.costs[:, 0].min())
