@@ -42,13 +42,14 @@ and the budget, not on T, so count is linear in T once the key set has saturated
 Enumeration, best match and sampling keep the per-step edges of the same pass (key, mask -> next key, or an
 accepting outcome) and walk them: enumeration layer by layer in canonical order (|TS|, |C|, atoms) by a depth-first
 walk that tries the flip masks of a step in canonical atom order, pruned by a backward "which layers can still be
-reached" pass; best match by tracking |C|, |C ∩ C_a| and |TS(C) ∩ TS(C_a)| as extra key fields, picking the best
-outcome exactly with rationals and listing only the final tie class to find the lowest sha256; sampling by
-unranking uniform random ranks against backward counts.
+reached" pass; best match by a parametric (Dinkelbach) search on F1_AP and F1_TS over the count's keys, one
+packed lexicographic cost per key (:mod:`solvers.forward_best`), walking the tie class of its last pass to find the
+lowest sha256; sampling by unranking uniform random ranks against backward counts.
 
-Three modules, one concern each: the quotient and its per-step tables (:mod:`solvers.quotient`); the pass, its
+Four modules, one concern each: the quotient and its per-step tables (:mod:`solvers.quotient`); the pass, its
 expansion and the wiring of the count's helper process (:mod:`solvers.forward_pass`, :mod:`solvers.key_counts`);
-the queries and the walks over the pass's edges (this module).
+the best match's search and digest walk (:mod:`solvers.forward_best`); the queries and the walks over the pass's
+edges (this module).
 
 suff, min1, valid, subset_min, witness and oracle are the explicit backend's (simulation, a DP restricted to C's
 flips, the layered shortest path): they are already linear in T.
@@ -382,17 +383,10 @@ def best_match(
 ) -> BestMatch:
     """The DEC-025 gold of M_B(I) for the agent's ``atoms`` (docs/semantics.md), exactly, from forward passes.
 
-    For a fixed number of hits h = |C ∩ C_a| and of shared timesteps g = |TS(C) ∩ TS(C_a)|, the rank of a gold C
-    (F1_AP desc, F1_TS desc, Eff_t asc) is the lexicographic order of (|C|, |TS(C)|) when h > 0 (F1_AP falls with
-    |C|, F1_TS with |TS|) and the order of |TS(C)| alone when h = 0 (F1_AP is 0 whatever |C|). Both are additive
-    along a path, so the first pass keeps h and g as key fields (at most |C_a| + 1 values each) and only the least
-    (|C|, |TS|) and the least |TS| of the paths into each key, as shortest paths do: its memory is that of a count,
-    whatever B_T; it runs under a falling threshold on F1_AP (paths that cannot reach it end) until a pass finds
-    an outcome at or above it, and drops keys that another key of the same (q, S[, b]) dominates. With nothing to
-    hit (the empty certificate) R* is the oracle's least Eff_t and no such pass runs. The best rank R* follows
-    from the outcomes exactly (rationals). The last pass lists
-    the final tie class only (budget |TS| = R*'s Eff_t, paths that can no longer reach a goal of rank R* end) and
-    keeps its edges to walk the certificates of rank R* and find the lowest sha256 of the canonical JSON.
+    A valid agent certificate within the budget is its own gold. Otherwise the parametric search of
+    :mod:`solvers.forward_best` (a few passes over the count's keys with one packed lexicographic cost, the last
+    one's tight edges holding the tie class), or, where that cost would not fit in an int64, the threshold passes
+    of :func:`_best_by_thresholds`; then the lowest sha256 of the tie class.
     """
     agent = list(atoms)
     clock = (limits or NO_LIMITS).start()
@@ -402,8 +396,26 @@ def best_match(
         # F1_AP = 1 exactly when the gold is C_a itself: a valid agent certificate within the budget is its own gold.
         return BestMatch(canonical(problem, agent), 1.0, 1.0, 1.0, 1.0, 1.0, 1.0)
     fw = Forward(problem)
-    if (found := best_by_ratios(fw, agent, budget_t, clock)) is not None:
-        return found
+    found = best_by_ratios(fw, agent, budget_t, clock)
+    return found if found is not None else _best_by_thresholds(fw, agent, budget_t, clock, limits)
+
+
+def _best_by_thresholds(fw: Forward, agent: list[Atom], budget_t: int | None, clock: Clock,
+                        limits: Limits | None) -> BestMatch:
+    """The best match by threshold passes (issue 33's earlier rounds; used where the packed cost of
+    :mod:`solvers.forward_best` is wider than an int64).
+
+    For a fixed number of hits h = |C ∩ C_a| and of shared timesteps g = |TS(C) ∩ TS(C_a)|, the rank of a gold C
+    (F1_AP desc, F1_TS desc, Eff_t asc) is the lexicographic order of (|C|, |TS(C)|) when h > 0 (F1_AP falls with
+    |C|, F1_TS with |TS|) and the order of |TS(C)| alone when h = 0 (F1_AP is 0 whatever |C|). Both are additive
+    along a path, so the first pass keeps h and g as key fields (at most |C_a| + 1 values each) and only the least
+    (|C|, |TS|) and the least |TS| of the paths into each key, as shortest paths do; it runs under a falling
+    threshold on F1_AP (paths that cannot reach it end) until a pass finds an outcome at or above it, and drops
+    keys that another key of the same (q, S[, b]) dominates. With nothing to hit (the empty certificate) R* is the
+    oracle's least Eff_t and no such pass runs. The last pass lists the final tie class only (budget |TS| = R*'s
+    Eff_t, paths that can no longer reach a goal of rank R* end) and keeps its edges for the walk.
+    """
+    problem = fw.problem
     steps = fw.quo.steps
     size_a = len(agent)
     ts_a = timesteps(agent)
