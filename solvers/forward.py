@@ -42,13 +42,14 @@ and the budget, not on T, so count is linear in T once the key set has saturated
 Enumeration, best match and sampling keep the per-step edges of the same pass (key, mask -> next key, or an
 accepting outcome) and walk them: enumeration layer by layer in canonical order (|TS|, |C|, atoms) by a depth-first
 walk that tries the flip masks of a step in canonical atom order, pruned by a backward "which layers can still be
-reached" pass; best match by tracking |C|, |C ∩ C_a| and |TS(C) ∩ TS(C_a)| as extra key fields, picking the best
-outcome exactly with rationals and listing only the final tie class to find the lowest sha256; sampling by
-unranking uniform random ranks against backward counts.
+reached" pass; best match by a parametric (Dinkelbach) search on F1_AP and F1_TS over the count's keys, one
+packed lexicographic cost per key (:mod:`solvers.forward_best`), walking the tie class of its last pass to find the
+lowest sha256; sampling by unranking uniform random ranks against backward counts.
 
-Three modules, one concern each: the quotient and its per-step tables (:mod:`solvers.quotient`); the pass, its
+Four modules, one concern each: the quotient and its per-step tables (:mod:`solvers.quotient`); the pass, its
 expansion and the wiring of the count's helper process (:mod:`solvers.forward_pass`, :mod:`solvers.key_counts`);
-the queries and the walks over the pass's edges (this module).
+the best match's search and digest walk (:mod:`solvers.forward_best`); the queries and the walks over the pass's
+edges (this module).
 
 suff, min1, valid, subset_min, witness and oracle are the explicit backend's (simulation, a DP restricted to C's
 flips, the layered shortest path): they are already linear in T.
@@ -64,9 +65,6 @@ are few, and says it needs explicit states otherwise.
 
 from __future__ import annotations
 
-import array
-import hashlib
-import json
 from collections.abc import Callable, Iterator, Sequence
 from fractions import Fraction
 
@@ -78,6 +76,7 @@ from hoa.errors import Gf01Error
 from solvers import explicit, paths
 from solvers.canonical import canonical, flips_to_atoms, order_key, timesteps
 from solvers.circuit import tabulated
+from solvers.forward_best import best_by_ratios, least_digest, reach_any
 from solvers.forward_pass import CHUNK, Edges, Extra, Forward, Layer, Pass, PassSettings
 from solvers.key_counts import sum_limbs, to_int
 from solvers.limits import NO_LIMITS, Clock, Limits, guarded
@@ -384,17 +383,10 @@ def best_match(
 ) -> BestMatch:
     """The DEC-025 gold of M_B(I) for the agent's ``atoms`` (docs/semantics.md), exactly, from forward passes.
 
-    For a fixed number of hits h = |C ∩ C_a| and of shared timesteps g = |TS(C) ∩ TS(C_a)|, the rank of a gold C
-    (F1_AP desc, F1_TS desc, Eff_t asc) is the lexicographic order of (|C|, |TS(C)|) when h > 0 (F1_AP falls with
-    |C|, F1_TS with |TS|) and the order of |TS(C)| alone when h = 0 (F1_AP is 0 whatever |C|). Both are additive
-    along a path, so the first pass keeps h and g as key fields (at most |C_a| + 1 values each) and only the least
-    (|C|, |TS|) and the least |TS| of the paths into each key, as shortest paths do: its memory is that of a count,
-    whatever B_T; it runs under a falling threshold on F1_AP (paths that cannot reach it end) until a pass finds
-    an outcome at or above it, and drops keys that another key of the same (q, S[, b]) dominates. With nothing to
-    hit (the empty certificate) R* is the oracle's least Eff_t and no such pass runs. The best rank R* follows
-    from the outcomes exactly (rationals). The last pass lists
-    the final tie class only (budget |TS| = R*'s Eff_t, paths that can no longer reach a goal of rank R* end) and
-    keeps its edges to walk the certificates of rank R* and find the lowest sha256 of the canonical JSON.
+    A valid agent certificate within the budget is its own gold. Otherwise the parametric search of
+    :mod:`solvers.forward_best` (a few passes over the count's keys with one packed lexicographic cost, the last
+    one's tight edges holding the tie class), or, where that cost would not fit in an int64, the threshold passes
+    of :func:`_best_by_thresholds`; then the lowest sha256 of the tie class.
     """
     agent = list(atoms)
     clock = (limits or NO_LIMITS).start()
@@ -404,6 +396,26 @@ def best_match(
         # F1_AP = 1 exactly when the gold is C_a itself: a valid agent certificate within the budget is its own gold.
         return BestMatch(canonical(problem, agent), 1.0, 1.0, 1.0, 1.0, 1.0, 1.0)
     fw = Forward(problem)
+    found = best_by_ratios(fw, agent, budget_t, clock)
+    return found if found is not None else _best_by_thresholds(fw, agent, budget_t, clock, limits)
+
+
+def _best_by_thresholds(fw: Forward, agent: list[Atom], budget_t: int | None, clock: Clock,
+                        limits: Limits | None) -> BestMatch:
+    """The best match by threshold passes (issue 33's earlier rounds; used where the packed cost of
+    :mod:`solvers.forward_best` is wider than an int64).
+
+    For a fixed number of hits h = |C ∩ C_a| and of shared timesteps g = |TS(C) ∩ TS(C_a)|, the rank of a gold C
+    (F1_AP desc, F1_TS desc, Eff_t asc) is the lexicographic order of (|C|, |TS(C)|) when h > 0 (F1_AP falls with
+    |C|, F1_TS with |TS|) and the order of |TS(C)| alone when h = 0 (F1_AP is 0 whatever |C|). Both are additive
+    along a path, so the first pass keeps h and g as key fields (at most |C_a| + 1 values each) and only the least
+    (|C|, |TS|) and the least |TS| of the paths into each key, as shortest paths do; it runs under a falling
+    threshold on F1_AP (paths that cannot reach it end) until a pass finds an outcome at or above it, and drops
+    keys that another key of the same (q, S[, b]) dominates. With nothing to hit (the empty certificate) R* is the
+    oracle's least Eff_t and no such pass runs. The last pass lists the final tie class only (budget |TS| = R*'s
+    Eff_t, paths that can no longer reach a goal of rank R* end) and keeps its edges for the walk.
+    """
+    problem = fw.problem
     steps = fw.quo.steps
     size_a = len(agent)
     ts_a = timesteps(agent)
@@ -541,8 +553,8 @@ def best_match(
         assert e.cost is not None
         outc = np.where(e.dst < 0, -1 - e.dst, 0)
         ok.append((e.dst < 0) & target[outc] & (e.cost == least[outc]) if target.size else np.zeros(e.dst.size, bool))
-    reach = _reach_any(res, ok, clock)
-    gold = _least_digest(fw, res, reach, ok, clock)
+    reach = reach_any(res, ok, clock)
+    gold = least_digest(fw, res, reach, ok, clock)
     ap = prf(len(set(agent) & set(gold)), size_a, len(gold))
     ts = prf(len(ts_a & timesteps(gold)), len(ts_a), len(timesteps(gold)))
     return BestMatch(canonical(problem, gold), *(float(x) for x in ap), *(float(x) for x in ts))
@@ -593,143 +605,6 @@ def _undominated(column: int) -> Callable[[Layer], np.ndarray]:
         return out
 
     return keep
-
-
-def _reach_any(res: Pass, ok: list[np.ndarray], clock: Clock) -> list[np.ndarray]:
-    """Backward: per key, whether some accepting edge marked in ``ok`` (per step, per edge) is reachable."""
-    edges = res.edges
-    assert edges is not None
-    reach: list[np.ndarray] = [np.zeros(0, dtype=bool)] * (len(edges) + 1)
-    nxt = np.zeros(0, dtype=bool)
-    for t in range(len(edges) - 1, -1, -1):
-        clock.check("best_match")
-        e = edges[t]
-        val = ok[t].copy()
-        inner = e.dst >= 0
-        val[inner] = nxt[e.dst[inner]]
-        cur = np.zeros(e.offsets.size - 1, dtype=bool)
-        np.logical_or.at(cur, e.src, val)
-        reach[t] = cur
-        nxt = cur
-    return reach
-
-
-def _least_digest(fw: Forward, res: Pass, reach: list[np.ndarray], ok: list[np.ndarray], clock: Clock) -> Certificate:
-    """The member of lowest sha256 (of its canonical JSON) among the paths ending in an accepting edge marked in
-    ``ok``, pruned by ``reach``.
-
-    The paths are followed step by step as whole arrays: the frontier is every prefix that can still end in a
-    member (a key and the last flip event of the prefix), and a step's edges with a flip add one event each (step,
-    mask, parent event), so the steps without a flip, most of a long horizon, cost array operations and no Python.
-    Steps come in order and the atoms of a step in input-name order, so a member's JSON is its events' texts in
-    order: each event keeps the hash state of its prefix (made once, from its parent's; the last child takes it
-    over without a copy, and it is let go then) and a member costs a closing bracket and a digest."""
-    edges = res.edges
-    assert edges is not None
-    assert reach[0].size and reach[0][0], "the best rank's tie class is empty"
-    problem = fw.problem
-    names = problem.system.inputs
-    order = sorted(range(len(names)), key=lambda i: names[i])
-    texts: dict[tuple[int, int], bytes] = {}
-
-    def text(t: int, mask: int) -> bytes:
-        # One step's atoms as the canonical JSON shows them: sorted by input name, each with its flipped value.
-        got = texts.get((t, mask))
-        if got is None:
-            got = ",".join(json.dumps([t, names[i], 1 - ((problem.trace[t] >> i) & 1)], separators=(",", ":"))
-                           for i in order if (mask >> i) & 1).encode()
-            texts[(t, mask)] = got
-        return got
-
-    # Flip events: (step, mask, parent event; -1 for none), numbered as made; parents come first.
-    ev_t: list[np.ndarray] = []
-    ev_mask: list[np.ndarray] = []
-    ev_parent: list[np.ndarray] = []
-    made = 0
-    members: list[np.ndarray] = []  # the last event of each member (-1: the member without flips)
-    fr_key = np.zeros(1, dtype=np.int64)
-    fr_ev = np.full(1, -1, dtype=np.int64)
-    for t, e in enumerate(edges):
-        clock.check("best_match")
-        if not fr_key.size:
-            break
-        lo, hi = e.offsets[fr_key], e.offsets[fr_key + 1]
-        per = hi - lo
-        row = np.repeat(np.arange(fr_key.size, dtype=np.int64), per)
-        pos = np.arange(row.size, dtype=np.int64) + np.repeat(lo - (np.cumsum(per) - per), per)
-        dst = e.dst[pos]
-        inner = dst >= 0
-        use = np.where(inner, reach[t + 1][np.maximum(dst, 0)] if reach[t + 1].size else False, ok[t][pos])
-        row, pos, dst, inner = row[use], pos[use], dst[use], inner[use]
-        mask = e.mask[pos]
-        ev = fr_ev[row]
-        flip = np.flatnonzero(mask != 0)
-        if flip.size:
-            ev_t.append(np.full(flip.size, t, dtype=np.int64))
-            ev_mask.append(mask[flip])
-            ev_parent.append(ev[flip])
-            ev = ev.copy()
-            ev[flip] = made + np.arange(flip.size, dtype=np.int64)
-            made += flip.size
-        members.append(ev[~inner])
-        fr_key, fr_ev = dst[inner], ev[inner]
-    empty = np.zeros(0, dtype=np.int64)
-    all_t = np.concatenate(ev_t) if ev_t else empty
-    all_mask = np.concatenate(ev_mask) if ev_mask else empty
-    all_parent = np.concatenate(ev_parent) if ev_parent else empty
-    ends = np.concatenate(members) if members else empty
-    # Per event: how many child events it has (its hash state is kept until the last of them is made, which takes
-    # it over without a copy) and how many members end at it; index 0 counts the member without flips.
-    children = array.array("i", np.bincount(all_parent + 1, minlength=made + 1)[1:].astype(np.int32).tobytes())
-    ending = np.bincount(ends + 1, minlength=made + 1)
-    letters = fw.quo.letters
-    bodies: dict[int, tuple[bytes, bytes]] = {}
-    best: bytes | None = hashlib.sha256(b"[]").digest() if ending[0] else None
-    best_ev = -1
-    ending = ending[1:] > 0
-    root = hashlib.sha256(b"[")
-    states: list = [None] * made
-    # Events in order (parents first), a slice of them as Python ints at a time (not all at once: memory).
-    for lo in range(0, made, 1 << 16):
-        clock.check("best_match")
-        hi = min(made, lo + (1 << 16))
-        cells = (all_t[lo:hi] * letters + all_mask[lo:hi]).tolist()
-        for k, cell, par, closes in zip(range(lo, hi), cells, all_parent[lo:hi].tolist(), ending[lo:hi].tolist(),
-                                        strict=True):
-            body = bodies.get(cell)
-            if body is None:
-                got = text(*divmod(cell, letters))
-                body = bodies[cell] = (got, b"," + got)
-            if par < 0:
-                state = root.copy()
-                state.update(body[0])
-            else:
-                children[par] -= 1
-                if children[par]:
-                    state = states[par].copy()
-                else:
-                    state, states[par] = states[par], None
-                state.update(body[1])
-            if closes:
-                if children[k]:
-                    closed = state.copy()
-                    closed.update(b"]")
-                    digest = closed.digest()
-                else:
-                    state.update(b"]")
-                    digest = state.digest()
-                if best is None or digest < best:
-                    best, best_ev = digest, k
-            if children[k]:
-                states[k] = state
-    assert best is not None, "the best rank's tie class is empty"
-    flips: list[Flip] = []
-    n_in = problem.system.num_inputs
-    k = best_ev
-    while k >= 0:
-        flips[:0] = [(int(all_t[k]), i) for i in range(n_in) if (int(all_mask[k]) >> i) & 1]
-        k = int(all_parent[k])
-    return flips_to_atoms(problem, flips)
 
 
 __all__ = [

@@ -501,3 +501,59 @@ def test_unique_rows_is_numpys_unique(width: int) -> None:
         got = quotient.unique_rows(sig)
         assert np.array_equal(got[0], uniq) and np.array_equal(got[1], first)
         assert np.array_equal(got[2], inv.ravel())
+
+
+# Agents whose start pass (most hits, then fewest atoms) is not the best rank: the search needs a second pass,
+# which moves F1_AP ((4, ...), (7, ...)) or only F1_TS at the same F1_AP ((23, ...), (62, ...), (157, ...)).
+DINKELBACH_CASES = [
+    (4, ((0, 0, 1), (1, 1, 0), (2, 0, 1), (3, 0, 0))),
+    (7, ((1, 0, 0), (1, 1, 0), (4, 0, 1), (5, 0, 1))),
+    (23, ((0, 1, 1), (1, 0, 1), (4, 0, 1), (5, 0, 1))),
+    (62, ((1, 1, 0), (4, 0, 0), (4, 1, 1), (5, 1, 0))),
+    (157, ((1, 0, 0), (2, 1, 1), (4, 0, 0), (5, 1, 1))),
+]
+
+
+@pytest.mark.parametrize(("seed", "agent"), DINKELBACH_CASES)
+def test_best_match_ratio_search_runs_until_the_ratios_repeat(seed: int, agent: tuple) -> None:
+    # Each pass moves (lambda, mu) strictly up, and the search stops only when a pass confirms them: the ratios of
+    # the pass before the last are not the best rank's, so a search stopped one pass early answers wrongly here.
+    from solvers import forward_best
+    from solvers.limits import NO_LIMITS
+
+    p = random_table(4, 2, 6, seed)
+    passes: list = []
+    got = forward_best.best_by_ratios(forward_pass.Forward(p), agent, None, NO_LIMITS.start(), passes)
+    expected = brute_best_match(p, agent, None)
+    assert got == BestMatch(**dataclasses.asdict(expected))
+    assert len(passes) >= 3 and passes[1:] == sorted(set(passes[1:]))
+    best = (got.ap_f1, got.ts_f1)
+    assert tuple(float(x) for x in passes[-1]) == best
+    assert tuple(float(x) for x in passes[-2]) != best
+
+
+@pytest.mark.parametrize(("seed", "agent"), DINKELBACH_CASES[:3])
+def test_best_match_by_threshold_passes_where_the_packed_cost_is_too_wide(
+        seed: int, agent: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Past COST_BITS the ratio search declines and the threshold passes rank: the same golds as the twin's.
+    from solvers import forward_best
+
+    p = random_table(4, 2, 6, seed)
+    monkeypatch.setattr(forward_best, "COST_BITS", 8)
+    for budget in (None, 2):
+        assert forward.best_match(p, agent, budget) == brute_best_match(p, agent, budget)
+    assert forward.best_match(p, [], None) == brute_best_match(p, [], None)
+
+
+def test_packed_fields_unpack_signed_lowest_first() -> None:
+    from solvers.forward_best import unpack
+
+    rng = Generator(PCG64(5))
+    widths = (4, 3, 6)
+    for _ in range(200):
+        fields = [int(rng.integers(-(1 << (w - 1)) + 1, 1 << (w - 1))) for w in widths]
+        top = int(rng.integers(-50, 50))
+        value = top
+        for f, w in zip(reversed(fields), reversed(widths), strict=True):
+            value = (value << w) + f
+        assert unpack(value, widths) == [*fields, top]
