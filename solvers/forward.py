@@ -76,7 +76,7 @@ from hoa.errors import Gf01Error
 from solvers import explicit, paths
 from solvers.canonical import canonical, flips_to_atoms, order_key, timesteps
 from solvers.circuit import tabulated
-from solvers.forward_best import best_by_ratios, least_digest, reach_any
+from solvers.forward_best import agent_masks, best_by_ratios, least_digest, reach_any
 from solvers.forward_pass import CHUNK, Edges, Extra, Forward, Layer, Pass, PassSettings
 from solvers.key_counts import sum_limbs, to_int
 from solvers.limits import NO_LIMITS, Clock, Limits, guarded
@@ -419,10 +419,7 @@ def _best_by_thresholds(fw: Forward, agent: list[Atom], budget_t: int | None, cl
     steps = fw.quo.steps
     size_a = len(agent)
     ts_a = timesteps(agent)
-    agent_mask = np.zeros(steps, dtype=np.int64)
-    for t, i, v in agent:
-        if t < steps and v != (problem.trace[t] >> i) & 1:
-            agent_mask[t] |= 1 << i
+    agent_mask = agent_masks(problem, agent, steps)
     masks = np.arange(fw.quo.letters, dtype=np.int64)
     nonzero = (masks != 0).astype(np.int64)
     hits_top = int(fw.popcount[agent_mask].sum())

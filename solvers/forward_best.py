@@ -39,7 +39,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from encoders.problem import Atom, Certificate, Flip
+from encoders.problem import Atom, Certificate, Flip, Problem
 from solvers.canonical import canonical, flips_to_atoms, timesteps
 from solvers.forward_pass import Forward, Pass, PassSettings
 from solvers.limits import Clock
@@ -47,6 +47,22 @@ from solvers.results import BestMatch, prf
 
 #: Most bits the packed lexicographic cost may take (int64, with room for the sign).
 COST_BITS = 62
+
+
+def agent_masks(problem: Problem, agent: Sequence[Atom], steps: int) -> np.ndarray:
+    """Per step t < ``steps``, the flip mask of the agent's atoms that differ from the trace (its real flips; an
+    atom that restates the trace's value flips nothing).
+
+    >>> problem.trace[:3]  # bit i of a letter is input i
+    (25, 9, 15)
+    >>> agent_masks(problem, ((0, 0, 0), (1, 1, 0), (2, 1, 0)), 4).tolist()
+    [1, 0, 2, 0]
+    """
+    mask = np.zeros(steps, dtype=np.int64)
+    for t, i, v in agent:
+        if t < steps and v != (problem.trace[t] >> i) & 1:
+            mask[t] |= 1 << i
+    return mask
 
 
 def best_by_ratios(fw: Forward, agent: Sequence[Atom], budget_t: int | None, clock: Clock,
@@ -58,10 +74,7 @@ def best_by_ratios(fw: Forward, agent: Sequence[Atom], budget_t: int | None, clo
     steps = fw.quo.steps
     n_in = problem.system.num_inputs
     size_a, ts_a = len(agent), timesteps(agent)
-    agent_mask = np.zeros(steps, dtype=np.int64)
-    for t, i, v in agent:
-        if t < steps and v != (problem.trace[t] >> i) & 1:
-            agent_mask[t] |= 1 << i
+    agent_mask = agent_masks(problem, agent, steps)
     masks = np.arange(fw.quo.letters, dtype=np.int64)
     nonzero = (masks != 0).astype(np.int64)
     none = np.zeros_like(nonzero)
