@@ -47,10 +47,11 @@ GROUP_MAX = 1 << (64 - LIMB)
 OBJECT_LIMBS = 73
 #: Pairs of one step from which the count pass hands its sums to a helper process (None: never, the default). A
 #: helper buys wall time on a free core and always costs CPU: every grouping pickled, piped, unpickled and converted
-#: (labels family, 8 inputs, T = 256, seed 3: the tree 50.7 s of CPU with a helper from 2^18 pairs on, 37 s with the
-#: sums in process, and 45 s of wall against 37 s, since the pass blocks on the pipe; docs/performance.md). The
-#: project's targets are CPU on a shared machine, so the sums stay in process unless a caller sets a threshold here
-#: (the tests do, to keep the helper's exactness, memory accounting and clean-up checked).
+#: (labels family, 8 inputs, T = 256, seed 3, idle: 47.3 s of CPU and 29.1 s of wall with a helper from 2^18 pairs
+#: on, 43.5 s of CPU and 42.8 s of wall with the sums in process; docs/performance.md). The project's targets are
+#: CPU on a shared machine and a step with a helper is not split into pieces (:data:`forward_pass.PIECE`), so the
+#: sums stay in process unless a caller sets a threshold here (the tests do, to keep the helper's exactness, memory
+#: accounting and clean-up checked).
 HELPER_MIN: int | None = None
 #: Exit status of a helper whose allocation failed (its data segment is capped with the query's memory limit).
 _OUT_OF_MEMORY = 3

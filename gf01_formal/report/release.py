@@ -977,7 +977,8 @@ def _public_artifacts(root: Path, arts: Path, panel: str) -> dict[str, str]:
     rendered = {"report.json": pretty_json(fresh)}
     for n in REPORT_FILES:
         if (root / n).is_file():
-            rendered[n] = rendered[n] if n in rendered else render[n](fresh)
+            if n not in rendered:
+                rendered[n] = render[n](fresh)
             (arts / n).write_text(rendered[n], encoding="utf-8")
     return rendered
 
