@@ -11,7 +11,9 @@ It also deals the longest test files to several pytest-xdist workers (:data:`SPL
 
 from __future__ import annotations
 
+import os
 import shutil
+import sys
 import zlib
 from pathlib import Path
 from typing import Any
@@ -21,6 +23,16 @@ import pytest
 ROOT = Path(__file__).resolve().parent
 EXAMPLES = ROOT / "gf01_formal" / "examples"
 PACKAGES = {ROOT / name for name in ("hoa", "encoders", "solvers", "gf01_formal", "aig")}
+
+# This machine's environment (and so CI's) sets PYTHONDONTWRITEBYTECODE=1, and an editable install has no byte code:
+# every pytest worker and every `gf01`, agent, server or pool process a test starts compiled the project's modules
+# from source again (2.3 of 9.6 s of CPU in tests/test_agents_subprocess.py; docs/performance.md, "Test suite"). The
+# run's processes write byte code once and read it after, in one cache beside pytest's own (gitignored), so no
+# __pycache__ appears next to a test's files. The processes a test starts inherit both variables.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+os.environ["PYTHONPYCACHEPREFIX"] = str(ROOT / ".pytest_cache" / "pycache")
+sys.dont_write_bytecode = False
+sys.pycache_prefix = os.environ["PYTHONPYCACHEPREFIX"]
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
