@@ -14,11 +14,12 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from bundles import CAMPAIGN
+from pages import drawn_once
 from waits import CEILING
 
 from gf01_formal.campaign.run import run_campaign
@@ -26,6 +27,16 @@ from gf01_formal.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 AGENTS = ["random", "oracle"]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def pages() -> Iterator[dict[str, int]]:
+    """The report's HTML page and the knob plots drawn once in this module's process (tests/pages.py): the
+    campaigns played here (the reference, the Dask and the local pool's) make the same report, and their artifacts are
+    compared byte for byte; the driver stopped and run again draws its own in its process, so the drawings are still
+    compared across processes."""
+    with drawn_once() as counts:
+        yield counts
 
 
 @pytest.fixture(scope="module")
