@@ -83,6 +83,8 @@ def test_a_tool_call_on_eval_cb_is_an_agent_error(tmp_path: Path, monkeypatch: p
     assert rec["tool_log_hash"] == "" and rec["tool_allowlist_id"] == "none"
 
 
+# inspect_ai's retry set-up warns of its tenacity call at every model request when run in process (its own code).
+@pytest.mark.filterwarnings("ignore:The 'initial' parameter is deprecated:DeprecationWarning")
 def test_the_inspect_task_runs_on_eval_ta(tmp_path: Path) -> None:
     """The inspect task on EVAL-TA, run in this process through inspect's Python API (as tests/test_runs_spine.py
     does): the task as `inspect eval` runs it from its file, command line and all, is tests/test_inspect.py's."""
