@@ -18,6 +18,19 @@ from gf01_formal.cli import main
 from gf01_formal.runs.agent_check import check_program
 
 ROOT = Path(__file__).resolve().parent.parent
+#: The built-in check bundle's 5-step instance (its others have 25 steps): the check waits EXTRA_LINE_WAIT after
+#: each answer for a second line, so a fault case on a 25-step episode spends over a second in those waits alone.
+SHORT = "gf01f-ae4cbf17def1ee38"
+
+
+@pytest.fixture(scope="module")
+def short_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The built-in check bundle's 5-step instance alone: the fault cases happen at steps 0 to 2, and the end."""
+    from gf01_formal.runs.agent_check import builtin_bundle
+
+    out = tmp_path_factory.mktemp("check") / "short.json"
+    assert main(["bundle", "subset", str(builtin_bundle()), "--ids", SHORT, "-o", str(out)]) == 0
+    return out
 
 
 def program(tmp_path: Path, body: str) -> str:
@@ -44,11 +57,11 @@ CASES = {
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_each_fault_is_reported_in_words(case: str, tmp_path: Path) -> None:
+def test_each_fault_is_reported_in_words(case: str, tmp_path: Path, short_bundle: Path) -> None:
     body, kinds = CASES[case]
     # Children outlive the program only unsandboxed: in the sandbox they die with it.
     sandbox = "none" if case == "children_left" else "auto"
-    found = check_program(program(tmp_path, body), episodes=1, step_timeout=2.0, sandbox=sandbox)
+    found = check_program(program(tmp_path, body), short_bundle, episodes=1, step_timeout=2.0, sandbox=sandbox)
     assert {f.kind for f in found.faults} == kinds, [str(f) for f in found.faults]
     assert not found.ok and all(f.message and f.instance_id for f in found.faults)
 
@@ -83,16 +96,16 @@ for line in sys.stdin:
 '''
 
 
-def test_an_agent_that_cannot_run_sandboxed_fails_the_check(tmp_path: Path,
-                                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_agent_that_cannot_run_sandboxed_fails_the_check(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                             short_bundle: Path) -> None:
     """(e) The check runs the program as evaluate does, in the sandbox: a file it needs but does not name is not
     there, and the check says so (it passed when the check ran the program outside the sandbox)."""
     (tmp_path / "weights.json").write_text("{}")
     script = tmp_path / "agent.py"
     script.write_text(BESIDE)
     cmd = shlex.join([sys.executable, str(script)])
-    assert check_program(cmd, episodes=1, sandbox="none").ok  # it is a working agent, outside
-    found = check_program(cmd, episodes=1)
+    assert check_program(cmd, short_bundle, episodes=1, sandbox="none").ok  # it is a working agent, outside
+    found = check_program(cmd, short_bundle, episodes=1)
     assert not found.ok and {f.kind for f in found.faults} == {"crash"}
     assert "weights.json" in found.faults[0].message
     assert main(["agent", "check", cmd, "--episodes", "1"]) == 1
@@ -117,16 +130,17 @@ for line in sys.stdin:
 '''
 
 
-def test_the_track_option_exercises_tool_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_track_option_exercises_tool_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                              short_bundle: Path) -> None:
     """(e) --track EVAL-TA answers the program's planner calls (no fault); on EVAL-CB the same program is refused a
     tool, and the check reports it."""
     script = tmp_path / "agent.py"
     script.write_text(TOOL_USER)
     cmd = shlex.join([sys.executable, str(script)])
-    assert check_program(cmd, episodes=2, track="EVAL-TA").ok
-    found = check_program(cmd, episodes=1)
+    assert check_program(cmd, short_bundle, episodes=2, track="EVAL-TA").ok
+    found = check_program(cmd, short_bundle, episodes=1)
     assert {f.kind for f in found.faults} == {"tool_denied"}, [str(f) for f in found.faults]
-    assert main(["agent", "check", cmd, "--episodes", "1", "--track", "EVAL-TA"]) == 0
+    assert main(["agent", "check", cmd, "--episodes", "1", "--track", "EVAL-TA", "--bundle", str(short_bundle)]) == 0
     assert capsys.readouterr().out.startswith("no protocol fault in 1 episode")
-    assert main(["agent", "check", cmd, "--episodes", "1", "--track", "EVAL-CB"]) == 1
+    assert main(["agent", "check", cmd, "--episodes", "1", "--track", "EVAL-CB", "--bundle", str(short_bundle)]) == 1
     assert "tool" in capsys.readouterr().out

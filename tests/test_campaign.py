@@ -1,7 +1,8 @@
-"""gf01 campaign: the same final artifacts from the local pool and from a real dask.distributed cluster (two worker
-processes on loopback), from a campaign whose Dask or local worker is killed midway, and from a driver stopped by
-Ctrl-C and by SIGKILL and run again. Artifacts: report.json|md|html, analysis.json, the knob plots, validation.json,
-campaign.json, and the runs sorted by run id with ``timing`` (the machine-dependent field) removed.
+"""gf01 campaign: the same final artifacts from a campaign played in process, from a real dask.distributed cluster
+(two worker processes on loopback), from a campaign whose Dask or local pool's worker is killed midway, and from a
+driver on the local pool stopped by Ctrl-C and by SIGKILL and run again. Artifacts: report.json|md|html,
+analysis.json, the knob plots, validation.json, campaign.json, and the runs sorted by run id with ``timing`` (the
+machine-dependent field) removed.
 
 The campaigns play a subset of the core panel (random, oracle) to keep the suite fast; the campaign names what it
 leaves out (greedy)."""
@@ -14,11 +15,12 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from bundles import CAMPAIGN
+from pages import drawn_once
 from waits import CEILING
 
 from gf01_formal.campaign.run import run_campaign
@@ -28,6 +30,16 @@ ROOT = Path(__file__).resolve().parent.parent
 AGENTS = ["random", "oracle"]
 
 
+@pytest.fixture(scope="module", autouse=True)
+def pages() -> Iterator[dict[str, int]]:
+    """The report's HTML page and the knob plots drawn once in this module's process (tests/pages.py): the
+    campaigns played here (the reference, the Dask and the local pool's) make the same report, and their artifacts are
+    compared byte for byte; the driver stopped and run again draws its own in its process, so the drawings are still
+    compared across processes."""
+    with drawn_once() as counts:
+        yield counts
+
+
 @pytest.fixture(scope="module")
 def bundle(generated_bundle: Callable[..., Path]) -> Path:
     return generated_bundle(31, 12, CAMPAIGN)
@@ -35,9 +47,12 @@ def bundle(generated_bundle: Callable[..., Path]) -> Path:
 
 @pytest.fixture(scope="module")
 def reference(bundle: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The uninterrupted campaign on the local pool (2 worker processes)."""
+    """The uninterrupted campaign, played in this process (one job: no pool). Every other campaign here plays on
+    another executor - the local pool of 2 worker processes (a worker killed; the driver stopped, killed and run
+    again) or the Dask cluster - and must give its artifacts: the executors agree with each other and with the
+    plain in-process play (a pool's two worker interpreters less to start for the reference)."""
     out = tmp_path_factory.mktemp("reference") / "camp"
-    summary = run_campaign(bundle, out, panel="core", agents=AGENTS, jobs=2, batch=1)
+    summary = run_campaign(bundle, out, panel="core", agents=AGENTS, jobs=1, batch=1)
     assert summary.missing_from_panel == ["greedy"] and summary.violations == 0
     return out
 

@@ -83,21 +83,22 @@ def test_a_tool_call_on_eval_cb_is_an_agent_error(tmp_path: Path, monkeypatch: p
     assert rec["tool_log_hash"] == "" and rec["tool_allowlist_id"] == "none"
 
 
+# inspect_ai's retry set-up warns of its tenacity call at every model request when run in process (its own code).
+@pytest.mark.filterwarnings("ignore:The 'initial' parameter is deprecated:DeprecationWarning")
 def test_the_inspect_task_runs_on_eval_ta(tmp_path: Path) -> None:
+    """The inspect task on EVAL-TA, run in this process through inspect's Python API (as tests/test_runs_spine.py
+    does): the task as `inspect eval` runs it from its file, command line and all, is tests/test_inspect.py's."""
     pytest.importorskip("inspect_ai")
-    import os
-    import subprocess
-    import sys
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.model import get_model
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "LOCAL_"))}
+    from gf01_formal.integrations.inspect_task import gf01
+
     with ScriptedServer(planner_script) as server:
-        env |= {"PYTHONPATH": str(ROOT), "LOCAL_BASE_URL": server.url, "LOCAL_API_KEY": "sk-test-inspect",
-                "INSPECT_LOG_LEVEL": "warning"}
-        proc = subprocess.run([sys.executable, "-m", "inspect_ai", "eval", "gf01_formal/integrations/inspect_task.py",
-                               "-T", f"bundle={INSTANCE}", "-T", "track=EVAL-TA", "--model", "openai-api/local/m",
-                               "--log-dir", str(tmp_path / "logs"), "--display", "none"],
-                              capture_output=True, text=True, env=env, cwd=ROOT, timeout=300, check=False)
-        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
+        model = get_model("openai-api/local/m", base_url=server.url, api_key="sk-test-inspect")
+        (done,) = inspect_eval(gf01(bundle=INSTANCE, track="EVAL-TA"), model=model, log_dir=str(tmp_path / "logs"),
+                               display="none", log_level="warning")
+        assert done.status == "success", done.error
         bodies = [r["body"] for r in server.requests]
     assert bodies and all(b["tools"][0]["function"]["name"] == "local-planner-v1" for b in bodies)
     (log,) = sorted((tmp_path / "logs").glob("*.eval"))

@@ -11,9 +11,11 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from pages import drawn_once
 
 from gf01_formal.agents import PANEL_TRACK, PANELS
 from gf01_formal.agents.base import AgentSpec
@@ -36,6 +38,14 @@ def make_report(d: Path, *formats: str) -> None:
     outs = [a for f in formats or ("json", "md", "html") for a in ("-o", str(d / f"report.{f}"))]
     assert main(["report", str(d / "runs.jsonl"), "--manifest", str(d / "split_manifest.json"),
                  *outs]) == 0
+
+
+@pytest.fixture(scope="module", autouse=True)
+def pages() -> Iterator[dict[str, int]]:
+    """Each report's HTML page drawn once in this module (tests/pages.py): the holder's page of ``release`` is
+    asked again by the package's holder check and by the edited-page check, and compared there with the file."""
+    with drawn_once() as counts:
+        yield counts
 
 
 @pytest.fixture(scope="module")

@@ -151,6 +151,16 @@ def remote(server: Server, token: str, out: Path, *agent: str, check: bool = Tru
                 check=check)
 
 
+def remote_in_process(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, server: Server,
+                      token: str, out: Path, *agent: str) -> dict[str, Any]:
+    """:func:`remote` through ``gf01_formal.cli.main`` in this process (its JSON summary): the harness's command
+    line as a process is the panel's :func:`remote` in test_the_panel_and_a_sandboxed_program_on_every_track; the
+    other harness runs need only what it plays and records (an interpreter less each)."""
+    with monkeypatch.context() as mp:
+        mp.setenv("GF01_TOKEN", token)
+        return json.loads(in_process(capsys, "evaluate", "--remote", server.url, *agent, "-o", str(out), "--json"))
+
+
 def post(url: str, path: str, body: Any, token: str | None, raw: bytes | None = None) -> tuple[int, dict[str, Any]]:
     host, port = url.split("//")[1].rstrip("/").split(":")
     conn = http.client.HTTPConnection(host, int(port), timeout=CEILING)
@@ -165,7 +175,8 @@ def post(url: str, path: str, body: Any, token: str | None, raw: bytes | None = 
 
 
 def test_the_panel_and_a_sandboxed_program_on_every_track(server: Any, split: dict[str, Any],
-                                                          capsys: pytest.CaptureFixture[str]) -> None:
+                                                          capsys: pytest.CaptureFixture[str],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """The baseline panel and an external program (bubblewrap) play through the server on every track; the server's
     records validate --official with its key, every receipt verifies against them, the leaderboard is the report's
     headline and holds nothing per instance."""
@@ -177,8 +188,8 @@ def test_the_panel_and_a_sandboxed_program_on_every_track(server: Any, split: di
     assert result["played"] == len(PANEL) * n and result["statuses"] == {"completed": len(PANEL) * n}
     agent = f"{sys.executable} {d / 'agent.py'}"
     for track in ("EVAL-CB", "EVAL-TA", "EVAL-OC"):
-        out = json.loads(remote(server, split["tokens"]["alpha"], d / "receipts-alpha.jsonl", "--agent-cmd", agent,
-                                "--track", track).stdout)
+        out = remote_in_process(capsys, monkeypatch, server, split["tokens"]["alpha"], d / "receipts-alpha.jsonl",
+                                "--agent-cmd", agent, "--track", track)
         assert out["played"] == n and out["statuses"] == {"completed": n}, out
     # A team that plays the built-in oracle itself: its agent is the team's, never a baseline (below).
     mine = evaluate_remote(server.url, split["tokens"]["alpha"], [AgentSpec("oracle", "EVAL-OC")],
@@ -199,7 +210,7 @@ def test_the_panel_and_a_sandboxed_program_on_every_track(server: Any, split: di
                               "--runs", str(server.runs), "--json")
         assert json.loads(verified)["faults"] == []
     # A rerun plays nothing and writes no receipt twice.
-    again = json.loads(remote(server, split["tokens"]["baselines"], receipts, *panel).stdout)
+    again = remote_in_process(capsys, monkeypatch, server, split["tokens"]["baselines"], receipts, *panel)
     assert again["played"] == 0 and len(receipts.read_text().splitlines()) == len(PANEL) * n
     # The leaderboard: the report's headline, team agents and the baseline panel side by side, nothing per instance.
     board, page = board_of(server)
@@ -220,11 +231,13 @@ def test_the_panel_and_a_sandboxed_program_on_every_track(server: Any, split: di
     assert not any(iid in text or iid in page for iid in split["private"])
 
 
-def test_remote_runs_are_local_runs(server: Any, split: dict[str, Any], tmp_path: Path) -> None:
+def test_remote_runs_are_local_runs(server: Any, split: dict[str, Any], tmp_path: Path,
+                                    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     """A built-in agent plays the same moves remotely as locally (the same seed per instance), and the server's
     record is the local record of that play: steps, certificate and scores."""
     receipts = tmp_path / "r.jsonl"
-    remote(server, split["tokens"]["alpha"], receipts, "--agent", "search", "--seed", "7")
+    remote_in_process(capsys, monkeypatch, server, split["tokens"]["alpha"], receipts, "--agent", "search", "--seed",
+                      "7")
     local = tmp_path / "local.jsonl"
     evaluate(split["bundle"], [AgentSpec("search", "EVAL-CB")], local, settings=Settings(seed=7))
     mine = {r["instance_id"]: r for r in latest(server.runs).values()
@@ -296,7 +309,7 @@ def test_the_wire_leaks_no_hidden_state(tmp_path: Path, split: dict[str, Any]) -
     assert a == b and len(a) > 3
 
 
-def test_refusals(server: Any, split: dict[str, Any], tmp_path: Path) -> None:
+def test_refusals(server: Any, split: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A bad, revoked or over-quota token, another team's episode, a line out of order, a body past its limit and a
     forged receipt are refused, each with its status and one line."""
     url, tokens = server.url, split["tokens"]
@@ -338,13 +351,14 @@ def test_refusals(server: Any, split: dict[str, Any], tmp_path: Path) -> None:
                 str(server.runs)).returncode == 0
     forged = dict(good, score_c=1 - int(good["score_c"]))
     (tmp_path / "forged.json").write_text(canonical_json(forged))
-    proc = gf01("eval", "receipt", "verify", str(tmp_path / "forged.json"), "--key", str(split["pub"]), check=False)
-    assert proc.returncode == 1 and "changed after it was signed" in proc.stdout
+    # (The command line as a process once, above; the forged receipts through main() in this process.)
+    capsys.readouterr()
+    assert main(["eval", "receipt", "verify", str(tmp_path / "forged.json"), "--key", str(split["pub"])]) == 1
+    assert "changed after it was signed" in capsys.readouterr().out
     # A receipt relabelled as another team's is forged too.
     relabelled = dict(good, team="beta")
     (tmp_path / "relabelled.json").write_text(canonical_json(relabelled))
-    assert gf01("eval", "receipt", "verify", str(tmp_path / "relabelled.json"), "--key", str(split["pub"]),
-                check=False).returncode == 1
+    assert main(["eval", "receipt", "verify", str(tmp_path / "relabelled.json"), "--key", str(split["pub"])]) == 1
 
 
 def test_a_late_line_is_the_agents_timeout(split: dict[str, Any], tmp_path: Path) -> None:
@@ -440,7 +454,9 @@ def test_tokens_are_stored_hashed_and_revocable(tmp_path: Path) -> None:
     assert revoked.value.status == 403
 
 
-def test_a_model_calls_its_tool_over_the_wire(server: Any, split: dict[str, Any], tmp_path: Path) -> None:
+def test_a_model_calls_its_tool_over_the_wire(server: Any, split: dict[str, Any], tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str],
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """``--agent llm`` with --remote: the model runs here (a scripted OpenAI-compatible server), its function calls
     to local-planner-v1 are answered by the evaluation server, which logs each one in the run's tool log."""
     from llm_server import Call, Reply, ScriptedServer
@@ -453,10 +469,10 @@ def test_a_model_calls_its_tool_over_the_wire(server: Any, split: dict[str, Any]
 
     receipts = tmp_path / "llm.jsonl"
     with ScriptedServer(script) as model:
-        out = gf01("evaluate", "--remote", server.url, "--agent", "llm", "--model", "m", "--base-url", model.url,
-                   "--track", "EVAL-TA", "--limit", "2", "-o", str(receipts), "--json",
-                   env={"GF01_TOKEN": split["tokens"]["alpha"], "OPENAI_API_KEY": "sk-test-remote"})
-    assert json.loads(out.stdout)["statuses"] == {"completed": 2}
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-remote")
+        out = remote_in_process(capsys, monkeypatch, server, split["tokens"]["alpha"], receipts, "--agent", "llm",
+                                "--model", "m", "--base-url", model.url, "--track", "EVAL-TA", "--limit", "2")
+    assert out["statuses"] == {"completed": 2}
     runs = [r for r in latest(server.runs).values() if r["agent_name"] == "llm"]
     assert len(runs) == 2 and {r["eval_track"] for r in runs} == {"EVAL-TA"}
     for rec in runs:

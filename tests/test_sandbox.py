@@ -488,22 +488,42 @@ needs_tree = pytest.mark.skipif(not {"memory", "pids", "cpu"} <= set(TREE),
 #: Four processes that each hold 512 MiB (each within its own 1 GiB address space): 2 GiB in all. Reports on stderr,
 #: as its crash message, how many held it to the end, were killed (the OOM killer of the tree's group) or failed.
 TWO_GIB = '''
-import json, os, sys, time
+import json, os, select, sys
 sys.stdin.readline()
+# Each child writes 512 MiB and says so on `ready`, then holds it until `go` is closed: the parent closes it once
+# every child has either said so or died, so the survivors held their blocks all at the same time (an event, where
+# a sleep of some seconds only made that likely).
+ready_r, ready_w = os.pipe()
+go_r, go_w = os.pipe()
 kids = []
 for k in range(4):
     pid = os.fork()
     if pid == 0:
+        os.close(ready_r)
+        os.close(go_w)
         try:
             block = b"\\x01" * (512 << 20)  # written, so resident
         except MemoryError:
             os._exit(2)
-        time.sleep(6)
+        os.write(ready_w, bytes([k]))
+        os.read(go_r, 1)  # end of file when the parent closes go_w
         os._exit(0)
     kids.append(pid)
+os.close(ready_w)
+os.close(go_r)
+ready, statuses = set(), {}
+while len(ready | {kids.index(pid) for pid in statuses}) < len(kids):
+    if select.select([ready_r], [], [], 0.05)[0]:
+        ready |= set(os.read(ready_r, 16))
+    for pid in kids:
+        if pid not in statuses:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                statuses[pid] = status
+os.close(go_w)
 held = killed = failed = 0
 for pid in kids:
-    _, status = os.waitpid(pid, 0)
+    status = statuses[pid] if pid in statuses else os.waitpid(pid, 0)[1]
     if os.WIFSIGNALED(status):
         killed += 1
     elif os.WEXITSTATUS(status) == 0:
