@@ -13,7 +13,8 @@ from strategies import problems
 from test_small_count import peer_sized
 
 from encoders.problem import Problem
-from gf01_formal.instances import measure
+from gf01_formal.instances import greedy, measure
+from gf01_formal.instances.greedy import greedy_certificate
 from hoa.mealy import MealyView
 from solvers import paths, small_oracle
 
@@ -21,9 +22,14 @@ from solvers import paths, small_oracle
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(problem=problems(max_flips=24, max_states=6, max_T=12))
 def test_oracle_is_the_numpy_paths_oracle(problem: Problem) -> None:
+    """And the generator's greedy search of the same tiny tables (issue 33 item 4) is its numpy sweep, which a
+    ``meter`` keeps (it counts the sweep's cells): one draw for both plain-Python twins (drawing a problem is most of
+    an example's time)."""
     assert small_oracle.applies(problem)
     for budget in (problem.budget_t, None):
         assert small_oracle.oracle(problem, budget) == paths.oracle(problem, budget)
+    assert greedy._tiny(problem)
+    assert greedy_certificate(problem) == greedy_certificate(problem, meter=lambda cells: None)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
