@@ -124,8 +124,8 @@ def test_greedy_at_2500_steps_in_bounded_memory():
     assert peak < 16 << 20, peak
 
 
-# The tiny search against the sweep on random tables: tests/test_small_oracle.py's test_oracle_is_the_numpy_paths_oracle
-# (one draw of a tiny table serves both plain-Python twins).
+# The tiny search against the sweep on random tables: tests/test_small_oracle.py's
+# test_the_tiny_twins_are_the_general_paths (one draw of a tiny table serves the three plain-Python twins).
 
 
 @pytest.mark.parametrize("seed", range(60))
