@@ -63,8 +63,9 @@ def check_output(path: str | Path, *, inputs: Iterable[str | os.PathLike[str] | 
     A symlink is followed (its target is written, the link stays); a FIFO, a null-like sink and a terminal are
     written through (:func:`write_text_atomic`).
     """
-    target = Path(path)
     shown = quote(os.fspath(path), 200, bare=True)
+    _refuse_too_long(path, shown)
+    target = Path(path)
     try:
         real = Path(os.path.realpath(target))
         if real.is_dir():
@@ -114,6 +115,7 @@ def check_output_dir(path: str | Path, *, inputs: Iterable[str | os.PathLike[str
     refused when it is an existing non-directory, when it cannot be written, or when one of ``names`` in it (the
     files the command writes there) is one of its ``inputs``."""
     shown = quote(os.fspath(path), 200, bare=True)
+    _refuse_too_long(path, shown)
     try:
         real = Path(os.path.realpath(path))
         if real.exists() and not real.is_dir():
@@ -227,8 +229,23 @@ def lock_holder(st: os.stat_result) -> int | None:
     return None
 
 
+#: The longest path the kernel takes, NUL included (Linux's PATH_MAX): a longer one is refused by every system call
+#: (ENAMETOOLONG), whatever it would resolve to.
+PATH_MAX = 4096
+
+
+def _refuse_too_long(path: str | os.PathLike[str], shown: str) -> None:
+    """The kernel's own refusal of a path it would never take (ENAMETOOLONG), said before the path is resolved:
+    ``os.path.realpath`` of a 10 MB argument takes a tenth of a second or more before the first system call fails.
+    Characters are at most bytes, so a path refused here is longer than PATH_MAX in any encoding."""
+    if len(os.fspath(path)) >= PATH_MAX:
+        raise Gf01Error(f"cannot write: {os.strerror(errno.ENAMETOOLONG)}", file=shown)
+
+
 def _same_path(real: Path, other: str | os.PathLike[str]) -> bool:
     """Whether ``other`` names the path ``real`` (both missing: the files the command is about to make)."""
+    if len(os.fspath(other)) >= PATH_MAX:  # no file has that name: reading it fails, and says so (ENAMETOOLONG)
+        return False
     try:
         return Path(os.path.realpath(other)) == real
     except (OSError, ValueError):
@@ -261,6 +278,7 @@ def write_text_atomic(path: str | Path, text: str, *, mode: int | None = None) -
     replaced file's, or gets rw-r--r--.
     """
     shown = quote(os.fspath(path), 200, bare=True)
+    _refuse_too_long(path, shown)
     try:
         target = Path(os.path.realpath(path))
         st = _stat(target)

@@ -163,9 +163,22 @@ class Common:
 
     @SETTINGS
     @given(data=st.data())
-    def test_certificate_checks_match_brute(self, data: st.DataObject) -> None:
+    def test_queries_match_brute(self, data: st.DataObject) -> None:
+        """Every query against the brute-force twin on one drawn problem: the certificate checks on a drawn
+        certificate, the sets (count, enumeration, witness, oracle) and the best match. One draw serves the three
+        (drawing a problem is most of a small backend's time); each still runs on 30 examples."""
         problem = self.twin(data.draw(problems(max_flips=9)))
         cert = data.draw(certificates(problem))
+        self.check_certificate(problem, cert)
+        golds = self.check_sets(problem)
+        # Half the time the agent plays a valid certificate (or a prefix of one), so high F1 values are exercised.
+        if golds and data.draw(st.booleans()):
+            cert = data.draw(st.sampled_from(golds))
+            cert = cert[: data.draw(st.integers(0, len(cert)))]
+        got = self.b.best_match(problem, cert, problem.budget_t)
+        assert got == BestMatch(**dataclasses.asdict(brute_best_match(problem, cert, problem.budget_t)))
+
+    def check_certificate(self, problem: Problem, cert: tuple) -> None:
         assert self.b.suff(problem, cert) == brute_suff(problem, cert)
         assert self.b.min1(problem, cert) == brute_min1(problem, cert)
         assert self.b.valid(problem, cert) == brute_valid(problem, cert)
@@ -173,14 +186,12 @@ class Common:
         # The optional check query: the backend's own where it has one, else the shared one from suff and min1.
         assert contract.check(self.b, problem, cert) == Check(brute_suff(problem, cert), brute_min1(problem, cert))
 
-    @SETTINGS
-    @given(problem=problems(max_flips=9))
-    def test_sets_match_brute(self, problem: Problem) -> None:
-        self.check_sets(self.twin(problem))
-
-    def check_sets(self, problem: Problem) -> None:
+    def check_sets(self, problem: Problem) -> list[tuple]:
+        """The set queries against the brute-force twin under the problem's budget and none; the brute-force set
+        under the problem's budget (M_B(I))."""
+        sets = {}
         for budget_t in sorted({problem.budget_t, None}, key=lambda b: -1 if b is None else b):
-            expected = brute_valid_set(problem, budget_t)
+            expected = sets[budget_t] = brute_valid_set(problem, budget_t)
             assert self.b.count(problem, budget_t) == len(expected)
             got = list(self.b.enumerate_certificates(problem, budget_t))
             assert got == expected
@@ -194,20 +205,7 @@ class Common:
                 assert (best.eff_t, best.eff_a) == min((len({a[0] for a in c}), len(c)) for c in expected)
             else:
                 assert best is None
-
-    @SETTINGS
-    @given(data=st.data())
-    def test_best_match_matches_brute(self, data: st.DataObject) -> None:
-        problem = self.twin(data.draw(problems(max_flips=9)))
-        # Half the time the agent plays a valid certificate (or a prefix of one), so high F1 values are exercised.
-        golds = brute_valid_set(problem, problem.budget_t)
-        if golds and data.draw(st.booleans()):
-            cert = data.draw(st.sampled_from(golds))
-            cert = cert[: data.draw(st.integers(0, len(cert)))]
-        else:
-            cert = data.draw(certificates(problem))
-        got = self.b.best_match(problem, cert, problem.budget_t)
-        assert got == BestMatch(**dataclasses.asdict(brute_best_match(problem, cert, problem.budget_t)))
+        return sets[problem.budget_t]
 
     def test_a_quotient_past_255_classes(self) -> None:
         """Issue 28: a step of 256 classes (class ids past a byte), every query against the brute-force twin."""

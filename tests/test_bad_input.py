@@ -884,3 +884,19 @@ def test_bad_input_in_a_real_process(ws: Workspace) -> None:
         assert proc.returncode == 2 and proc.stdout == ""
         assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("gf01: error: ") and named in proc.stderr
     assert _left_behind(ws) == []
+
+
+def test_report_reads_its_inputs_before_building(ws: Workspace, monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """A bad --private-results file, or --official without its manifest, is said before the report is built (its
+    statistics import statsmodels and scipy: seconds, for a command that ends on a missing input)."""
+    from gf01_formal.report import build
+
+    def unbuilt(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the report was built before its inputs were read")
+
+    monkeypatch.setattr(build, "build_report", unbuilt)
+    out = str(ws.out / "r.json")
+    for argv, says in ((["--private-results", ws.bad("missing")], "cannot read"), (["--official"], "--manifest")):
+        assert main(["report", ws.runs, *argv, "-o", out]) == 2
+        assert says in capsys.readouterr().err

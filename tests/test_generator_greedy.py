@@ -6,8 +6,6 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from strategies import problems
 from test_small_count import peer_sized
 
 from encoders.problem import Problem
@@ -126,13 +124,8 @@ def test_greedy_at_2500_steps_in_bounded_memory():
     assert peak < 16 << 20, peak
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(problem=problems(max_flips=24, max_states=6, max_T=12))
-def test_the_tiny_search_is_the_swept_one(problem: Problem) -> None:
-    """Tiny tables are searched in plain Python (issue 33 item 4): the same certificate as the numpy sweep, which a
-    ``meter`` keeps (it counts the sweep's cells)."""
-    assert greedy._tiny(problem)
-    assert greedy_certificate(problem) == greedy_certificate(problem, meter=lambda cells: None)
+# The tiny search against the sweep on random tables: tests/test_small_oracle.py's
+# test_the_tiny_twins_are_the_general_paths (one draw of a tiny table serves the three plain-Python twins).
 
 
 @pytest.mark.parametrize("seed", range(60))

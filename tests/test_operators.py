@@ -228,7 +228,7 @@ def _mutations(data: bytes, rng: random.Random) -> list[bytes]:
     """Mutants of one file: the cuts, byte edits and number edits that reach the reader's corners."""
     out = [data.rstrip(b"\n"), data + b"\n", data[: len(data) // 2], data.replace(b"\n", b"\r\n", 3)]
     numbers = [k for k, b in enumerate(data) if 48 <= b <= 57]
-    for _ in range(40):
+    for _ in range(15):
         k = rng.randrange(len(data))
         choice = rng.randrange(6)
         if choice == 0:
@@ -266,7 +266,7 @@ def test_aiger_fuzz_over_the_corpus_never_crashes() -> None:
                     parse(mutant, file=path.name)
                 except Gf01Error as ex:
                     assert "\n" not in str(ex), str(ex)
-    assert tried > 2000
+    assert tried > 1000
 
 
 # -- bounds: loading under --seconds and --memory -----------------------------------------------------------------

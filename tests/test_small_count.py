@@ -1,13 +1,14 @@
-"""The plain-Python count of tiny instances (solvers/small_count.py, issue 33 item 4) against the brute-force twin and
-the forward backend's numpy pass, its hand-over to the pass past its key bound, and its use by the generator's
-exact count (gf01_formal/instances/measure.py)."""
+"""The plain-Python count of tiny instances (solvers/small_count.py, issue 33 item 4) against the brute-force twin (and
+the plain-Python oracle, solvers/small_oracle.py, on the same draws) and the forward backend's numpy pass, its
+hand-over to the pass past its key bound, and its use by the generator's exact count
+(gf01_formal/instances/measure.py)."""
 
 from __future__ import annotations
 
 import dataclasses
 
 import pytest
-from brute import brute_count
+from brute import brute_count, brute_valid_set
 from hypothesis import HealthCheck, given, settings
 from numpy.random import PCG64, Generator
 from strategies import problems
@@ -16,17 +17,24 @@ from encoders.problem import Problem
 from gf01_formal.instances import measure
 from hoa.label import And, Not, Or, Var
 from hoa.mealy import MealyView
-from solvers import forward, small_count
+from solvers import forward, small_count, small_oracle
 from solvers.limits import Limits
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(problem=problems(max_flips=11, max_states=5))
 def test_count_matches_the_brute_twin(problem: Problem) -> None:
+    """And the plain-Python oracle of the same tiny tables (solvers/small_oracle.py) gives the least (Eff_t, Eff_a)
+    of the same brute-force sets: one draw and one brute-force listing serve both twins."""
+    within, full = brute_valid_set(problem, problem.budget_t), brute_valid_set(problem, None)
     got = small_count.count(problem, problem.budget_t)
     assert got is not None  # every drawn system is a table of at most 5 states and 3 inputs
-    assert got == brute_count(problem, problem.budget_t)
-    assert small_count.count(problem, None) == brute_count(problem, None)
+    assert got == len(within)
+    assert small_count.count(problem, None) == len(full)
+    for budget, golds in ((problem.budget_t, within), (None, full)):
+        best = small_oracle.oracle(problem, budget)
+        least = min(((len({a[0] for a in c}), len(c)) for c in golds), default=None)
+        assert (None if best is None else (best.eff_t, best.eff_a)) == least
 
 
 def peer_sized(seed: int, T: int) -> Problem:

@@ -113,7 +113,7 @@ def report_cmd(
 
     require("report", "gf01 report")
     from gf01_formal.artifacts import pretty_json
-    from gf01_formal.report.build import build_report, official_checks
+    from gf01_formal.report.build import build_report, official_checks, official_inputs
     from gf01_formal.report.coverage import load_manifest
     from gf01_formal.report.load import load_runs
     from hoa.errors import Gf01Error
@@ -138,6 +138,16 @@ def report_cmd(
         capset = load_caps(caps)
         if official:
             capset.refuse_provisional(allow_provisional_caps, "report --official")
+    if official:
+        official_inputs(manifest, bundle)
+    section = None
+    if private_results is not None:  # read before the runs: a bad file is said before the report's statistics load
+        from gf01_formal.report.release import private_section
+
+        section = private_section(private_results)
+        if section is None:
+            raise Gf01Error("holds no private_eval headline (a package made before it carried one): leave out "
+                            "--private-results", file=str(private_results))
     prices = None if price is None else parse_price(price)
     man = None if manifest is None else load_manifest(manifest)
     loaded = load_runs(runs)
@@ -146,13 +156,9 @@ def report_cmd(
     if official:
         official_checks(report, runs, bundle=None if bundle is None else str(bundle), manifest=man, panel=panel,
                         key=key)
-    if private_results is not None:
-        from gf01_formal.report.release import private_section, with_private
+    if section is not None:
+        from gf01_formal.report.release import with_private
 
-        section = private_section(private_results)
-        if section is None:
-            raise Gf01Error("holds no private_eval headline (a package made before it carried one): leave out "
-                            "--private-results", file=str(private_results))
         report = with_private(report, section)
     written = []
     for path in outputs:

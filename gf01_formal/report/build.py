@@ -406,6 +406,15 @@ def build_report(runs: Runs, *, manifest: Manifest | None = None, panel: str | N
     }
 
 
+def official_inputs(manifest: object | None, bundle: object | None) -> None:
+    """``--official``'s own inputs given (Gf01Error naming the option otherwise): the command asks before it builds
+    the report, which takes seconds."""
+    if manifest is None:
+        raise Gf01Error("--official needs the split manifest (--manifest) to check coverage", field="--manifest")
+    if bundle is None:
+        raise Gf01Error("--official re-verifies every run: give the bundle (--bundle)", field="--bundle")
+
+
 def official_checks(report: dict[str, Any], paths: Sequence[str | os.PathLike[str]], *, bundle: str | None,
                     manifest: Manifest | None, panel: str, key: str | os.PathLike[str] | None = None) -> None:
     """``--official``: refuse (Gf01Error naming what is wrong) runs failing validation, runs outside the manifest or
@@ -417,10 +426,8 @@ def official_checks(report: dict[str, Any], paths: Sequence[str | os.PathLike[st
     release package can reproduce it without the private instances the re-verification needs)."""
     from gf01_formal.runs.validate import check_runs
 
-    if manifest is None:
-        raise Gf01Error("--official needs the split manifest (--manifest) to check coverage", field="--manifest")
-    if bundle is None:
-        raise Gf01Error("--official re-verifies every run: give the bundle (--bundle)", field="--bundle")
+    official_inputs(manifest, bundle)
+    assert manifest is not None and bundle is not None
     violations = check_runs(paths, bundle=bundle, official=True, key=key).violations
     if violations:
         shown = "; ".join(str(v) for v in violations[:3])
