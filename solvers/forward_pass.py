@@ -549,20 +549,32 @@ class Forward:
         t, tab, b_cap, capped, track_b = plan.t, plan.tab, plan.b_cap, plan.capped, plan.track_b
         ptr = tab.viable_ptr
         pairs = int((ptr[layer.q + 1] - ptr[layer.q]).sum())
-        if pairs < BLOCK_MIN or not self.tables.images_pay(t, pairs):
-            return None  # few pairs: a block per class costs more than it saves; images would not pay (with_images)
-        comb = self.tables.combined(t, tab)
+        if pairs < BLOCK_MIN:
+            return None  # few pairs: a block per class costs more than it saves
         size_next = self.quo.sizes[t + 1]
         b_bits = max(1, b_cap.bit_length()) if track_b else 0
         idx_bits = max(1, layer.size.bit_length())
         q_bits = max(1, int(size_next - 1).bit_length())
-        if comb is None or q_bits + b_bits + size_next + idx_bits > 63:
+        if q_bits + b_bits + size_next + idx_bits > 63 or tab.new_runs is None:
             return None
-        letters, chunks = self.quo.letters, comb.shape[0]
+        letters = self.quo.letters
         tau = self.problem.trace[t]
+        bounds = np.searchsorted(layer.q, np.arange(ptr.size))
+        present = np.flatnonzero((bounds[1:] > bounds[:-1]) & (ptr[1:] > ptr[:-1]))
+
+        def reached() -> np.ndarray:
+            # The letters the layer's classes' viable masks reach (the image tables are built for these only).
+            cm = np.concatenate([tab.viable_mask[ptr[c]:ptr[c + 1]] for c in present]) if present.size else \
+                np.zeros(0, dtype=np.int64)
+            return np.unique(tau ^ (cm & (letters - 1)))
+
+        got = self.tables.combined(t, tab, pairs, reached)
+        if got is None:
+            return None  # images would not pay (or class sets wider than 63 bits): the pair-by-pair expansion
+        comb, used = got
+        chunks = comb.shape[0]
         runs = tab.new_runs[..., 0]
         kill, unsafe = tab.kill[0] | _DIE, tab.unsafe[0]
-        bounds = np.searchsorted(layer.q, np.arange(ptr.size))
         sets = layer.s[:, 0]
         codes: list[np.ndarray] = []
         held = 0  # live pairs in ``codes``
@@ -572,7 +584,7 @@ class Forward:
         # The block's next class sets and a scratch array of the same shape: at most BLOCK pairs, or one key's masks.
         width = max(BLOCK, min(MASKS, int((ptr[1:] - ptr[:-1]).max(initial=0))))
         buf = (np.empty(width, dtype=np.uint64), np.empty(width, dtype=np.uint64))
-        for c in np.flatnonzero((bounds[1:] > bounds[:-1]) & (ptr[1:] > ptr[:-1])):
+        for c in present:
             viable = tab.viable_mask[ptr[c]:ptr[c + 1]] & (letters - 1)
             # Masks in parts: a part's image tables are copied (masks x bytes x 256 words; 16 inputs: 65,536 masks).
             for m0 in range(0, viable.size, MASKS):
@@ -587,7 +599,8 @@ class Forward:
                 flips = (masks != 0).astype(np.int64)[:, None]
                 # (chunks, masks, 256), a copy of the cached tables, each byte's tables contiguous: a take from a
                 # strided (masks, 256) view is several times slower (numpy copies it first).
-                images = np.take(comb, tau ^ masks, axis=1)
+                xs = tau ^ masks
+                images = np.take(comb, xs if used is None else np.searchsorted(used, xs), axis=1)
                 # The new removal runs and the next key's class field go into the first byte's images: one pass less
                 # each (the class field's bits lie above the class set's, clear of the dead bits).
                 images[0] |= (runs[c, masks][:, None]

@@ -71,12 +71,14 @@ def test_count_enumerate_sample_match_brute(problem: Problem, data: st.DataObjec
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(problem=problems(max_flips=11, max_states=5), data=st.data())
 def test_count_by_class_blocks_matches_brute(problem: Problem, data: st.DataObject) -> None:
-    # Every step the class blocks can take takes them (they are used from BLOCK_MIN pairs on otherwise).
+    # Every step the class blocks can take takes them (they are used from BLOCK_MIN pairs on otherwise), with the
+    # image tables of every letter or (MAX_IMAGE_TABLE 0, as at 16 inputs) of the letters the step reaches only.
     budget = data.draw(st.one_of(st.none(), st.integers(0, problem.horizon)))
     expected = len(brute_valid_set(problem, budget))
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(forward_pass, "BLOCK_MIN", 0)
         mp.setattr(quotient, "IMAGE_PAYOFF", 0)
+        mp.setattr(quotient, "MAX_IMAGE_TABLE", data.draw(st.sampled_from((0, quotient.MAX_IMAGE_TABLE))))
         taken: list[bool] = []
         step_blocks = forward_pass.Forward._step_blocks
 
@@ -113,6 +115,7 @@ def test_count_in_pieces_matches_brute(problem: Problem, data: st.DataObject) ->
         mp.setattr(quotient, "IMAGE_PAYOFF", 0)
         mp.setattr(forward_pass, "PIECE", data.draw(st.sampled_from((1, 2, 7))))
         mp.setattr(forward_pass, "MASKS", data.draw(st.sampled_from((1, 3, forward_pass.MASKS))))
+        mp.setattr(quotient, "MAX_IMAGE_TABLE", data.draw(st.sampled_from((0, quotient.MAX_IMAGE_TABLE))))
         assert forward.count(problem, budget) == len(brute_valid_set(problem, budget))
 
 
@@ -167,6 +170,14 @@ def test_image_tables_are_their_definition() -> None:
                 die[:, c // 8, sel] |= hit[c, :, None]
             assert (got[0] == img).all() and (got[1] == die).all()
             checked += size > 8
+            if size <= 63:
+                # The class blocks' folded tables, of every letter and of a few: the same images, hopeless classes
+                # cleared, bit 63 where one shows the effect.
+                drop = quotient.class_set(fw.quo.hopeless[t + 1], 1)[0]
+                want = np.where(die, np.uint64(1) << np.uint64(63), np.uint64(0)) | (img[..., 0] & ~drop)
+                assert (quotient.fold_images(nxt, hit, drop) == want.transpose(1, 0, 2)).all()
+                few = np.array([0, fw.quo.letters - 1])
+                assert (quotient.fold_images(nxt[:, few], hit[:, few], drop) == want[few].transpose(1, 0, 2)).all()
     assert checked
 
 
