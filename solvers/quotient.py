@@ -181,6 +181,9 @@ def class_set(flags: np.ndarray, words: int) -> np.ndarray:
 
 def onehot(classes: np.ndarray, words: int) -> np.ndarray:
     """Rows of ``words`` words with the single bit ``classes[...]`` set (shape ``classes.shape + (words,)``)."""
+    if words == 1:
+        # One word: the bit itself (put_along_axis costs about ten times more; 16 inputs: 0.1 s a step table).
+        return np.left_shift(np.uint64(1), classes.astype(np.uint64))[..., None]
     out = np.zeros((*classes.shape, words), dtype=np.uint64)
     w = classes >> 6
     bit = np.left_shift(np.uint64(1), (classes & 63).astype(np.uint64))
@@ -365,13 +368,19 @@ class Tables:
             q_next, q_hit = np.ascontiguousarray(n[:, xs]), np.ascontiguousarray(h[:, xs])
             drop, kill = class_set(quo.hopeless[t + 1], words), class_set(quo.must[t + 1], words)
             new_die = np.zeros((size, letters), dtype=bool)
+            # Flip i of mask m creates the removal run of letter tau ^ m ^ 2^i, whose class is q_next[c, m ^ 2^i]:
+            # in the view (C, letters >> (i + 1), 2, 2^i) of the mask axis, the masks with bit i set are the
+            # half [:, :, 1] and their partners m ^ 2^i the half [:, :, 0], so each flip is one whole-array
+            # operation on strided views (no gathers; 16 inputs: a step table 0.36 s -> 0.1 s).
+            halves = [(size, letters >> (i + 1), 2, 1 << i) for i in range(self.n_in)]
+            for shape in halves:
+                new_die.reshape(shape)[:, :, 1] |= q_hit.reshape(shape)[:, :, 0]
             if dense:
                 new_runs = np.zeros((size, letters, words), dtype=np.uint64)
-                for i in range(self.n_in):
-                    flips_i = ((masks >> i) & 1).astype(bool)
-                    xi = xs[flips_i] ^ (1 << i)
-                    new_runs[:, flips_i, :] |= onehot(n[:, xi], words)
-                    new_die[:, flips_i] |= h[:, xi]
+                hot = onehot(q_next, words)
+                for shape in halves:
+                    new_runs.reshape(*shape, words)[:, :, 1] |= hot.reshape(*shape, words)[:, :, 0]
+                del hot
                 runs: np.ndarray = new_runs & ~drop
                 # What the edited run's class alone decides: a new removal run shows the effect now or surely later,
                 # or (edited run still short of it) the edited run is hopeless or twinned by a new removal run.
@@ -380,12 +389,9 @@ class Tables:
             else:
                 # The same as class ids: flip i of a mask creates the removal run in class n[c, x ^ bit i].
                 runs = np.full((size, letters, self.n_in), -1, dtype=np.int64)
-                for i in range(self.n_in):
-                    flips_i = ((masks >> i) & 1).astype(bool)
-                    xi = xs[flips_i] ^ (1 << i)
-                    ids = n[:, xi]
-                    runs[:, flips_i, i] = np.where(quo.hopeless[t + 1][ids], -1, ids)
-                    new_die[:, flips_i] |= h[:, xi]
+                ids = np.where(quo.hopeless[t + 1][q_next], -1, q_next)
+                for i, shape in enumerate(halves):
+                    runs.reshape(*shape, self.n_in)[:, :, 1, :, i] = ids.reshape(shape)[:, :, 0]
                 some = runs >= 0
                 dead = new_die | (some & quo.must[t + 1][np.maximum(runs, 0)]).any(axis=-1)
                 dead |= ~q_hit & (quo.hopeless[t + 1][q_next] | (runs == q_next[..., None]).any(axis=-1))
