@@ -274,6 +274,8 @@ class Forward:
         self.tables = Tables(self.quo, problem)
         #: Row buffers of the expanded pairs, reused from step to step (fresh arrays each step cost page faults).
         self._buffers: dict[str, np.ndarray] = {}
+        #: The live codes of a class-block step (see :meth:`_step_blocks`), reused likewise.
+        self._piece = np.empty(0, dtype=np.int64)
         n = problem.system.num_inputs
         names = problem.system.inputs
         rank = {i: r for r, i in enumerate(sorted(range(n), key=lambda i: names[i]))}
@@ -574,15 +576,23 @@ class Forward:
         comb, used = got
         chunks = comb.shape[0]
         runs = tab.new_runs[..., 0]
-        kill, unsafe = tab.kill[0] | _DIE, tab.unsafe[0]
+        # Every field of a code sits ``idx_bits`` up (the source key below it), the tables' too, so a pair's code
+        # is its images' union with the source or-ed in; bit 63 (dead) stays where it is.
+        shift = np.uint64(idx_bits)
+        kill = ((tab.kill[0] & ~_DIE) << shift) | _DIE
+        unsafe = (tab.unsafe[0] & ~_DIE) << shift
         sets = layer.s[:, 0]
-        codes: list[np.ndarray] = []
-        held = 0  # live pairs in ``codes``
+        # The step's live codes, a piece at a time, in a buffer kept from step to step (fresh memory costs page
+        # faults); it holds one piece and one block (a piece is grouped once it reaches PIECE codes), or a whole
+        # step when the sums are not in this process.
+        width = max(BLOCK, min(MASKS, int((ptr[1:] - ptr[:-1]).max(initial=0))))
+        held = 0  # live codes in ``self._piece[:held]``
+        if self._piece.size < PIECE + width:
+            self._piece = np.empty(PIECE + width, dtype=np.int64)
         pieces: list[tuple[np.ndarray, np.ndarray]] = []  # (next keys, their counts) of each piece summed so far
         acc_b: list[np.ndarray] = []
         acc_src: list[np.ndarray] = []
         # The block's next class sets and a scratch array of the same shape: at most BLOCK pairs, or one key's masks.
-        width = max(BLOCK, min(MASKS, int((ptr[1:] - ptr[:-1]).max(initial=0))))
         buf = (np.empty(width, dtype=np.uint64), np.empty(width, dtype=np.uint64))
         for c in present:
             viable = tab.viable_mask[ptr[c]:ptr[c + 1]] & (letters - 1)
@@ -590,9 +600,9 @@ class Forward:
             for m0 in range(0, viable.size, MASKS):
                 masks = viable[m0:m0 + MASKS]
                 q2, hit = tab.q_next[c, masks], tab.q_hit[c, masks]
-                # Per mask, the bits of a next class set that end the pair: a removal run shows the effect now (bit
-                # 63) or surely later, or (edited run still short of it) shares the edited run's class.
-                dead = np.where(hit, kill, kill | (np.uint64(1) << q2.astype(np.uint64)))[:, None]
+                # Per mask, the bits of a next code that end the pair: a removal run shows the effect now (bit 63)
+                # or surely later, or (edited run still short of it) shares the edited run's class.
+                dead = np.where(hit, kill, kill | (np.uint64(1) << (q2.astype(np.uint64) + shift)))[:, None]
                 some_hit = bool(hit.any())
                 hit_col = hit[:, None]
                 base_hit = tab.base_hit[q2][:, None]
@@ -605,6 +615,11 @@ class Forward:
                 # each (the class field's bits lie above the class set's, clear of the dead bits).
                 images[0] |= (runs[c, masks][:, None]
                               | (q2.astype(np.uint64) << np.uint64(b_bits + size_next))[:, None])
+                dies = images & _DIE
+                images &= ~_DIE
+                images <<= shift
+                images |= dies
+                del dies
                 per = max(1, BLOCK // masks.size)
                 for lo in range(int(bounds[c]), int(bounds[c + 1]), per):
                     hi = min(lo + per, int(bounds[c + 1]))
@@ -642,21 +657,25 @@ class Forward:
                     # Live pairs have bit 63 clear: their codes read as non-negative int64.
                     code = s2.view(np.int64)
                     if b2 is not None:
-                        code |= b2 << size_next
-                    code <<= idx_bits
+                        code |= b2 << (size_next + idx_bits)
                     code |= src
-                    codes.append(code[live])
-                    held += codes[-1].size
+                    live = live.ravel()
+                    n_live = int(np.count_nonzero(live))
+                    if held + n_live > self._piece.size:  # a whole step in one piece (sums not in this process)
+                        self._piece = np.concatenate((self._piece[:held], np.empty(held + n_live + width,
+                                                                                   dtype=np.int64)))
+                    np.compress(live, code.ravel(), out=self._piece[held:held + n_live])
+                    held += n_live
                     if sums is not None and held >= PIECE:
-                        kept, src, starts = _group(codes, idx_bits)
+                        kept, src, starts = _group(self._piece[:held], idx_bits)
                         pieces.append((kept, sums(src, starts)))
-                        codes, held = [], 0
+                        held = 0
         empty = np.zeros(0, dtype=np.int64)
         accepted = (np.concatenate(acc_b), np.concatenate(acc_src)) if acc_src else (empty, empty)
         if pieces:
             assert sums is not None
             if held:
-                kept, src, starts = _group(codes, idx_bits)
+                kept, src, starts = _group(self._piece[:held], idx_bits)
                 pieces.append((kept, sums(src, starts)))
             # The pieces' groups merged: equal next keys of different pieces add their pieces' sums.
             keys = np.concatenate([k for k, _ in pieces])
@@ -667,7 +686,7 @@ class Forward:
             return _next_layer(keys[starts], b_bits, size_next, track_b), *accepted, empty, empty, counts
         if not held:
             return take(layer, empty), *accepted, empty, empty, None
-        kept, src, starts = _group(codes, idx_bits)
+        kept, src, starts = _group(self._piece[:held], idx_bits)
         return _next_layer(kept, b_bits, size_next, track_b), *accepted, src, starts, None
 
     def _rows(self, rows: int, words: int, n_extra: int, n_cost: int, with_mask: bool) -> dict[str, np.ndarray]:
@@ -687,11 +706,10 @@ class Forward:
         return buf
 
 
-def _group(codes: list[np.ndarray], idx_bits: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Live pairs' codes (next key above ``idx_bits`` bits of source key) grouped by next key: the next keys in
-    increasing order, the source keys sorted by next key, and the start of each key's group among them."""
-    packed = np.concatenate(codes) if len(codes) > 1 else codes[0]
-    del codes[:]
+def _group(packed: np.ndarray, idx_bits: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Live pairs' codes (next key above ``idx_bits`` bits of source key) grouped by next key, in place: the next
+    keys in increasing order, the source keys sorted by next key (``packed`` itself), and the start of each key's
+    group among them."""
     packed.sort()
     keys = packed >> idx_bits
     # Group starts without a copy of the whole step's flags (only the few starts are concatenated).
