@@ -15,7 +15,6 @@ described by one :class:`PassSettings` value (what to count, keep and bound); a 
 from __future__ import annotations
 
 import dataclasses
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -42,14 +41,6 @@ BLOCKS = True
 #: pieces sort faster (labels, 12 inputs, T = 20: CPU 15.3-15.7 s at 2^21 against 16.1-19.4 s at 2^23 and 18.2-19.2 s
 #: at 2^25; at 8 inputs, T = 160, 2^21 and 2^23 alike, 2^19 5 % more; docs/performance.md).
 PIECE = 1 << 21
-#: A plain count step whose next keys fit a 32-bit code with some source bits packs its pairs in 32 bits (see
-#: :meth:`Forward._step_blocks`); False: always 64 (tests).
-NARROW = True
-#: Most source bits of a narrow code (tests make windows of a few sources).
-WINDOW_BITS = 32
-#: Largest table of every next key's counts (bytes) a narrow step keeps: (limbs + 1) x keys x 8 (16 classes of 16
-#: bits: 8 MiB a limb).
-DENSE_SUMS = 96 << 20
 #: Viable masks of one class whose image tables (``masks x bytes x 256`` words) a class block copies at once.
 MASKS = 1 << 12
 _DIE = np.uint64(1) << np.uint64(63)
@@ -253,11 +244,10 @@ class Tally:
         if self.counts is not None:
             self.counts.advance(src, starts)
 
-    def piece_sums(self) -> Counts | None:
-        """The layer's counts when they are summed in this process (a step expanded in pieces, :data:`PIECE`, sums
-        its groups piece by piece, the counts left as they are: :meth:`Counts.sums`); None when a helper holds
-        them."""
-        return self.counts if isinstance(self.counts, Counts) else None
+    def piece_sums(self) -> Callable[[np.ndarray, np.ndarray], np.ndarray] | None:
+        """Group sums of the layer's counts, the counts left as they are, when they are summed in this process
+        (a step expanded in pieces, :data:`PIECE`); None when a helper holds them."""
+        return self.counts.sums if isinstance(self.counts, Counts) else None
 
     def replace(self, columns: np.ndarray) -> None:
         """The next layer's counts, summed piece by piece (:meth:`piece_sums`)."""
@@ -284,9 +274,8 @@ class Forward:
         self.tables = Tables(self.quo, problem)
         #: Row buffers of the expanded pairs, reused from step to step (fresh arrays each step cost page faults).
         self._buffers: dict[str, np.ndarray] = {}
-        #: The live codes of a class-block step (see :meth:`_step_blocks`), reused likewise, wide and narrow.
+        #: The live codes of a class-block step (see :meth:`_step_blocks`), reused likewise.
         self._piece = np.empty(0, dtype=np.int64)
-        self._narrow = np.empty(0, dtype=np.uint32)
         n = problem.system.num_inputs
         names = problem.system.inputs
         rank = {i: r for r, i in enumerate(sorted(range(n), key=lambda i: names[i]))}
@@ -540,24 +529,17 @@ class Forward:
 
     def _step_blocks(
         self, plan: StepPlan, layer: Layer, clock: Clock, query: str,
-        counts: Counts | None = None,
+        sums: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
     ) -> tuple[Layer, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None] | None:
         """One step of a plain count by class blocks: the next layer, the (timesteps, source key) of each accepting
         pair, and the live pairs' source keys grouped by next key (sources, group starts: the next layer's counts
         are the groups' sums); None when the step does not allow it (class sets wider than 63 bits, image tables
         too large, or a key code wider than 63 bits), and the pair-by-pair expansion takes the step.
 
-        With ``counts`` (the layer's counts in this process, :meth:`Tally.piece_sums`) a step of more than
-        :data:`PIECE` live pairs is grouped and summed piece by piece, and the pieces' groups are merged: then the
-        last field is the next layer's counts (and the sources and starts are empty), else None. The counts are the
-        same integers (sums commute), the memory one piece's.
-
-        Narrow codes (:data:`NARROW`): when the next keys (class, class set) fit 20 bits or so, the counts are in
-        this process and narrow enough for a table of every next key (:data:`DENSE_SUMS`), and |TS| is not a key
-        field, a pair's code is (next key, source key less its window's first) in 32 bits: the sources come in
-        windows of 2^(32 - key bits) keys (a layer's keys in order), each window's codes (or each piece of them)
-        are sorted as uint32 (half the time of int64) and summed, and the sums added into the table of every next
-        key (:class:`key_counts.DenseSums`), which gives the next layer and its counts in key order.
+        With ``sums`` (the layer's group sums, :meth:`Tally.piece_sums`) a step of more than :data:`PIECE` live
+        pairs is grouped and summed piece by piece, and the pieces' groups are merged: then the last field is the
+        next layer's counts (and the sources and starts are empty), else None. The counts are the same integers
+        (sums commute), the memory one piece's.
 
         The keys of a layer are sorted by class, and every key of class c expands under the same viable masks,
         whose letter, edited-run successor, new removal runs and dead bits are the same for all of them: a block of
@@ -594,16 +576,8 @@ class Forward:
         comb, used = got
         chunks = comb.shape[0]
         runs = tab.new_runs[..., 0]
-        sums = counts.sums if counts is not None else None
-        key_bits = q_bits + size_next
-        src_bits = min(32 - key_bits, WINDOW_BITS)
-        narrow = (NARROW and counts is not None and not track_b and src_bits >= 1 and counts.columns.dtype != object
-                  and counts.columns.shape[0] + 2 <= key_counts.OBJECT_LIMBS
-                  and (counts.columns.shape[0] + 1) * (int(self.quo.sizes[t + 1]) << size_next) * 8 <= DENSE_SUMS)
-        # Every field of a code sits ``idx_bits`` up (the source key, or its place in its window, below it), the
-        # tables' too, so a pair's code is its images' union with the source or-ed in; bit 63 (dead) stays put.
-        if narrow:
-            idx_bits = src_bits
+        # Every field of a code sits ``idx_bits`` up (the source key below it), the tables' too, so a pair's code
+        # is its images' union with the source or-ed in; bit 63 (dead) stays where it is.
         shift = np.uint64(idx_bits)
         kill = ((tab.kill[0] & ~_DIE) << shift) | _DIE
         unsafe = (tab.unsafe[0] & ~_DIE) << shift
@@ -612,29 +586,9 @@ class Forward:
         # faults); it holds one piece and one block (a piece is grouped once it reaches PIECE codes), or a whole
         # step when the sums are not in this process.
         width = max(BLOCK, min(MASKS, int((ptr[1:] - ptr[:-1]).max(initial=0))))
-        held = 0  # live codes in ``self._piece[:held]`` (or ``self._narrow``)
+        held = 0  # live codes in ``self._piece[:held]``
         if self._piece.size < PIECE + width:
             self._piece = np.empty(PIECE + width, dtype=np.int64)
-        window = -1  # the first source key of the narrow codes held
-        if narrow:
-            assert counts is not None
-            if self._narrow.size < PIECE + width:
-                self._narrow = np.empty(PIECE + width, dtype=np.uint32)
-            dense = key_counts.DenseSums(int(self.quo.sizes[t + 1]) << size_next, counts.columns.shape[0] + 1)
-            low = self._narrow
-            # The low half of each uint64 code: a live narrow code is below 2^32.
-            half = 0 if sys.byteorder == "little" else 1
-
-            def flush() -> None:
-                codes = low[:held]
-                codes.sort()
-                keys = codes >> np.uint32(idx_bits)
-                starts = np.concatenate(([0], np.flatnonzero(keys[1:] != keys[:-1]) + 1))
-                kept = keys[starts]
-                del keys
-                src = (codes & np.uint32((1 << idx_bits) - 1)).astype(np.intp)
-                src += window
-                dense.add(kept, counts.sums(src, starts))
         pieces: list[tuple[np.ndarray, np.ndarray]] = []  # (next keys, their counts) of each piece summed so far
         acc_b: list[np.ndarray] = []
         acc_src: list[np.ndarray] = []
@@ -667,17 +621,8 @@ class Forward:
                 images |= dies
                 del dies
                 per = max(1, BLOCK // masks.size)
-                lo = int(bounds[c])
-                while lo < bounds[c + 1]:
+                for lo in range(int(bounds[c]), int(bounds[c + 1]), per):
                     hi = min(lo + per, int(bounds[c + 1]))
-                    if narrow:
-                        # A block within one window of sources.
-                        hi = min(hi, ((lo >> idx_bits) + 1) << idx_bits)
-                        if lo >> idx_bits != window >> idx_bits or window < 0:
-                            if held:
-                                flush()
-                                held = 0
-                            window = lo >> idx_bits << idx_bits
                     clock.check(query)
                     s = sets[lo:hi]
                     shape = (masks.size, hi - lo)
@@ -706,7 +651,6 @@ class Forward:
                         now = spent & base_hit & ((s2 & unsafe) == 0)
                         accept = now if accept is None else (accept & within) | now
                     src = np.arange(lo, hi, dtype=np.int64)
-                    lo = hi
                     if accept is not None and accept.any():
                         acc_src.append(np.broadcast_to(src, accept.shape)[accept])
                         acc_b.append(b2[accept] if b2 is not None else np.zeros(int(accept.sum()), dtype=np.int64))
@@ -714,16 +658,9 @@ class Forward:
                     code = s2.view(np.int64)
                     if b2 is not None:
                         code |= b2 << (size_next + idx_bits)
-                    code |= src - window if narrow else src
+                    code |= src
                     live = live.ravel()
                     n_live = int(np.count_nonzero(live))
-                    if narrow:
-                        np.compress(live, code.ravel().view(np.uint32)[half::2], out=low[held:held + n_live])
-                        held += n_live
-                        if held >= PIECE:
-                            flush()
-                            held = 0
-                        continue
                     if held + n_live > self._piece.size:  # a whole step in one piece (sums not in this process)
                         self._piece = np.concatenate((self._piece[:held], np.empty(held + n_live + width,
                                                                                    dtype=np.int64)))
@@ -735,11 +672,6 @@ class Forward:
                         held = 0
         empty = np.zeros(0, dtype=np.int64)
         accepted = (np.concatenate(acc_b), np.concatenate(acc_src)) if acc_src else (empty, empty)
-        if narrow:
-            if held:
-                flush()
-            keys, columns = dense.result()
-            return _next_layer(keys, b_bits, size_next, track_b), *accepted, empty, empty, columns
         if pieces:
             assert sums is not None
             if held:

@@ -131,52 +131,6 @@ def side_by_side(parts: list[np.ndarray]) -> np.ndarray:
     return np.concatenate([np.pad(p, ((0, top - p.shape[0]), (0, 0))) for p in parts], axis=1)
 
 
-class DenseSums:
-    """Group sums added into a table of every next key ``0 .. size - 1`` (limb columns), for a step whose next keys
-    are few enough to index directly (the count pass's narrow codes, :mod:`solvers.forward_pass`): each grouping adds
-    its groups' sums at their keys, and the keys that got any come out in increasing order with their sums. The
-    sums must be limb columns (each limb below 2^LIMB); the table's carries are propagated every ``GROUP_MAX - 1``
-    groupings, so no limb overflows.
-
-    >>> dense = DenseSums(8, 1)
-    >>> dense.add(np.array([5, 2]), np.array([[3, 4]], dtype=np.uint64))
-    >>> dense.add(np.array([5]), np.array([[1 << 55]], dtype=np.uint64))
-    >>> keys, cols = dense.result()
-    >>> keys.tolist(), [column_int(cols, k) for k in range(keys.size)]
-    ([2, 5], [4, 36028797018963971])
-    """
-
-    def __init__(self, size: int, limbs: int) -> None:
-        self.cols = np.zeros((limbs, size), dtype=np.uint64)
-        self.seen = np.zeros(size, dtype=bool)
-        self._adds = 0
-
-    def add(self, keys: np.ndarray, sums: np.ndarray) -> None:
-        """Add the sums ``sums[:, g]`` (limb columns) at the distinct keys ``keys[g]``."""
-        assert sums.dtype != object
-        if sums.shape[0] > self.cols.shape[0]:
-            self.cols = np.concatenate([self.cols, np.zeros((sums.shape[0] - self.cols.shape[0], self.cols.shape[1]),
-                                                            dtype=np.uint64)])
-        if self._adds == GROUP_MAX - 1:
-            self.cols = normalise_columns(self.cols)
-            self._adds = 0
-        self._adds += 1
-        # Distinct keys: an indexed add is exact (no key is read twice before its write).
-        self.cols[:sums.shape[0], keys] += sums
-        self.seen[keys] = True
-
-    def result(self) -> tuple[np.ndarray, np.ndarray]:
-        """The keys that got a sum, in increasing order, and their sums as :func:`sum_columns` gives them (limb
-        columns without top zero limbs, or Python ints past :data:`OBJECT_LIMBS` limbs)."""
-        keys = np.flatnonzero(self.seen)
-        cols = normalise_columns(self.cols[:, keys])
-        top = cols.shape[0]
-        while top > 1 and not cols[top - 1].any():
-            top -= 1
-        cols = cols[:top]
-        return keys, cols if top <= OBJECT_LIMBS else _wide(cols)
-
-
 def normalise(limbs: np.ndarray) -> np.ndarray:
     """Limbs (K, L) with their carries propagated (a limb added when the top one overflows).
 

@@ -81,19 +81,6 @@ def play(counts: Counts | HelperCounts, steps: list) -> dict[int, int]:
         counts.close()
 
 
-def test_the_table_of_next_keys_propagates_its_carries() -> None:
-    # 300 groupings add the largest limb at one key (more than one uint64 limb holds without carries), beside a
-    # key added once and keys never added; the sums grow a limb.
-    top = (1 << key_counts.LIMB) - 1
-    dense = key_counts.DenseSums(6, 1)
-    for g in range(300):
-        dense.add(np.array([4, 1] if g == 7 else [4]), np.array([[top, 9]] if g == 7 else [[top]], dtype=np.uint64))
-    keys, cols = dense.result()
-    assert keys.tolist() == [1, 4]
-    assert [key_counts.column_int(cols, k) for k in range(2)] == [9, 300 * top]
-    assert cols.shape[0] == 2
-
-
 @pytest.mark.parametrize("seed", range(4))
 def test_the_helper_adds_what_this_process_adds(seed: int) -> None:
     steps = random_steps(seed, 80)

@@ -116,9 +116,6 @@ def test_count_in_pieces_matches_brute(problem: Problem, data: st.DataObject) ->
         mp.setattr(forward_pass, "PIECE", data.draw(st.sampled_from((1, 2, 7))))
         mp.setattr(forward_pass, "MASKS", data.draw(st.sampled_from((1, 3, forward_pass.MASKS))))
         mp.setattr(quotient, "MAX_IMAGE_TABLE", data.draw(st.sampled_from((0, quotient.MAX_IMAGE_TABLE))))
-        # 32-bit codes (steps without a budget) in windows of 2 or 8 sources or as wide as they fit, or 64-bit ones.
-        mp.setattr(forward_pass, "NARROW", data.draw(st.booleans()))
-        mp.setattr(forward_pass, "WINDOW_BITS", data.draw(st.sampled_from((1, 3, 32))))
         assert forward.count(problem, budget) == len(brute_valid_set(problem, budget))
 
 
@@ -150,39 +147,6 @@ def test_pieces_and_one_piece_agree_on_wide_instances(monkeypatch: pytest.Monkey
         monkeypatch.setattr(forward_pass, "PIECE", defaults[0])
         monkeypatch.setattr(forward_pass, "MASKS", defaults[1])
     assert one.bit_length() > key_counts.LIMB * key_counts.OBJECT_LIMBS
-
-
-def test_narrow_codes_and_wide_codes_agree(monkeypatch: pytest.MonkeyPatch) -> None:
-    # 32-bit codes in windows of 2 and 16 sources and as wide as they fit, in pieces of 1, 97 and PIECE pairs,
-    # against 64-bit codes in one piece; windows of 2 sources add hundreds of groupings a step into the table of
-    # next keys, whose carries are then propagated on the way (DenseSums).
-    monkeypatch.setattr(forward_pass, "BLOCK_MIN", 0)
-    monkeypatch.setattr(quotient, "IMAGE_PAYOFF", 0)
-    grouped: list[int] = []
-    add = key_counts.DenseSums.add
-
-    def spy(self: key_counts.DenseSums, keys: np.ndarray, sums: np.ndarray) -> None:
-        grouped.append(id(self))
-        add(self, keys, sums)
-
-    monkeypatch.setattr(key_counts.DenseSums, "add", spy)
-    bits = 0
-    for seed, inputs, steps, windows in ((1, 4, 60, (1, 4, 32)), (5, 6, 24, (4, 32))):
-        problem = random_table(6, inputs, steps, seed)
-        monkeypatch.setattr(forward_pass, "NARROW", False)
-        wide = forward.count(problem, None)
-        bits = max(bits, wide.bit_length())
-        assert not grouped
-        monkeypatch.setattr(forward_pass, "NARROW", True)
-        for window in windows:
-            piece = {1: forward_pass.PIECE, 4: 97, 32: 1}[window]
-            monkeypatch.setattr(forward_pass, "WINDOW_BITS", window)
-            monkeypatch.setattr(forward_pass, "PIECE", piece)
-            assert forward.count(problem, None) == wide
-            per_step = max(grouped.count(g) for g in set(grouped))
-            assert per_step >= (key_counts.GROUP_MAX if window == 1 else 2), (seed, window, per_step)
-            grouped.clear()
-    assert bits > 2 * key_counts.LIMB  # three limbs: the table's columns grow on the way
 
 
 def test_image_tables_are_their_definition() -> None:
