@@ -534,7 +534,9 @@ class Forward:
         """One step of a plain count by class blocks: the next layer, the (timesteps, source key) of each accepting
         pair, and the live pairs' source keys grouped by next key (sources, group starts: the next layer's counts
         are the groups' sums); None when the step does not allow it (class sets wider than 63 bits, image tables
-        too large, or a key code wider than 63 bits), and the pair-by-pair expansion takes the step.
+        that would not pay for themselves, or a key code wider than 63 bits), and the pair-by-pair expansion takes
+        the step. The image tables cover every letter, or past :data:`quotient.MAX_IMAGE_TABLE` (16 inputs) the
+        letters the step's viable masks reach (:meth:`quotient.Tables.combined`).
 
         With ``sums`` (the layer's group sums, :meth:`Tally.piece_sums`) a step of more than :data:`PIECE` live
         pairs is grouped and summed piece by piece, and the pieces' groups are merged: then the last field is the

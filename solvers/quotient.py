@@ -26,7 +26,8 @@ from solvers.simulate import prepare, require_tables
 
 #: operations per letter; images class by class cost one per pair and class).
 IMAGE_PAYOFF = 32
-#: Largest per-letter image table (entries); wider alphabets take images class by class.
+#: Largest per-letter image table of every letter (entries); past it the pair-by-pair expansion takes images class by
+#: class and the count's class blocks take tables of the letters a step reaches (:meth:`Tables.combined`).
 MAX_IMAGE_TABLE = 1 << 24
 #: Bytes of per-letter image tables and of per-step mask tables one pass keeps for reuse (least recently used out).
 TABLE_CACHE = 96 << 20
