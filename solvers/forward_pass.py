@@ -359,6 +359,9 @@ class Forward:
         per = np.cumsum(plan.tab.viable_ptr[layer.q + 1] - plan.tab.viable_ptr[layer.q])
         pairs = int(per[-1]) if per.size else 0
         plan = dataclasses.replace(plan, tab=self.tables.with_images(t, plan.tab, pairs))
+        if (settings.plain and isinstance(tally.counts, Counts) and pairs > PIECE
+                and (key_counts.HELPER_MIN is None or pairs < key_counts.HELPER_MIN)):
+            return self._pairs_in_pieces(plan, layer, tally, clock, query, per, chunk), None
         buf = self._rows(pairs, words, len(extras), len(settings.costs), edges)
         lo = kept = 0
         while lo < layer.size:
@@ -444,6 +447,66 @@ class Forward:
         offsets = np.searchsorted(src, np.arange(layer.size + 1))
         cost = cand["cost"][keep, 0][order] if settings.tight else None
         return nxt, Edges(src, mask, dst, offsets, cost)
+
+    def _pairs_in_pieces(self, plan: StepPlan, layer: Layer, tally: Tally, clock: Clock, query: str,
+                         per: np.ndarray, chunk: int) -> Layer:
+        """A plain count's step pair by pair in pieces (its counts in this process): every :data:`PIECE` expanded
+        pairs or so are grouped by next key and their counts summed (:meth:`_pair_piece`), and at the end of the
+        step the pieces' next keys are grouped again and their sums added, as the class blocks do; the next layer,
+        its counts handed to ``tally``. The memory is one piece's rows and the pieces' groups, not the step's
+        pairs."""
+        sums = tally.piece_sums()
+        assert sums is not None
+        # A piece's rows: PIECE pairs and one more chunk of keys, or one key's masks (a chunk holds at least one key).
+        most = int(np.diff(per, prepend=0).max())
+        buf = self._rows(min(int(per[-1]), PIECE + max(chunk, most)), self.quo.words, 0, 0, False)
+        parts: list[tuple[Layer, np.ndarray]] = []
+        lo = kept = 0
+        while lo < layer.size:
+            base = per[lo - 1] if lo else 0
+            hi = max(lo + 1, int(np.searchsorted(per, base + chunk, side="right")))
+            clock.check(query)
+            kept = self._expand(plan, layer, lo, hi, buf, kept)
+            lo = hi
+            if kept >= PIECE or lo >= layer.size:
+                parts.append(self._pair_piece(plan, {name: a[:kept] for name, a in buf.items()}, tally, sums))
+                kept = 0
+        if len(parts) == 1:
+            tally.replace(parts[0][1])
+            return parts[0][0]
+        keys = Layer(*(np.concatenate([getattr(part, f) for part, _ in parts])
+                       for f in ("q", "s", "b", "extra", "cost")))
+        first, _, perm, starts = factorize(*self._key_columns(plan, keys.q, keys.s, keys.b), with_gid=False)
+        tally.replace(key_counts.sum_columns(key_counts.side_by_side([c for _, c in parts]), perm, starts))
+        return take(keys, first)
+
+    def _pair_piece(self, plan: StepPlan, cand: dict[str, np.ndarray], tally: Tally,
+                    sums: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> tuple[Layer, np.ndarray]:
+        """One piece of expanded pairs (rows as :meth:`_expand` writes them): its accepting pairs' counts added to
+        their outcomes, and its next keys (sorted as :func:`factorize` sorts them) with their summed counts."""
+        acc = np.flatnonzero(cand["accept"])
+        if acc.size:
+            tally.accept([cand["b"][acc]], cand["src"][acc], False)
+        live = np.flatnonzero(cand["live"])
+        first, _, perm, starts = factorize(*self._key_columns(plan, cand["q"][live], cand["s"][live], cand["b"][live]),
+                                           with_gid=False)
+        rows = live[first]
+        nxt = Layer(cand["q"][rows], cand["s"][rows], cand["b"][rows], np.zeros((rows.size, 0), dtype=np.int64),
+                    np.zeros((rows.size, 0), dtype=np.int64))
+        return nxt, sums(cand["src"][live][perm], starts)
+
+    def _key_columns(self, plan: StepPlan, q: np.ndarray, s: np.ndarray,
+                     b: np.ndarray) -> tuple[list[np.ndarray], list[int]]:
+        """The columns and widths by which a plain count groups next keys (class, |TS| when tracked, class set), as
+        :meth:`_step_pairs` groups them."""
+        size_next = int(self.quo.sizes[plan.t + 1])
+        cols, widths = [q], [max(1, (size_next - 1).bit_length())]
+        if plan.track_b:
+            cols.append(b)
+            widths.append(max(1, plan.b_cap.bit_length()))
+        cols += [s[:, w] for w in range(self.quo.words)]
+        widths += [max(0, min(64, size_next - 64 * w)) for w in range(self.quo.words)]
+        return cols, widths
 
     def _expand(self, plan: StepPlan, layer: Layer, lo: int, hi: int, out: dict[str, np.ndarray], at: int) -> int:
         """The surviving (key, mask) pairs of keys ``lo .. hi - 1``, their fate and their next key, written to the

@@ -116,6 +116,9 @@ def test_count_in_pieces_matches_brute(problem: Problem, data: st.DataObject) ->
         mp.setattr(forward_pass, "PIECE", data.draw(st.sampled_from((1, 2, 7))))
         mp.setattr(forward_pass, "MASKS", data.draw(st.sampled_from((1, 3, forward_pass.MASKS))))
         mp.setattr(quotient, "MAX_IMAGE_TABLE", data.draw(st.sampled_from((0, quotient.MAX_IMAGE_TABLE))))
+        # Or pair by pair, in pieces likewise (a piece ends after a chunk of keys: chunks of a few pairs).
+        mp.setattr(forward_pass, "BLOCKS", data.draw(st.booleans()))
+        mp.setattr(forward_pass, "CHUNK", data.draw(st.sampled_from((1, 8, forward_pass.CHUNK))))
         assert forward.count(problem, budget) == len(brute_valid_set(problem, budget))
 
 
@@ -147,6 +150,31 @@ def test_pieces_and_one_piece_agree_on_wide_instances(monkeypatch: pytest.Monkey
         monkeypatch.setattr(forward_pass, "PIECE", defaults[0])
         monkeypatch.setattr(forward_pass, "MASKS", defaults[1])
     assert one.bit_length() > key_counts.LIMB * key_counts.OBJECT_LIMBS
+
+
+def test_pair_by_pair_pieces_and_one_piece_agree(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The pair-by-pair path of a plain count in pieces of 1 and 300 pairs against one piece: budgets that bind
+    # and do not, and every piece's groups merged at the end of its step (a piece ends after a chunk of keys).
+    monkeypatch.setattr(forward_pass, "BLOCKS", False)
+    monkeypatch.setattr(forward_pass, "CHUNK", 128)
+    merged: list[int] = []
+    side_by_side = key_counts.side_by_side
+
+    def spy(parts: list[np.ndarray]) -> np.ndarray:
+        merged.append(len(parts))
+        return side_by_side(parts)
+
+    monkeypatch.setattr(key_counts, "side_by_side", spy)
+    for seed, inputs, steps, budget in ((1, 4, 30, None), (2, 5, 30, 4)):
+        problem = random_table(6, inputs, steps, seed)
+        one = forward.count(problem, budget)
+        assert not merged
+        for piece in (1, 300):
+            monkeypatch.setattr(forward_pass, "PIECE", piece)
+            assert forward.count(problem, budget) == one > 0
+            assert merged and max(merged) > 1, (seed, piece, merged)
+            merged.clear()
+        monkeypatch.setattr(forward_pass, "PIECE", 1 << 21)
 
 
 def test_image_tables_are_their_definition() -> None:
