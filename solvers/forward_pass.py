@@ -274,6 +274,8 @@ class Forward:
         self.tables = Tables(self.quo, problem)
         #: Row buffers of the expanded pairs, reused from step to step (fresh arrays each step cost page faults).
         self._buffers: dict[str, np.ndarray] = {}
+        #: The live codes of a class-block step (see :meth:`_step_blocks`), reused likewise.
+        self._piece = np.empty(0, dtype=np.int64)
         n = problem.system.num_inputs
         names = problem.system.inputs
         rank = {i: r for r, i in enumerate(sorted(range(n), key=lambda i: names[i]))}
@@ -357,6 +359,9 @@ class Forward:
         per = np.cumsum(plan.tab.viable_ptr[layer.q + 1] - plan.tab.viable_ptr[layer.q])
         pairs = int(per[-1]) if per.size else 0
         plan = dataclasses.replace(plan, tab=self.tables.with_images(t, plan.tab, pairs))
+        if (settings.plain and isinstance(tally.counts, Counts) and pairs > PIECE
+                and (key_counts.HELPER_MIN is None or pairs < key_counts.HELPER_MIN)):
+            return self._pairs_in_pieces(plan, layer, tally, clock, query, per, chunk), None
         buf = self._rows(pairs, words, len(extras), len(settings.costs), edges)
         lo = kept = 0
         while lo < layer.size:
@@ -442,6 +447,66 @@ class Forward:
         offsets = np.searchsorted(src, np.arange(layer.size + 1))
         cost = cand["cost"][keep, 0][order] if settings.tight else None
         return nxt, Edges(src, mask, dst, offsets, cost)
+
+    def _pairs_in_pieces(self, plan: StepPlan, layer: Layer, tally: Tally, clock: Clock, query: str,
+                         per: np.ndarray, chunk: int) -> Layer:
+        """A plain count's step pair by pair in pieces (its counts in this process): every :data:`PIECE` expanded
+        pairs or so are grouped by next key and their counts summed (:meth:`_pair_piece`), and at the end of the
+        step the pieces' next keys are grouped again and their sums added, as the class blocks do; the next layer,
+        its counts handed to ``tally``. The memory is one piece's rows and the pieces' groups, not the step's
+        pairs."""
+        sums = tally.piece_sums()
+        assert sums is not None
+        # A piece's rows: PIECE pairs and one more chunk of keys, or one key's masks (a chunk holds at least one key).
+        most = int(np.diff(per, prepend=0).max())
+        buf = self._rows(min(int(per[-1]), PIECE + max(chunk, most)), self.quo.words, 0, 0, False)
+        parts: list[tuple[Layer, np.ndarray]] = []
+        lo = kept = 0
+        while lo < layer.size:
+            base = per[lo - 1] if lo else 0
+            hi = max(lo + 1, int(np.searchsorted(per, base + chunk, side="right")))
+            clock.check(query)
+            kept = self._expand(plan, layer, lo, hi, buf, kept)
+            lo = hi
+            if kept >= PIECE or lo >= layer.size:
+                parts.append(self._pair_piece(plan, {name: a[:kept] for name, a in buf.items()}, tally, sums))
+                kept = 0
+        if len(parts) == 1:
+            tally.replace(parts[0][1])
+            return parts[0][0]
+        keys = Layer(*(np.concatenate([getattr(part, f) for part, _ in parts])
+                       for f in ("q", "s", "b", "extra", "cost")))
+        first, _, perm, starts = factorize(*self._key_columns(plan, keys.q, keys.s, keys.b), with_gid=False)
+        tally.replace(key_counts.sum_columns(key_counts.side_by_side([c for _, c in parts]), perm, starts))
+        return take(keys, first)
+
+    def _pair_piece(self, plan: StepPlan, cand: dict[str, np.ndarray], tally: Tally,
+                    sums: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> tuple[Layer, np.ndarray]:
+        """One piece of expanded pairs (rows as :meth:`_expand` writes them): its accepting pairs' counts added to
+        their outcomes, and its next keys (sorted as :func:`factorize` sorts them) with their summed counts."""
+        acc = np.flatnonzero(cand["accept"])
+        if acc.size:
+            tally.accept([cand["b"][acc]], cand["src"][acc], False)
+        live = np.flatnonzero(cand["live"])
+        first, _, perm, starts = factorize(*self._key_columns(plan, cand["q"][live], cand["s"][live], cand["b"][live]),
+                                           with_gid=False)
+        rows = live[first]
+        nxt = Layer(cand["q"][rows], cand["s"][rows], cand["b"][rows], np.zeros((rows.size, 0), dtype=np.int64),
+                    np.zeros((rows.size, 0), dtype=np.int64))
+        return nxt, sums(cand["src"][live][perm], starts)
+
+    def _key_columns(self, plan: StepPlan, q: np.ndarray, s: np.ndarray,
+                     b: np.ndarray) -> tuple[list[np.ndarray], list[int]]:
+        """The columns and widths by which a plain count groups next keys (class, |TS| when tracked, class set), as
+        :meth:`_step_pairs` groups them."""
+        size_next = int(self.quo.sizes[plan.t + 1])
+        cols, widths = [q], [max(1, (size_next - 1).bit_length())]
+        if plan.track_b:
+            cols.append(b)
+            widths.append(max(1, plan.b_cap.bit_length()))
+        cols += [s[:, w] for w in range(self.quo.words)]
+        widths += [max(0, min(64, size_next - 64 * w)) for w in range(self.quo.words)]
+        return cols, widths
 
     def _expand(self, plan: StepPlan, layer: Layer, lo: int, hi: int, out: dict[str, np.ndarray], at: int) -> int:
         """The surviving (key, mask) pairs of keys ``lo .. hi - 1``, their fate and their next key, written to the
@@ -532,7 +597,9 @@ class Forward:
         """One step of a plain count by class blocks: the next layer, the (timesteps, source key) of each accepting
         pair, and the live pairs' source keys grouped by next key (sources, group starts: the next layer's counts
         are the groups' sums); None when the step does not allow it (class sets wider than 63 bits, image tables
-        too large, or a key code wider than 63 bits), and the pair-by-pair expansion takes the step.
+        that would not pay for themselves, or a key code wider than 63 bits), and the pair-by-pair expansion takes
+        the step. The image tables cover every letter, or past :data:`quotient.MAX_IMAGE_TABLE` (16 inputs) the
+        letters the step's viable masks reach (:meth:`quotient.Tables.combined`).
 
         With ``sums`` (the layer's group sums, :meth:`Tally.piece_sums`) a step of more than :data:`PIECE` live
         pairs is grouped and summed piece by piece, and the pieces' groups are merged: then the last field is the
@@ -549,49 +616,75 @@ class Forward:
         t, tab, b_cap, capped, track_b = plan.t, plan.tab, plan.b_cap, plan.capped, plan.track_b
         ptr = tab.viable_ptr
         pairs = int((ptr[layer.q + 1] - ptr[layer.q]).sum())
-        if pairs < BLOCK_MIN or not self.tables.images_pay(t, pairs):
-            return None  # few pairs: a block per class costs more than it saves; images would not pay (with_images)
-        comb = self.tables.combined(t, tab)
+        if pairs < BLOCK_MIN:
+            return None  # few pairs: a block per class costs more than it saves
         size_next = self.quo.sizes[t + 1]
         b_bits = max(1, b_cap.bit_length()) if track_b else 0
         idx_bits = max(1, layer.size.bit_length())
         q_bits = max(1, int(size_next - 1).bit_length())
-        if comb is None or q_bits + b_bits + size_next + idx_bits > 63:
+        if q_bits + b_bits + size_next + idx_bits > 63 or tab.new_runs is None:
             return None
-        letters, chunks = self.quo.letters, comb.shape[0]
+        letters = self.quo.letters
         tau = self.problem.trace[t]
-        runs = tab.new_runs[..., 0]
-        kill, unsafe = tab.kill[0] | _DIE, tab.unsafe[0]
         bounds = np.searchsorted(layer.q, np.arange(ptr.size))
+        present = np.flatnonzero((bounds[1:] > bounds[:-1]) & (ptr[1:] > ptr[:-1]))
+
+        def reached() -> np.ndarray:
+            # The letters the layer's classes' viable masks reach (the image tables are built for these only).
+            cm = np.concatenate([tab.viable_mask[ptr[c]:ptr[c + 1]] for c in present]) if present.size else \
+                np.zeros(0, dtype=np.int64)
+            return np.unique(tau ^ (cm & (letters - 1)))
+
+        got = self.tables.combined(t, tab, pairs, reached)
+        if got is None:
+            return None  # images would not pay (or class sets wider than 63 bits): the pair-by-pair expansion
+        comb, used = got
+        chunks = comb.shape[0]
+        runs = tab.new_runs[..., 0]
+        # Every field of a code sits ``idx_bits`` up (the source key below it), the tables' too, so a pair's code
+        # is its images' union with the source or-ed in; bit 63 (dead) stays where it is.
+        shift = np.uint64(idx_bits)
+        kill = ((tab.kill[0] & ~_DIE) << shift) | _DIE
+        unsafe = (tab.unsafe[0] & ~_DIE) << shift
         sets = layer.s[:, 0]
-        codes: list[np.ndarray] = []
-        held = 0  # live pairs in ``codes``
+        # The step's live codes, a piece at a time, in a buffer kept from step to step (fresh memory costs page
+        # faults); it holds one piece and one block (a piece is grouped once it reaches PIECE codes), or a whole
+        # step when the sums are not in this process.
+        width = max(BLOCK, min(MASKS, int((ptr[1:] - ptr[:-1]).max(initial=0))))
+        held = 0  # live codes in ``self._piece[:held]``
+        if self._piece.size < PIECE + width:
+            self._piece = np.empty(PIECE + width, dtype=np.int64)
         pieces: list[tuple[np.ndarray, np.ndarray]] = []  # (next keys, their counts) of each piece summed so far
         acc_b: list[np.ndarray] = []
         acc_src: list[np.ndarray] = []
         # The block's next class sets and a scratch array of the same shape: at most BLOCK pairs, or one key's masks.
-        width = max(BLOCK, min(MASKS, int((ptr[1:] - ptr[:-1]).max(initial=0))))
         buf = (np.empty(width, dtype=np.uint64), np.empty(width, dtype=np.uint64))
-        for c in np.flatnonzero((bounds[1:] > bounds[:-1]) & (ptr[1:] > ptr[:-1])):
+        for c in present:
             viable = tab.viable_mask[ptr[c]:ptr[c + 1]] & (letters - 1)
             # Masks in parts: a part's image tables are copied (masks x bytes x 256 words; 16 inputs: 65,536 masks).
             for m0 in range(0, viable.size, MASKS):
                 masks = viable[m0:m0 + MASKS]
                 q2, hit = tab.q_next[c, masks], tab.q_hit[c, masks]
-                # Per mask, the bits of a next class set that end the pair: a removal run shows the effect now (bit
-                # 63) or surely later, or (edited run still short of it) shares the edited run's class.
-                dead = np.where(hit, kill, kill | (np.uint64(1) << q2.astype(np.uint64)))[:, None]
+                # Per mask, the bits of a next code that end the pair: a removal run shows the effect now (bit 63)
+                # or surely later, or (edited run still short of it) shares the edited run's class.
+                dead = np.where(hit, kill, kill | (np.uint64(1) << (q2.astype(np.uint64) + shift)))[:, None]
                 some_hit = bool(hit.any())
                 hit_col = hit[:, None]
                 base_hit = tab.base_hit[q2][:, None]
                 flips = (masks != 0).astype(np.int64)[:, None]
                 # (chunks, masks, 256), a copy of the cached tables, each byte's tables contiguous: a take from a
                 # strided (masks, 256) view is several times slower (numpy copies it first).
-                images = np.take(comb, tau ^ masks, axis=1)
+                xs = tau ^ masks
+                images = np.take(comb, xs if used is None else np.searchsorted(used, xs), axis=1)
                 # The new removal runs and the next key's class field go into the first byte's images: one pass less
                 # each (the class field's bits lie above the class set's, clear of the dead bits).
                 images[0] |= (runs[c, masks][:, None]
                               | (q2.astype(np.uint64) << np.uint64(b_bits + size_next))[:, None])
+                dies = images & _DIE
+                images &= ~_DIE
+                images <<= shift
+                images |= dies
+                del dies
                 per = max(1, BLOCK // masks.size)
                 for lo in range(int(bounds[c]), int(bounds[c + 1]), per):
                     hi = min(lo + per, int(bounds[c + 1]))
@@ -629,21 +722,25 @@ class Forward:
                     # Live pairs have bit 63 clear: their codes read as non-negative int64.
                     code = s2.view(np.int64)
                     if b2 is not None:
-                        code |= b2 << size_next
-                    code <<= idx_bits
+                        code |= b2 << (size_next + idx_bits)
                     code |= src
-                    codes.append(code[live])
-                    held += codes[-1].size
+                    live = live.ravel()
+                    n_live = int(np.count_nonzero(live))
+                    if held + n_live > self._piece.size:  # a whole step in one piece (sums not in this process)
+                        self._piece = np.concatenate((self._piece[:held], np.empty(held + n_live + width,
+                                                                                   dtype=np.int64)))
+                    np.compress(live, code.ravel(), out=self._piece[held:held + n_live])
+                    held += n_live
                     if sums is not None and held >= PIECE:
-                        kept, src, starts = _group(codes, idx_bits)
+                        kept, src, starts = _group(self._piece[:held], idx_bits)
                         pieces.append((kept, sums(src, starts)))
-                        codes, held = [], 0
+                        held = 0
         empty = np.zeros(0, dtype=np.int64)
         accepted = (np.concatenate(acc_b), np.concatenate(acc_src)) if acc_src else (empty, empty)
         if pieces:
             assert sums is not None
             if held:
-                kept, src, starts = _group(codes, idx_bits)
+                kept, src, starts = _group(self._piece[:held], idx_bits)
                 pieces.append((kept, sums(src, starts)))
             # The pieces' groups merged: equal next keys of different pieces add their pieces' sums.
             keys = np.concatenate([k for k, _ in pieces])
@@ -654,7 +751,7 @@ class Forward:
             return _next_layer(keys[starts], b_bits, size_next, track_b), *accepted, empty, empty, counts
         if not held:
             return take(layer, empty), *accepted, empty, empty, None
-        kept, src, starts = _group(codes, idx_bits)
+        kept, src, starts = _group(self._piece[:held], idx_bits)
         return _next_layer(kept, b_bits, size_next, track_b), *accepted, src, starts, None
 
     def _rows(self, rows: int, words: int, n_extra: int, n_cost: int, with_mask: bool) -> dict[str, np.ndarray]:
@@ -674,11 +771,10 @@ class Forward:
         return buf
 
 
-def _group(codes: list[np.ndarray], idx_bits: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Live pairs' codes (next key above ``idx_bits`` bits of source key) grouped by next key: the next keys in
-    increasing order, the source keys sorted by next key, and the start of each key's group among them."""
-    packed = np.concatenate(codes) if len(codes) > 1 else codes[0]
-    del codes[:]
+def _group(packed: np.ndarray, idx_bits: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Live pairs' codes (next key above ``idx_bits`` bits of source key) grouped by next key, in place: the next
+    keys in increasing order, the source keys sorted by next key (``packed`` itself), and the start of each key's
+    group among them."""
     packed.sort()
     keys = packed >> idx_bits
     # Group starts without a copy of the whole step's flags (only the few starts are concatenated).

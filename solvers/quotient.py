@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,7 +26,8 @@ from solvers.simulate import prepare, require_tables
 
 #: operations per letter; images class by class cost one per pair and class).
 IMAGE_PAYOFF = 32
-#: Largest per-letter image table (entries); wider alphabets take images class by class.
+#: Largest per-letter image table of every letter (entries); past it the pair-by-pair expansion takes images class by
+#: class and the count's class blocks take tables of the letters a step reaches (:meth:`Tables.combined`).
 MAX_IMAGE_TABLE = 1 << 24
 #: Bytes of per-letter image tables and of per-step mask tables one pass keeps for reuse (least recently used out).
 TABLE_CACHE = 96 << 20
@@ -180,6 +182,9 @@ def class_set(flags: np.ndarray, words: int) -> np.ndarray:
 
 def onehot(classes: np.ndarray, words: int) -> np.ndarray:
     """Rows of ``words`` words with the single bit ``classes[...]`` set (shape ``classes.shape + (words,)``)."""
+    if words == 1:
+        # One word: the bit itself (put_along_axis costs about ten times more; 16 inputs: 0.1 s a step table).
+        return np.left_shift(np.uint64(1), classes.astype(np.uint64))[..., None]
     out = np.zeros((*classes.shape, words), dtype=np.uint64)
     w = classes >> 6
     bit = np.left_shift(np.uint64(1), (classes & 63).astype(np.uint64))
@@ -314,12 +319,17 @@ class Tables:
             return tab
         return dataclasses.replace(tab, img=images[0], img_die=images[1])
 
-    def combined(self, t: int, tab: StepTables) -> np.ndarray | None:
+    def combined(self, t: int, tab: StepTables, pairs: int,
+                 letters: Callable[[], np.ndarray]) -> tuple[np.ndarray, np.ndarray | None] | None:
         """Step ``t``'s per-letter image tables for class sets of one word, folded for the class blocks of the count
-        pass: ``comb[j, x, v]`` is the image under letter ``x`` of the classes ``8j ..`` whose bits are the byte
-        ``v``, hopeless classes cleared, and bit 63 set when one of them shows the effect (byte-major: a block takes
-        ``comb[:, masks]``, each byte's tables contiguous, in one copy); None when the classes of step ``t + 1`` do
-        not leave bit 63 free or the image tables would be too large."""
+        pass (:func:`fold_images`), and the letters they cover in increasing order (None: every letter, the table's
+        column is the letter); None when the classes of step ``t + 1`` do not leave bit 63 free or the tables would
+        not pay for themselves over ``pairs`` expanded pairs (:data:`IMAGE_PAYOFF` per letter).
+
+        Tables of every letter are cached (steps with the same structure share them) while they fit
+        :data:`MAX_IMAGE_TABLE`; past it (16 inputs: 65,536 letters, 268 MB) the step gets tables of the letters
+        ``letters()`` only (the letters its keys' viable masks reach: a few thousand at 16 inputs), built for the
+        step and not kept."""
         quo = self.quo
         if self.words != 1 or quo.sizes[t + 1] > 63:
             return None
@@ -327,19 +337,20 @@ class Tables:
         got = self._comb.get(key)
         if got is not None:
             self._comb.move_to_end(key)
-            return got[0]
-        images = self._images(t)
-        if images is None:
+            return got[0], None
+        n, h = quo.nxt[t], quo.hit[t]
+        chunks = (n.shape[0] + 7) // 8
+        if quo.letters * chunks * 256 <= MAX_IMAGE_TABLE:
+            if pairs < IMAGE_PAYOFF * quo.letters:
+                return None
+            comb = fold_images(n, h, tab.drop[0])
+            self._comb[key] = (comb,)
+            self._comb_bytes = _evict(self._comb, self._comb_bytes + comb.nbytes)
+            return comb, None
+        used = letters()
+        if pairs < IMAGE_PAYOFF * used.size:
             return None
-        img, die = images
-        # Byte by byte, in place: no temporaries of the whole table (at 16 inputs 268 MB each).
-        comb = np.empty((img.shape[1], img.shape[0], 256), dtype=np.uint64)
-        for j in range(img.shape[1]):
-            np.bitwise_and(img[:, j, :, 0], ~tab.drop[0], out=comb[j])
-            np.bitwise_or(comb[j], np.uint64(1) << np.uint64(63), out=comb[j], where=die[:, j])
-        self._comb[key] = (comb,)
-        self._comb_bytes = _evict(self._comb, self._comb_bytes + comb.nbytes)
-        return comb
+        return fold_images(n[:, used], h[:, used], tab.drop[0]), used
 
     def step(self, t: int) -> StepTables:
         """The tables of step ``t`` (built once per distinct structure, base letter and next-step flags)."""
@@ -358,13 +369,19 @@ class Tables:
             q_next, q_hit = np.ascontiguousarray(n[:, xs]), np.ascontiguousarray(h[:, xs])
             drop, kill = class_set(quo.hopeless[t + 1], words), class_set(quo.must[t + 1], words)
             new_die = np.zeros((size, letters), dtype=bool)
+            # Flip i of mask m creates the removal run of letter tau ^ m ^ 2^i, whose class is q_next[c, m ^ 2^i]:
+            # in the view (C, letters >> (i + 1), 2, 2^i) of the mask axis, the masks with bit i set are the
+            # half [:, :, 1] and their partners m ^ 2^i the half [:, :, 0], so each flip is one whole-array
+            # operation on strided views (no gathers; 16 inputs: a step table 0.36 s -> 0.1 s).
+            halves = [(size, letters >> (i + 1), 2, 1 << i) for i in range(self.n_in)]
+            for shape in halves:
+                new_die.reshape(shape)[:, :, 1] |= q_hit.reshape(shape)[:, :, 0]
             if dense:
                 new_runs = np.zeros((size, letters, words), dtype=np.uint64)
-                for i in range(self.n_in):
-                    flips_i = ((masks >> i) & 1).astype(bool)
-                    xi = xs[flips_i] ^ (1 << i)
-                    new_runs[:, flips_i, :] |= onehot(n[:, xi], words)
-                    new_die[:, flips_i] |= h[:, xi]
+                hot = onehot(q_next, words)
+                for shape in halves:
+                    new_runs.reshape(*shape, words)[:, :, 1] |= hot.reshape(*shape, words)[:, :, 0]
+                del hot
                 runs: np.ndarray = new_runs & ~drop
                 # What the edited run's class alone decides: a new removal run shows the effect now or surely later,
                 # or (edited run still short of it) the edited run is hopeless or twinned by a new removal run.
@@ -373,12 +390,9 @@ class Tables:
             else:
                 # The same as class ids: flip i of a mask creates the removal run in class n[c, x ^ bit i].
                 runs = np.full((size, letters, self.n_in), -1, dtype=np.int64)
-                for i in range(self.n_in):
-                    flips_i = ((masks >> i) & 1).astype(bool)
-                    xi = xs[flips_i] ^ (1 << i)
-                    ids = n[:, xi]
-                    runs[:, flips_i, i] = np.where(quo.hopeless[t + 1][ids], -1, ids)
-                    new_die[:, flips_i] |= h[:, xi]
+                ids = np.where(quo.hopeless[t + 1][q_next], -1, q_next)
+                for i, shape in enumerate(halves):
+                    runs.reshape(*shape, self.n_in)[:, :, 1, :, i] = ids.reshape(shape)[:, :, 0]
                 some = runs >= 0
                 dead = new_die | (some & quo.must[t + 1][np.maximum(runs, 0)]).any(axis=-1)
                 dead |= ~q_hit & (quo.hopeless[t + 1][q_next] | (runs == q_next[..., None]).any(axis=-1))
@@ -394,6 +408,33 @@ class Tables:
         dense = runs.dtype == np.uint64
         return StepTables(None, None, n, h, runs if dense else None, q_next, q_hit, ptr, viable, drop, kill,
                           class_set(quo.base_hit[t + 1], words), quo.base_hit[t + 1], None if dense else runs)
+
+
+def fold_images(n: np.ndarray, h: np.ndarray, drop: np.uint64) -> np.ndarray:
+    """Image tables of class sets of one word over the letters of the columns of ``n`` (next classes, at most 63)
+    and ``h`` (the effect shows), byte by byte: ``comb[j, i, v]`` is the set of the next classes of the classes
+    ``8j + k`` for the bits k of the byte ``v`` under letter column ``i``, the classes of ``drop`` (hopeless) cleared,
+    and bit 63 set when one of them shows the effect. Byte-major, so a class block takes ``comb[:, columns]`` with
+    each byte's tables contiguous, in one copy. The values 2^k .. 2^(k+1) - 1 of a byte are those below 2^k with
+    class 8j + k added: one whole-array operation per class bit.
+
+    >>> fold_images(np.array([[1], [0]]), np.array([[False], [True]]), np.uint64(0))[0, 0, :4].tolist()
+    [0, 2, 9223372036854775809, 9223372036854775811]
+    """
+    size, cols = n.shape
+    chunks = (size + 7) // 8
+    bits = (np.uint64(1) << n.astype(np.uint64)) & ~np.uint64(drop)
+    bits |= np.where(h, np.uint64(1) << np.uint64(63), np.uint64(0))
+    comb = np.empty((chunks, cols, 256), dtype=np.uint64)
+    comb[:, :, 0] = 0
+    for c in range(chunks * 8):
+        j, k = divmod(c, 8)
+        half = 1 << k
+        if c < size:
+            np.bitwise_or(comb[j, :, :half], bits[c, :, None], out=comb[j, :, half:2 * half])
+        else:
+            comb[j, :, half:2 * half] = comb[j, :, :half]
+    return comb
 
 
 def _evict(cache: OrderedDict, size: int) -> int:

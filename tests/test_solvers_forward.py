@@ -71,12 +71,14 @@ def test_count_enumerate_sample_match_brute(problem: Problem, data: st.DataObjec
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(problem=problems(max_flips=11, max_states=5), data=st.data())
 def test_count_by_class_blocks_matches_brute(problem: Problem, data: st.DataObject) -> None:
-    # Every step the class blocks can take takes them (they are used from BLOCK_MIN pairs on otherwise).
+    # Every step the class blocks can take takes them (they are used from BLOCK_MIN pairs on otherwise), with the
+    # image tables of every letter or (MAX_IMAGE_TABLE 0, as at 16 inputs) of the letters the step reaches only.
     budget = data.draw(st.one_of(st.none(), st.integers(0, problem.horizon)))
     expected = len(brute_valid_set(problem, budget))
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(forward_pass, "BLOCK_MIN", 0)
         mp.setattr(quotient, "IMAGE_PAYOFF", 0)
+        mp.setattr(quotient, "MAX_IMAGE_TABLE", data.draw(st.sampled_from((0, quotient.MAX_IMAGE_TABLE))))
         taken: list[bool] = []
         step_blocks = forward_pass.Forward._step_blocks
 
@@ -113,6 +115,10 @@ def test_count_in_pieces_matches_brute(problem: Problem, data: st.DataObject) ->
         mp.setattr(quotient, "IMAGE_PAYOFF", 0)
         mp.setattr(forward_pass, "PIECE", data.draw(st.sampled_from((1, 2, 7))))
         mp.setattr(forward_pass, "MASKS", data.draw(st.sampled_from((1, 3, forward_pass.MASKS))))
+        mp.setattr(quotient, "MAX_IMAGE_TABLE", data.draw(st.sampled_from((0, quotient.MAX_IMAGE_TABLE))))
+        # Or pair by pair, in pieces likewise (a piece ends after a chunk of keys: chunks of a few pairs).
+        mp.setattr(forward_pass, "BLOCKS", data.draw(st.booleans()))
+        mp.setattr(forward_pass, "CHUNK", data.draw(st.sampled_from((1, 8, forward_pass.CHUNK))))
         assert forward.count(problem, budget) == len(brute_valid_set(problem, budget))
 
 
@@ -146,6 +152,31 @@ def test_pieces_and_one_piece_agree_on_wide_instances(monkeypatch: pytest.Monkey
     assert one.bit_length() > key_counts.LIMB * key_counts.OBJECT_LIMBS
 
 
+def test_pair_by_pair_pieces_and_one_piece_agree(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The pair-by-pair path of a plain count in pieces of 1 and 300 pairs against one piece: budgets that bind
+    # and do not, and every piece's groups merged at the end of its step (a piece ends after a chunk of keys).
+    monkeypatch.setattr(forward_pass, "BLOCKS", False)
+    monkeypatch.setattr(forward_pass, "CHUNK", 128)
+    merged: list[int] = []
+    side_by_side = key_counts.side_by_side
+
+    def spy(parts: list[np.ndarray]) -> np.ndarray:
+        merged.append(len(parts))
+        return side_by_side(parts)
+
+    monkeypatch.setattr(key_counts, "side_by_side", spy)
+    for seed, inputs, steps, budget in ((1, 4, 30, None), (2, 5, 30, 4)):
+        problem = random_table(6, inputs, steps, seed)
+        one = forward.count(problem, budget)
+        assert not merged
+        for piece in (1, 300):
+            monkeypatch.setattr(forward_pass, "PIECE", piece)
+            assert forward.count(problem, budget) == one > 0
+            assert merged and max(merged) > 1, (seed, piece, merged)
+            merged.clear()
+        monkeypatch.setattr(forward_pass, "PIECE", 1 << 21)
+
+
 def test_image_tables_are_their_definition() -> None:
     # img[x, j, v] is the union of next(c, x) over the classes c = 8j + k whose bit k is set in byte v, die[x, j, v]
     # whether one of them shows the effect under x (built bit by bit; here class by class over the 256 values).
@@ -167,6 +198,14 @@ def test_image_tables_are_their_definition() -> None:
                 die[:, c // 8, sel] |= hit[c, :, None]
             assert (got[0] == img).all() and (got[1] == die).all()
             checked += size > 8
+            if size <= 63:
+                # The class blocks' folded tables, of every letter and of a few: the same images, hopeless classes
+                # cleared, bit 63 where one shows the effect.
+                drop = quotient.class_set(fw.quo.hopeless[t + 1], 1)[0]
+                want = np.where(die, np.uint64(1) << np.uint64(63), np.uint64(0)) | (img[..., 0] & ~drop)
+                assert (quotient.fold_images(nxt, hit, drop) == want.transpose(1, 0, 2)).all()
+                few = np.array([0, fw.quo.letters - 1])
+                assert (quotient.fold_images(nxt[:, few], hit[:, few], drop) == want[few].transpose(1, 0, 2)).all()
     assert checked
 
 
