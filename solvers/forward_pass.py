@@ -15,7 +15,7 @@ described by one :class:`PassSettings` value (what to count, keep and bound); a 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -363,13 +363,10 @@ class Forward:
                 and (key_counts.HELPER_MIN is None or pairs < key_counts.HELPER_MIN)):
             return self._pairs_in_pieces(plan, layer, tally, clock, query, per, chunk), None
         buf = self._rows(pairs, words, len(extras), len(settings.costs), edges)
-        lo = kept = 0
-        while lo < layer.size:
-            base = per[lo - 1] if lo else 0
-            hi = max(lo + 1, int(np.searchsorted(per, base + chunk, side="right")))
+        kept = 0
+        for lo, hi in _key_chunks(per, chunk):
             clock.check(query)
             kept = self._expand(plan, layer, lo, hi, buf, kept)
-            lo = hi
         # Views of the buffers: whatever outlives the step below is copied out of them.
         cand = {name: a[:kept] for name, a in buf.items()}
         tally.hand_over(kept)
@@ -461,14 +458,11 @@ class Forward:
         most = int(np.diff(per, prepend=0).max())
         buf = self._rows(min(int(per[-1]), PIECE + max(chunk, most)), self.quo.words, 0, 0, False)
         parts: list[tuple[Layer, np.ndarray]] = []
-        lo = kept = 0
-        while lo < layer.size:
-            base = per[lo - 1] if lo else 0
-            hi = max(lo + 1, int(np.searchsorted(per, base + chunk, side="right")))
+        kept = 0
+        for lo, hi in _key_chunks(per, chunk):
             clock.check(query)
             kept = self._expand(plan, layer, lo, hi, buf, kept)
-            lo = hi
-            if kept >= PIECE or lo >= layer.size:
+            if kept >= PIECE or hi >= layer.size:
                 parts.append(self._pair_piece(plan, {name: a[:kept] for name, a in buf.items()}, tally, sums))
                 kept = 0
         if len(parts) == 1:
@@ -769,6 +763,21 @@ class Forward:
             size = rows + rows // 4
             buf.update({k: np.empty((size, *shape), dtype=dtype) for k, (shape, dtype) in shapes.items()})
         return buf
+
+
+def _key_chunks(per: np.ndarray, chunk: int) -> Iterator[tuple[int, int]]:
+    """The layer's keys in chunks ``lo .. hi - 1`` of at most ``chunk`` candidate pairs each (a chunk holds at least
+    one key, however many masks it has), ``per`` the running total of the keys' pairs.
+
+    >>> list(_key_chunks(np.cumsum([2, 2, 5, 1]), 4))
+    [(0, 2), (2, 3), (3, 4)]
+    """
+    lo = 0
+    while lo < per.size:
+        base = per[lo - 1] if lo else 0
+        hi = max(lo + 1, int(np.searchsorted(per, base + chunk, side="right")))
+        yield lo, hi
+        lo = hi
 
 
 def _group(packed: np.ndarray, idx_bits: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

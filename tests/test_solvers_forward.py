@@ -122,20 +122,27 @@ def test_count_in_pieces_matches_brute(problem: Problem, data: st.DataObject) ->
         assert forward.count(problem, budget) == len(brute_valid_set(problem, budget))
 
 
-def test_pieces_and_one_piece_agree_on_wide_instances(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture
+def merged(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The number of pieces merged at the end of each step split into pieces (``key_counts.side_by_side``), as the
+    counts run."""
+    merges: list[int] = []
+    side_by_side = key_counts.side_by_side
+
+    def spy(parts: list[np.ndarray]) -> np.ndarray:
+        merges.append(len(parts))
+        return side_by_side(parts)
+
+    monkeypatch.setattr(key_counts, "side_by_side", spy)
+    return merges
+
+
+def test_pieces_and_one_piece_agree_on_wide_instances(monkeypatch: pytest.MonkeyPatch, merged: list[int]) -> None:
     # Thousands of keys a step, budgets that bind and do not, counts past the limbs (pieces of limbs beside pieces of
     # Python ints at the step that passes them): a step in pieces counts what the step in one piece counts.
     monkeypatch.setattr(key_counts, "OBJECT_LIMBS", 4)
     monkeypatch.setattr(forward_pass, "BLOCK_MIN", 0)
     monkeypatch.setattr(quotient, "IMAGE_PAYOFF", 0)
-    merged: list[int] = []
-    side_by_side = key_counts.side_by_side
-
-    def spy(parts: list[np.ndarray]) -> np.ndarray:
-        merged.append(len(parts))
-        return side_by_side(parts)
-
-    monkeypatch.setattr(key_counts, "side_by_side", spy)
     defaults = forward_pass.PIECE, forward_pass.MASKS
     for seed, inputs, steps, budget in ((1, 4, 60, None), (2, 5, 30, 4), (3, 6, 16, 9), (4, 5, 120, None)):
         problem = random_table(6, inputs, steps, seed)
@@ -152,19 +159,11 @@ def test_pieces_and_one_piece_agree_on_wide_instances(monkeypatch: pytest.Monkey
     assert one.bit_length() > key_counts.LIMB * key_counts.OBJECT_LIMBS
 
 
-def test_pair_by_pair_pieces_and_one_piece_agree(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_pair_by_pair_pieces_and_one_piece_agree(monkeypatch: pytest.MonkeyPatch, merged: list[int]) -> None:
     # The pair-by-pair path of a plain count in pieces of 1 and 300 pairs against one piece: budgets that bind
     # and do not, and every piece's groups merged at the end of its step (a piece ends after a chunk of keys).
     monkeypatch.setattr(forward_pass, "BLOCKS", False)
     monkeypatch.setattr(forward_pass, "CHUNK", 128)
-    merged: list[int] = []
-    side_by_side = key_counts.side_by_side
-
-    def spy(parts: list[np.ndarray]) -> np.ndarray:
-        merged.append(len(parts))
-        return side_by_side(parts)
-
-    monkeypatch.setattr(key_counts, "side_by_side", spy)
     for seed, inputs, steps, budget in ((1, 4, 30, None), (2, 5, 30, 4)):
         problem = random_table(6, inputs, steps, seed)
         one = forward.count(problem, budget)
