@@ -350,7 +350,7 @@ class Forward:
     def _step_pairs(self, plan: StepPlan, layer: Layer, settings: PassSettings, tally: Tally,
                     clock: Clock) -> tuple[Layer, Edges | None]:
         """One step pair by pair: the next layer, and the step's edges when the pass keeps them."""
-        quo, words, t, query = self.quo, self.quo.words, plan.t, settings.query
+        words, t, query = self.quo.words, plan.t, settings.query
         extras, edges = settings.extras, settings.edges
         empty = np.zeros(0, dtype=np.int64)
         # Chunks of keys with at most CHUNK candidate pairs, fewer when class sets are wider than 8 words (their rows
@@ -395,24 +395,12 @@ class Forward:
         if live.size:
             # Often every candidate lives (counting without a budget): then no copies of the live rows.
             every = live.size == acc.size
-            cols = [cand["q"] if every else cand["q"][live]]
-            widths = [max(1, int(quo.sizes[t + 1] - 1).bit_length())]
-            if plan.track_b:
-                cols.append(cand["b"] if every else cand["b"][live])
-                widths.append(max(1, plan.b_cap.bit_length()))
-            size_next = quo.sizes[t + 1]
-            sets = [cand["s"][:, w] if every else cand["s"][live, w] for w in range(words)]
-            if settings.prune is not None:
-                # The extras last: the keys of one (q, S, b) come together, in increasing order of the extras.
-                cols += sets
-                widths += [max(0, min(64, size_next - 64 * w)) for w in range(words)]
-            for e, (_, top) in enumerate(extras):
-                cols.append(cand["extra"][live, e])
-                widths.append(max(1, int(top).bit_length()))
-            if settings.prune is None:
-                cols += sets
-                widths += [max(0, min(64, size_next - 64 * w)) for w in range(words)]
-            del sets
+            cols, widths = self._key_columns(plan, *(cand[k] if every else cand[k][live] for k in ("q", "s", "b")))
+            # The extras before the class set, or last when keys are pruned: then the keys of one (q, S, b) come
+            # together, in increasing order of the extras.
+            at = len(cols) if settings.prune is not None else len(cols) - words
+            cols[at:at] = [cand["extra"][live, e] for e in range(len(extras))]
+            widths[at:at] = [max(1, int(top).bit_length()) for _, top in extras]
             first, gid, perm, starts = factorize(cols, widths, with_gid=edges)
             rows = live[first]
             nxt = Layer(cand["q"][rows], cand["s"][rows], cand["b"][rows], cand["extra"][rows],
@@ -491,8 +479,8 @@ class Forward:
 
     def _key_columns(self, plan: StepPlan, q: np.ndarray, s: np.ndarray,
                      b: np.ndarray) -> tuple[list[np.ndarray], list[int]]:
-        """The columns and widths by which a plain count groups next keys (class, |TS| when tracked, class set), as
-        :meth:`_step_pairs` groups them."""
+        """The columns and widths by which a step groups its next keys: class, |TS| when tracked, class set (a pass
+        with extras inserts theirs, :meth:`_step_pairs`)."""
         size_next = int(self.quo.sizes[plan.t + 1])
         cols, widths = [q], [max(1, (size_next - 1).bit_length())]
         if plan.track_b:
