@@ -647,6 +647,7 @@ class Forward:
         acc_b: list[np.ndarray] = []
         acc_src: list[np.ndarray] = []
         for lo, hi, s2, live, accept, b2 in self._blocks(plan, layer, *got, idx_bits, clock, query):
+            assert live is not None
             src = np.arange(lo, hi, dtype=np.int64)
             if accept is not None and accept.any():
                 acc_src.append(np.broadcast_to(src, accept.shape)[accept])
@@ -739,13 +740,27 @@ class Forward:
     def _discover(self, plan: StepPlan, layer: Layer, clock: Clock, query: str) -> np.ndarray:
         """The next layer of a plain step without counts, as its keys' codes (class above class set, increasing):
         the live pairs' next keys marked in a dense table."""
-        _, top = self._code_top(plan.t)
+        size_next, top = self._code_top(plan.t)
         seen = np.zeros(top + 1, dtype=bool)
         got = self._images(plan, layer, None)
         assert got is not None
-        for _, _, s2, live, _, _ in self._blocks(plan, layer, *got, 0, clock, query):
-            seen[np.where(live, s2.view(np.int64), top)] = True
-        return np.flatnonzero(seen[:top])
+        quiet = self._quiet(plan.t)
+        for _, _, s2, live, _, _ in self._blocks(plan, layer, *got, 0, clock, query, fates=not quiet):
+            seen[s2.view(np.int64) if live is None else np.where(live, s2.view(np.int64), top)] = True
+        kept = np.flatnonzero(seen[:top])
+        if quiet:
+            # Every pair was marked: those that end (a removal run in the edited run's class, or in a class that
+            # surely shows the effect) are the keys whose class set holds their class or meets that set.
+            sets = kept & ((1 << size_next) - 1)
+            ends = ((sets >> (kept >> size_next)) & 1).astype(bool) | ((sets & int(plan.tab.kill[0])) != 0)
+            kept = kept[~ends]
+        return kept
+
+    def _quiet(self, t: int) -> bool:
+        """Whether no run shows the effect at step ``t``: then a pair of that step that ends has a next code no
+        live pair has (its class in its class set, or a class set meeting the must classes), and the backward
+        steps need not mask it out (:meth:`_discover`, :meth:`_complete`)."""
+        return not bool(self.quo.hit[t].any())
 
     def _complete(self, plan: StepPlan, layer: Layer, nxt: np.ndarray, after: np.ndarray, clock: Clock,
                   query: str) -> np.ndarray:
@@ -762,8 +777,10 @@ class Forward:
         got = self._images(plan, layer, None)
         assert got is not None
         vals = np.empty(self._block_width(plan), dtype=np.uint64)
-        for lo, hi, s2, live, accept, _ in self._blocks(plan, layer, *got, 0, clock, query):
-            gid = np.take(index, np.where(live, s2.view(np.int64), top))
+        quiet = self._quiet(plan.t)
+        for lo, hi, s2, live, accept, _ in self._blocks(plan, layer, *got, 0, clock, query, fates=not quiet):
+            # A pair that ends reads column nxt.size (0): its code is marked dead, or (a quiet step) no next key's.
+            gid = np.take(index, s2.view(np.int64) if live is None else np.where(live, s2.view(np.int64), top))
             part = out[:, lo:hi]
             if accept is not None:
                 part[0] += accept.sum(axis=0, dtype=np.uint64)
@@ -802,13 +819,14 @@ class Forward:
         return max(BLOCK, min(MASKS, int((ptr[1:] - ptr[:-1]).max(initial=0))))
 
     def _blocks(self, plan: StepPlan, layer: Layer, comb: np.ndarray, used: np.ndarray | None, idx_bits: int,
-                clock: Clock, query: str) -> Iterator[tuple[int, int, np.ndarray, np.ndarray, np.ndarray | None,
-                                                            np.ndarray | None]]:
+                clock: Clock, query: str, fates: bool = True,
+                ) -> Iterator[tuple[int, int, np.ndarray, np.ndarray | None, np.ndarray | None, np.ndarray | None]]:
         """The class blocks of one step of a plain pass (:meth:`_step_blocks`): per block of (mask, key) pairs of
         one class, the keys ``lo .. hi - 1``, and as (masks, keys) arrays the next codes (class, class set, bit 63
         where the pair ends, ``idx_bits`` up: the caller puts the source key or nothing below), which pairs live,
-        which accept (None: none can) and |TS| after the step (None: not tracked). The arrays are buffers reused by
-        the next block: the caller is done with them before it asks for the next."""
+        which accept (None: none can) and |TS| after the step (None: not tracked); without ``fates`` the live pairs
+        are None where no pair can accept and no budget binds (the caller reads the fates from the codes). The
+        arrays are buffers reused by the next block: the caller is done with them before it asks for the next."""
         t, tab, b_cap, capped, track_b = plan.t, plan.tab, plan.b_cap, plan.capped, plan.track_b
         ptr = tab.viable_ptr
         size_next = self.quo.sizes[t + 1]
@@ -869,6 +887,9 @@ class Forward:
                         np.take(images[j], ((s >> np.uint64(8 * j)) & np.uint64(255)).astype(np.intp), axis=1,
                                 mode="clip", out=scratch)
                         s2 |= scratch
+                    if not (fates or some_hit or capped):
+                        yield lo, hi, s2, None, None, None
+                        continue
                     live = np.equal(np.bitwise_and(s2, dead, out=scratch), 0)
                     accept = None
                     if some_hit:
