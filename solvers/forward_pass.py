@@ -44,9 +44,12 @@ PIECE = 1 << 21
 #: Viable masks of one class whose image tables (``masks x bytes x 256`` words) a class block copies at once.
 MASKS = 1 << 12
 #: A plain count without a budget counts the steps from ``MEET * steps`` on backward (:meth:`Forward._backward_half`)
-#: once its keys' counts are :data:`MEET_LIMBS` limbs wide: the forward counts there and the backward ones each
-#: reach about half the final width, so the sums' limbs per pair (the pass's largest cost on long horizons) halve.
-MEET = 0.5
+#: once its keys' counts are :data:`MEET_LIMBS` limbs wide: neither half's numbers reach the final width, and a
+#: backward step has no sort. A quarter, measured on the labels family (one process, CPU of the steps, loaded):
+#: 8 inputs T = 256 seed 3 best from 0.28 (31.1 s; 1/2 31.6 s, all forward 44.0 s, all backward 35.0 s); 16
+#: inputs T = 32 seed 3 best from 0.1 (42.0 s; 1/4 44.8 s, 1/2 50.1 s, forward 66.2 s, backward 43.5 s); 12 inputs
+#: T = 64 seed 2 (whole count) 88.2 s from step 11, 90.0 s from 1/4, 97.0 s from 1/2, 91.6 s all backward.
+MEET = 0.25
 #: Limbs of the layer's counts (:mod:`solvers.key_counts`) from which the backward half pays (narrower: no switch).
 MEET_LIMBS = 2
 #: Widest next-key code (class, class set) of a backward step: its index is a dense table of 2^MEET_BITS entries.
