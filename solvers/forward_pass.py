@@ -24,7 +24,7 @@ from encoders.problem import Problem
 from solvers import key_counts
 from solvers.key_counts import Counts, HelperCounts, HelperEnded
 from solvers.limits import Clock, Unknown
-from solvers.quotient import StepTables, Tables, has, meets, members, onehot, put, quotient
+from solvers.quotient import DENSE_RUNS, StepTables, Tables, has, meets, members, onehot, put, quotient
 
 #: CPU on the cube family with 8 inputs).
 CHUNK = 1 << 16
@@ -43,6 +43,17 @@ BLOCKS = True
 PIECE = 1 << 21
 #: Viable masks of one class whose image tables (``masks x bytes x 256`` words) a class block copies at once.
 MASKS = 1 << 12
+#: A plain count without a budget counts the steps from ``MEET * steps`` on backward (:meth:`Forward._backward_half`)
+#: once its keys' counts are :data:`MEET_LIMBS` limbs wide: neither half's numbers reach the final width, and a
+#: backward step has no sort. A quarter, measured on the labels family (one process, CPU of the steps, loaded):
+#: 8 inputs T = 256 seed 3 best from 0.28 (31.1 s; 1/2 31.6 s, all forward 44.0 s, all backward 35.0 s); 16
+#: inputs T = 32 seed 3 best from 0.1 (42.0 s; 1/4 44.8 s, 1/2 50.1 s, forward 66.2 s, backward 43.5 s); 12 inputs
+#: T = 64 seed 2 (whole count) 88.2 s from step 11, 90.0 s from 1/4, 97.0 s from 1/2, 91.6 s all backward.
+MEET = 0.25
+#: Limbs of the layer's counts (:mod:`solvers.key_counts`) from which the backward half pays (narrower: no switch).
+MEET_LIMBS = 2
+#: Widest next-key code (class, class set) of a backward step: its index is a dense table of 2^MEET_BITS entries.
+MEET_BITS = 24
 _DIE = np.uint64(1) << np.uint64(63)
 
 
@@ -254,6 +265,21 @@ class Tally:
         assert isinstance(self.counts, Counts)
         self.counts.replace(columns)
 
+    def wide(self, limbs: int) -> bool:
+        """Whether the layer's counts are in this process and at least ``limbs`` limbs wide."""
+        return isinstance(self.counts, Counts) and (self.counts.columns.dtype == object
+                                                   or self.counts.columns.shape[0] >= limbs)
+
+    def complete(self, completions: np.ndarray) -> None:
+        """The rest of a plain count from the layer on: key k has ``completions[k]`` accepting completions
+        (:meth:`Forward._backward_half`), so the one outcome (|TS| untracked) gains the sum of count times
+        completions; the count is done."""
+        assert isinstance(self.counts, Counts)
+        total = key_counts.dot(self.counts.columns, completions)
+        if total:
+            o = self.ids.setdefault((0,), len(self.ids))
+            self.counts.outcomes[o] = self.counts.outcomes.get(o, 0) + total
+
     def result(self) -> dict[int, int]:
         """The outcomes' counts (outcome id -> count), empty when not counting."""
         return self.counts.result() if self.counts is not None else {}
@@ -309,6 +335,8 @@ class Forward:
         if bool(quo.hopeless[0][quo.initial]):
             layer = take(layer, np.zeros(0, dtype=np.int64))
         plain = BLOCKS and settings.plain
+        # From this step on the count may go backward (plain, no budget: one outcome, |TS| untracked).
+        meet = max(MEET * steps, self._meet_from()) if plain and not track_b else steps
         step_edges: list[Edges] = []
         keys_seen: list[int] = []
         tally = Tally(settings.counting, layer.size,
@@ -317,6 +345,11 @@ class Forward:
             for t in range(steps):
                 clock.check(settings.query, layer.size if clock.limits.nodes is not None else None)
                 keys_seen.append(layer.size)
+                if t >= meet and tally.wide(MEET_LIMBS):
+                    sizes, completions = self._backward_half(t, layer, clock, settings.query)
+                    keys_seen += sizes
+                    tally.complete(completions)
+                    break
                 plan = StepPlan(t, self.tables.step(t), b_cap, budget is not None, track_b)
                 blocks = self._step_blocks(plan, layer, clock, settings.query, tally.piece_sums()) if plain else None
                 if blocks is not None:
@@ -595,7 +628,7 @@ class Forward:
         Next keys are packed as (class, timesteps, class set, source) in one int64 and grouped by one sort, in the
         order :func:`factorize` gives, so either expansion may take any step.
         """
-        t, tab, b_cap, capped, track_b = plan.t, plan.tab, plan.b_cap, plan.capped, plan.track_b
+        t, tab, b_cap, track_b = plan.t, plan.tab, plan.b_cap, plan.track_b
         ptr = tab.viable_ptr
         pairs = int((ptr[layer.q + 1] - ptr[layer.q]).sum())
         if pairs < BLOCK_MIN:
@@ -606,21 +639,205 @@ class Forward:
         q_bits = max(1, int(size_next - 1).bit_length())
         if q_bits + b_bits + size_next + idx_bits > 63 or tab.new_runs is None:
             return None
-        letters = self.quo.letters
+        got = self._images(plan, layer, pairs)
+        if got is None:
+            return None  # images would not pay (or class sets wider than 63 bits): the pair-by-pair expansion
+        width = self._block_width(plan)
+        held = 0  # live codes in ``self._piece[:held]``
+        if self._piece.size < PIECE + width:
+            self._piece = np.empty(PIECE + width, dtype=np.int64)
+        pieces: list[tuple[np.ndarray, np.ndarray]] = []  # (next keys, their counts) of each piece summed so far
+        acc_b: list[np.ndarray] = []
+        acc_src: list[np.ndarray] = []
+        for lo, hi, s2, live, accept, b2 in self._blocks(plan, layer, *got, idx_bits, clock, query):
+            assert live is not None
+            src = np.arange(lo, hi, dtype=np.int64)
+            if accept is not None and accept.any():
+                acc_src.append(np.broadcast_to(src, accept.shape)[accept])
+                acc_b.append(b2[accept] if b2 is not None else np.zeros(int(accept.sum()), dtype=np.int64))
+            # Live pairs have bit 63 clear: their codes read as non-negative int64.
+            code = s2.view(np.int64)
+            if b2 is not None:
+                code |= b2 << (size_next + idx_bits)
+            code |= src
+            live = live.ravel()
+            n_live = int(np.count_nonzero(live))
+            if held + n_live > self._piece.size:  # a whole step in one piece (sums not in this process)
+                self._piece = np.concatenate((self._piece[:held], np.empty(held + n_live + width, dtype=np.int64)))
+            np.compress(live, code.ravel(), out=self._piece[held:held + n_live])
+            held += n_live
+            if sums is not None and held >= PIECE:
+                kept, src, starts = _group(self._piece[:held], idx_bits)
+                pieces.append((kept, sums(src, starts)))
+                held = 0
+        empty = np.zeros(0, dtype=np.int64)
+        accepted = (np.concatenate(acc_b), np.concatenate(acc_src)) if acc_src else (empty, empty)
+        if pieces:
+            assert sums is not None
+            if held:
+                kept, src, starts = _group(self._piece[:held], idx_bits)
+                pieces.append((kept, sums(src, starts)))
+            # The pieces' groups merged: equal next keys of different pieces add their pieces' sums.
+            keys = np.concatenate([k for k, _ in pieces])
+            order = np.argsort(keys)
+            keys = keys[order]
+            starts = np.concatenate(([0], np.flatnonzero(keys[1:] != keys[:-1]) + 1))
+            counts = key_counts.sum_columns(key_counts.side_by_side([n for _, n in pieces]), order, starts)
+            return _next_layer(keys[starts], b_bits, size_next, track_b), *accepted, empty, empty, counts
+        if not held:
+            return take(layer, empty), *accepted, empty, empty, None
+        kept, src, starts = _group(self._piece[:held], idx_bits)
+        return _next_layer(kept, b_bits, size_next, track_b), *accepted, src, starts, None
+
+    def _meet_from(self) -> int:
+        """The first step from which every step of a plain count can be counted backward (:meth:`_backward_half`):
+        class sets of one word, next-key codes of at most :data:`MEET_BITS` bits, dense new-run tables (class
+        blocks); ``steps`` when none."""
+        quo = self.quo
+        if quo.words != 1:
+            return quo.steps
+        first = quo.steps
+        for u in range(quo.steps - 1, -1, -1):
+            size_next = int(quo.sizes[u + 1])
+            if (size_next > 63 or max(1, (size_next - 1).bit_length()) + size_next > MEET_BITS
+                    or int(quo.sizes[u]) * quo.letters * 8 > DENSE_RUNS):
+                break
+            first = u
+        return first
+
+    def _backward_half(self, t0: int, layer: Layer, clock: Clock, query: str) -> tuple[list[int], np.ndarray]:
+        """The steps ``t0 ..`` of a plain count without a budget, counted backward: each next layer's keys are found
+        forward without counts (:meth:`_discover`), then from the last step down each key's completions (its
+        accepting paths to the end) are summed from the next layer's (:meth:`_complete`). The sizes of the layers
+        ``t0 + 1 ..`` and the completions of ``layer``'s keys as limb columns (:mod:`solvers.key_counts`).
+
+        Exact: the count is the sum over the layer's keys of (paths into the key) x (its completions), and each
+        completion is a path the forward pass would have extended pair by pair. Why: the forward counts grow by
+        about log2(masks) bits a step, so past the middle their sums cost most of a long pass (labels family, 8
+        inputs, T = 256: 19 limbs a pair at the end); counted from both ends each half's numbers are half as wide,
+        and a backward step needs no sort (a dense index of the next keys, sums over a key's masks in place)."""
+        steps = self.quo.steps
+
+        def layer_at(t: int) -> Layer:
+            # The layers past t0 are kept as their keys' codes (8 bytes a key; 16 inputs: 330 k keys a step).
+            return layer if t == t0 else _next_layer(codes[t - t0 - 1], 0, int(self.quo.sizes[t]), False)
+
+        codes: list[np.ndarray] = []
+        for t in range(t0, steps):
+            if t > t0:
+                clock.check(query, codes[-1].size if clock.limits.nodes is not None else None)
+            codes.append(self._discover(self._plain_plan(t), layer_at(t), clock, query))
+        completions = np.zeros((1, codes[-1].size), dtype=np.uint64)  # past the last step nothing accepts
+        for t in range(steps - 1, t0 - 1, -1):
+            completions = self._complete(self._plain_plan(t), layer_at(t), codes[t - t0], completions, clock, query)
+        return [c.size for c in codes[:-1]], completions
+
+    def _plain_plan(self, t: int) -> StepPlan:
+        return StepPlan(t, self.tables.step(t), 0, False, False)
+
+    def _code_top(self, t: int) -> tuple[int, int]:
+        """The classes of step ``t + 1`` and one past the largest next-key code (class above class set) there."""
+        size_next = int(self.quo.sizes[t + 1])
+        return size_next, 1 << (max(1, (size_next - 1).bit_length()) + size_next)
+
+    def _discover(self, plan: StepPlan, layer: Layer, clock: Clock, query: str) -> np.ndarray:
+        """The next layer of a plain step without counts, as its keys' codes (class above class set, increasing):
+        the live pairs' next keys marked in a dense table."""
+        size_next, top = self._code_top(plan.t)
+        seen = np.zeros(top + 1, dtype=bool)
+        got = self._images(plan, layer, None)
+        assert got is not None
+        quiet = self._quiet(plan.t)
+        for _, _, s2, live, _, _ in self._blocks(plan, layer, *got, 0, clock, query, fates=not quiet):
+            seen[s2.view(np.int64) if live is None else np.where(live, s2.view(np.int64), top)] = True
+        kept = np.flatnonzero(seen[:top])
+        if quiet:
+            # Every pair was marked: those that end (a removal run in the edited run's class, or in a class that
+            # surely shows the effect) are the keys whose class set holds their class or meets that set.
+            sets = kept & ((1 << size_next) - 1)
+            ends = ((sets >> (kept >> size_next)) & 1).astype(bool) | ((sets & int(plan.tab.kill[0])) != 0)
+            kept = kept[~ends]
+        return kept
+
+    def _quiet(self, t: int) -> bool:
+        """Whether no run shows the effect at step ``t``: then a pair of that step that ends has a next code no
+        live pair has (its class in its class set, or a class set meeting the must classes), and the backward
+        steps need not mask it out (:meth:`_discover`, :meth:`_complete`)."""
+        return not bool(self.quo.hit[t].any())
+
+    def _complete(self, plan: StepPlan, layer: Layer, nxt: np.ndarray, after: np.ndarray, clock: Clock,
+                  query: str) -> np.ndarray:
+        """The completions of ``layer``'s keys at step ``plan.t`` as limb columns: per key, its accepting pairs and
+        the completions ``after`` (limb columns) of the next keys of its live pairs (``nxt``: the next layer's
+        codes, :meth:`_discover`)."""
+        _, top = self._code_top(plan.t)
+        index = np.full(top + 1, nxt.size, dtype=np.int32 if nxt.size < 2**31 else np.int64)
+        index[nxt] = np.arange(nxt.size)
+        limbs = after.shape[0]
+        padded = np.zeros((limbs, nxt.size + 1), dtype=np.uint64)  # column nxt.size: a dead pair's, 0
+        padded[:, :-1] = after
+        out = np.zeros((limbs + 1, layer.size), dtype=np.uint64)
+        got = self._images(plan, layer, None)
+        assert got is not None
+        vals = np.empty(self._block_width(plan), dtype=np.uint64)
+        quiet = self._quiet(plan.t)
+        for lo, hi, s2, live, accept, _ in self._blocks(plan, layer, *got, 0, clock, query, fates=not quiet):
+            # A pair that ends reads column nxt.size (0): its code is marked dead, or (a quiet step) no next key's.
+            gid = np.take(index, s2.view(np.int64) if live is None else np.where(live, s2.view(np.int64), top))
+            part = out[:, lo:hi]
+            if accept is not None:
+                part[0] += accept.sum(axis=0, dtype=np.uint64)
+            # A key's masks in rows of at most GROUP_MAX: each row sum fits 64 bits; its top bits go a limb up.
+            for r0 in range(0, gid.shape[0], key_counts.GROUP_MAX):
+                rows = gid[r0:r0 + key_counts.GROUP_MAX]
+                for lv in range(limbs):
+                    got_lv = np.take(padded[lv], rows, mode="clip", out=vals[:rows.size].reshape(rows.shape))
+                    total = got_lv.sum(axis=0)
+                    part[lv] += total & key_counts.LIMB_MASK
+                    part[lv + 1] += total >> np.uint64(key_counts.LIMB)
+            key_counts.carry_columns(part)
+        return out if out[-1].any() or limbs == 0 else out[:-1]
+
+    def _images(self, plan: StepPlan, layer: Layer,
+                pairs: int | None) -> tuple[np.ndarray, np.ndarray | None] | None:
+        """The class blocks' image tables of step ``plan.t`` and the letters they cover (:meth:`Tables.combined`); None
+        when they would not pay for themselves over ``pairs`` expanded pairs (None: always built)."""
+        t, tab, letters = plan.t, plan.tab, self.quo.letters
         tau = self.problem.trace[t]
-        bounds = np.searchsorted(layer.q, np.arange(ptr.size))
-        present = np.flatnonzero((bounds[1:] > bounds[:-1]) & (ptr[1:] > ptr[:-1]))
+        ptr = tab.viable_ptr
 
         def reached() -> np.ndarray:
             # The letters the layer's classes' viable masks reach (the image tables are built for these only).
+            present = np.unique(layer.q)
+            present = present[ptr[present + 1] > ptr[present]]
             cm = np.concatenate([tab.viable_mask[ptr[c]:ptr[c + 1]] for c in present]) if present.size else \
                 np.zeros(0, dtype=np.int64)
             return np.unique(tau ^ (cm & (letters - 1)))
 
-        got = self.tables.combined(t, tab, pairs, reached)
-        if got is None:
-            return None  # images would not pay (or class sets wider than 63 bits): the pair-by-pair expansion
-        comb, used = got
+        return self.tables.combined(t, tab, 1 << 62 if pairs is None else pairs, reached)
+
+    def _block_width(self, plan: StepPlan) -> int:
+        """Most pairs of one class block of step ``plan.t`` (:meth:`_blocks`): BLOCK, or one key's masks."""
+        ptr = plan.tab.viable_ptr
+        return max(BLOCK, min(MASKS, int((ptr[1:] - ptr[:-1]).max(initial=0))))
+
+    def _blocks(self, plan: StepPlan, layer: Layer, comb: np.ndarray, used: np.ndarray | None, idx_bits: int,
+                clock: Clock, query: str, fates: bool = True,
+                ) -> Iterator[tuple[int, int, np.ndarray, np.ndarray | None, np.ndarray | None, np.ndarray | None]]:
+        """The class blocks of one step of a plain pass (:meth:`_step_blocks`): per block of (mask, key) pairs of
+        one class, the keys ``lo .. hi - 1``, and as (masks, keys) arrays the next codes (class, class set, bit 63
+        where the pair ends, ``idx_bits`` up: the caller puts the source key or nothing below), which pairs live,
+        which accept (None: none can) and |TS| after the step (None: not tracked); without ``fates`` the live pairs
+        are None where no pair can accept and no budget binds (the caller reads the fates from the codes). The
+        arrays are buffers reused by the next block: the caller is done with them before it asks for the next."""
+        t, tab, b_cap, capped, track_b = plan.t, plan.tab, plan.b_cap, plan.capped, plan.track_b
+        ptr = tab.viable_ptr
+        size_next = self.quo.sizes[t + 1]
+        b_bits = max(1, b_cap.bit_length()) if track_b else 0
+        letters = self.quo.letters
+        tau = self.problem.trace[t]
+        bounds = np.searchsorted(layer.q, np.arange(ptr.size))
+        present = np.flatnonzero((bounds[1:] > bounds[:-1]) & (ptr[1:] > ptr[:-1]))
         chunks = comb.shape[0]
         runs = tab.new_runs[..., 0]
         # Every field of a code sits ``idx_bits`` up (the source key below it), the tables' too, so a pair's code
@@ -629,16 +846,7 @@ class Forward:
         kill = ((tab.kill[0] & ~_DIE) << shift) | _DIE
         unsafe = (tab.unsafe[0] & ~_DIE) << shift
         sets = layer.s[:, 0]
-        # The step's live codes, a piece at a time, in a buffer kept from step to step (fresh memory costs page
-        # faults); it holds one piece and one block (a piece is grouped once it reaches PIECE codes), or a whole
-        # step when the sums are not in this process.
-        width = max(BLOCK, min(MASKS, int((ptr[1:] - ptr[:-1]).max(initial=0))))
-        held = 0  # live codes in ``self._piece[:held]``
-        if self._piece.size < PIECE + width:
-            self._piece = np.empty(PIECE + width, dtype=np.int64)
-        pieces: list[tuple[np.ndarray, np.ndarray]] = []  # (next keys, their counts) of each piece summed so far
-        acc_b: list[np.ndarray] = []
-        acc_src: list[np.ndarray] = []
+        width = self._block_width(plan)
         # The block's next class sets and a scratch array of the same shape: at most BLOCK pairs, or one key's masks.
         buf = (np.empty(width, dtype=np.uint64), np.empty(width, dtype=np.uint64))
         for c in present:
@@ -682,6 +890,9 @@ class Forward:
                         np.take(images[j], ((s >> np.uint64(8 * j)) & np.uint64(255)).astype(np.intp), axis=1,
                                 mode="clip", out=scratch)
                         s2 |= scratch
+                    if not (fates or some_hit or capped):
+                        yield lo, hi, s2, None, None, None
+                        continue
                     live = np.equal(np.bitwise_and(s2, dead, out=scratch), 0)
                     accept = None
                     if some_hit:
@@ -697,44 +908,7 @@ class Forward:
                         live &= ~spent
                         now = spent & base_hit & ((s2 & unsafe) == 0)
                         accept = now if accept is None else (accept & within) | now
-                    src = np.arange(lo, hi, dtype=np.int64)
-                    if accept is not None and accept.any():
-                        acc_src.append(np.broadcast_to(src, accept.shape)[accept])
-                        acc_b.append(b2[accept] if b2 is not None else np.zeros(int(accept.sum()), dtype=np.int64))
-                    # Live pairs have bit 63 clear: their codes read as non-negative int64.
-                    code = s2.view(np.int64)
-                    if b2 is not None:
-                        code |= b2 << (size_next + idx_bits)
-                    code |= src
-                    live = live.ravel()
-                    n_live = int(np.count_nonzero(live))
-                    if held + n_live > self._piece.size:  # a whole step in one piece (sums not in this process)
-                        self._piece = np.concatenate((self._piece[:held], np.empty(held + n_live + width,
-                                                                                   dtype=np.int64)))
-                    np.compress(live, code.ravel(), out=self._piece[held:held + n_live])
-                    held += n_live
-                    if sums is not None and held >= PIECE:
-                        kept, src, starts = _group(self._piece[:held], idx_bits)
-                        pieces.append((kept, sums(src, starts)))
-                        held = 0
-        empty = np.zeros(0, dtype=np.int64)
-        accepted = (np.concatenate(acc_b), np.concatenate(acc_src)) if acc_src else (empty, empty)
-        if pieces:
-            assert sums is not None
-            if held:
-                kept, src, starts = _group(self._piece[:held], idx_bits)
-                pieces.append((kept, sums(src, starts)))
-            # The pieces' groups merged: equal next keys of different pieces add their pieces' sums.
-            keys = np.concatenate([k for k, _ in pieces])
-            order = np.argsort(keys)
-            keys = keys[order]
-            starts = np.concatenate(([0], np.flatnonzero(keys[1:] != keys[:-1]) + 1))
-            counts = key_counts.sum_columns(key_counts.side_by_side([n for _, n in pieces]), order, starts)
-            return _next_layer(keys[starts], b_bits, size_next, track_b), *accepted, empty, empty, counts
-        if not held:
-            return take(layer, empty), *accepted, empty, empty, None
-        kept, src, starts = _group(self._piece[:held], idx_bits)
-        return _next_layer(kept, b_bits, size_next, track_b), *accepted, src, starts, None
+                    yield lo, hi, s2, live, accept, b2
 
     def _rows(self, rows: int, words: int, n_extra: int, n_cost: int, with_mask: bool) -> dict[str, np.ndarray]:
         """Buffers for at least ``rows`` expanded pairs (fields as :meth:`_expand` writes them; ``mask`` when

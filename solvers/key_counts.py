@@ -38,7 +38,7 @@ import numpy as np
 #: the sums' cost is per pair and limb; the groups of a step are small (labels family, 8 inputs: a median of 7
 #: pairs, 99.9 % at most 332; docs/performance.md), so the parts cost little.
 LIMB = 56
-_LIMB_MASK = np.uint64((1 << LIMB) - 1)
+LIMB_MASK = np.uint64((1 << LIMB) - 1)
 #: Most limbs one reduction adds at once (2^(64 - LIMB)).
 GROUP_MAX = 1 << (64 - LIMB)
 #: Limbs past which counts are kept as Python ints (see :func:`sum_columns`): about where adding wide ints costs
@@ -145,13 +145,33 @@ def normalise_columns(cols: np.ndarray) -> np.ndarray:
     for lv in range(cols.shape[0] - 1):
         carry = cols[lv] >> np.uint64(LIMB)
         if carry.any():
-            cols[lv] &= _LIMB_MASK
+            cols[lv] &= LIMB_MASK
             cols[lv + 1] += carry
     top = cols[-1] >> np.uint64(LIMB)
     if top.any():
-        cols[-1] &= _LIMB_MASK
+        cols[-1] &= LIMB_MASK
         return normalise_columns(np.concatenate([cols, top[None, :]], axis=0))
     return cols
+
+
+def carry_columns(cols: np.ndarray) -> None:
+    """Limb columns (L, K) with the carries of all but the top limb propagated, in place (the top limb takes them:
+    the caller leaves it room)."""
+    for lv in range(cols.shape[0] - 1):
+        carry = cols[lv] >> np.uint64(LIMB)
+        cols[lv] &= LIMB_MASK
+        cols[lv + 1] += carry
+
+
+def dot(cols: np.ndarray, other: np.ndarray) -> int:
+    """The sum over keys of the products of two layers' counts, each as limb columns (L, K) or (K,) Python ints.
+
+    >>> dot(np.array([[2, 3]], dtype=np.uint64), np.array([[0, 1], [1, 0]], dtype=np.uint64))
+    144115188075855875
+    """
+    a = cols if cols.dtype == object else _wide(cols)
+    b = other if other.dtype == object else _wide(other)
+    return int((a * b).sum()) if a.size else 0
 
 
 def to_int(limbs: np.ndarray, k: int) -> int:

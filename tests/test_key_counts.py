@@ -307,3 +307,23 @@ def test_a_helper_killed_from_outside_is_unknown(slow_instance: Path) -> None:
     assert p.returncode == 3, (out, err)
     assert "unknown (helper process ended: signal 9" in out + err
     assert "Traceback" not in err and "internal error" not in err
+
+
+def test_dot_and_carries_are_the_integers() -> None:
+    # The backward half's product of forward counts and completions (key_counts.dot), limb columns or Python ints,
+    # and carry_columns (limbs past LIMB bits carried up, the top limb taking them): the Python ints' sums.
+    rng = Generator(PCG64(33))
+    for keys, la, lb in ((0, 1, 1), (1, 1, 3), (17, 4, 2), (300, 19, 9)):
+        a = rng.integers(0, 1 << 63, size=(la, keys), dtype=np.uint64) & key_counts.LIMB_MASK
+        b = rng.integers(0, 1 << 63, size=(lb, keys), dtype=np.uint64) & key_counts.LIMB_MASK
+        ints_a = [key_counts.column_int(a, k) for k in range(keys)]
+        ints_b = [key_counts.column_int(b, k) for k in range(keys)]
+        expected = sum(x * y for x, y in zip(ints_a, ints_b, strict=True))
+        assert key_counts.dot(a, b) == expected
+        assert key_counts.dot(np.array(ints_a, dtype=object), b) == expected
+        wide = rng.integers(0, 1 << 63, size=(la + 1, keys), dtype=np.uint64)
+        wide[-1] >>= np.uint64(8)  # room for the carries
+        before = [key_counts.column_int(wide, k) for k in range(keys)]
+        key_counts.carry_columns(wide)
+        assert not (wide[:-1] >> np.uint64(key_counts.LIMB)).any()
+        assert [key_counts.column_int(wide, k) for k in range(keys)] == before

@@ -595,3 +595,62 @@ def test_packed_fields_unpack_signed_lowest_first() -> None:
         for f, w in zip(reversed(fields), reversed(widths), strict=True):
             value = (value << w) + f
         assert unpack(value, widths) == [*fields, top]
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problem=problems(max_flips=11, max_states=5), data=st.data())
+def test_count_with_a_backward_half_matches_brute(problem: Problem, data: st.DataObject) -> None:
+    # The steps from MEET * steps on counted backward (keys found forward, completions summed from the end) at any
+    # switch step, in blocks of a few masks, with tables of every letter or of the reached ones: the twin's counts.
+    budget = data.draw(st.one_of(st.none(), st.just(problem.horizon), st.integers(0, problem.horizon)))
+    taken: list[int] = []
+    with pytest.MonkeyPatch.context() as mp:
+        meet = data.draw(st.sampled_from((0.0, 0.3, 0.5, 0.9)))
+        mp.setattr(forward_pass, "MEET", meet)
+        mp.setattr(forward_pass, "MEET_LIMBS", 0)
+        mp.setattr(forward_pass, "BLOCK_MIN", data.draw(st.sampled_from((0, forward_pass.BLOCK_MIN))))
+        mp.setattr(forward_pass, "MASKS", data.draw(st.sampled_from((1, 3, forward_pass.MASKS))))
+        mp.setattr(quotient, "IMAGE_PAYOFF", 0)
+        mp.setattr(quotient, "MAX_IMAGE_TABLE", data.draw(st.sampled_from((0, quotient.MAX_IMAGE_TABLE))))
+        half = forward_pass.Forward._backward_half
+
+        def spy(self: forward_pass.Forward, t0: int, *args: object) -> object:
+            taken.append(t0)
+            return half(self, t0, *args)  # type: ignore[arg-type]
+
+        mp.setattr(forward_pass.Forward, "_backward_half", spy)
+        assert forward.count(problem, budget) == len(brute_valid_set(problem, budget))
+    # No budget binds (|TS| untracked): the count switches (at step 0 with MEET 0); a binding budget keeps the
+    # forward pass.
+    if budget is not None and budget <= problem.t_star:
+        assert taken == []
+    elif meet == 0.0:
+        assert taken == [0]
+
+
+@pytest.mark.parametrize("masks", [7, forward_pass.MASKS])
+def test_backward_half_agrees_with_forward_on_wide_instances(masks: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Counts of many limbs with random bits, keys of 512 masks (row sums in parts of GROUP_MAX, carried a limb up),
+    # the forward counts past the limbs (Python ints) at the switch: the same counts as the forward pass alone.
+    monkeypatch.setattr(forward_pass, "MASKS", masks)
+    taken: list[int] = []
+    half = forward_pass.Forward._backward_half
+
+    def spy(self: forward_pass.Forward, t0: int, *args: object) -> tuple[list[int], np.ndarray]:
+        taken.append(t0)
+        sizes, completions = half(self, t0, *args)  # type: ignore[arg-type]
+        assert not (completions >> np.uint64(key_counts.LIMB)).any()  # carried: every limb within LIMB bits
+        return sizes, completions
+
+    monkeypatch.setattr(forward_pass.Forward, "_backward_half", spy)
+    for seed, inputs, steps, limbs in ((1, 4, 200, 4), (2, 9, 30, 73), (3, 6, 80, 2), (4, 5, 160, 4)):
+        problem = random_table(6, inputs, steps, seed)
+        monkeypatch.setattr(key_counts, "OBJECT_LIMBS", limbs)
+        monkeypatch.setattr(forward_pass, "MEET", 2.0)  # never
+        alone = forward.count(problem, None)
+        assert not taken
+        monkeypatch.setattr(forward_pass, "MEET", 0.5)
+        assert forward.count(problem, None) == alone > 1 << (3 * key_counts.LIMB)
+        assert len(taken) == 1 and taken.pop() >= steps // 2
+    assert forward.count(parity_machine(9, 14), None) == 2 ** (9 * 14 - 1)
+    assert taken
