@@ -216,6 +216,13 @@ class MealyView(MealyMachine):
         Raises Gf01Error naming the first (state, input valuation) without an enabled edge, or when the tables
         would exceed the limits.
         """
+        nxt, out, _ = self._compiled
+        return nxt, out
+
+    @cached_property
+    def _compiled(self) -> tuple[np.ndarray, np.ndarray, Ambiguity | None]:
+        """The tables and :meth:`first_ambiguity`'s answer, from one pass over every edge's outcomes (each edge's
+        guard evaluated under every input valuation: most of loading a large controller, so done once)."""
         n = self.num_inputs
         if not self.has_tables:
             raise Gf01Error(
@@ -226,13 +233,27 @@ class MealyView(MealyMachine):
         size = 1 << n
         nxt = np.full((self.num_states, size), -1, dtype=np.int32)
         out = np.zeros((self.num_states, size), dtype=np.int64)
+        found: Ambiguity | None = None
+        models: dict[tuple[Expr, tuple[int, ...]], dict[int, bool] | None] = {}
         for q, edges in enumerate(self.edges):
-            for e in edges:
-                for xs, enabled, ys in self._edge_outcomes(q, e):
+            for k, e in enumerate(edges):
+                clash = found is None or found.state == q  # the first state with one is the answer
+                for xs, enabled, ys in self._edge_outcomes(q, e, models):
                     open_ = enabled & (nxt[q, xs] < 0)
                     idx = xs[open_]
                     nxt[q, idx] = e.dest
                     out[q, idx] = ys[open_]
+                    if clash:
+                        # Where an earlier edge is taken (its outcome final: the first enabled edge wins), this
+                        # one is enabled too and its outcome differs: the view is not output-deterministic there.
+                        differs = enabled & ~open_ & ((nxt[q, xs] != e.dest) | (out[q, xs] != ys))
+                        if differs.any():
+                            j = int(np.argmax(differs))
+                            x = int(xs[j])
+                            if found is None or x < found.x:
+                                found = Ambiguity(q, x, self._first_enabled(q, x), k,
+                                                  (int(nxt[q, x]), int(out[q, x])), (e.dest, int(ys[j])))
+                            clash = False
             missing = np.flatnonzero(nxt[q] < 0)
             if missing.size:
                 raise Gf01Error(
@@ -241,11 +262,13 @@ class MealyView(MealyMachine):
                 )
         nxt.setflags(write=False)
         out.setflags(write=False)
-        return nxt, out
+        return nxt, out, found
 
-    def _edge_outcomes(self, q: int, e: MealyEdge) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    def _edge_outcomes(self, q: int, e: MealyEdge, models: dict[tuple[Expr, tuple[int, ...]], dict[int, bool] | None]
+                       ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """Chunks ``(xs, enabled, ys)`` over all input valuations: whether ``e`` is enabled under each ``x`` (its guard
-        is satisfiable together with it) and the least output valuation it allows there (meaningful where enabled)."""
+        is satisfiable together with it) and the least output valuation it allows there (meaningful where enabled).
+        ``models`` keeps the least models of output parts already solved (a controller's edges share few of them)."""
         n = self.num_inputs
         size = 1 << n
         outs = sorted(v for v in variables(e.guard) if v >= n)
@@ -254,7 +277,10 @@ class MealyView(MealyMachine):
         if split is not None:
             # inputs & outputs apart (the usual Mealy label): one least output valuation for every input.
             ins, outputs = split
-            model = least_model(outputs, outs)
+            key = (outputs, tuple(outs))
+            if key not in models:
+                models[key] = least_model(outputs, outs)
+            model = models[key]
             if model is None:
                 return  # never enabled
             y = sum(1 << (v - n) for v, bit in model.items() if bit)
@@ -295,23 +321,7 @@ class MealyView(MealyMachine):
         >>> view.first_ambiguity()
         Ambiguity(state=0, x=1, first=0, other=1, first_outcome=(0, 1), other_outcome=(0, 0))
         """
-        nxt, out = self.tables
-        found: Ambiguity | None = None
-        for q, edges in enumerate(self.edges):
-            for k, e in enumerate(edges):
-                for xs, enabled, ys in self._edge_outcomes(q, e):
-                    differs = enabled & ((nxt[q, xs] != e.dest) | (out[q, xs] != ys))
-                    if differs.any():
-                        j = int(np.argmax(differs))
-                        x = int(xs[j])
-                        cand = Ambiguity(q, x, self._first_enabled(q, x), k, (int(nxt[q, x]), int(out[q, x])),
-                                         (e.dest, int(ys[j])))
-                        if found is None or (cand.state, cand.x) < (found.state, found.x):
-                            found = cand
-                        break
-            if found is not None:
-                return found
-        return None
+        return self._compiled[2]
 
     def _first_enabled(self, q: int, x: int) -> int:
         fixed = {i: bool((x >> i) & 1) for i in range(self.num_inputs)}

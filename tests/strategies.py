@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 from functools import cache
 
+import numpy as np
 from hypothesis import strategies as st
 
 from aig.build import Builder
@@ -53,17 +54,39 @@ def expressions(
     )
 
 
-@st.composite
-def table_views(draw: st.DrawFn, n_states: int, n_in: int, n_out: int) -> MealyView:
+def _random_expression(
+    rng: np.random.Generator, num_vars: int, offset: int = 0, max_leaves: int = 5, max_args: int = 3
+) -> Expr:
+    """A random Boolean expression as :func:`expressions` makes them (leaves: the constants or ``Var(offset + k)``;
+    nodes: ``!``, and ``&``/``|`` of 2..``max_args`` children; at most ``max_leaves`` leaves), drawn from ``rng``."""
+
+    def leaf() -> Expr:
+        if num_vars and rng.integers(2):
+            return Var(offset + int(rng.integers(num_vars)))
+        return Const(bool(rng.integers(2)))
+
+    def build(leaves: int) -> Expr:
+        if leaves == 1:
+            return Not(build(1)) if rng.integers(4) == 0 else leaf()
+        op = int(rng.integers(3))
+        if op == 0:
+            return Not(build(leaves))
+        k = int(rng.integers(2, min(max_args, leaves) + 1))
+        cuts = np.sort(rng.choice(np.arange(1, leaves), size=k - 1, replace=False)).tolist()
+        kids = tuple(build(b - a) for a, b in zip([0, *cuts], [*cuts, leaves], strict=True))
+        return And(kids) if op == 1 else Or(kids)
+
+    return build(min(max_leaves, int(rng.geometric(0.5))))  # small ones most often, as hypothesis draws them
+
+
+def _table_view(rng: np.random.Generator, n_states: int, n_in: int, n_out: int) -> MealyView:
     """A random explicit Mealy table turned into a view (one edge per (next, output) class)."""
-    size = 1 << n_in
-    nxt = [[draw(st.integers(0, n_states - 1)) for _ in range(size)] for _ in range(n_states)]
-    out = [[draw(st.integers(0, (1 << n_out) - 1)) for _ in range(size)] for _ in range(n_states)]
+    nxt = rng.integers(0, n_states, size=(n_states, 1 << n_in)).tolist()
+    out = rng.integers(0, 1 << n_out, size=(n_states, 1 << n_in)).tolist()
     return MealyView.from_table(_names("i", n_in), _names("o", n_out), nxt, out)
 
 
-@st.composite
-def guard_views(draw: st.DrawFn, n_states: int, n_in: int, n_out: int) -> MealyView:
+def _guard_view(rng: np.random.Generator, n_states: int, n_in: int, n_out: int) -> MealyView:
     """A random view with guard expressions over inputs and outputs; each state ends with a catch-all edge.
 
     The catch-all's guard mentions only outputs and is satisfiable, so every input valuation enables some edge.
@@ -71,33 +94,35 @@ def guard_views(draw: st.DrawFn, n_states: int, n_in: int, n_out: int) -> MealyV
     signals = n_in + n_out
     edges = []
     for _ in range(n_states):
-        k = draw(st.integers(0, 3))
-        es = [MealyEdge(draw(expressions(signals)), draw(st.integers(0, n_states - 1))) for _ in range(k)]
-        last = draw(expressions(n_out, offset=n_in, max_leaves=3))
+        es = [MealyEdge(_random_expression(rng, signals), int(rng.integers(n_states)))
+              for _ in range(int(rng.integers(4)))]
+        last = _random_expression(rng, n_out, offset=n_in, max_leaves=3)
         if not satisfiable(last):
             last = Const(True)
-        es.append(MealyEdge(last, draw(st.integers(0, n_states - 1))))
+        es.append(MealyEdge(last, int(rng.integers(n_states))))
         edges.append(tuple(es))
-    return MealyView(_names("i", n_in), _names("o", n_out), tuple(edges), initial=draw(st.integers(0, n_states - 1)))
+    return MealyView(_names("i", n_in), _names("o", n_out), tuple(edges), initial=int(rng.integers(n_states)))
 
 
-@st.composite
-def trap_views(draw: st.DrawFn, n_states: int, n_in: int, n_out: int) -> MealyView:
+def _trap_view(rng: np.random.Generator, n_states: int, n_in: int, n_out: int) -> MealyView:
     """A random table whose states split into live ones (reachable from the initial state 0), absorbing ones (every
     input stays, one output each) and unreachable ones (no edge leads to them; their own edges are random)."""
     size = 1 << n_in
-    kinds = [0] + [draw(st.integers(0, 2)) for _ in range(n_states - 1)]  # 0 live, 1 absorbing, 2 unreachable
-    targets = [q for q in range(n_states) if kinds[q] != 2]
+    kinds = [0, *rng.integers(0, 3, size=n_states - 1).tolist()]  # 0 live, 1 absorbing, 2 unreachable
+    targets = np.array([q for q in range(n_states) if kinds[q] != 2])
     nxt, out = [], []
     for q in range(n_states):
         if kinds[q] == 1:
             nxt.append([q] * size)
-            out.append([draw(st.integers(0, (1 << n_out) - 1))] * size)
+            out.append([int(rng.integers(1 << n_out))] * size)
             continue
-        pool = targets if kinds[q] == 0 else list(range(n_states))
-        nxt.append([draw(st.sampled_from(pool)) for _ in range(size)])
-        out.append([draw(st.integers(0, (1 << n_out) - 1)) for _ in range(size)])
+        pool = targets if kinds[q] == 0 else np.arange(n_states)
+        nxt.append(rng.choice(pool, size=size).tolist())
+        out.append(rng.integers(0, 1 << n_out, size=size).tolist())
     return MealyView.from_table(_names("i", n_in), _names("o", n_out), nxt, out)
+
+
+VIEWS = {"table": _table_view, "guard": _guard_view, "trap": _trap_view}
 
 
 @st.composite
@@ -114,6 +139,10 @@ def problems(
 ) -> Problem:
     """A random small :class:`Problem` with T * |AP_in| <= ``max_flips``.
 
+    Hypothesis draws the sizes, the kind of system, t*, the mode, the window and the budget (so a failure shrinks to
+    small sizes), and one seed from which numpy draws the system's tables or guards, the base trace and the effect:
+    drawing those cell by cell through hypothesis cost some 10 ms of CPU a problem, more than most suites' checks.
+
     ``min_T`` and ``min_t_star`` (at most T - 1) bound T and t* from below, for a caller whose cases need them (one
     that wants a certificate over two timesteps rejects every draw with T or t* + 1 below 2: drawing only what it
     keeps saves the draws it would throw away). ``min_T`` must fit ``max_flips`` with one input."""
@@ -122,14 +151,10 @@ def problems(
     n_states = draw(st.integers(1, max_states))
     T = draw(st.integers(min_T, max(min_T, min(max_T, max_flips // n_in))))
     kind = draw(st.sampled_from(("table", "guard", "trap")))
-    if kind == "table":
-        system = draw(table_views(n_states, n_in, n_out))
-    elif kind == "guard":
-        system = draw(guard_views(n_states, n_in, n_out))
-    else:
-        system = draw(trap_views(n_states, n_in, n_out))
-    trace = tuple(draw(st.lists(st.integers(0, (1 << n_in) - 1), min_size=T, max_size=T)))
-    effect = draw(expressions(n_out, max_leaves=4))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    system = VIEWS[kind](rng, n_states, n_in, n_out)
+    trace = tuple(rng.integers(0, 1 << n_in, size=T).tolist())
+    effect = _random_expression(rng, n_out, max_leaves=4)
     t_star = draw(st.integers(min(min_t_star, T - 1), T - 1))
     mode = draw(st.sampled_from(modes))
     window = draw(st.integers(0, 3))

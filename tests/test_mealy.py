@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from hoa.errors import Gf01Error
 from hoa.label import evaluate, parse_named
-from hoa.mealy import MealyEdge, MealyView
+from hoa.mealy import Ambiguity, MealyEdge, MealyView
 
 
 def view(guards: list[list[tuple[str, int]]], inputs=("a", "b"), outputs=("o", "p")) -> MealyView:
@@ -72,6 +72,38 @@ def test_tables_agree_with_symbolic_steps(spec):
             dest, y = v._step_symbolic(q, x)
             enabled = [e for e in v.edges[q] if any(evaluate(e.guard, x | (yy << 2)) for yy in range(4))]
             assert enabled[0].dest == dest and evaluate(enabled[0].guard, x | (y << 2))
+
+
+def least_outcome(v: MealyView, q: int, k: int, x: int) -> tuple[int, int] | None:
+    """Edge k of state q under input x, straight from the definition: its destination and least output valuation
+    (outputs compared by index, 0 before 1), or None when no output valuation satisfies its guard with x."""
+    e = v.edges[q][k]
+    ys = [y for y in range(4) if evaluate(e.guard, x | (y << 2))]
+    if not ys:
+        return None
+    return e.dest, min(ys, key=lambda y: [(y >> j) & 1 for j in range(2)])
+
+
+@settings(max_examples=150)
+@given(st.lists(st.lists(st.tuples(guard_text, st.integers(0, 2)), min_size=1, max_size=4), min_size=3, max_size=3))
+def test_first_ambiguity_is_its_definition(spec):
+    # The first (state, input) in order where an enabled edge's outcome differs from the first enabled edge's; the
+    # other edge is the lowest such one. Computed in the tables' own pass (one sweep over the edges' outcomes).
+    spec = [[*es, ("t", 0)] for es in spec]
+    v = view(spec)
+    want = None
+    for q, x in ((q, x) for q in range(3) for x in range(4)):
+        outcomes = [(k, least_outcome(v, q, k, x)) for k in range(len(v.edges[q]))]
+        enabled = [(k, o) for k, o in outcomes if o is not None]
+        other = next(((k, o) for k, o in enabled if o != enabled[0][1]), None)
+        if other is not None:
+            want = Ambiguity(q, x, enabled[0][0], other[0], enabled[0][1], other[1])
+            break
+    assert v.first_ambiguity() == want
+    assert (v.tables[0].tolist(), v.tables[1].tolist()) == ([[v._step_symbolic(q, x)[0] for x in range(4)]
+                                                              for q in range(3)],
+                                                             [[v._step_symbolic(q, x)[1] for x in range(4)]
+                                                              for q in range(3)])
 
 
 def test_run_collects_states_and_outputs():
