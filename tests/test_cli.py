@@ -158,6 +158,15 @@ def test_gf01_report_loads_no_agent_engine_or_solver(tmp_path) -> None:
     assert (tmp_path / "report.md").read_text().startswith("#")
 
 
+def test_gf01_help_loads_no_protocol_models() -> None:
+    """`gf01 --help` registers every command, `gf01 play` among them, whose players subclass Agent: the agents' base
+    imported the protocol's pydantic models for its hooks' annotations, about 0.25 s of the 0.7 s of CPU of every
+    `gf01 --help` (docs/performance.md, "Test suite", sixth pass). The help needs neither them nor pydantic."""
+    loaded = _modules_after("--help")
+    assert "gf01_formal.cli.play" in loaded and "gf01_formal.agents.base" in loaded
+    assert "gf01_formal.play.protocol" not in loaded and "pydantic" not in loaded
+
+
 def test_the_command_table_names_every_command_of_its_modules() -> None:
     """root.COMMANDS (what a command line loads) agrees with what the modules register: each name's modules alone
     register it, and the whole tree has exactly the table's names."""
