@@ -160,6 +160,9 @@ def test_gf01_report_loads_no_agent_engine_or_solver(tmp_path) -> None:
     loaded = _modules_after("report", str(runs), "-o", str(tmp_path / "report.md"))
     assert _playing_or_solving(loaded) == []
     assert "gf01_formal.cli.report" in loaded and "gf01_formal.cli.play" not in loaded
+    # Reading runs for a report (its loader, the runs file, the record model) is what loaded them, as a library
+    # user's import of the same modules would (tests/test_runs_spine.py asked that in an interpreter of its own).
+    assert {"gf01_formal.report.load", "gf01_formal.runs.store", "gf01_formal.runs.record"} <= loaded
     assert (tmp_path / "report.md").read_text().startswith("#")
     loaded = _modules_after("--help")
     assert "gf01_formal.cli.play" in loaded and "gf01_formal.agents.base" in loaded
