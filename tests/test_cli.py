@@ -26,13 +26,12 @@ def test_usage_errors_exit_2_with_a_message(argv, needle, capsys):
     assert needle in err and "Traceback" not in err and "Value error" not in err
 
 
-def test_user_error_is_one_line(tmp_path):
+def test_user_error_is_one_line(tmp_path, capsys):
+    # In this process: the same one line from the installed entry point is tests/test_bad_input.py's
+    # test_bad_input_in_a_real_process.
     missing = tmp_path / "nope.json"
-    proc = subprocess.run(
-        [sys.executable, "-m", "gf01_formal", "oracle", str(missing)], capture_output=True, text=True, check=False
-    )
-    assert proc.returncode == 2
-    lines = proc.stderr.strip().splitlines()
+    assert main(["oracle", str(missing)]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("gf01: error: ") and "nope.json" in lines[0]
 
 
