@@ -26,13 +26,12 @@ def test_usage_errors_exit_2_with_a_message(argv, needle, capsys):
     assert needle in err and "Traceback" not in err and "Value error" not in err
 
 
-def test_user_error_is_one_line(tmp_path):
+def test_user_error_is_one_line(tmp_path, capsys):
+    # In this process: the same one line from the installed entry point is tests/test_bad_input.py's
+    # test_bad_input_in_a_real_process.
     missing = tmp_path / "nope.json"
-    proc = subprocess.run(
-        [sys.executable, "-m", "gf01_formal", "oracle", str(missing)], capture_output=True, text=True, check=False
-    )
-    assert proc.returncode == 2
-    lines = proc.stderr.strip().splitlines()
+    assert main(["oracle", str(missing)]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("gf01: error: ") and "nope.json" in lines[0]
 
 
@@ -143,19 +142,30 @@ def _playing_or_solving(modules: set[str]) -> list[str]:
 
 
 def test_gf01_report_loads_no_agent_engine_or_solver(tmp_path) -> None:
-    """`gf01 report` (its help, and a report of a small runs file) imports only its own command module: no agent,
-    no episode engine, no solver (the CLI used to import every command module, the agents' among them). The run
-    records embed the protocol's message types (gf01_formal.play.protocol), not the engine."""
+    """`gf01 report` (a report of a small runs file) imports only its own command module: no agent, no episode
+    engine, no solver (the CLI used to import every command module, the agents' among them). The run records embed
+    the protocol's message types (gf01_formal.play.protocol), not the engine. (`gf01 report --help` parses with the
+    same one-command tree and runs nothing more: the report's own process answers for it.)
+
+    And `gf01 --help`, which registers every command, `gf01 play` among them, whose players subclass Agent, loads
+    neither the protocol's pydantic models nor pydantic: the agents' base imported the models for its hooks'
+    annotations, about 0.25 s of the 0.7 s of CPU of every `gf01 --help` (docs/performance.md, "Test suite", sixth
+    pass)."""
     from pathlib import Path
 
     bundle = Path(__file__).resolve().parent.parent / "gf01_formal" / "examples" / "arbiter_priority.json"
     runs = tmp_path / "runs.jsonl"
     assert main(["evaluate", str(bundle), "--agent", "random", "--jobs", "1", "-o", str(runs)]) == 0
-    for argv in (["report", "--help"], ["report", str(runs), "-o", str(tmp_path / "report.md")]):
-        loaded = _modules_after(*argv)
-        assert _playing_or_solving(loaded) == [], argv
-        assert "gf01_formal.cli.report" in loaded and "gf01_formal.cli.play" not in loaded, argv
+    loaded = _modules_after("report", str(runs), "-o", str(tmp_path / "report.md"))
+    assert _playing_or_solving(loaded) == []
+    assert "gf01_formal.cli.report" in loaded and "gf01_formal.cli.play" not in loaded
+    # Reading runs for a report (its loader, the runs file, the record model) is what loaded them, as a library
+    # user's import of the same modules would (tests/test_runs_spine.py asked that in an interpreter of its own).
+    assert {"gf01_formal.report.load", "gf01_formal.runs.store", "gf01_formal.runs.record"} <= loaded
     assert (tmp_path / "report.md").read_text().startswith("#")
+    loaded = _modules_after("--help")
+    assert "gf01_formal.cli.play" in loaded and "gf01_formal.agents.base" in loaded
+    assert "gf01_formal.play.protocol" not in loaded and "pydantic" not in loaded
 
 
 def test_the_command_table_names_every_command_of_its_modules() -> None:

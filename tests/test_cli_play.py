@@ -82,9 +82,12 @@ def test_watching_the_oracle_and_the_example_agent(play):
     status, out, _ = play(str(INSTANCE), "--agent", "oracle")
     assert status == 0 and "score_c          1" in out and "agent            oracle (EVAL-OC)" in out
     assert out.count("\nt=") == 30  # every step, the last (done) one included
-    p = gf01("play", str(INSTANCE), "--agent-cmd", f"{sys.executable} examples/agent_example.py", "--json")
-    assert p.returncode == 0
-    record = json.loads(p.stdout)
+    # In this process (the example agent is a program all the same): `gf01 play` as a process is the end-of-input
+    # test's.
+    status, out, _ = play(str(INSTANCE), "--agent-cmd", f"{sys.executable} {ROOT / 'examples' / 'agent_example.py'}",
+                          "--json")
+    assert status == 0
+    record = json.loads(out)
     assert record["agent_name"] == "cmd" and record["status"] == "completed" and record["certificate"] == [
         [21, "r0", 1]]
     assert record["agent_spec"]["params"]["cmd"].endswith("examples/agent_example.py")

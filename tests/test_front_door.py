@@ -214,8 +214,10 @@ def test_a_real_process_prints_the_same_both_ways(files: dict[str, str]) -> None
 
 
 def test_the_front_door_imports_neither_typer_nor_pydantic() -> None:
+    """Nor the LLM clients (openai, inspect_ai), which `verify` never needs."""
     code = ("import sys; from gf01_formal.cli import main; status = main(sys.argv[1:]); "
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('typer', 'click', 'pydantic', 'rich')))")
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('typer', 'click', 'pydantic', 'rich', "
+            "'openai', 'inspect_ai')))")
     done = subprocess.run([sys.executable, "-c", code, "verify", INSTANCE, CERT, "--best-match"], capture_output=True,
                           text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT, timeout=120)
     assert done.returncode == 0, done.stderr

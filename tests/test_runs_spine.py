@@ -6,9 +6,6 @@ from __future__ import annotations
 
 import copy
 import json
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,20 +17,7 @@ from gf01_formal.runs.validate import validate
 from gf01_formal.web.games import Games, RequestError
 from hoa.errors import Gf01Error
 
-ROOT = Path(__file__).resolve().parents[1]
 SMALL = {"families": [{"kind": "random_mealy", "states": [4, 6], "inputs": [2, 3]}], "horizon": [6, 8]}
-
-
-def test_reading_runs_for_a_report_imports_no_agent_engine_or_solver() -> None:
-    code = ("import sys, gf01_formal.report.load, gf01_formal.runs.store, gf01_formal.runs.record\n"
-            "print('\\n'.join(sorted(sys.modules)))")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120,
-                          check=True)
-    loaded = proc.stdout.split()
-    assert "gf01_formal.runs.record" in loaded and "gf01_formal.report.load" in loaded
-    heavy = [m for m in loaded if m.split(".")[0] in ("solvers", "encoders")
-             or m.startswith(("gf01_formal.agents", "gf01_formal.play.episode", "gf01_formal.runs.runner"))]
-    assert heavy == []
 
 
 @pytest.fixture(scope="module")
