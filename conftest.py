@@ -27,12 +27,12 @@ PACKAGES = {ROOT / name for name in ("hoa", "encoders", "solvers", "gf01_formal"
 # This machine's environment (and so CI's) sets PYTHONDONTWRITEBYTECODE=1, and an editable install has no byte code:
 # every pytest worker and every `gf01`, agent, server or pool process a test starts compiled the project's modules
 # from source again (2.3 of 9.6 s of CPU in tests/test_agents_subprocess.py; docs/performance.md, "Test suite"). The
-# run's processes write byte code once and read it after, in one cache beside pytest's own (gitignored), so no
-# __pycache__ appears next to a test's files. The processes a test starts inherit both variables.
+# run's processes write byte code once, beside the sources (__pycache__ is gitignored), and read it after; the
+# processes a test starts inherit the setting. Not a PYTHONPYCACHEPREFIX: under one, the standard library's and the
+# installed packages' byte code is not read either, and the first processes compiled all of it (about 14 s of CPU
+# each for the report, LLM and web stacks; sixth pass).
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
-os.environ["PYTHONPYCACHEPREFIX"] = str(ROOT / ".pytest_cache" / "pycache")
 sys.dont_write_bytecode = False
-sys.pycache_prefix = os.environ["PYTHONPYCACHEPREFIX"]
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:

@@ -74,13 +74,31 @@ def _invoke(args: list[str]) -> int:
         return status
     import typer
 
-    command = typer.main.get_command(_tree_for(args))
+    command = _command_for(args)
     try:
         with command.make_context("gf01", args) as ctx:
             status = command.invoke(ctx)
     except typer.Exit as ex:  # --help, --version, a check's verdict
         return ex.exit_code
     return status if isinstance(status, int) else 0
+
+
+#: The click command built for each command name (None: the whole tree), kept for the process's later calls of
+#: :func:`main`: typer reads every option's signature and builds its converters, about 7 of the 10 ms of a refused
+#: in-process call (the bad-input matrix makes about a thousand). A click command holds no state between parses.
+_commands: dict[str | None, Any] = {}
+
+
+def _command_for(args: list[str]) -> Any:
+    """The click command that parses ``args`` (:func:`_tree_for`), built once per command name in a process."""
+    from gf01_formal.cli.root import COMMANDS
+
+    name = args[0] if args and args[0] in COMMANDS else None
+    if name not in _commands:
+        import typer
+
+        _commands[name] = typer.main.get_command(_tree_for([name] if name else []))
+    return _commands[name]
 
 
 def _tree_for(args: list[str]) -> Any:
