@@ -469,7 +469,8 @@ exec {base} "$@"
     # pip took every pinned dependency of the wheel's [report] extra as it found it and installed the wheel alone.
     log = (moved / "rerun" / "install.log").read_text()
     (installed,) = [line for line in log.splitlines() if line.startswith("Successfully installed")]
-    assert installed == "Successfully installed gf01-formal-0.1.0", log[-2000:]
+    version = read_json(pkg / "package.json")["toolkit"]["version"]
+    assert installed == f"Successfully installed gf01-formal-{version}", log[-2000:]
     for name in ("numpy", "scipy", "statsmodels", "matplotlib"):
         assert f"Requirement already satisfied: {name}" in log, name
     # The report was made by the wheel in the new environment, not by this checkout (asked from elsewhere: the
