@@ -190,6 +190,22 @@ def test_wilson_intervals_cover_a_known_rate_at_about_the_nominal_level() -> Non
     assert stats.wilson(k, 50)["ci"] == [round(float(lo[0]), 6), round(float(hi[0]), 6)]
 
 
+def test_wilson_is_statsmodels_interval_to_the_bit() -> None:
+    """The report computes the Wilson interval itself (no statsmodels import, no per-call argument checks): the
+    same float64 bounds as statsmodels' proportion_confint on every k <= n < 300, its critical value scipy's."""
+    from scipy.stats import norm
+
+    assert float(norm.isf((1 - stats.CONFIDENCE) / 2.0)) == stats.WILSON_Z
+    n = np.repeat(np.arange(1, 300), np.arange(2, 301))
+    k = np.concatenate([np.arange(m + 1) for m in range(1, 300)])
+    want = proportion_confint(k, n, alpha=1 - stats.CONFIDENCE, method="wilson")
+    got = stats.wilson_bounds(k, n)
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+    for kk, nn in ((0, 1), (3, 10), (7, 7), (123, 299)):
+        lo, hi = proportion_confint(kk, nn, alpha=1 - stats.CONFIDENCE, method="wilson")
+        assert stats.wilson(kk, nn)["ci"] == [round(max(0.0, lo), 6), round(min(1.0, hi), 6)]
+
+
 def test_coverage_names_what_is_missing_and_official_refuses(played: dict[str, Path], tmp_path: Path,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     recs = rows(played["runs"])

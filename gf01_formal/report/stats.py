@@ -1,6 +1,7 @@
 """The statistics of reports: every estimate comes with its 95 % interval and the name of the method that made it.
 
-- Rates (Score_C, goal): Wilson score intervals from statsmodels' ``proportion_confint(method="wilson")``.
+- Rates (Score_C, goal): Wilson score intervals, statsmodels' ``proportion_confint(method="wilson")`` computed
+  here by the same arithmetic (the same bits, without importing statsmodels and pandas for it).
 - Means and medians over runs: a percentile bootstrap that resamples *instances* (clusters), not runs, from
   ``scipy.stats.bootstrap``; runs of the same instance (several seeds, several files) move together, so repeated
   runs do not pass for independent evidence. Every interval draws from a fresh ``PCG64`` generator seeded with
@@ -49,22 +50,38 @@ def rnd(x: float | None) -> float | None:
     return round(float(x), DIGITS) + 0.0
 
 
+#: The two-sided critical value of the Wilson interval, ``scipy.stats.norm.isf((1 - CONFIDENCE) / 2)`` as
+#: statsmodels computes it on each call (tests/test_report.py asks scipy for it again).
+WILSON_Z = 1.959963984540054
+
+
+def _wilson_interval(k: Any, n: Any) -> tuple[np.ndarray, np.ndarray]:
+    """statsmodels' ``proportion_confint(k, n, alpha=1 - CONFIDENCE, method="wilson")``, its arithmetic step for step
+    on the same float64 arrays, so the bounds are the same bits (tests/test_report.py compares them on every k <= n
+    below 300). Computed here because that call imports statsmodels and pandas (about 0.5 s of CPU in a process that
+    makes a report) and validates its arguments for about 5 ms a call, several hundred calls a report."""
+    count, nobs = np.asarray(k, dtype=np.float64), np.asarray(n, dtype=np.float64)
+    q_ = count / nobs
+    crit = np.float64(WILSON_Z)
+    crit2 = crit**2
+    denom = 1 + crit2 / nobs
+    center = (q_ + crit2 / (2 * nobs)) / denom
+    dist = crit * np.sqrt(q_ * (1.0 - q_) / nobs + crit2 / (4.0 * nobs**2))
+    dist = dist / denom
+    return np.clip(center - dist, 0, 1), np.clip(center + dist, 0, 1)
+
+
 def wilson(k: int, n: int) -> dict[str, Any]:
     """A rate k/n with its Wilson interval: ``{"k", "n", "rate", "ci", "method"}`` (``ci`` None when n = 0)."""
     if n == 0:
         return {"k": 0, "n": 0, "rate": None, "ci": None, "method": WILSON, "note": "no runs"}
-    from statsmodels.stats.proportion import proportion_confint
-
-    lo, hi = proportion_confint(k, n, alpha=1 - CONFIDENCE, method="wilson")
+    lo, hi = (float(b) for b in _wilson_interval(k, n))
     return {"k": k, "n": n, "rate": rnd(k / n), "ci": [rnd(max(0.0, lo)), rnd(min(1.0, hi))], "method": WILSON}
 
 
 def wilson_bounds(k: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Vectorised Wilson bounds (the same statsmodels call as :func:`wilson`), for simulations."""
-    from statsmodels.stats.proportion import proportion_confint
-
-    lo, hi = proportion_confint(k, n, alpha=1 - CONFIDENCE, method="wilson")
-    return np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)
+    """Vectorised Wilson bounds (the same interval as :func:`wilson`), for simulations."""
+    return _wilson_interval(k, n)
 
 
 def _clusters(values: Sequence[float], clusters: Sequence[str]) -> list[np.ndarray]:
