@@ -314,7 +314,8 @@ def test_no_child_is_left_behind_at_exit(command: str, bundle: Path, tmp_path: P
     and no multiprocessing resource tracker (which ends only after its parent and is then nobody's to reap)."""
     argv = {"generate": ["generate", "-o", str(tmp_path / "g.json"), "--count", "3", "--jobs", "2", "--cfg",
                          str(tmp_path / "cfg.json")],
-            "campaign": ["campaign", str(bundle), "--panel", "core", "--jobs", "2", "-o", str(tmp_path / "c")]}[command]
+            "campaign": ["campaign", str(bundle), "--panel", "core", "--agents", "random", "--jobs", "2", "--batch",
+                         "1", "-o", str(tmp_path / "c")]}[command]
     (tmp_path / "cfg.json").write_text(json.dumps({"families": [{"kind": "random_mealy", "states": [4, 6],
                                                                  "inputs": [2, 3]}], "horizon": [6, 10]}))
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
