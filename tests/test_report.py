@@ -206,6 +206,22 @@ def test_wilson_is_statsmodels_interval_to_the_bit() -> None:
         assert stats.wilson(kk, nn)["ci"] == [round(max(0.0, lo), 6), round(min(1.0, hi), 6)]
 
 
+def test_mcnemar_is_statsmodels_p_value_to_the_bit() -> None:
+    """McNemar's exact p-value computed by the report itself: statsmodels' on every table of up to 60 discordant
+    instances (and some concordant ones, which do not enter)."""
+    from statsmodels.stats.contingency_tables import mcnemar
+
+    for only_a in range(61):
+        for only_b in range(61 - only_a):
+            if only_a + only_b == 0:
+                continue
+            a = {f"i{j}": [1.0] for j in range(only_a)} | {f"j{j}": [0.0] for j in range(only_b)} | {"k": [1.0]}
+            b = {f"i{j}": [0.0] for j in range(only_a)} | {f"j{j}": [1.0] for j in range(only_b)} | {"k": [1.0]}
+            want = mcnemar([[1, only_a], [only_b, 0]], exact=True).pvalue
+            assert stats._mcnemar_exact_p(only_a, only_b) == want, (only_a, only_b)
+            assert stats.mcnemar_exact(a, b)["p_value"] == round(float(want), 6)
+
+
 def test_coverage_names_what_is_missing_and_official_refuses(played: dict[str, Path], tmp_path: Path,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     recs = rows(played["runs"])
