@@ -447,7 +447,8 @@ def test_a_quotient_past_65535_classes_matches_the_brute_twin() -> None:
     assert max(forward.quotient(p).sizes) == 65536
     for budget in (1, 2):
         expected = brute_valid_set(p, budget)
-        assert forward.count(p, budget, limits=Limits(memory=3000)) == len(expected) > 0
+        if budget == 1:  # budget 2's count: test_backends's 65,536-class agreement (each query builds the quotient)
+            assert forward.count(p, budget, limits=Limits(memory=3000)) == len(expected) > 0
         assert list(forward.enumerate_certificates(p, budget, limits=Limits(memory=3000))) == expected
     assert forward.best_match(p, expected[0], 2) == brute_best_match(p, expected[0], 2)
 
