@@ -228,8 +228,11 @@ def cpu_seconds(pid: int) -> float:
 def start_count(instance: Path) -> tuple[subprocess.Popen[str], int]:
     """The CLI counting ``instance`` with a helper from its first step, in a session of its own; and the helper,
     once it has added counts for a while (the count is under way: the command's imports are over)."""
+    # With Ctrl-C's default action, as a terminal's foreground job has it: a test run started in the background of a
+    # non-interactive shell ignores SIGINT, and the command would inherit that and count on to the end (exit 0).
     p = subprocess.Popen([sys.executable, "-c", SLOW_COUNT, str(instance)], env={**os.environ, "PYTHONPATH": str(ROOT)},
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + CEILING
     while time.monotonic() < deadline:
         kids = Path(f"/proc/{p.pid}/task/{p.pid}/children").read_text().split()
