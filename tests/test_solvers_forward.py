@@ -138,13 +138,14 @@ def merged(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 
 def test_pieces_and_one_piece_agree_on_wide_instances(monkeypatch: pytest.MonkeyPatch, merged: list[int]) -> None:
-    # Thousands of keys a step, budgets that bind and do not, counts past the limbs (pieces of limbs beside pieces of
-    # Python ints at the step that passes them): a step in pieces counts what the step in one piece counts.
+    # Thousands of keys a step, budgets that bind and do not, pieces summed in one and two limbs, a count past the
+    # limbs (80 steps: 253 bits; its wide steps are the backward half's since MEET, so no piece here holds Python
+    # ints): a step in pieces counts what the step in one piece counts.
     monkeypatch.setattr(key_counts, "OBJECT_LIMBS", 4)
     monkeypatch.setattr(forward_pass, "BLOCK_MIN", 0)
     monkeypatch.setattr(quotient, "IMAGE_PAYOFF", 0)
     defaults = forward_pass.PIECE, forward_pass.MASKS
-    for seed, inputs, steps, budget in ((1, 4, 60, None), (2, 5, 30, 4), (3, 6, 16, 9), (4, 5, 120, None)):
+    for seed, inputs, steps, budget in ((1, 4, 60, None), (2, 5, 30, 4), (3, 6, 16, 9), (4, 5, 80, None)):
         problem = random_table(6, inputs, steps, seed)
         one = forward.count(problem, budget)
         assert not merged
@@ -446,7 +447,8 @@ def test_a_quotient_past_65535_classes_matches_the_brute_twin() -> None:
     assert max(forward.quotient(p).sizes) == 65536
     for budget in (1, 2):
         expected = brute_valid_set(p, budget)
-        assert forward.count(p, budget, limits=Limits(memory=3000)) == len(expected) > 0
+        if budget == 1:  # budget 2's count: test_backends's 65,536-class agreement (each query builds the quotient)
+            assert forward.count(p, budget, limits=Limits(memory=3000)) == len(expected) > 0
         assert list(forward.enumerate_certificates(p, budget, limits=Limits(memory=3000))) == expected
     assert forward.best_match(p, expected[0], 2) == brute_best_match(p, expected[0], 2)
 
