@@ -54,6 +54,14 @@ MEET = 0.25
 MEET_LIMBS = 2
 #: Widest next-key code (class, class set) of a backward step: its index is a dense table of 2^MEET_BITS entries.
 MEET_BITS = 24
+#: Limbs of a backward step's next completions read by one gather (items of 8 x ROW_LIMBS bytes; :meth:`_complete`):
+#: one random read a pair fetches a key's limbs of a group. 12 inputs, a captured step of 51 M pairs (CPU, loaded):
+#: 1-8 limbs 0.43-1.44 s against 0.59-1.62 s a limb at a time through the index; 2 and 4 alike within the noise (4
+#: a little ahead at 6-8 limbs); items of 3 limbs are slower (numpy copies 24 bytes by memmove).
+ROW_LIMBS = 4
+#: Largest table of a backward step's next completions over every next code (bytes, per group of ROW_LIMBS limbs):
+#: past it the table holds the next keys only and a dense index maps codes to them (an extra gather a pair).
+DENSE_AFTER = 64 << 20
 _DIE = np.uint64(1) << np.uint64(63)
 
 
@@ -302,6 +310,8 @@ class Forward:
         self._buffers: dict[str, np.ndarray] = {}
         #: The live codes of a class-block step (see :meth:`_step_blocks`), reused likewise.
         self._piece = np.empty(0, dtype=np.int64)
+        #: The backward half's tables of next completions (:meth:`_after_table`), reused likewise.
+        self._after: list[np.ndarray] = []
         n = problem.system.num_inputs
         names = problem.system.inputs
         rank = {i: r for r, i in enumerate(sorted(range(n), key=lambda i: names[i]))}
@@ -769,34 +779,76 @@ class Forward:
                   query: str) -> np.ndarray:
         """The completions of ``layer``'s keys at step ``plan.t`` as limb columns: per key, its accepting pairs and
         the completions ``after`` (limb columns) of the next keys of its live pairs (``nxt``: the next layer's
-        codes, :meth:`_discover`)."""
+        codes, :meth:`_discover`).
+
+        The next layer's completions are held as rows of at most :data:`ROW_LIMBS` limbs (one random read fetches a
+        key's limbs of a group at once, a gather of 16-byte items), in tables over every next code while those fit
+        :data:`DENSE_AFTER` bytes (a pair's code is its row: no index gather), else over the next keys with a dense
+        index of the codes; a code no next key has reads a row of zeros."""
         _, top = self._code_top(plan.t)
-        index = np.full(top + 1, nxt.size, dtype=np.int32 if nxt.size < 2**31 else np.int64)
-        index[nxt] = np.arange(nxt.size)
         limbs = after.shape[0]
-        padded = np.zeros((limbs, nxt.size + 1), dtype=np.uint64)  # column nxt.size: a dead pair's, 0
-        padded[:, :-1] = after
-        out = np.zeros((limbs + 1, layer.size), dtype=np.uint64)
+        dense = (top + 1) * 8 * min(limbs, ROW_LIMBS) <= DENSE_AFTER
+        index = None
+        if not dense:
+            index = np.full(top + 1, nxt.size, dtype=np.int32 if nxt.size < 2**31 else np.int64)
+            index[nxt] = np.arange(nxt.size)
+        groups = []  # (first limb, limbs, table as items of that many limbs)
+        for g0 in range(0, limbs, ROW_LIMBS):
+            # Items of 1, 2, 4 or 8 limbs (numpy copies items of 8, 16, 32 and 64 bytes fastest): a group's width
+            # rounded up, its extra limbs zero (their sums add zeros to the next group's columns).
+            n = min(ROW_LIMBS, limbs - g0)
+            w = 1 << (n - 1).bit_length()
+            if dense:
+                table = self._after_table(g0 // ROW_LIMBS, top + 1, w)
+                table[nxt, :n] = after[g0:g0 + n].T
+            else:
+                table = np.zeros((nxt.size + 1, w), dtype=np.uint64)  # row nxt.size: a dead pair's, 0
+                table[:-1, :n] = after[g0:g0 + n].T
+            groups.append((g0, w, table.view(np.dtype((np.void, 8 * w))).reshape(-1)))
+        padded = max((g0 + w for g0, w, _ in groups), default=limbs)
+        out = np.zeros((layer.size, padded + 1), dtype=np.uint64)  # rows: a key's limbs, one to carry into
         got = self._images(plan, layer, None)
         assert got is not None
-        vals = np.empty(self._block_width(plan), dtype=np.uint64)
+        width = self._block_width(plan)
+        vals = np.empty(width * max((w for _, w, _ in groups), default=1), dtype=np.uint64)
         quiet = self._quiet(plan.t)
+        limb = np.uint64(key_counts.LIMB)
         for lo, hi, s2, live, accept, _ in self._blocks(plan, layer, *got, 0, clock, query, fates=not quiet):
-            # A pair that ends reads column nxt.size (0): its code is marked dead, or (a quiet step) no next key's.
-            gid = np.take(index, s2.view(np.int64) if live is None else np.where(live, s2.view(np.int64), top))
-            part = out[:, lo:hi]
+            # A pair that ends reads a row of zeros: its code is marked dead (row ``top``), or (a quiet step) no next
+            # key's.
+            code = s2.view(np.int64) if live is None else np.where(live, s2.view(np.int64), top)
+            rows_of = code if index is None else np.take(index, code)
+            part = out[lo:hi]
             if accept is not None:
-                part[0] += accept.sum(axis=0, dtype=np.uint64)
+                part[:, 0] += accept.sum(axis=0, dtype=np.uint64)
             # A key's masks in rows of at most GROUP_MAX: each row sum fits 64 bits; its top bits go a limb up.
-            for r0 in range(0, gid.shape[0], key_counts.GROUP_MAX):
-                rows = gid[r0:r0 + key_counts.GROUP_MAX]
-                for lv in range(limbs):
-                    got_lv = np.take(padded[lv], rows, mode="clip", out=vals[:rows.size].reshape(rows.shape))
-                    total = got_lv.sum(axis=0)
-                    part[lv] += total & key_counts.LIMB_MASK
-                    part[lv + 1] += total >> np.uint64(key_counts.LIMB)
-            key_counts.carry_columns(part)
-        return out if out[-1].any() or limbs == 0 else out[:-1]
+            for r0 in range(0, rows_of.shape[0], key_counts.GROUP_MAX):
+                rows = rows_of[r0:r0 + key_counts.GROUP_MAX]
+                for g0, w, items in groups:
+                    got_rows = np.take(items, rows, mode="clip", out=vals[:rows.size * w].view(items.dtype)
+                                       .reshape(rows.shape))
+                    total = got_rows.view(np.uint64).reshape(*rows.shape, w).sum(axis=0)
+                    part[:, g0:g0 + w] += total & key_counts.LIMB_MASK
+                    part[:, g0 + 1:g0 + w + 1] += total >> limb
+            for lv in range(limbs):
+                part[:, lv + 1] += part[:, lv] >> limb
+                part[:, lv] &= key_counts.LIMB_MASK
+        if dense:
+            for g0, w, _ in groups:
+                self._after_table(g0 // ROW_LIMBS, top + 1, w)[nxt] = 0  # clean for the next step
+        # Limbs past ``limbs`` (a narrow last group's padding) are zero: the carries went into limb ``limbs``.
+        cols = np.ascontiguousarray(out[:, :limbs + 1].T)
+        return cols if cols[-1].any() or limbs == 0 else cols[:-1]
+
+    def _after_table(self, g: int, rows: int, w: int) -> np.ndarray:
+        """Group ``g``'s table of a backward step's next completions (:meth:`_complete`): ``rows`` rows of ``w``
+        limbs, zero but where the step writes; kept from step to step (fresh tables of 16 MB cost page faults)."""
+        while len(self._after) <= g:
+            self._after.append(np.zeros((0, 0), dtype=np.uint64))
+        table = self._after[g]
+        if table.shape != (rows, w):
+            table = self._after[g] = np.zeros((rows, w), dtype=np.uint64)
+        return table
 
     def _images(self, plan: StepPlan, layer: Layer,
                 pairs: int | None) -> tuple[np.ndarray, np.ndarray | None] | None:

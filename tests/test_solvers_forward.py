@@ -654,3 +654,45 @@ def test_backward_half_agrees_with_forward_on_wide_instances(masks: int, monkeyp
         assert len(taken) == 1 and taken.pop() >= steps // 2
     assert forward.count(parity_machine(9, 14), None) == 2 ** (9 * 14 - 1)
     assert taken
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problem=problems(max_flips=11, max_states=5), data=st.data())
+def test_backward_completions_as_rows_match_brute(problem: Problem, data: st.DataObject) -> None:
+    # The next completions read as rows of 1-3 limbs, from tables over every next code or (DENSE_AFTER 0) over the
+    # next keys through an index: the twin's counts at every switch step.
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(forward_pass, "MEET", data.draw(st.sampled_from((0.0, 0.5))))
+        mp.setattr(forward_pass, "MEET_LIMBS", 0)
+        mp.setattr(forward_pass, "BLOCK_MIN", 0)
+        mp.setattr(forward_pass, "ROW_LIMBS", data.draw(st.sampled_from((1, 2, 3))))
+        mp.setattr(forward_pass, "DENSE_AFTER", data.draw(st.sampled_from((0, forward_pass.DENSE_AFTER))))
+        mp.setattr(quotient, "IMAGE_PAYOFF", 0)
+        assert forward.count(problem, None) == len(brute_valid_set(problem, None))
+
+
+@pytest.mark.parametrize(("rows", "dense"), [(1, 0), (3, 0), (2, 1 << 40), (3, 1 << 40)])
+def test_backward_completions_as_rows_agree_on_wide_instances(rows: int, dense: int,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    # Completions of many limbs with random bits, read in groups of 1-3 limbs (the last group narrower), through the
+    # index or the tables over every code, reused from step to step (cleaned after each): the forward pass's counts.
+    monkeypatch.setattr(forward_pass, "ROW_LIMBS", rows)
+    monkeypatch.setattr(forward_pass, "DENSE_AFTER", dense)
+    complete = forward_pass.Forward._complete
+    calls: list[int] = []
+
+    def spy(self: forward_pass.Forward, *args: object) -> np.ndarray:
+        got = complete(self, *args)  # type: ignore[arg-type]
+        # The tables kept for the next step hold zeros only: a code no next key has must read 0 there.
+        assert not any(table.any() for table in self._after)
+        calls.append(1)
+        return got
+
+    monkeypatch.setattr(forward_pass.Forward, "_complete", spy)
+    for seed, inputs, steps in ((1, 4, 200), (3, 6, 80)):
+        problem = random_table(6, inputs, steps, seed)
+        monkeypatch.setattr(forward_pass, "MEET", 2.0)  # never
+        alone = forward.count(problem, None)
+        monkeypatch.setattr(forward_pass, "MEET", 0.5)
+        assert forward.count(problem, None) == alone > 1 << (3 * key_counts.LIMB)
+    assert calls
