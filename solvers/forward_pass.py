@@ -59,9 +59,15 @@ MEET_BITS = 24
 #: 1-8 limbs 0.43-1.44 s against 0.59-1.62 s a limb at a time through the index; 2 and 4 alike within the noise (4
 #: a little ahead at 6-8 limbs); items of 3 limbs are slower (numpy copies 24 bytes by memmove).
 ROW_LIMBS = 4
-#: Largest table of a backward step's next completions over every next code (bytes, per group of ROW_LIMBS limbs):
-#: past it the table holds the next keys only and a dense index maps codes to them (an extra gather a pair).
-DENSE_AFTER = 64 << 20
+#: Largest tables of a backward step's next completions over every next code (bytes, all limbs): past it the tables
+#: hold the next keys only and a dense index maps codes to them (an extra gather a pair, but tables a few times
+#: smaller: the next keys are about a third of the codes at 12 inputs, a tenth at 8; the processor's last cache is
+#: 32 MB). 2^20 codes: up to 4 limbs over every code.
+DENSE_AFTER = 32 << 20
+#: Fewest viable masks a key (on average over a backward step's layer) for which :meth:`Forward._complete` reads the
+#: next completions as rows: 12 and 16 inputs (about 165 and 200 a key) gain, 8 inputs (about 26 a key, up to 19
+#: limbs) lose (labels family, T = 256, seed 3: 30.7-32.2 s against 27.0 s; docs/performance.md).
+ROW_MASKS = 64
 _DIE = np.uint64(1) << np.uint64(63)
 
 
@@ -779,15 +785,23 @@ class Forward:
                   query: str) -> np.ndarray:
         """The completions of ``layer``'s keys at step ``plan.t`` as limb columns: per key, its accepting pairs and
         the completions ``after`` (limb columns) of the next keys of its live pairs (``nxt``: the next layer's
-        codes, :meth:`_discover`).
+        codes, :meth:`_discover`). Keys of many masks (:data:`ROW_MASKS`) read the next completions as rows
+        (:meth:`_complete_rows`), others a limb column at a time (:meth:`_complete_columns`)."""
+        ptr = plan.tab.viable_ptr
+        pairs = int((ptr[layer.q + 1] - ptr[layer.q]).sum())
+        if pairs >= ROW_MASKS * layer.size:
+            return self._complete_rows(plan, layer, nxt, after, clock, query)
+        return self._complete_columns(plan, layer, nxt, after, clock, query)
 
-        The next layer's completions are held as rows of at most :data:`ROW_LIMBS` limbs (one random read fetches a
-        key's limbs of a group at once, a gather of 16-byte items), in tables over every next code while those fit
-        :data:`DENSE_AFTER` bytes (a pair's code is its row: no index gather), else over the next keys with a dense
-        index of the codes; a code no next key has reads a row of zeros."""
+    def _complete_rows(self, plan: StepPlan, layer: Layer, nxt: np.ndarray, after: np.ndarray, clock: Clock,
+                       query: str) -> np.ndarray:
+        """:meth:`_complete` with the next layer's completions held as rows of at most :data:`ROW_LIMBS` limbs (one
+        random read fetches a key's limbs of a group at once, a gather of 8-64-byte items), in tables over every
+        next code while those fit :data:`DENSE_AFTER` bytes (a pair's code is its row: no index gather), else over
+        the next keys with a dense index of the codes; a code no next key has reads a row of zeros."""
         _, top = self._code_top(plan.t)
         limbs = after.shape[0]
-        dense = (top + 1) * 8 * min(limbs, ROW_LIMBS) <= DENSE_AFTER
+        dense = (top + 1) * 8 * (1 << max(0, limbs - 1).bit_length()) <= DENSE_AFTER
         index = None
         if not dense:
             index = np.full(top + 1, nxt.size, dtype=np.int32 if nxt.size < 2**31 else np.int64)
@@ -839,6 +853,38 @@ class Forward:
         # Limbs past ``limbs`` (a narrow last group's padding) are zero: the carries went into limb ``limbs``.
         cols = np.ascontiguousarray(out[:, :limbs + 1].T)
         return cols if cols[-1].any() or limbs == 0 else cols[:-1]
+
+    def _complete_columns(self, plan: StepPlan, layer: Layer, nxt: np.ndarray, after: np.ndarray, clock: Clock,
+                  query: str) -> np.ndarray:
+        """:meth:`_complete` a limb column at a time: the next keys' limb columns, a dense index of their codes, one
+        gather a pair and limb (few masks a key: 8 inputs)."""
+        _, top = self._code_top(plan.t)
+        index = np.full(top + 1, nxt.size, dtype=np.int32 if nxt.size < 2**31 else np.int64)
+        index[nxt] = np.arange(nxt.size)
+        limbs = after.shape[0]
+        padded = np.zeros((limbs, nxt.size + 1), dtype=np.uint64)  # column nxt.size: a dead pair's, 0
+        padded[:, :-1] = after
+        out = np.zeros((limbs + 1, layer.size), dtype=np.uint64)
+        got = self._images(plan, layer, None)
+        assert got is not None
+        vals = np.empty(self._block_width(plan), dtype=np.uint64)
+        quiet = self._quiet(plan.t)
+        for lo, hi, s2, live, accept, _ in self._blocks(plan, layer, *got, 0, clock, query, fates=not quiet):
+            # A pair that ends reads column nxt.size (0): its code is marked dead, or (a quiet step) no next key's.
+            gid = np.take(index, s2.view(np.int64) if live is None else np.where(live, s2.view(np.int64), top))
+            part = out[:, lo:hi]
+            if accept is not None:
+                part[0] += accept.sum(axis=0, dtype=np.uint64)
+            # A key's masks in rows of at most GROUP_MAX: each row sum fits 64 bits; its top bits go a limb up.
+            for r0 in range(0, gid.shape[0], key_counts.GROUP_MAX):
+                rows = gid[r0:r0 + key_counts.GROUP_MAX]
+                for lv in range(limbs):
+                    got_lv = np.take(padded[lv], rows, mode="clip", out=vals[:rows.size].reshape(rows.shape))
+                    total = got_lv.sum(axis=0)
+                    part[lv] += total & key_counts.LIMB_MASK
+                    part[lv + 1] += total >> np.uint64(key_counts.LIMB)
+            key_counts.carry_columns(part)
+        return out if out[-1].any() or limbs == 0 else out[:-1]
 
     def _after_table(self, g: int, rows: int, w: int) -> np.ndarray:
         """Group ``g``'s table of a backward step's next completions (:meth:`_complete`): ``rows`` rows of ``w``

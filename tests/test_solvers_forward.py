@@ -665,6 +665,7 @@ def test_backward_completions_as_rows_match_brute(problem: Problem, data: st.Dat
         mp.setattr(forward_pass, "MEET", data.draw(st.sampled_from((0.0, 0.5))))
         mp.setattr(forward_pass, "MEET_LIMBS", 0)
         mp.setattr(forward_pass, "BLOCK_MIN", 0)
+        mp.setattr(forward_pass, "ROW_MASKS", 0)  # every step's completions as rows
         mp.setattr(forward_pass, "ROW_LIMBS", data.draw(st.sampled_from((1, 2, 3))))
         mp.setattr(forward_pass, "DENSE_AFTER", data.draw(st.sampled_from((0, forward_pass.DENSE_AFTER))))
         mp.setattr(quotient, "IMAGE_PAYOFF", 0)
@@ -676,6 +677,7 @@ def test_backward_completions_as_rows_agree_on_wide_instances(rows: int, dense: 
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     # Completions of many limbs with random bits, read in groups of 1-3 limbs (the last group narrower), through the
     # index or the tables over every code, reused from step to step (cleaned after each): the forward pass's counts.
+    monkeypatch.setattr(forward_pass, "ROW_MASKS", 0)
     monkeypatch.setattr(forward_pass, "ROW_LIMBS", rows)
     monkeypatch.setattr(forward_pass, "DENSE_AFTER", dense)
     complete = forward_pass.Forward._complete
@@ -696,3 +698,15 @@ def test_backward_completions_as_rows_agree_on_wide_instances(rows: int, dense: 
         monkeypatch.setattr(forward_pass, "MEET", 0.5)
         assert forward.count(problem, None) == alone > 1 << (3 * key_counts.LIMB)
     assert calls
+
+
+def test_backward_completions_by_columns_and_rows_agree(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The same completions whichever way a step reads the next layer's: a limb column at a time (ROW_MASKS past every
+    # step's masks a key), as rows (ROW_MASKS 0), or as the pass chooses.
+    problem = random_table(6, 6, 80, 3)
+    monkeypatch.setattr(forward_pass, "MEET", 0.5)
+    counts = []
+    for least in (1 << 30, 0, forward_pass.ROW_MASKS):
+        monkeypatch.setattr(forward_pass, "ROW_MASKS", least)
+        counts.append(forward.count(problem, None))
+    assert counts[0] == counts[1] == counts[2] > 1 << (3 * key_counts.LIMB)
