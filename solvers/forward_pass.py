@@ -15,6 +15,7 @@ described by one :class:`PassSettings` value (what to count, keep and bound); a 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -64,6 +65,11 @@ ROW_LIMBS = 4
 #: smaller: the next keys are about a third of the codes at 12 inputs, a tenth at 8; the processor's last cache is
 #: 32 MB). 2^20 codes: up to 4 limbs over every code.
 DENSE_AFTER = 32 << 20
+#: A plain count without a budget sorts its class blocks' live codes as uint32 (:meth:`Forward._step_narrow`) where
+#: the next class set and NARROW_SRC bits of source fit 32 bits; False: int64 codes always (tests).
+NARROW = True
+#: Bits of a narrow code's source (less its piece's first): a piece spans at most 2^NARROW_SRC keys.
+NARROW_SRC = 16
 #: Fewest viable masks a key (on average over a backward step's layer) for which :meth:`Forward._complete` reads the
 #: next completions as rows: 12 and 16 inputs (about 165 and 200 a key) gain, 8 inputs (about 26 a key, up to 19
 #: limbs) lose (labels family, T = 256, seed 3: 30.7-32.2 s against 27.0 s; docs/performance.md).
@@ -658,6 +664,8 @@ class Forward:
         got = self._images(plan, layer, pairs)
         if got is None:
             return None  # images would not pay (or class sets wider than 63 bits): the pair-by-pair expansion
+        if NARROW and sums is not None and not track_b and size_next + NARROW_SRC <= 32:
+            return self._step_narrow(plan, layer, got, clock, query, sums)
         width = self._block_width(plan)
         held = 0  # live codes in ``self._piece[:held]``
         if self._piece.size < PIECE + width:
@@ -704,6 +712,82 @@ class Forward:
             return take(layer, empty), *accepted, empty, empty, None
         kept, src, starts = _group(self._piece[:held], idx_bits)
         return _next_layer(kept, b_bits, size_next, track_b), *accepted, src, starts, None
+
+    def _step_narrow(self, plan: StepPlan, layer: Layer, got: tuple[np.ndarray, np.ndarray | None], clock: Clock,
+                     query: str, sums: Callable[[np.ndarray, np.ndarray], np.ndarray],
+                     ) -> tuple[Layer, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+        """:meth:`_step_blocks` with 32-bit codes (no budget, counts in this process, class sets of at most
+        32 - :data:`NARROW_SRC` classes): a live pair's code is its next class set above its source less the
+        piece's first source, in one buffer per next class (a block's rows of one next class are neighbours,
+        :meth:`_blocks`); a piece (:data:`PIECE` live codes, or sources spanning 2^NARROW_SRC keys) sorts each
+        buffer as uint32 (half the int64 sort) and sums its groups; the pieces' groups are merged as there."""
+        t = plan.t
+        size_next = int(self.quo.sizes[t + 1])
+        low = np.uint64((1 << (size_next + NARROW_SRC)) - 1)
+        span = 1 << NARROW_SRC
+        field = np.uint64(NARROW_SRC + size_next)
+        buckets: dict[int, list[np.ndarray]] = {}
+        pieces: list[tuple[np.ndarray, np.ndarray]] = []
+        acc_src: list[np.ndarray] = []
+        first = held = 0
+
+        def flush() -> None:
+            # Each next class's codes sorted alone; the classes in increasing order, so the piece's next keys (class
+            # above class set) come out increasing, and one sum over the piece's sources.
+            keys, srcs, starts = [], [], []
+            at = 0
+            for q in sorted(buckets):
+                codes = np.concatenate(buckets[q])
+                codes.sort()
+                sets = codes >> np.uint32(NARROW_SRC)
+                begin = np.concatenate(([0], np.flatnonzero(sets[1:] != sets[:-1]) + 1))
+                keys.append(sets[begin].astype(np.int64) | (q << size_next))
+                srcs.append(codes & np.uint32(span - 1))
+                starts.append(begin + at)
+                at += codes.size
+            buckets.clear()
+            src = np.concatenate(srcs).astype(np.int64)
+            src += first
+            pieces.append((np.concatenate(keys), sums(src, np.concatenate(starts))))
+
+        for lo, hi, s2, live, accept, _ in self._blocks(plan, layer, *got, NARROW_SRC, clock, query):
+            assert live is not None
+            if accept is not None and accept.any():
+                acc_src.append(np.broadcast_to(np.arange(lo, hi, dtype=np.int64), accept.shape)[accept])
+            # Every row of a block has one next class (the code's field above the class set).
+            row_q = ((s2[:, 0] & ~_DIE) >> field).astype(np.int64)
+            cut = np.concatenate(([0], np.flatnonzero(row_q[1:] != row_q[:-1]) + 1, [row_q.size]))
+            # The block's keys in parts of at most 2^NARROW_SRC (a block of few masks holds more keys).
+            for a in range(lo, hi, span):
+                b = min(a + span, hi)
+                if held and (held >= PIECE or b - first > span):
+                    flush()
+                    held = 0
+                if not held:
+                    first = a
+                code = s2[:, a - lo:b - lo] & low
+                code |= np.arange(a - first, b - first, dtype=np.uint64)
+                alive = live[:, a - lo:b - lo]
+                for r0, r1 in itertools.pairwise(cut):
+                    kept = np.compress(alive[r0:r1].ravel(), code[r0:r1].ravel()).astype(np.uint32)
+                    if kept.size:
+                        buckets.setdefault(int(row_q[r0]), []).append(kept)
+                        held += kept.size
+        if held:
+            flush()
+        empty = np.zeros(0, dtype=np.int64)
+        accepted = (np.zeros(sum(a.size for a in acc_src), dtype=np.int64),
+                    np.concatenate(acc_src)) if acc_src else (empty, empty)
+        if not pieces:
+            return take(layer, empty), *accepted, empty, empty, None
+        if len(pieces) == 1:
+            return _next_layer(pieces[0][0], 0, size_next, False), *accepted, empty, empty, pieces[0][1]
+        keys = np.concatenate([k for k, _ in pieces])
+        order = np.argsort(keys)
+        keys = keys[order]
+        starts = np.concatenate(([0], np.flatnonzero(keys[1:] != keys[:-1]) + 1))
+        counts = key_counts.sum_columns(key_counts.side_by_side([n for _, n in pieces]), order, starts)
+        return _next_layer(keys[starts], 0, size_next, False), *accepted, empty, empty, counts
 
     def _meet_from(self) -> int:
         """The first step from which every step of a plain count can be counted backward (:meth:`_backward_half`):
@@ -952,6 +1036,9 @@ class Forward:
             # Masks in parts: a part's image tables are copied (masks x bytes x 256 words; 16 inputs: 65,536 masks).
             for m0 in range(0, viable.size, MASKS):
                 masks = viable[m0:m0 + MASKS]
+                # By the edited run's next class: a block's rows of one next class are neighbours (the narrow codes
+                # of :meth:`_step_narrow` go to one buffer per next class); every consumer is order-free.
+                masks = masks[np.argsort(tab.q_next[c, masks], kind="stable")]
                 q2, hit = tab.q_next[c, masks], tab.q_hit[c, masks]
                 # Per mask, the bits of a next code that end the pair: a removal run shows the effect now (bit 63)
                 # or surely later, or (edited run still short of it) shares the edited run's class.

@@ -710,3 +710,50 @@ def test_backward_completions_by_columns_and_rows_agree(monkeypatch: pytest.Monk
         monkeypatch.setattr(forward_pass, "ROW_MASKS", least)
         counts.append(forward.count(problem, None))
     assert counts[0] == counts[1] == counts[2] > 1 << (3 * key_counts.LIMB)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problem=problems(max_flips=11, max_states=5), data=st.data())
+def test_narrow_codes_match_brute(problem: Problem, data: st.DataObject) -> None:
+    # Class blocks' live codes as uint32 per next class (no budget, counts in this process): pieces cut by their
+    # live codes or by their sources' span (2^1-2^16 keys), blocks of few masks split by that span: the twin's counts.
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(forward_pass, "MEET", 2.0)  # every step forward
+        mp.setattr(forward_pass, "BLOCK_MIN", 0)
+        mp.setattr(quotient, "IMAGE_PAYOFF", 0)
+        mp.setattr(forward_pass, "NARROW_SRC", data.draw(st.sampled_from((1, 2, forward_pass.NARROW_SRC))))
+        mp.setattr(forward_pass, "PIECE", data.draw(st.sampled_from((1, 5, forward_pass.PIECE))))
+        mp.setattr(forward_pass, "MASKS", data.draw(st.sampled_from((1, 3, forward_pass.MASKS))))
+        assert forward.count(problem, None) == len(brute_valid_set(problem, None))
+
+
+def test_narrow_and_wide_codes_agree_on_wide_instances(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Thousands of keys a step, counts past the limbs: uint32 codes per next class (pieces of every size and span)
+    # count what int64 codes count, and the narrow step is the one taken.
+    monkeypatch.setattr(key_counts, "OBJECT_LIMBS", 4)
+    monkeypatch.setattr(forward_pass, "BLOCK_MIN", 0)
+    monkeypatch.setattr(forward_pass, "MEET", 2.0)
+    monkeypatch.setattr(quotient, "IMAGE_PAYOFF", 0)
+    narrow = forward_pass.Forward._step_narrow
+    taken: list[int] = []
+
+    def spy(self: forward_pass.Forward, plan: forward_pass.StepPlan, *args: object) -> object:
+        taken.append(plan.t)
+        return narrow(self, plan, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(forward_pass.Forward, "_step_narrow", spy)
+    for seed, inputs, steps in ((1, 4, 60), (4, 5, 120)):
+        problem = random_table(6, inputs, steps, seed)
+        monkeypatch.setattr(forward_pass, "NARROW", False)
+        wide = forward.count(problem, None)
+        assert not taken
+        monkeypatch.setattr(forward_pass, "NARROW", True)
+        for src, piece in ((forward_pass.NARROW_SRC, forward_pass.PIECE), (3, 1 << 21), (16, 97)):
+            monkeypatch.setattr(forward_pass, "NARROW_SRC", src)
+            monkeypatch.setattr(forward_pass, "PIECE", piece)
+            assert forward.count(problem, None) == wide > 0
+            assert taken
+            taken.clear()
+        monkeypatch.setattr(forward_pass, "NARROW_SRC", 16)
+        monkeypatch.setattr(forward_pass, "PIECE", 1 << 21)
+    assert wide.bit_length() > key_counts.LIMB * key_counts.OBJECT_LIMBS
