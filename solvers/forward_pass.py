@@ -15,6 +15,7 @@ described by one :class:`PassSettings` value (what to count, keep and bound); a 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -54,6 +55,25 @@ MEET = 0.25
 MEET_LIMBS = 2
 #: Widest next-key code (class, class set) of a backward step: its index is a dense table of 2^MEET_BITS entries.
 MEET_BITS = 24
+#: Limbs of a backward step's next completions read by one gather (items of 8 x ROW_LIMBS bytes; :meth:`_complete`):
+#: one random read a pair fetches a key's limbs of a group. 12 inputs, a captured step of 51 M pairs (CPU, loaded):
+#: 1-8 limbs 0.43-1.44 s against 0.59-1.62 s a limb at a time through the index; 2 and 4 alike within the noise (4
+#: a little ahead at 6-8 limbs); items of 3 limbs are slower (numpy copies 24 bytes by memmove).
+ROW_LIMBS = 4
+#: Largest tables of a backward step's next completions over every next code (bytes, all limbs): past it the tables
+#: hold the next keys only and a dense index maps codes to them (an extra gather a pair, but tables a few times
+#: smaller: the next keys are about a third of the codes at 12 inputs, a tenth at 8; the processor's last cache is
+#: 32 MB). 2^20 codes: up to 4 limbs over every code.
+DENSE_AFTER = 32 << 20
+#: A plain count without a budget sorts its class blocks' live codes as uint32 (:meth:`Forward._step_narrow`) where
+#: the next class set and NARROW_SRC bits of source fit 32 bits; False: int64 codes always (tests).
+NARROW = True
+#: Bits of a narrow code's source (less its piece's first): a piece spans at most 2^NARROW_SRC keys.
+NARROW_SRC = 16
+#: Fewest viable masks a key (on average over a backward step's layer) for which :meth:`Forward._complete` reads the
+#: next completions as rows: 12 and 16 inputs (about 165 and 200 a key) gain, 8 inputs (about 26 a key, up to 19
+#: limbs) lose (labels family, T = 256, seed 3: 30.7-32.2 s against 27.0 s; docs/performance.md).
+ROW_MASKS = 64
 _DIE = np.uint64(1) << np.uint64(63)
 
 
@@ -302,6 +322,8 @@ class Forward:
         self._buffers: dict[str, np.ndarray] = {}
         #: The live codes of a class-block step (see :meth:`_step_blocks`), reused likewise.
         self._piece = np.empty(0, dtype=np.int64)
+        #: The backward half's tables of next completions (:meth:`_after_table`), reused likewise.
+        self._after: list[np.ndarray] = []
         n = problem.system.num_inputs
         names = problem.system.inputs
         rank = {i: r for r, i in enumerate(sorted(range(n), key=lambda i: names[i]))}
@@ -642,6 +664,8 @@ class Forward:
         got = self._images(plan, layer, pairs)
         if got is None:
             return None  # images would not pay (or class sets wider than 63 bits): the pair-by-pair expansion
+        if NARROW and sums is not None and not track_b and size_next + NARROW_SRC <= 32:
+            return self._step_narrow(plan, layer, got, clock, query, sums)
         width = self._block_width(plan)
         held = 0  # live codes in ``self._piece[:held]``
         if self._piece.size < PIECE + width:
@@ -688,6 +712,82 @@ class Forward:
             return take(layer, empty), *accepted, empty, empty, None
         kept, src, starts = _group(self._piece[:held], idx_bits)
         return _next_layer(kept, b_bits, size_next, track_b), *accepted, src, starts, None
+
+    def _step_narrow(self, plan: StepPlan, layer: Layer, got: tuple[np.ndarray, np.ndarray | None], clock: Clock,
+                     query: str, sums: Callable[[np.ndarray, np.ndarray], np.ndarray],
+                     ) -> tuple[Layer, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+        """:meth:`_step_blocks` with 32-bit codes (no budget, counts in this process, class sets of at most
+        32 - :data:`NARROW_SRC` classes): a live pair's code is its next class set above its source less the
+        piece's first source, in one buffer per next class (a block's rows of one next class are neighbours,
+        :meth:`_blocks`); a piece (:data:`PIECE` live codes, or sources spanning 2^NARROW_SRC keys) sorts each
+        buffer as uint32 (half the int64 sort) and sums its groups; the pieces' groups are merged as there."""
+        t = plan.t
+        size_next = int(self.quo.sizes[t + 1])
+        low = np.uint64((1 << (size_next + NARROW_SRC)) - 1)
+        span = 1 << NARROW_SRC
+        field = np.uint64(NARROW_SRC + size_next)
+        buckets: dict[int, list[np.ndarray]] = {}
+        pieces: list[tuple[np.ndarray, np.ndarray]] = []
+        acc_src: list[np.ndarray] = []
+        first = held = 0
+
+        def flush() -> None:
+            # Each next class's codes sorted alone; the classes in increasing order, so the piece's next keys (class
+            # above class set) come out increasing, and one sum over the piece's sources.
+            keys, srcs, starts = [], [], []
+            at = 0
+            for q in sorted(buckets):
+                codes = np.concatenate(buckets[q])
+                codes.sort()
+                sets = codes >> np.uint32(NARROW_SRC)
+                begin = np.concatenate(([0], np.flatnonzero(sets[1:] != sets[:-1]) + 1))
+                keys.append(sets[begin].astype(np.int64) | (q << size_next))
+                srcs.append(codes & np.uint32(span - 1))
+                starts.append(begin + at)
+                at += codes.size
+            buckets.clear()
+            src = np.concatenate(srcs).astype(np.int64)
+            src += first
+            pieces.append((np.concatenate(keys), sums(src, np.concatenate(starts))))
+
+        for lo, hi, s2, live, accept, _ in self._blocks(plan, layer, *got, NARROW_SRC, clock, query):
+            assert live is not None
+            if accept is not None and accept.any():
+                acc_src.append(np.broadcast_to(np.arange(lo, hi, dtype=np.int64), accept.shape)[accept])
+            # Every row of a block has one next class (the code's field above the class set).
+            row_q = ((s2[:, 0] & ~_DIE) >> field).astype(np.int64)
+            cut = np.concatenate(([0], np.flatnonzero(row_q[1:] != row_q[:-1]) + 1, [row_q.size]))
+            # The block's keys in parts of at most 2^NARROW_SRC (a block of few masks holds more keys).
+            for a in range(lo, hi, span):
+                b = min(a + span, hi)
+                if held and (held >= PIECE or b - first > span):
+                    flush()
+                    held = 0
+                if not held:
+                    first = a
+                code = s2[:, a - lo:b - lo] & low
+                code |= np.arange(a - first, b - first, dtype=np.uint64)
+                alive = live[:, a - lo:b - lo]
+                for r0, r1 in itertools.pairwise(cut):
+                    kept = np.compress(alive[r0:r1].ravel(), code[r0:r1].ravel()).astype(np.uint32)
+                    if kept.size:
+                        buckets.setdefault(int(row_q[r0]), []).append(kept)
+                        held += kept.size
+        if held:
+            flush()
+        empty = np.zeros(0, dtype=np.int64)
+        accepted = (np.zeros(sum(a.size for a in acc_src), dtype=np.int64),
+                    np.concatenate(acc_src)) if acc_src else (empty, empty)
+        if not pieces:
+            return take(layer, empty), *accepted, empty, empty, None
+        if len(pieces) == 1:
+            return _next_layer(pieces[0][0], 0, size_next, False), *accepted, empty, empty, pieces[0][1]
+        keys = np.concatenate([k for k, _ in pieces])
+        order = np.argsort(keys)
+        keys = keys[order]
+        starts = np.concatenate(([0], np.flatnonzero(keys[1:] != keys[:-1]) + 1))
+        counts = key_counts.sum_columns(key_counts.side_by_side([n for _, n in pieces]), order, starts)
+        return _next_layer(keys[starts], 0, size_next, False), *accepted, empty, empty, counts
 
     def _meet_from(self) -> int:
         """The first step from which every step of a plain count can be counted backward (:meth:`_backward_half`):
@@ -769,7 +869,79 @@ class Forward:
                   query: str) -> np.ndarray:
         """The completions of ``layer``'s keys at step ``plan.t`` as limb columns: per key, its accepting pairs and
         the completions ``after`` (limb columns) of the next keys of its live pairs (``nxt``: the next layer's
-        codes, :meth:`_discover`)."""
+        codes, :meth:`_discover`). Keys of many masks (:data:`ROW_MASKS`) read the next completions as rows
+        (:meth:`_complete_rows`), others a limb column at a time (:meth:`_complete_columns`)."""
+        ptr = plan.tab.viable_ptr
+        pairs = int((ptr[layer.q + 1] - ptr[layer.q]).sum())
+        if pairs >= ROW_MASKS * layer.size:
+            return self._complete_rows(plan, layer, nxt, after, clock, query)
+        return self._complete_columns(plan, layer, nxt, after, clock, query)
+
+    def _complete_rows(self, plan: StepPlan, layer: Layer, nxt: np.ndarray, after: np.ndarray, clock: Clock,
+                       query: str) -> np.ndarray:
+        """:meth:`_complete` with the next layer's completions held as rows of at most :data:`ROW_LIMBS` limbs (one
+        random read fetches a key's limbs of a group at once, a gather of 8-64-byte items), in tables over every
+        next code while those fit :data:`DENSE_AFTER` bytes (a pair's code is its row: no index gather), else over
+        the next keys with a dense index of the codes; a code no next key has reads a row of zeros."""
+        _, top = self._code_top(plan.t)
+        limbs = after.shape[0]
+        dense = (top + 1) * 8 * (1 << max(0, limbs - 1).bit_length()) <= DENSE_AFTER
+        index = None
+        if not dense:
+            index = np.full(top + 1, nxt.size, dtype=np.int32 if nxt.size < 2**31 else np.int64)
+            index[nxt] = np.arange(nxt.size)
+        groups = []  # (first limb, limbs, table as items of that many limbs)
+        for g0 in range(0, limbs, ROW_LIMBS):
+            # Items of 1, 2, 4 or 8 limbs (numpy copies items of 8, 16, 32 and 64 bytes fastest): a group's width
+            # rounded up, its extra limbs zero (their sums add zeros to the next group's columns).
+            n = min(ROW_LIMBS, limbs - g0)
+            w = 1 << (n - 1).bit_length()
+            if dense:
+                table = self._after_table(g0 // ROW_LIMBS, top + 1, w)
+                table[nxt, :n] = after[g0:g0 + n].T
+            else:
+                table = np.zeros((nxt.size + 1, w), dtype=np.uint64)  # row nxt.size: a dead pair's, 0
+                table[:-1, :n] = after[g0:g0 + n].T
+            groups.append((g0, w, table.view(np.dtype((np.void, 8 * w))).reshape(-1)))
+        padded = max((g0 + w for g0, w, _ in groups), default=limbs)
+        out = np.zeros((layer.size, padded + 1), dtype=np.uint64)  # rows: a key's limbs, one to carry into
+        got = self._images(plan, layer, None)
+        assert got is not None
+        width = self._block_width(plan)
+        vals = np.empty(width * max((w for _, w, _ in groups), default=1), dtype=np.uint64)
+        quiet = self._quiet(plan.t)
+        limb = np.uint64(key_counts.LIMB)
+        for lo, hi, s2, live, accept, _ in self._blocks(plan, layer, *got, 0, clock, query, fates=not quiet):
+            # A pair that ends reads a row of zeros: its code is marked dead (row ``top``), or (a quiet step) no next
+            # key's.
+            code = s2.view(np.int64) if live is None else np.where(live, s2.view(np.int64), top)
+            rows_of = code if index is None else np.take(index, code)
+            part = out[lo:hi]
+            if accept is not None:
+                part[:, 0] += accept.sum(axis=0, dtype=np.uint64)
+            # A key's masks in rows of at most GROUP_MAX: each row sum fits 64 bits; its top bits go a limb up.
+            for r0 in range(0, rows_of.shape[0], key_counts.GROUP_MAX):
+                rows = rows_of[r0:r0 + key_counts.GROUP_MAX]
+                for g0, w, items in groups:
+                    got_rows = np.take(items, rows, mode="clip", out=vals[:rows.size * w].view(items.dtype)
+                                       .reshape(rows.shape))
+                    total = got_rows.view(np.uint64).reshape(*rows.shape, w).sum(axis=0)
+                    part[:, g0:g0 + w] += total & key_counts.LIMB_MASK
+                    part[:, g0 + 1:g0 + w + 1] += total >> limb
+            for lv in range(limbs):
+                part[:, lv + 1] += part[:, lv] >> limb
+                part[:, lv] &= key_counts.LIMB_MASK
+        if dense:
+            for g0, w, _ in groups:
+                self._after_table(g0 // ROW_LIMBS, top + 1, w)[nxt] = 0  # clean for the next step
+        # Limbs past ``limbs`` (a narrow last group's padding) are zero: the carries went into limb ``limbs``.
+        cols = np.ascontiguousarray(out[:, :limbs + 1].T)
+        return cols if cols[-1].any() or limbs == 0 else cols[:-1]
+
+    def _complete_columns(self, plan: StepPlan, layer: Layer, nxt: np.ndarray, after: np.ndarray, clock: Clock,
+                  query: str) -> np.ndarray:
+        """:meth:`_complete` a limb column at a time: the next keys' limb columns, a dense index of their codes, one
+        gather a pair and limb (few masks a key: 8 inputs)."""
         _, top = self._code_top(plan.t)
         index = np.full(top + 1, nxt.size, dtype=np.int32 if nxt.size < 2**31 else np.int64)
         index[nxt] = np.arange(nxt.size)
@@ -797,6 +969,16 @@ class Forward:
                     part[lv + 1] += total >> np.uint64(key_counts.LIMB)
             key_counts.carry_columns(part)
         return out if out[-1].any() or limbs == 0 else out[:-1]
+
+    def _after_table(self, g: int, rows: int, w: int) -> np.ndarray:
+        """Group ``g``'s table of a backward step's next completions (:meth:`_complete`): ``rows`` rows of ``w``
+        limbs, zero but where the step writes; kept from step to step (fresh tables of 16 MB cost page faults)."""
+        while len(self._after) <= g:
+            self._after.append(np.zeros((0, 0), dtype=np.uint64))
+        table = self._after[g]
+        if table.shape != (rows, w):
+            table = self._after[g] = np.zeros((rows, w), dtype=np.uint64)
+        return table
 
     def _images(self, plan: StepPlan, layer: Layer,
                 pairs: int | None) -> tuple[np.ndarray, np.ndarray | None] | None:
@@ -854,6 +1036,9 @@ class Forward:
             # Masks in parts: a part's image tables are copied (masks x bytes x 256 words; 16 inputs: 65,536 masks).
             for m0 in range(0, viable.size, MASKS):
                 masks = viable[m0:m0 + MASKS]
+                # By the edited run's next class: a block's rows of one next class are neighbours (the narrow codes
+                # of :meth:`_step_narrow` go to one buffer per next class); every consumer is order-free.
+                masks = masks[np.argsort(tab.q_next[c, masks], kind="stable")]
                 q2, hit = tab.q_next[c, masks], tab.q_hit[c, masks]
                 # Per mask, the bits of a next code that end the pair: a removal run shows the effect now (bit 63)
                 # or surely later, or (edited run still short of it) shares the edited run's class.

@@ -656,3 +656,106 @@ def test_backward_half_agrees_with_forward_on_wide_instances(masks: int, monkeyp
         assert len(taken) == 1 and taken.pop() >= steps // 2
     assert forward.count(parity_machine(9, 14), None) == 2 ** (9 * 14 - 1)
     assert taken
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problem=problems(max_flips=11, max_states=5), data=st.data())
+def test_backward_completions_as_rows_match_brute(problem: Problem, data: st.DataObject) -> None:
+    # The next completions read as rows of 1-3 limbs, from tables over every next code or (DENSE_AFTER 0) over the
+    # next keys through an index: the twin's counts at every switch step.
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(forward_pass, "MEET", data.draw(st.sampled_from((0.0, 0.5))))
+        mp.setattr(forward_pass, "MEET_LIMBS", 0)
+        mp.setattr(forward_pass, "BLOCK_MIN", 0)
+        mp.setattr(forward_pass, "ROW_MASKS", 0)  # every step's completions as rows
+        mp.setattr(forward_pass, "ROW_LIMBS", data.draw(st.sampled_from((1, 2, 3))))
+        mp.setattr(forward_pass, "DENSE_AFTER", data.draw(st.sampled_from((0, forward_pass.DENSE_AFTER))))
+        mp.setattr(quotient, "IMAGE_PAYOFF", 0)
+        assert forward.count(problem, None) == len(brute_valid_set(problem, None))
+
+
+@pytest.mark.parametrize(("rows", "dense"), [(1, 0), (3, 0), (2, 1 << 40), (3, 1 << 40)])
+def test_backward_completions_as_rows_agree_on_wide_instances(rows: int, dense: int,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    # Completions of many limbs with random bits, read in groups of 1-3 limbs (the last group narrower), through the
+    # index or the tables over every code, reused from step to step (cleaned after each): the forward pass's counts.
+    monkeypatch.setattr(forward_pass, "ROW_MASKS", 0)
+    monkeypatch.setattr(forward_pass, "ROW_LIMBS", rows)
+    monkeypatch.setattr(forward_pass, "DENSE_AFTER", dense)
+    complete = forward_pass.Forward._complete
+    calls: list[int] = []
+
+    def spy(self: forward_pass.Forward, *args: object) -> np.ndarray:
+        got = complete(self, *args)  # type: ignore[arg-type]
+        # The tables kept for the next step hold zeros only: a code no next key has must read 0 there.
+        assert not any(table.any() for table in self._after)
+        calls.append(1)
+        return got
+
+    monkeypatch.setattr(forward_pass.Forward, "_complete", spy)
+    for seed, inputs, steps in ((1, 4, 200), (3, 6, 80)):
+        problem = random_table(6, inputs, steps, seed)
+        monkeypatch.setattr(forward_pass, "MEET", 2.0)  # never
+        alone = forward.count(problem, None)
+        monkeypatch.setattr(forward_pass, "MEET", 0.5)
+        assert forward.count(problem, None) == alone > 1 << (3 * key_counts.LIMB)
+    assert calls
+
+
+def test_backward_completions_by_columns_and_rows_agree(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The same completions whichever way a step reads the next layer's: a limb column at a time (ROW_MASKS past every
+    # step's masks a key), as rows (ROW_MASKS 0), or as the pass chooses.
+    problem = random_table(6, 6, 80, 3)
+    monkeypatch.setattr(forward_pass, "MEET", 0.5)
+    counts = []
+    for least in (1 << 30, 0, forward_pass.ROW_MASKS):
+        monkeypatch.setattr(forward_pass, "ROW_MASKS", least)
+        counts.append(forward.count(problem, None))
+    assert counts[0] == counts[1] == counts[2] > 1 << (3 * key_counts.LIMB)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problem=problems(max_flips=11, max_states=5), data=st.data())
+def test_narrow_codes_match_brute(problem: Problem, data: st.DataObject) -> None:
+    # Class blocks' live codes as uint32 per next class (no budget, counts in this process): pieces cut by their
+    # live codes or by their sources' span (2^1-2^16 keys), blocks of few masks split by that span: the twin's counts.
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(forward_pass, "MEET", 2.0)  # every step forward
+        mp.setattr(forward_pass, "BLOCK_MIN", 0)
+        mp.setattr(quotient, "IMAGE_PAYOFF", 0)
+        mp.setattr(forward_pass, "NARROW_SRC", data.draw(st.sampled_from((1, 2, forward_pass.NARROW_SRC))))
+        mp.setattr(forward_pass, "PIECE", data.draw(st.sampled_from((1, 5, forward_pass.PIECE))))
+        mp.setattr(forward_pass, "MASKS", data.draw(st.sampled_from((1, 3, forward_pass.MASKS))))
+        assert forward.count(problem, None) == len(brute_valid_set(problem, None))
+
+
+def test_narrow_and_wide_codes_agree_on_wide_instances(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Thousands of keys a step, counts past the limbs: uint32 codes per next class (pieces of every size and span)
+    # count what int64 codes count, and the narrow step is the one taken.
+    monkeypatch.setattr(key_counts, "OBJECT_LIMBS", 4)
+    monkeypatch.setattr(forward_pass, "BLOCK_MIN", 0)
+    monkeypatch.setattr(forward_pass, "MEET", 2.0)
+    monkeypatch.setattr(quotient, "IMAGE_PAYOFF", 0)
+    narrow = forward_pass.Forward._step_narrow
+    taken: list[int] = []
+
+    def spy(self: forward_pass.Forward, plan: forward_pass.StepPlan, *args: object) -> object:
+        taken.append(plan.t)
+        return narrow(self, plan, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(forward_pass.Forward, "_step_narrow", spy)
+    for seed, inputs, steps in ((1, 4, 60), (4, 5, 120)):
+        problem = random_table(6, inputs, steps, seed)
+        monkeypatch.setattr(forward_pass, "NARROW", False)
+        wide = forward.count(problem, None)
+        assert not taken
+        monkeypatch.setattr(forward_pass, "NARROW", True)
+        for src, piece in ((forward_pass.NARROW_SRC, forward_pass.PIECE), (3, 1 << 21), (16, 97)):
+            monkeypatch.setattr(forward_pass, "NARROW_SRC", src)
+            monkeypatch.setattr(forward_pass, "PIECE", piece)
+            assert forward.count(problem, None) == wide > 0
+            assert taken
+            taken.clear()
+        monkeypatch.setattr(forward_pass, "NARROW_SRC", 16)
+        monkeypatch.setattr(forward_pass, "PIECE", 1 << 21)
+    assert wide.bit_length() > key_counts.LIMB * key_counts.OBJECT_LIMBS
