@@ -701,13 +701,8 @@ class Forward:
             if held:
                 kept, src, starts = _group(self._piece[:held], idx_bits)
                 pieces.append((kept, sums(src, starts)))
-            # The pieces' groups merged: equal next keys of different pieces add their pieces' sums.
-            keys = np.concatenate([k for k, _ in pieces])
-            order = np.argsort(keys)
-            keys = keys[order]
-            starts = np.concatenate(([0], np.flatnonzero(keys[1:] != keys[:-1]) + 1))
-            counts = key_counts.sum_columns(key_counts.side_by_side([n for _, n in pieces]), order, starts)
-            return _next_layer(keys[starts], b_bits, size_next, track_b), *accepted, empty, empty, counts
+            keys, counts = _merge_pieces(pieces)
+            return _next_layer(keys, b_bits, size_next, track_b), *accepted, empty, empty, counts
         if not held:
             return take(layer, empty), *accepted, empty, empty, None
         kept, src, starts = _group(self._piece[:held], idx_bits)
@@ -780,14 +775,8 @@ class Forward:
                     np.concatenate(acc_src)) if acc_src else (empty, empty)
         if not pieces:
             return take(layer, empty), *accepted, empty, empty, None
-        if len(pieces) == 1:
-            return _next_layer(pieces[0][0], 0, size_next, False), *accepted, empty, empty, pieces[0][1]
-        keys = np.concatenate([k for k, _ in pieces])
-        order = np.argsort(keys)
-        keys = keys[order]
-        starts = np.concatenate(([0], np.flatnonzero(keys[1:] != keys[:-1]) + 1))
-        counts = key_counts.sum_columns(key_counts.side_by_side([n for _, n in pieces]), order, starts)
-        return _next_layer(keys[starts], 0, size_next, False), *accepted, empty, empty, counts
+        keys, counts = _merge_pieces(pieces)
+        return _next_layer(keys, 0, size_next, False), *accepted, empty, empty, counts
 
     def _meet_from(self) -> int:
         """The first step from which every step of a plain count can be counted backward (:meth:`_backward_half`):
@@ -939,7 +928,7 @@ class Forward:
         return cols if cols[-1].any() or limbs == 0 else cols[:-1]
 
     def _complete_columns(self, plan: StepPlan, layer: Layer, nxt: np.ndarray, after: np.ndarray, clock: Clock,
-                  query: str) -> np.ndarray:
+                          query: str) -> np.ndarray:
         """:meth:`_complete` a limb column at a time: the next keys' limb columns, a dense index of their codes, one
         gather a pair and limb (few masks a key: 8 inputs)."""
         _, top = self._code_top(plan.t)
@@ -1125,6 +1114,24 @@ def _key_chunks(per: np.ndarray, chunk: int) -> Iterator[tuple[int, int]]:
         hi = max(lo + 1, int(np.searchsorted(per, base + chunk, side="right")))
         yield lo, hi
         lo = hi
+
+
+def _merge_pieces(pieces: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """A step summed piece by piece (each piece: its distinct next keys, increasing, and their count columns): the
+    step's distinct next keys, increasing, and their counts, equal keys of different pieces adding their sums.
+
+    >>> keys, counts = _merge_pieces([(np.array([1, 4]), np.array([[2, 3]], dtype=np.uint64)),
+    ...                               (np.array([4, 7]), np.array([[5, 1]], dtype=np.uint64))])
+    >>> keys.tolist(), counts.tolist()
+    ([1, 4, 7], [[2, 8, 1]])
+    """
+    if len(pieces) == 1:
+        return pieces[0]
+    keys = np.concatenate([k for k, _ in pieces])
+    order = np.argsort(keys)
+    keys = keys[order]
+    starts = np.concatenate(([0], np.flatnonzero(keys[1:] != keys[:-1]) + 1))
+    return keys[starts], key_counts.sum_columns(key_counts.side_by_side([n for _, n in pieces]), order, starts)
 
 
 def _group(packed: np.ndarray, idx_bits: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
