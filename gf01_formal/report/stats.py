@@ -77,7 +77,7 @@ def wilson(k: int, n: int) -> dict[str, Any]:
     if n == 0:
         return {"k": 0, "n": 0, "rate": None, "ci": None, "method": WILSON, "note": "no runs"}
     lo, hi = (float(b) for b in _wilson_interval(k, n))
-    return {"k": k, "n": n, "rate": rnd(k / n), "ci": [rnd(max(0.0, lo)), rnd(min(1.0, hi))], "method": WILSON}
+    return {"k": k, "n": n, "rate": rnd(k / n), "ci": [rnd(lo), rnd(hi)], "method": WILSON}
 
 
 def wilson_bounds(k: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
