@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import sys
 import zlib
 from pathlib import Path
@@ -33,6 +34,12 @@ PACKAGES = {ROOT / name for name in ("hoa", "encoders", "solvers", "gf01_formal"
 # each for the report, LLM and web stacks; sixth pass).
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.dont_write_bytecode = False
+
+# A shell starts a background job (`pytest ... &`, nohup) with SIGINT ignored, and an ignored signal is inherited
+# across exec: every command a Ctrl-C test starts would then ignore the test's SIGINT and run to the end (12 tests
+# failed that way). Python's own handler is reset to the default at exec, so the commands get a terminal's Ctrl-C.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
