@@ -40,11 +40,27 @@ _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 _RESOURCE_KILLS = frozenset(-int(getattr(signal, name)) for name in ("SIGKILL", "SIGXCPU") if hasattr(signal, name))
 
 
+#: This process's ``/proc/PID/statm``, open, and the pid it was opened for: a query's every check reads it, and a read
+#: of an open file costs about 5 us against about 40 us for an open, read and close. A forked child has another pid
+#: (and the parent's open file would describe the parent), so it opens its own.
+_own_statm: tuple[int, int] | None = None
+
+
 def resident_mib(pid: int | str = "self") -> float | None:
-    """The resident memory of process ``pid`` in MiB (Linux ``/proc/PID/statm``), None where it cannot be read."""
+    """The resident memory of process ``pid`` in MiB (Linux ``/proc/PID/statm``), None where it cannot be read.
+
+    >>> 0 < resident_mib() < 2**20
+    True
+    """
+    global _own_statm
     try:
-        with open(f"/proc/{pid}/statm", "rb") as fh:
-            return int(fh.read().split()[1]) * _PAGE / 2**20
+        if pid != "self":
+            with open(f"/proc/{pid}/statm", "rb") as fh:
+                return int(fh.read().split()[1]) * _PAGE / 2**20
+        me = os.getpid()
+        if _own_statm is None or _own_statm[0] != me:
+            _own_statm = (me, os.open(f"/proc/{me}/statm", os.O_RDONLY | os.O_CLOEXEC))
+        return int(os.pread(_own_statm[1], 256, 0).split()[1]) * _PAGE / 2**20
     except (OSError, IndexError, ValueError):
         return None
 
