@@ -46,10 +46,11 @@ reached" pass; best match by a parametric (Dinkelbach) search on F1_AP and F1_TS
 packed lexicographic cost per key (:mod:`solvers.forward_best`), walking the tie class of its last pass to find the
 lowest sha256; sampling by unranking uniform random ranks against backward counts.
 
-Four modules, one concern each: the quotient and its per-step tables (:mod:`solvers.quotient`); the pass, its
-expansion and the wiring of the count's helper process (:mod:`solvers.forward_pass`, :mod:`solvers.key_counts`);
-the best match's search and digest walk (:mod:`solvers.forward_best`); the queries and the walks over the pass's
-edges (this module).
+Modules of one concern each: the quotient and its per-step tables (:mod:`solvers.quotient`); the pass, its forward
+steps and the wiring of the count's helper process (:mod:`solvers.forward_pass`, :mod:`solvers.key_counts`); the
+layers both halves of a count share (:mod:`solvers.layers`), a plain step's class blocks (:mod:`solvers.class_blocks`)
+and a plain count's backward half (:mod:`solvers.backward_half`); the best match's search and digest walk
+(:mod:`solvers.forward_best`); the queries and the walks over the pass's edges (this module).
 
 suff, min1, valid, subset_min, witness and oracle are the explicit backend's (simulation, a DP restricted to C's
 flips, the layered shortest path): they are already linear in T.
@@ -77,8 +78,9 @@ from solvers import explicit, paths
 from solvers.canonical import canonical, flips_to_atoms, order_key, timesteps
 from solvers.circuit import tabulated
 from solvers.forward_best import agent_masks, best_by_ratios, least_digest, reach_any
-from solvers.forward_pass import CHUNK, Edges, Extra, Forward, Layer, Pass, PassSettings
+from solvers.forward_pass import CHUNK, Edges, Extra, Forward, Pass, PassSettings
 from solvers.key_counts import sum_limbs, to_int
+from solvers.layers import Layer
 from solvers.limits import NO_LIMITS, Clock, Limits, guarded
 from solvers.quotient import Quotient, quotient
 from solvers.results import BestMatch, OracleResult, prf

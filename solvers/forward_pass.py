@@ -4,7 +4,12 @@ keys (q, S[, b][, extras]) are merged step by step; their counts are summed here
 
 What a key is and why the pass decides Valid for every flip set at once: :mod:`solvers.forward`'s docstring. A pass is
 described by one :class:`PassSettings` value (what to count, keep and bound); a step's expansion by one
-:class:`StepPlan` (the step's tables, the budget's fields and the extras' increments).
+:class:`solvers.layers.StepPlan` (the step's tables, the budget's fields and the extras' increments).
+
+This module holds the pass and its forward steps: pair by pair (:meth:`Forward._step_pairs`, any pass), or for a plain
+count by class blocks (:meth:`Forward._step_blocks`, :meth:`Forward._step_narrow`), whose expansion is
+:mod:`solvers.class_blocks`'; a plain count's later steps are counted backward by :mod:`solvers.backward_half`. The
+layers both halves read and make are :mod:`solvers.layers`'.
 
 >>> from solvers.limits import NO_LIMITS
 >>> res = Forward(problem).run(PassSettings(3, "count", counting=True), NO_LIMITS.start())
@@ -22,15 +27,18 @@ from dataclasses import dataclass
 import numpy as np
 
 from encoders.problem import Problem
-from solvers import key_counts
+from solvers import backward_half, key_counts
+from solvers.backward_half import BackwardHalf
+from solvers.class_blocks import DIE, ClassBlocks
 from solvers.key_counts import Counts, HelperCounts, HelperEnded
+from solvers.layers import Layer, StepPlan, next_layer, take
 from solvers.limits import Clock, Unknown
-from solvers.quotient import DENSE_RUNS, StepTables, Tables, has, meets, members, onehot, put, quotient
+from solvers.quotient import Tables, has, meets, members, onehot, put, quotient
 
+#: Candidate (key, mask) pairs expanded at once: bounds memory and the time between two clock checks; small enough
+#: that a chunk's arrays stay in the processor's cache across the dozens of passes over them (1 << 20 took 20 % more
 #: CPU on the cube family with 8 inputs).
 CHUNK = 1 << 16
-#: Candidate pairs one class block of the count pass expands at once (see :meth:`Forward._step_blocks`).
-BLOCK = 1 << 18
 #: Fewest candidate pairs of a step for which the count pass expands by class blocks.
 BLOCK_MIN = 1 << 15
 #: The count pass expands by class blocks (see :meth:`Forward._step_blocks`); False: always pair by pair (tests).
@@ -42,39 +50,11 @@ BLOCKS = True
 #: pieces sort faster (labels, 12 inputs, T = 20: CPU 15.3-15.7 s at 2^21 against 16.1-19.4 s at 2^23 and 18.2-19.2 s
 #: at 2^25; at 8 inputs, T = 160, 2^21 and 2^23 alike, 2^19 5 % more; docs/performance.md).
 PIECE = 1 << 21
-#: Viable masks of one class whose image tables (``masks x bytes x 256`` words) a class block copies at once.
-MASKS = 1 << 12
-#: A plain count without a budget counts the steps from ``MEET * steps`` on backward (:meth:`Forward._backward_half`)
-#: once its keys' counts are :data:`MEET_LIMBS` limbs wide: neither half's numbers reach the final width, and a
-#: backward step has no sort. A quarter, measured on the labels family (one process, CPU of the steps, loaded):
-#: 8 inputs T = 256 seed 3 best from 0.28 (31.1 s; 1/2 31.6 s, all forward 44.0 s, all backward 35.0 s); 16
-#: inputs T = 32 seed 3 best from 0.1 (42.0 s; 1/4 44.8 s, 1/2 50.1 s, forward 66.2 s, backward 43.5 s); 12 inputs
-#: T = 64 seed 2 (whole count) 88.2 s from step 11, 90.0 s from 1/4, 97.0 s from 1/2, 91.6 s all backward.
-MEET = 0.25
-#: Limbs of the layer's counts (:mod:`solvers.key_counts`) from which the backward half pays (narrower: no switch).
-MEET_LIMBS = 2
-#: Widest next-key code (class, class set) of a backward step: its index is a dense table of 2^MEET_BITS entries.
-MEET_BITS = 24
-#: Limbs of a backward step's next completions read by one gather (items of 8 x ROW_LIMBS bytes; :meth:`_complete`):
-#: one random read a pair fetches a key's limbs of a group. 12 inputs, a captured step of 51 M pairs (CPU, loaded):
-#: 1-8 limbs 0.43-1.44 s against 0.59-1.62 s a limb at a time through the index; 2 and 4 alike within the noise (4
-#: a little ahead at 6-8 limbs); items of 3 limbs are slower (numpy copies 24 bytes by memmove).
-ROW_LIMBS = 4
-#: Largest tables of a backward step's next completions over every next code (bytes, all limbs): past it the tables
-#: hold the next keys only and a dense index maps codes to them (an extra gather a pair, but tables a few times
-#: smaller: the next keys are about a third of the codes at 12 inputs, a tenth at 8; the processor's last cache is
-#: 32 MB). 2^20 codes: up to 4 limbs over every code.
-DENSE_AFTER = 32 << 20
 #: A plain count without a budget sorts its class blocks' live codes as uint32 (:meth:`Forward._step_narrow`) where
 #: the next class set and NARROW_SRC bits of source fit 32 bits; False: int64 codes always (tests).
 NARROW = True
 #: Bits of a narrow code's source (less its piece's first): a piece spans at most 2^NARROW_SRC keys.
 NARROW_SRC = 16
-#: Fewest viable masks a key (on average over a backward step's layer) for which :meth:`Forward._complete` reads the
-#: next completions as rows: 12 and 16 inputs (about 165 and 200 a key) gain, 8 inputs (about 26 a key, up to 19
-#: limbs) lose (labels family, T = 256, seed 3: 30.7-32.2 s against 27.0 s; docs/performance.md).
-ROW_MASKS = 64
-_DIE = np.uint64(1) << np.uint64(63)
 
 
 # -- grouping -------------------------------------------------------------------------------------------------------
@@ -131,21 +111,6 @@ def factorize(cols: list[np.ndarray], widths: list[int],
 
 #: An extra key field: its per-step increments over the flip masks, and its largest value.
 Extra = tuple[Callable[[int], np.ndarray], int]
-
-
-@dataclass
-class Layer:
-    """Live keys (edited run not yet showing the effect) before one step."""
-
-    q: np.ndarray  # (K,) class
-    s: np.ndarray  # (K, W) removal-run class set
-    b: np.ndarray  # (K,) timesteps used
-    extra: np.ndarray  # (K, E) extra fields
-    cost: np.ndarray  # (K, M) least additive costs of a path into the key (see ``Forward.run``'s ``costs``)
-
-    @property
-    def size(self) -> int:
-        return int(self.q.size)
 
 
 @dataclass(frozen=True)
@@ -214,21 +179,6 @@ class PassSettings:
         return self.counting and not self.edges and not self.extras and not self.costs and self.viable is None
 
 
-@dataclass(frozen=True)
-class StepPlan:
-    """What expanding the keys of step ``t`` needs besides the keys: the step's tables, the budget's fields (its cap
-    ``b_cap`` on |TS|, whether it binds (``capped``), whether |TS| is a key field (``track_b``)), and the extra
-    fields' and costs' increments over the flip masks at this step."""
-
-    t: int
-    tab: StepTables
-    b_cap: int
-    capped: bool
-    track_b: bool
-    incs: tuple[np.ndarray, ...] = ()
-    cost_incs: tuple[np.ndarray, ...] = ()
-
-
 class Tally:
     """What a pass has found so far: the outcomes (numbered as found), their least costs, and the exact counts of the
     layer's keys, row for row, with the outcomes' counts; once a step is large the counts are added by a helper
@@ -292,8 +242,8 @@ class Tally:
 
     def complete(self, completions: np.ndarray) -> None:
         """The rest of a plain count from the layer on: key k has ``completions[k]`` accepting completions
-        (:meth:`Forward._backward_half`), so the one outcome (|TS| untracked) gains the sum of count times
-        completions; the count is done."""
+        (:meth:`solvers.backward_half.BackwardHalf.count`), so the one outcome (|TS| untracked) gains the sum of
+        count times completions; the count is done."""
         assert isinstance(self.counts, Counts)
         total = key_counts.dot(self.counts.columns, completions)
         if total:
@@ -322,8 +272,10 @@ class Forward:
         self._buffers: dict[str, np.ndarray] = {}
         #: The live codes of a class-block step (see :meth:`_step_blocks`), reused likewise.
         self._piece = np.empty(0, dtype=np.int64)
-        #: The backward half's tables of next completions (:meth:`_after_table`), reused likewise.
-        self._after: list[np.ndarray] = []
+        #: The class-block expansion of a plain step, shared by the forward steps and the backward half.
+        self.blocks = ClassBlocks(problem, self.quo, self.tables)
+        #: The steps of a plain count from the switch on, counted backward (it keeps its tables step to step).
+        self.backward = BackwardHalf(self.quo, self.tables, self.blocks)
         n = problem.system.num_inputs
         names = problem.system.inputs
         rank = {i: r for r, i in enumerate(sorted(range(n), key=lambda i: names[i]))}
@@ -358,7 +310,7 @@ class Forward:
             layer = take(layer, np.zeros(0, dtype=np.int64))
         plain = BLOCKS and settings.plain
         # From this step on the count may go backward (plain, no budget: one outcome, |TS| untracked).
-        meet = max(MEET * steps, self._meet_from()) if plain and not track_b else steps
+        meet = max(backward_half.MEET * steps, self.backward.meet_from()) if plain and not track_b else steps
         step_edges: list[Edges] = []
         keys_seen: list[int] = []
         tally = Tally(settings.counting, layer.size,
@@ -367,8 +319,8 @@ class Forward:
             for t in range(steps):
                 clock.check(settings.query, layer.size if clock.limits.nodes is not None else None)
                 keys_seen.append(layer.size)
-                if t >= meet and tally.wide(MEET_LIMBS):
-                    sizes, completions = self._backward_half(t, layer, clock, settings.query)
+                if t >= meet and tally.wide(backward_half.MEET_LIMBS):
+                    sizes, completions = self.backward.count(t, layer, clock, settings.query)
                     keys_seen += sizes
                     tally.complete(completions)
                     break
@@ -643,12 +595,9 @@ class Forward:
         next layer's counts (and the sources and starts are empty), else None. The counts are the same integers
         (sums commute), the memory one piece's.
 
-        The keys of a layer are sorted by class, and every key of class c expands under the same viable masks,
-        whose letter, edited-run successor, new removal runs and dead bits are the same for all of them: a block of
-        (mask, key) pairs is a few whole-array operations on the keys' class sets, with no per-pair gathers of
-        those tables. On issue 10's cube family with 8 inputs that halves the CPU of the pass (docs/performance.md).
-        Next keys are packed as (class, timesteps, class set, source) in one int64 and grouped by one sort, in the
-        order :func:`factorize` gives, so either expansion may take any step.
+        Why class blocks pay: :mod:`solvers.class_blocks`. Next keys are packed as (class, timesteps, class set,
+        source) in one int64 and grouped by one sort, in the order :func:`factorize` gives, so either expansion may
+        take any step.
         """
         t, tab, b_cap, track_b = plan.t, plan.tab, plan.b_cap, plan.track_b
         ptr = tab.viable_ptr
@@ -661,19 +610,19 @@ class Forward:
         q_bits = max(1, int(size_next - 1).bit_length())
         if q_bits + b_bits + size_next + idx_bits > 63 or tab.new_runs is None:
             return None
-        got = self._images(plan, layer, pairs)
+        got = self.blocks.images(plan, layer, pairs)
         if got is None:
             return None  # images would not pay (or class sets wider than 63 bits): the pair-by-pair expansion
         if NARROW and sums is not None and not track_b and size_next + NARROW_SRC <= 32:
             return self._step_narrow(plan, layer, got, clock, query, sums)
-        width = self._block_width(plan)
+        width = self.blocks.width(plan)
         held = 0  # live codes in ``self._piece[:held]``
         if self._piece.size < PIECE + width:
             self._piece = np.empty(PIECE + width, dtype=np.int64)
         pieces: list[tuple[np.ndarray, np.ndarray]] = []  # (next keys, their counts) of each piece summed so far
         acc_b: list[np.ndarray] = []
         acc_src: list[np.ndarray] = []
-        for lo, hi, s2, live, accept, b2 in self._blocks(plan, layer, *got, idx_bits, clock, query):
+        for lo, hi, s2, live, accept, b2 in self.blocks.blocks(plan, layer, *got, idx_bits, clock, query):
             assert live is not None
             src = np.arange(lo, hi, dtype=np.int64)
             if accept is not None and accept.any():
@@ -702,11 +651,11 @@ class Forward:
                 kept, src, starts = _group(self._piece[:held], idx_bits)
                 pieces.append((kept, sums(src, starts)))
             keys, counts = _merge_pieces(pieces)
-            return _next_layer(keys, b_bits, size_next, track_b), *accepted, empty, empty, counts
+            return next_layer(keys, b_bits, size_next, track_b), *accepted, empty, empty, counts
         if not held:
             return take(layer, empty), *accepted, empty, empty, None
         kept, src, starts = _group(self._piece[:held], idx_bits)
-        return _next_layer(kept, b_bits, size_next, track_b), *accepted, src, starts, None
+        return next_layer(kept, b_bits, size_next, track_b), *accepted, src, starts, None
 
     def _step_narrow(self, plan: StepPlan, layer: Layer, got: tuple[np.ndarray, np.ndarray | None], clock: Clock,
                      query: str, sums: Callable[[np.ndarray, np.ndarray], np.ndarray],
@@ -714,8 +663,9 @@ class Forward:
         """:meth:`_step_blocks` with 32-bit codes (no budget, counts in this process, class sets of at most
         32 - :data:`NARROW_SRC` classes): a live pair's code is its next class set above its source less the
         piece's first source, in one buffer per next class (a block's rows of one next class are neighbours,
-        :meth:`_blocks`); a piece (:data:`PIECE` live codes, or sources spanning 2^NARROW_SRC keys) sorts each
-        buffer as uint32 (half the int64 sort) and sums its groups; the pieces' groups are merged as there."""
+        :meth:`ClassBlocks.blocks`); a piece (:data:`PIECE` live codes, or sources spanning 2^NARROW_SRC keys)
+        sorts each buffer as uint32 (half the int64 sort) and sums its groups; the pieces' groups are merged as
+        there."""
         t = plan.t
         size_next = int(self.quo.sizes[t + 1])
         low = np.uint64((1 << (size_next + NARROW_SRC)) - 1)
@@ -745,12 +695,12 @@ class Forward:
             src += first
             pieces.append((np.concatenate(keys), sums(src, np.concatenate(starts))))
 
-        for lo, hi, s2, live, accept, _ in self._blocks(plan, layer, *got, NARROW_SRC, clock, query):
+        for lo, hi, s2, live, accept, _ in self.blocks.blocks(plan, layer, *got, NARROW_SRC, clock, query):
             assert live is not None
             if accept is not None and accept.any():
                 acc_src.append(np.broadcast_to(np.arange(lo, hi, dtype=np.int64), accept.shape)[accept])
             # Every row of a block has one next class (the code's field above the class set).
-            row_q = ((s2[:, 0] & ~_DIE) >> field).astype(np.int64)
+            row_q = ((s2[:, 0] & ~DIE) >> field).astype(np.int64)
             cut = np.concatenate(([0], np.flatnonzero(row_q[1:] != row_q[:-1]) + 1, [row_q.size]))
             # The block's keys in parts of at most 2^NARROW_SRC (a block of few masks holds more keys).
             for a in range(lo, hi, span):
@@ -776,313 +726,7 @@ class Forward:
         if not pieces:
             return take(layer, empty), *accepted, empty, empty, None
         keys, counts = _merge_pieces(pieces)
-        return _next_layer(keys, 0, size_next, False), *accepted, empty, empty, counts
-
-    def _meet_from(self) -> int:
-        """The first step from which every step of a plain count can be counted backward (:meth:`_backward_half`):
-        class sets of one word, next-key codes of at most :data:`MEET_BITS` bits, dense new-run tables (class
-        blocks); ``steps`` when none."""
-        quo = self.quo
-        if quo.words != 1:
-            return quo.steps
-        first = quo.steps
-        for u in range(quo.steps - 1, -1, -1):
-            size_next = int(quo.sizes[u + 1])
-            if (size_next > 63 or max(1, (size_next - 1).bit_length()) + size_next > MEET_BITS
-                    or int(quo.sizes[u]) * quo.letters * 8 > DENSE_RUNS):
-                break
-            first = u
-        return first
-
-    def _backward_half(self, t0: int, layer: Layer, clock: Clock, query: str) -> tuple[list[int], np.ndarray]:
-        """The steps ``t0 ..`` of a plain count without a budget, counted backward: each next layer's keys are found
-        forward without counts (:meth:`_discover`), then from the last step down each key's completions (its
-        accepting paths to the end) are summed from the next layer's (:meth:`_complete`). The sizes of the layers
-        ``t0 + 1 ..`` and the completions of ``layer``'s keys as limb columns (:mod:`solvers.key_counts`).
-
-        Exact: the count is the sum over the layer's keys of (paths into the key) x (its completions), and each
-        completion is a path the forward pass would have extended pair by pair. Why: the forward counts grow by
-        about log2(masks) bits a step, so past the middle their sums cost most of a long pass (labels family, 8
-        inputs, T = 256: 19 limbs a pair at the end); counted from both ends each half's numbers are half as wide,
-        and a backward step needs no sort (a dense index of the next keys, sums over a key's masks in place)."""
-        steps = self.quo.steps
-
-        def layer_at(t: int) -> Layer:
-            # The layers past t0 are kept as their keys' codes (8 bytes a key; 16 inputs: 330 k keys a step).
-            return layer if t == t0 else _next_layer(codes[t - t0 - 1], 0, int(self.quo.sizes[t]), False)
-
-        codes: list[np.ndarray] = []
-        for t in range(t0, steps):
-            if t > t0:
-                clock.check(query, codes[-1].size if clock.limits.nodes is not None else None)
-            codes.append(self._discover(self._plain_plan(t), layer_at(t), clock, query))
-        completions = np.zeros((1, codes[-1].size), dtype=np.uint64)  # past the last step nothing accepts
-        for t in range(steps - 1, t0 - 1, -1):
-            completions = self._complete(self._plain_plan(t), layer_at(t), codes[t - t0], completions, clock, query)
-        return [c.size for c in codes[:-1]], completions
-
-    def _plain_plan(self, t: int) -> StepPlan:
-        return StepPlan(t, self.tables.step(t), 0, False, False)
-
-    def _code_top(self, t: int) -> tuple[int, int]:
-        """The classes of step ``t + 1`` and one past the largest next-key code (class above class set) there."""
-        size_next = int(self.quo.sizes[t + 1])
-        return size_next, 1 << (max(1, (size_next - 1).bit_length()) + size_next)
-
-    def _discover(self, plan: StepPlan, layer: Layer, clock: Clock, query: str) -> np.ndarray:
-        """The next layer of a plain step without counts, as its keys' codes (class above class set, increasing):
-        the live pairs' next keys marked in a dense table."""
-        size_next, top = self._code_top(plan.t)
-        seen = np.zeros(top + 1, dtype=bool)
-        got = self._images(plan, layer, None)
-        assert got is not None
-        quiet = self._quiet(plan.t)
-        for _, _, s2, live, _, _ in self._blocks(plan, layer, *got, 0, clock, query, fates=not quiet):
-            seen[s2.view(np.int64) if live is None else np.where(live, s2.view(np.int64), top)] = True
-        kept = np.flatnonzero(seen[:top])
-        if quiet:
-            # Every pair was marked: those that end (a removal run in the edited run's class, or in a class that
-            # surely shows the effect) are the keys whose class set holds their class or meets that set.
-            sets = kept & ((1 << size_next) - 1)
-            ends = ((sets >> (kept >> size_next)) & 1).astype(bool) | ((sets & int(plan.tab.kill[0])) != 0)
-            kept = kept[~ends]
-        return kept
-
-    def _quiet(self, t: int) -> bool:
-        """Whether no run shows the effect at step ``t``: then a pair of that step that ends has a next code no
-        live pair has (its class in its class set, or a class set meeting the must classes), and the backward
-        steps need not mask it out (:meth:`_discover`, :meth:`_complete`)."""
-        return not bool(self.quo.hit[t].any())
-
-    def _complete(self, plan: StepPlan, layer: Layer, nxt: np.ndarray, after: np.ndarray, clock: Clock,
-                  query: str) -> np.ndarray:
-        """The completions of ``layer``'s keys at step ``plan.t`` as limb columns: per key, its accepting pairs and
-        the completions ``after`` (limb columns) of the next keys of its live pairs (``nxt``: the next layer's
-        codes, :meth:`_discover`). Keys of many masks (:data:`ROW_MASKS`) read the next completions as rows
-        (:meth:`_complete_rows`), others a limb column at a time (:meth:`_complete_columns`)."""
-        ptr = plan.tab.viable_ptr
-        pairs = int((ptr[layer.q + 1] - ptr[layer.q]).sum())
-        if pairs >= ROW_MASKS * layer.size:
-            return self._complete_rows(plan, layer, nxt, after, clock, query)
-        return self._complete_columns(plan, layer, nxt, after, clock, query)
-
-    def _complete_rows(self, plan: StepPlan, layer: Layer, nxt: np.ndarray, after: np.ndarray, clock: Clock,
-                       query: str) -> np.ndarray:
-        """:meth:`_complete` with the next layer's completions held as rows of at most :data:`ROW_LIMBS` limbs (one
-        random read fetches a key's limbs of a group at once, a gather of 8-64-byte items), in tables over every
-        next code while those fit :data:`DENSE_AFTER` bytes (a pair's code is its row: no index gather), else over
-        the next keys with a dense index of the codes; a code no next key has reads a row of zeros."""
-        _, top = self._code_top(plan.t)
-        limbs = after.shape[0]
-        dense = (top + 1) * 8 * (1 << max(0, limbs - 1).bit_length()) <= DENSE_AFTER
-        index = None
-        if not dense:
-            index = np.full(top + 1, nxt.size, dtype=np.int32 if nxt.size < 2**31 else np.int64)
-            index[nxt] = np.arange(nxt.size)
-        groups = []  # (first limb, limbs, table as items of that many limbs)
-        for g0 in range(0, limbs, ROW_LIMBS):
-            # Items of 1, 2, 4 or 8 limbs (numpy copies items of 8, 16, 32 and 64 bytes fastest): a group's width
-            # rounded up, its extra limbs zero (their sums add zeros to the next group's columns).
-            n = min(ROW_LIMBS, limbs - g0)
-            w = 1 << (n - 1).bit_length()
-            if dense:
-                table = self._after_table(g0 // ROW_LIMBS, top + 1, w)
-                table[nxt, :n] = after[g0:g0 + n].T
-            else:
-                table = np.zeros((nxt.size + 1, w), dtype=np.uint64)  # row nxt.size: a dead pair's, 0
-                table[:-1, :n] = after[g0:g0 + n].T
-            groups.append((g0, w, table.view(np.dtype((np.void, 8 * w))).reshape(-1)))
-        padded = max((g0 + w for g0, w, _ in groups), default=limbs)
-        out = np.zeros((layer.size, padded + 1), dtype=np.uint64)  # rows: a key's limbs, one to carry into
-        got = self._images(plan, layer, None)
-        assert got is not None
-        width = self._block_width(plan)
-        vals = np.empty(width * max((w for _, w, _ in groups), default=1), dtype=np.uint64)
-        quiet = self._quiet(plan.t)
-        limb = np.uint64(key_counts.LIMB)
-        for lo, hi, s2, live, accept, _ in self._blocks(plan, layer, *got, 0, clock, query, fates=not quiet):
-            # A pair that ends reads a row of zeros: its code is marked dead (row ``top``), or (a quiet step) no next
-            # key's.
-            code = s2.view(np.int64) if live is None else np.where(live, s2.view(np.int64), top)
-            rows_of = code if index is None else np.take(index, code)
-            part = out[lo:hi]
-            if accept is not None:
-                part[:, 0] += accept.sum(axis=0, dtype=np.uint64)
-            # A key's masks in rows of at most GROUP_MAX: each row sum fits 64 bits; its top bits go a limb up.
-            for r0 in range(0, rows_of.shape[0], key_counts.GROUP_MAX):
-                rows = rows_of[r0:r0 + key_counts.GROUP_MAX]
-                for g0, w, items in groups:
-                    got_rows = np.take(items, rows, mode="clip", out=vals[:rows.size * w].view(items.dtype)
-                                       .reshape(rows.shape))
-                    total = got_rows.view(np.uint64).reshape(*rows.shape, w).sum(axis=0)
-                    part[:, g0:g0 + w] += total & key_counts.LIMB_MASK
-                    part[:, g0 + 1:g0 + w + 1] += total >> limb
-            for lv in range(limbs):
-                part[:, lv + 1] += part[:, lv] >> limb
-                part[:, lv] &= key_counts.LIMB_MASK
-        if dense:
-            for g0, w, _ in groups:
-                self._after_table(g0 // ROW_LIMBS, top + 1, w)[nxt] = 0  # clean for the next step
-        # Limbs past ``limbs`` (a narrow last group's padding) are zero: the carries went into limb ``limbs``.
-        cols = np.ascontiguousarray(out[:, :limbs + 1].T)
-        return cols if cols[-1].any() or limbs == 0 else cols[:-1]
-
-    def _complete_columns(self, plan: StepPlan, layer: Layer, nxt: np.ndarray, after: np.ndarray, clock: Clock,
-                          query: str) -> np.ndarray:
-        """:meth:`_complete` a limb column at a time: the next keys' limb columns, a dense index of their codes, one
-        gather a pair and limb (few masks a key: 8 inputs)."""
-        _, top = self._code_top(plan.t)
-        index = np.full(top + 1, nxt.size, dtype=np.int32 if nxt.size < 2**31 else np.int64)
-        index[nxt] = np.arange(nxt.size)
-        limbs = after.shape[0]
-        padded = np.zeros((limbs, nxt.size + 1), dtype=np.uint64)  # column nxt.size: a dead pair's, 0
-        padded[:, :-1] = after
-        out = np.zeros((limbs + 1, layer.size), dtype=np.uint64)
-        got = self._images(plan, layer, None)
-        assert got is not None
-        vals = np.empty(self._block_width(plan), dtype=np.uint64)
-        quiet = self._quiet(plan.t)
-        for lo, hi, s2, live, accept, _ in self._blocks(plan, layer, *got, 0, clock, query, fates=not quiet):
-            # A pair that ends reads column nxt.size (0): its code is marked dead, or (a quiet step) no next key's.
-            gid = np.take(index, s2.view(np.int64) if live is None else np.where(live, s2.view(np.int64), top))
-            part = out[:, lo:hi]
-            if accept is not None:
-                part[0] += accept.sum(axis=0, dtype=np.uint64)
-            # A key's masks in rows of at most GROUP_MAX: each row sum fits 64 bits; its top bits go a limb up.
-            for r0 in range(0, gid.shape[0], key_counts.GROUP_MAX):
-                rows = gid[r0:r0 + key_counts.GROUP_MAX]
-                for lv in range(limbs):
-                    got_lv = np.take(padded[lv], rows, mode="clip", out=vals[:rows.size].reshape(rows.shape))
-                    total = got_lv.sum(axis=0)
-                    part[lv] += total & key_counts.LIMB_MASK
-                    part[lv + 1] += total >> np.uint64(key_counts.LIMB)
-            key_counts.carry_columns(part)
-        return out if out[-1].any() or limbs == 0 else out[:-1]
-
-    def _after_table(self, g: int, rows: int, w: int) -> np.ndarray:
-        """Group ``g``'s table of a backward step's next completions (:meth:`_complete`): ``rows`` rows of ``w``
-        limbs, zero but where the step writes; kept from step to step (fresh tables of 16 MB cost page faults)."""
-        while len(self._after) <= g:
-            self._after.append(np.zeros((0, 0), dtype=np.uint64))
-        table = self._after[g]
-        if table.shape != (rows, w):
-            table = self._after[g] = np.zeros((rows, w), dtype=np.uint64)
-        return table
-
-    def _images(self, plan: StepPlan, layer: Layer,
-                pairs: int | None) -> tuple[np.ndarray, np.ndarray | None] | None:
-        """The class blocks' image tables of step ``plan.t`` and the letters they cover (:meth:`Tables.combined`); None
-        when they would not pay for themselves over ``pairs`` expanded pairs (None: always built)."""
-        t, tab, letters = plan.t, plan.tab, self.quo.letters
-        tau = self.problem.trace[t]
-        ptr = tab.viable_ptr
-
-        def reached() -> np.ndarray:
-            # The letters the layer's classes' viable masks reach (the image tables are built for these only).
-            present = np.unique(layer.q)
-            present = present[ptr[present + 1] > ptr[present]]
-            cm = np.concatenate([tab.viable_mask[ptr[c]:ptr[c + 1]] for c in present]) if present.size else \
-                np.zeros(0, dtype=np.int64)
-            return np.unique(tau ^ (cm & (letters - 1)))
-
-        return self.tables.combined(t, tab, 1 << 62 if pairs is None else pairs, reached)
-
-    def _block_width(self, plan: StepPlan) -> int:
-        """Most pairs of one class block of step ``plan.t`` (:meth:`_blocks`): BLOCK, or one key's masks."""
-        ptr = plan.tab.viable_ptr
-        return max(BLOCK, min(MASKS, int((ptr[1:] - ptr[:-1]).max(initial=0))))
-
-    def _blocks(self, plan: StepPlan, layer: Layer, comb: np.ndarray, used: np.ndarray | None, idx_bits: int,
-                clock: Clock, query: str, fates: bool = True,
-                ) -> Iterator[tuple[int, int, np.ndarray, np.ndarray | None, np.ndarray | None, np.ndarray | None]]:
-        """The class blocks of one step of a plain pass (:meth:`_step_blocks`): per block of (mask, key) pairs of
-        one class, the keys ``lo .. hi - 1``, and as (masks, keys) arrays the next codes (class, class set, bit 63
-        where the pair ends, ``idx_bits`` up: the caller puts the source key or nothing below), which pairs live,
-        which accept (None: none can) and |TS| after the step (None: not tracked); without ``fates`` the live pairs
-        are None where no pair can accept and no budget binds (the caller reads the fates from the codes). The
-        arrays are buffers reused by the next block: the caller is done with them before it asks for the next."""
-        t, tab, b_cap, capped, track_b = plan.t, plan.tab, plan.b_cap, plan.capped, plan.track_b
-        ptr = tab.viable_ptr
-        size_next = self.quo.sizes[t + 1]
-        b_bits = max(1, b_cap.bit_length()) if track_b else 0
-        letters = self.quo.letters
-        tau = self.problem.trace[t]
-        bounds = np.searchsorted(layer.q, np.arange(ptr.size))
-        present = np.flatnonzero((bounds[1:] > bounds[:-1]) & (ptr[1:] > ptr[:-1]))
-        chunks = comb.shape[0]
-        runs = tab.new_runs[..., 0]
-        # Every field of a code sits ``idx_bits`` up (the source key below it), the tables' too, so a pair's code
-        # is its images' union with the source or-ed in; bit 63 (dead) stays where it is.
-        shift = np.uint64(idx_bits)
-        kill = ((tab.kill[0] & ~_DIE) << shift) | _DIE
-        unsafe = (tab.unsafe[0] & ~_DIE) << shift
-        sets = layer.s[:, 0]
-        width = self._block_width(plan)
-        # The block's next class sets and a scratch array of the same shape: at most BLOCK pairs, or one key's masks.
-        buf = (np.empty(width, dtype=np.uint64), np.empty(width, dtype=np.uint64))
-        for c in present:
-            viable = tab.viable_mask[ptr[c]:ptr[c + 1]] & (letters - 1)
-            # Masks in parts: a part's image tables are copied (masks x bytes x 256 words; 16 inputs: 65,536 masks).
-            for m0 in range(0, viable.size, MASKS):
-                masks = viable[m0:m0 + MASKS]
-                # By the edited run's next class: a block's rows of one next class are neighbours (the narrow codes
-                # of :meth:`_step_narrow` go to one buffer per next class); every consumer is order-free.
-                masks = masks[np.argsort(tab.q_next[c, masks], kind="stable")]
-                q2, hit = tab.q_next[c, masks], tab.q_hit[c, masks]
-                # Per mask, the bits of a next code that end the pair: a removal run shows the effect now (bit 63)
-                # or surely later, or (edited run still short of it) shares the edited run's class.
-                dead = np.where(hit, kill, kill | (np.uint64(1) << (q2.astype(np.uint64) + shift)))[:, None]
-                some_hit = bool(hit.any())
-                hit_col = hit[:, None]
-                base_hit = tab.base_hit[q2][:, None]
-                flips = (masks != 0).astype(np.int64)[:, None]
-                # (chunks, masks, 256), a copy of the cached tables, each byte's tables contiguous: a take from a
-                # strided (masks, 256) view is several times slower (numpy copies it first).
-                xs = tau ^ masks
-                images = np.take(comb, xs if used is None else np.searchsorted(used, xs), axis=1)
-                # The new removal runs and the next key's class field go into the first byte's images: one pass less
-                # each (the class field's bits lie above the class set's, clear of the dead bits).
-                images[0] |= (runs[c, masks][:, None]
-                              | (q2.astype(np.uint64) << np.uint64(b_bits + size_next))[:, None])
-                dies = images & _DIE
-                images &= ~_DIE
-                images <<= shift
-                images |= dies
-                del dies
-                per = max(1, BLOCK // masks.size)
-                for lo in range(int(bounds[c]), int(bounds[c + 1]), per):
-                    hi = min(lo + per, int(bounds[c + 1]))
-                    clock.check(query)
-                    s = sets[lo:hi]
-                    shape = (masks.size, hi - lo)
-                    # Into buffers reused from block to block (``take`` with ``out`` copies through a buffer unless
-                    # its mode is ``clip``; every byte is in range).
-                    s2 = np.take(images[0], (s & np.uint64(255)).astype(np.intp), axis=1, mode="clip",
-                                 out=buf[0][:s.size * masks.size].reshape(shape))
-                    scratch = buf[1][:s2.size].reshape(shape)
-                    for j in range(1, chunks):
-                        np.take(images[j], ((s >> np.uint64(8 * j)) & np.uint64(255)).astype(np.intp), axis=1,
-                                mode="clip", out=scratch)
-                        s2 |= scratch
-                    if not (fates or some_hit or capped):
-                        yield lo, hi, s2, None, None, None
-                        continue
-                    live = np.equal(np.bitwise_and(s2, dead, out=scratch), 0)
-                    accept = None
-                    if some_hit:
-                        accept = live & hit_col & ((s2 & unsafe) == 0)
-                        live &= ~hit_col
-                    b2 = layer.b[lo:hi][None, :] + flips if track_b else None
-                    if capped:
-                        assert b2 is not None
-                        within = b2 <= b_cap
-                        live &= within
-                        # Budget spent: the rest is the base trace, so the pair is decided now (see _expand).
-                        spent = live & (b2 == b_cap)
-                        live &= ~spent
-                        now = spent & base_hit & ((s2 & unsafe) == 0)
-                        accept = now if accept is None else (accept & within) | now
-                    yield lo, hi, s2, live, accept, b2
+        return next_layer(keys, 0, size_next, False), *accepted, empty, empty, counts
 
     def _rows(self, rows: int, words: int, n_extra: int, n_cost: int, with_mask: bool) -> dict[str, np.ndarray]:
         """Buffers for at least ``rows`` expanded pairs (fields as :meth:`_expand` writes them; ``mask`` when
@@ -1145,21 +789,3 @@ def _group(packed: np.ndarray, idx_bits: int) -> tuple[np.ndarray, np.ndarray, n
     kept = keys[starts]
     del keys
     return kept, np.bitwise_and(packed, (1 << idx_bits) - 1, out=packed), starts
-
-
-def _next_layer(kept: np.ndarray, b_bits: int, size_next: int, track_b: bool) -> Layer:
-    """The layer of the next keys ``kept`` (class, timesteps, class set packed as :meth:`Forward._step_blocks`
-    packs them, without the source)."""
-    rows = kept.size
-    return Layer(
-        kept >> (b_bits + size_next),
-        (kept & ((1 << size_next) - 1)).astype(np.uint64)[:, None],
-        (kept >> size_next) & ((1 << b_bits) - 1) if track_b else np.zeros(rows, dtype=np.int64),
-        np.zeros((rows, 0), dtype=np.int64),
-        np.zeros((rows, 0), dtype=np.int64),
-    )
-
-
-def take(layer: Layer, rows: np.ndarray) -> Layer:
-    return Layer(layer.q[rows], layer.s[rows], layer.b[rows], layer.extra[rows], layer.cost[rows])
-

@@ -25,7 +25,7 @@ from gf01_formal.cli import main
 from hoa.label import Var, parse_named
 from hoa.mealy import MealyView
 from hoa.writer import write
-from solvers import api, forward, forward_pass, key_counts, quotient
+from solvers import api, backward_half, class_blocks, forward, forward_pass, key_counts, layers, quotient
 from solvers.canonical import flips_to_atoms, order_key
 from solvers.limits import Limits, Unknown
 from solvers.results import BestMatch
@@ -114,7 +114,7 @@ def test_count_in_pieces_matches_brute(problem: Problem, data: st.DataObject) ->
         mp.setattr(forward_pass, "BLOCK_MIN", 0)
         mp.setattr(quotient, "IMAGE_PAYOFF", 0)
         mp.setattr(forward_pass, "PIECE", data.draw(st.sampled_from((1, 2, 7))))
-        mp.setattr(forward_pass, "MASKS", data.draw(st.sampled_from((1, 3, forward_pass.MASKS))))
+        mp.setattr(class_blocks, "MASKS", data.draw(st.sampled_from((1, 3, class_blocks.MASKS))))
         mp.setattr(quotient, "MAX_IMAGE_TABLE", data.draw(st.sampled_from((0, quotient.MAX_IMAGE_TABLE))))
         # Or pair by pair, in pieces likewise (a piece ends after a chunk of keys: chunks of a few pairs).
         mp.setattr(forward_pass, "BLOCKS", data.draw(st.booleans()))
@@ -144,19 +144,19 @@ def test_pieces_and_one_piece_agree_on_wide_instances(monkeypatch: pytest.Monkey
     monkeypatch.setattr(key_counts, "OBJECT_LIMBS", 4)
     monkeypatch.setattr(forward_pass, "BLOCK_MIN", 0)
     monkeypatch.setattr(quotient, "IMAGE_PAYOFF", 0)
-    defaults = forward_pass.PIECE, forward_pass.MASKS
+    defaults = forward_pass.PIECE, class_blocks.MASKS
     for seed, inputs, steps, budget in ((1, 4, 60, None), (2, 5, 30, 4), (3, 6, 16, 9), (4, 5, 80, None)):
         problem = random_table(6, inputs, steps, seed)
         one = forward.count(problem, budget)
         assert not merged
-        for piece, masks in ((1, 2), (97, 5), (300, forward_pass.MASKS)):
+        for piece, masks in ((1, 2), (97, 5), (300, class_blocks.MASKS)):
             monkeypatch.setattr(forward_pass, "PIECE", piece)
-            monkeypatch.setattr(forward_pass, "MASKS", masks)
+            monkeypatch.setattr(class_blocks, "MASKS", masks)
             assert forward.count(problem, budget) == one > 0
             assert merged and max(merged) > 1, (seed, piece, merged)
             merged.clear()
         monkeypatch.setattr(forward_pass, "PIECE", defaults[0])
-        monkeypatch.setattr(forward_pass, "MASKS", defaults[1])
+        monkeypatch.setattr(class_blocks, "MASKS", defaults[1])
     assert one.bit_length() > key_counts.LIMB * key_counts.OBJECT_LIMBS
 
 
@@ -484,7 +484,7 @@ def test_a_404_state_controller_answers_at_the_command_line(tmp_path: Path, caps
 def test_dominated_keys_are_dropped_only_when_another_key_of_their_state_beats_them() -> None:
     # Keys sorted by (q, b, S, h, g) as a pruned pass gives them; costs per key in column 0.
     from solvers.forward import _undominated
-    from solvers.forward_pass import Layer
+    from solvers.layers import Layer
 
     rows = [  # q, S, h, g, cost, kept
         (0, 1, 0, 0, 5, False),  # (0, 1) beats it: more shared timesteps, less cost
@@ -608,19 +608,19 @@ def test_count_with_a_backward_half_matches_brute(problem: Problem, data: st.Dat
     taken: list[int] = []
     with pytest.MonkeyPatch.context() as mp:
         meet = data.draw(st.sampled_from((0.0, 0.3, 0.5, 0.9)))
-        mp.setattr(forward_pass, "MEET", meet)
-        mp.setattr(forward_pass, "MEET_LIMBS", 0)
+        mp.setattr(backward_half, "MEET", meet)
+        mp.setattr(backward_half, "MEET_LIMBS", 0)
         mp.setattr(forward_pass, "BLOCK_MIN", data.draw(st.sampled_from((0, forward_pass.BLOCK_MIN))))
-        mp.setattr(forward_pass, "MASKS", data.draw(st.sampled_from((1, 3, forward_pass.MASKS))))
+        mp.setattr(class_blocks, "MASKS", data.draw(st.sampled_from((1, 3, class_blocks.MASKS))))
         mp.setattr(quotient, "IMAGE_PAYOFF", 0)
         mp.setattr(quotient, "MAX_IMAGE_TABLE", data.draw(st.sampled_from((0, quotient.MAX_IMAGE_TABLE))))
-        half = forward_pass.Forward._backward_half
+        half = backward_half.BackwardHalf.count
 
-        def spy(self: forward_pass.Forward, t0: int, *args: object) -> object:
+        def spy(self: backward_half.BackwardHalf, t0: int, *args: object) -> object:
             taken.append(t0)
             return half(self, t0, *args)  # type: ignore[arg-type]
 
-        mp.setattr(forward_pass.Forward, "_backward_half", spy)
+        mp.setattr(backward_half.BackwardHalf, "count", spy)
         assert forward.count(problem, budget) == len(brute_valid_set(problem, budget))
     # No budget binds (|TS| untracked): the count switches (at step 0 with MEET 0); a binding budget keeps the
     # forward pass.
@@ -630,28 +630,28 @@ def test_count_with_a_backward_half_matches_brute(problem: Problem, data: st.Dat
         assert taken == [0]
 
 
-@pytest.mark.parametrize("masks", [7, forward_pass.MASKS])
+@pytest.mark.parametrize("masks", [7, class_blocks.MASKS])
 def test_backward_half_agrees_with_forward_on_wide_instances(masks: int, monkeypatch: pytest.MonkeyPatch) -> None:
     # Counts of many limbs with random bits, keys of 512 masks (row sums in parts of GROUP_MAX, carried a limb up),
     # the forward counts past the limbs (Python ints) at the switch: the same counts as the forward pass alone.
-    monkeypatch.setattr(forward_pass, "MASKS", masks)
+    monkeypatch.setattr(class_blocks, "MASKS", masks)
     taken: list[int] = []
-    half = forward_pass.Forward._backward_half
+    half = backward_half.BackwardHalf.count
 
-    def spy(self: forward_pass.Forward, t0: int, *args: object) -> tuple[list[int], np.ndarray]:
+    def spy(self: backward_half.BackwardHalf, t0: int, *args: object) -> tuple[list[int], np.ndarray]:
         taken.append(t0)
         sizes, completions = half(self, t0, *args)  # type: ignore[arg-type]
         assert not (completions >> np.uint64(key_counts.LIMB)).any()  # carried: every limb within LIMB bits
         return sizes, completions
 
-    monkeypatch.setattr(forward_pass.Forward, "_backward_half", spy)
+    monkeypatch.setattr(backward_half.BackwardHalf, "count", spy)
     for seed, inputs, steps, limbs in ((1, 4, 200, 4), (2, 9, 30, 73), (3, 6, 80, 2), (4, 5, 160, 4)):
         problem = random_table(6, inputs, steps, seed)
         monkeypatch.setattr(key_counts, "OBJECT_LIMBS", limbs)
-        monkeypatch.setattr(forward_pass, "MEET", 2.0)  # never
+        monkeypatch.setattr(backward_half, "MEET", 2.0)  # never
         alone = forward.count(problem, None)
         assert not taken
-        monkeypatch.setattr(forward_pass, "MEET", 0.5)
+        monkeypatch.setattr(backward_half, "MEET", 0.5)
         assert forward.count(problem, None) == alone > 1 << (3 * key_counts.LIMB)
         assert len(taken) == 1 and taken.pop() >= steps // 2
     assert forward.count(parity_machine(9, 14), None) == 2 ** (9 * 14 - 1)
@@ -664,12 +664,12 @@ def test_backward_completions_as_rows_match_brute(problem: Problem, data: st.Dat
     # The next completions read as rows of 1-3 limbs, from tables over every next code or (DENSE_AFTER 0) over the
     # next keys through an index: the twin's counts at every switch step.
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(forward_pass, "MEET", data.draw(st.sampled_from((0.0, 0.5))))
-        mp.setattr(forward_pass, "MEET_LIMBS", 0)
+        mp.setattr(backward_half, "MEET", data.draw(st.sampled_from((0.0, 0.5))))
+        mp.setattr(backward_half, "MEET_LIMBS", 0)
         mp.setattr(forward_pass, "BLOCK_MIN", 0)
-        mp.setattr(forward_pass, "ROW_MASKS", 0)  # every step's completions as rows
-        mp.setattr(forward_pass, "ROW_LIMBS", data.draw(st.sampled_from((1, 2, 3))))
-        mp.setattr(forward_pass, "DENSE_AFTER", data.draw(st.sampled_from((0, forward_pass.DENSE_AFTER))))
+        mp.setattr(backward_half, "ROW_MASKS", 0)  # every step's completions as rows
+        mp.setattr(backward_half, "ROW_LIMBS", data.draw(st.sampled_from((1, 2, 3))))
+        mp.setattr(backward_half, "DENSE_AFTER", data.draw(st.sampled_from((0, backward_half.DENSE_AFTER))))
         mp.setattr(quotient, "IMAGE_PAYOFF", 0)
         assert forward.count(problem, None) == len(brute_valid_set(problem, None))
 
@@ -679,25 +679,25 @@ def test_backward_completions_as_rows_agree_on_wide_instances(rows: int, dense: 
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     # Completions of many limbs with random bits, read in groups of 1-3 limbs (the last group narrower), through the
     # index or the tables over every code, reused from step to step (cleaned after each): the forward pass's counts.
-    monkeypatch.setattr(forward_pass, "ROW_MASKS", 0)
-    monkeypatch.setattr(forward_pass, "ROW_LIMBS", rows)
-    monkeypatch.setattr(forward_pass, "DENSE_AFTER", dense)
-    complete = forward_pass.Forward._complete
+    monkeypatch.setattr(backward_half, "ROW_MASKS", 0)
+    monkeypatch.setattr(backward_half, "ROW_LIMBS", rows)
+    monkeypatch.setattr(backward_half, "DENSE_AFTER", dense)
+    complete = backward_half.BackwardHalf._complete
     calls: list[int] = []
 
-    def spy(self: forward_pass.Forward, *args: object) -> np.ndarray:
+    def spy(self: backward_half.BackwardHalf, *args: object) -> np.ndarray:
         got = complete(self, *args)  # type: ignore[arg-type]
         # The tables kept for the next step hold zeros only: a code no next key has must read 0 there.
         assert not any(table.any() for table in self._after)
         calls.append(1)
         return got
 
-    monkeypatch.setattr(forward_pass.Forward, "_complete", spy)
+    monkeypatch.setattr(backward_half.BackwardHalf, "_complete", spy)
     for seed, inputs, steps in ((1, 4, 200), (3, 6, 80)):
         problem = random_table(6, inputs, steps, seed)
-        monkeypatch.setattr(forward_pass, "MEET", 2.0)  # never
+        monkeypatch.setattr(backward_half, "MEET", 2.0)  # never
         alone = forward.count(problem, None)
-        monkeypatch.setattr(forward_pass, "MEET", 0.5)
+        monkeypatch.setattr(backward_half, "MEET", 0.5)
         assert forward.count(problem, None) == alone > 1 << (3 * key_counts.LIMB)
     assert calls
 
@@ -706,10 +706,10 @@ def test_backward_completions_by_columns_and_rows_agree(monkeypatch: pytest.Monk
     # The same completions whichever way a step reads the next layer's: a limb column at a time (ROW_MASKS past every
     # step's masks a key), as rows (ROW_MASKS 0), or as the pass chooses.
     problem = random_table(6, 6, 80, 3)
-    monkeypatch.setattr(forward_pass, "MEET", 0.5)
+    monkeypatch.setattr(backward_half, "MEET", 0.5)
     counts = []
-    for least in (1 << 30, 0, forward_pass.ROW_MASKS):
-        monkeypatch.setattr(forward_pass, "ROW_MASKS", least)
+    for least in (1 << 30, 0, backward_half.ROW_MASKS):
+        monkeypatch.setattr(backward_half, "ROW_MASKS", least)
         counts.append(forward.count(problem, None))
     assert counts[0] == counts[1] == counts[2] > 1 << (3 * key_counts.LIMB)
 
@@ -720,12 +720,12 @@ def test_narrow_codes_match_brute(problem: Problem, data: st.DataObject) -> None
     # Class blocks' live codes as uint32 per next class (no budget, counts in this process): pieces cut by their
     # live codes or by their sources' span (2^1-2^16 keys), blocks of few masks split by that span: the twin's counts.
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(forward_pass, "MEET", 2.0)  # every step forward
+        mp.setattr(backward_half, "MEET", 2.0)  # every step forward
         mp.setattr(forward_pass, "BLOCK_MIN", 0)
         mp.setattr(quotient, "IMAGE_PAYOFF", 0)
         mp.setattr(forward_pass, "NARROW_SRC", data.draw(st.sampled_from((1, 2, forward_pass.NARROW_SRC))))
         mp.setattr(forward_pass, "PIECE", data.draw(st.sampled_from((1, 5, forward_pass.PIECE))))
-        mp.setattr(forward_pass, "MASKS", data.draw(st.sampled_from((1, 3, forward_pass.MASKS))))
+        mp.setattr(class_blocks, "MASKS", data.draw(st.sampled_from((1, 3, class_blocks.MASKS))))
         assert forward.count(problem, None) == len(brute_valid_set(problem, None))
 
 
@@ -734,12 +734,12 @@ def test_narrow_and_wide_codes_agree_on_wide_instances(monkeypatch: pytest.Monke
     # count what int64 codes count, and the narrow step is the one taken.
     monkeypatch.setattr(key_counts, "OBJECT_LIMBS", 4)
     monkeypatch.setattr(forward_pass, "BLOCK_MIN", 0)
-    monkeypatch.setattr(forward_pass, "MEET", 2.0)
+    monkeypatch.setattr(backward_half, "MEET", 2.0)
     monkeypatch.setattr(quotient, "IMAGE_PAYOFF", 0)
     narrow = forward_pass.Forward._step_narrow
     taken: list[int] = []
 
-    def spy(self: forward_pass.Forward, plan: forward_pass.StepPlan, *args: object) -> object:
+    def spy(self: forward_pass.Forward, plan: layers.StepPlan, *args: object) -> object:
         taken.append(plan.t)
         return narrow(self, plan, *args)  # type: ignore[arg-type]
 
