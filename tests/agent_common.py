@@ -20,7 +20,9 @@ from gf01_formal.runs.runner import play_run
 from gf01_formal.scoring.scores import Scorer
 
 ROOT = Path(__file__).resolve().parent.parent
-EXAMPLE = shlex.join([sys.executable, str(ROOT / "examples" / "agent_example.py")])
+# -S: the example imports only the standard library; site's work (the editable install's finder, .pth files) is about
+# half of a bare interpreter's start-up, 0.045 of 0.1 s of CPU per agent process (docs/performance.md, eighth pass).
+EXAMPLE = shlex.join([sys.executable, "-S", str(ROOT / "examples" / "agent_example.py")])
 
 
 def play(spec: AgentSpec, bundle: Path, seed: int = 0) -> list[Any]:

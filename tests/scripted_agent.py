@@ -5,6 +5,9 @@ descriptor ``$GF01_OUTPUT_FD`` the harness opens on the spec's ``output``: the s
 none: not logged) and writes
 ``answer(t)`` for each step t it is asked to act on: a str is written as it is (so a test can send raw or broken
 lines), anything else as one JSON line.
+
+It imports only the standard library: the tests run it as ``python -S``, which spares each agent process site's
+work (the editable install's finder, .pth files: about 0.045 of a bare interpreter's 0.1 s of CPU).
 """
 
 PRELUDE = """

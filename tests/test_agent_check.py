@@ -37,7 +37,7 @@ def program(tmp_path: Path, body: str) -> str:
     """A command running PRELUDE + ``body`` (which calls play or speaks the protocol itself)."""
     script = tmp_path / "agent.py"
     script.write_text(PRELUDE + body)
-    return shlex.join([sys.executable, str(script), str(tmp_path / "log.jsonl")])
+    return shlex.join([sys.executable, "-S", str(script), str(tmp_path / "log.jsonl")])
 
 
 CASES = {
@@ -67,7 +67,7 @@ def test_each_fault_is_reported_in_words(case: str, tmp_path: Path, short_bundle
 
 
 def test_a_clean_program_passes_every_episode(tmp_path: Path) -> None:
-    found = check_program(shlex.join([sys.executable, str(ROOT / "examples" / "agent_example.py")]), episodes=3)
+    found = check_program(shlex.join([sys.executable, "-S", str(ROOT / "examples" / "agent_example.py")]), episodes=3)
     assert found.ok and found.episodes == 3 and found.steps > 3
 
 
@@ -76,7 +76,7 @@ def test_the_command_exits_1_on_faults_and_prints_them(tmp_path: Path, capsys: p
     assert main(["agent", "check", bad, "--episodes", "1", "--json"]) == 1
     out = json.loads(capsys.readouterr().out)
     assert out["ok"] is False and out["episodes"] == 1 and {f["kind"] for f in out["faults"]} == {"not_json"}
-    good = shlex.join([sys.executable, str(ROOT / "examples" / "agent_example.py")])
+    good = shlex.join([sys.executable, "-S", str(ROOT / "examples" / "agent_example.py")])
     assert main(["agent", "check", good, "--episodes", "1",
                  "--bundle", str(ROOT / "gf01_formal" / "examples" / "arbiter_priority.json")]) == 0
     assert capsys.readouterr().out.startswith("no protocol fault in 1 episode")
@@ -103,7 +103,7 @@ def test_an_agent_that_cannot_run_sandboxed_fails_the_check(tmp_path: Path, caps
     (tmp_path / "weights.json").write_text("{}")
     script = tmp_path / "agent.py"
     script.write_text(BESIDE)
-    cmd = shlex.join([sys.executable, str(script)])
+    cmd = shlex.join([sys.executable, "-S", str(script)])
     assert check_program(cmd, short_bundle, episodes=1, sandbox="none").ok  # it is a working agent, outside
     found = check_program(cmd, short_bundle, episodes=1)
     assert not found.ok and {f.kind for f in found.faults} == {"crash"}
@@ -136,7 +136,7 @@ def test_the_track_option_exercises_tool_lines(tmp_path: Path, capsys: pytest.Ca
     tool, and the check reports it."""
     script = tmp_path / "agent.py"
     script.write_text(TOOL_USER)
-    cmd = shlex.join([sys.executable, str(script)])
+    cmd = shlex.join([sys.executable, "-S", str(script)])
     assert check_program(cmd, short_bundle, episodes=2, track="EVAL-TA").ok
     found = check_program(cmd, short_bundle, episodes=1)
     assert {f.kind for f in found.faults} == {"tool_denied"}, [str(f) for f in found.faults]

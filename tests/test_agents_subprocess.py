@@ -40,7 +40,7 @@ def run(case, tmp_path: Path, body: str, *, timeout: float = 5.0, build=None, sa
     script.write_text(PRELUDE + textwrap.dedent(body))
     log = tmp_path / "received.jsonl"
     log.write_text("")
-    params = {"cmd": f"{sys.executable} {script} {log}", "step_timeout": timeout, "output": str(log)}
+    params = {"cmd": f"{sys.executable} -S {script} {log}", "step_timeout": timeout, "output": str(log)}
     spec = AgentSpec("cmd", "EVAL-CB", params if sandbox is None else {**params, "sandbox": sandbox})
     agents.check(spec)
     inst, problem, scorer = case
@@ -330,7 +330,7 @@ def test_close_is_idempotent_and_a_fresh_process_starts_per_episode(case, tmp_pa
 
 def test_the_example_agent_plays_by_the_protocol(case):
     inst, problem, scorer = case
-    spec = AgentSpec("cmd", "EVAL-CB", {"cmd": f"{sys.executable} {ROOT / 'examples' / 'agent_example.py'}"})
+    spec = AgentSpec("cmd", "EVAL-CB", {"cmd": f"{sys.executable} -S {ROOT / 'examples' / 'agent_example.py'}"})
     record = play_run(inst, problem, spec, seed=0, scorer=scorer).record
     assert record.status == "completed" and record.agent_errors == 0
     assert record.certificate == [[4, "r0", 1]] and len(record.steps) == 5  # it commits at t* = 4
@@ -362,7 +362,7 @@ def test_a_tool_line_with_nan_or_1e400_is_a_tool_denied_fault_and_the_evaluation
     agent = tmp_path / "nan.py"
     agent.write_text(NAN_TOOL_LINE)
     out = tmp_path / "runs.jsonl"
-    status = main(["evaluate", str(CHECK_BUNDLE), "--agent-cmd", f"{sys.executable} {agent}", "--agent",
+    status = main(["evaluate", str(CHECK_BUNDLE), "--agent-cmd", f"{sys.executable} -S {agent}", "--agent",
                    "tool", "--track", "EVAL-TA", "-o", str(out)])
     assert status == 0, capsys.readouterr().err  # the tool baseline's runs completed
     records = [json.loads(line) for line in out.read_text().splitlines()]
@@ -381,7 +381,7 @@ def test_evaluate_and_play_exit_1_when_no_run_completed(tmp_path, capsys):
     agent = tmp_path / "dead.py"
     agent.write_text("import sys\nprint('cannot start: no model here', file=sys.stderr)\nsys.exit(3)\n")
     out = tmp_path / "runs.jsonl"
-    cmd = f"{sys.executable} {agent}"
+    cmd = f"{sys.executable} -S {agent}"
     assert main(["evaluate", str(CHECK_BUNDLE), "--agent-cmd", cmd, "-o", str(out)]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no run completed (3 played)" in err and "cannot start: no model here" in err

@@ -141,7 +141,7 @@ def _playing_or_solving(modules: set[str]) -> list[str]:
                                    "gf01_formal.runs.runner", "gf01_formal.campaign")))
 
 
-def test_gf01_report_loads_no_agent_engine_or_solver(tmp_path) -> None:
+def test_gf01_report_loads_no_agent_engine_or_solver(tmp_path, monkeypatch, capsys) -> None:
     """`gf01 report` (a report of a small runs file) imports only its own command module: no agent, no episode
     engine, no solver (the CLI used to import every command module, the agents' among them). The run records embed
     the protocol's message types (gf01_formal.play.protocol), not the engine. (`gf01 report --help` parses with the
@@ -150,12 +150,21 @@ def test_gf01_report_loads_no_agent_engine_or_solver(tmp_path) -> None:
     And `gf01 --help`, which registers every command, `gf01 play` among them, whose players subclass Agent, loads
     neither the protocol's pydantic models nor pydantic: the agents' base imported the models for its hooks'
     annotations, about 0.25 s of the 0.7 s of CPU of every `gf01 --help` (docs/performance.md, "Test suite", sixth
-    pass)."""
+    pass).
+
+    The evaluation that makes the runs writes its stderr to no terminal (capsys): its progress bar is off, and rich,
+    which would draw it, is not imported (an import of it fails here): about 0.08 s of CPU of every `gf01
+    evaluate|generate|campaign` process a script or a test starts (eighth pass)."""
     from pathlib import Path
 
     bundle = Path(__file__).resolve().parent.parent / "gf01_formal" / "examples" / "arbiter_priority.json"
     runs = tmp_path / "runs.jsonl"
-    assert main(["evaluate", str(bundle), "--agent", "random", "--jobs", "1", "-o", str(runs)]) == 0
+    for name in ("FORCE_COLOR", "TTY_COMPATIBLE"):
+        monkeypatch.delenv(name, raising=False)
+    with monkeypatch.context() as m:
+        m.setitem(sys.modules, "rich.console", None)
+        m.setitem(sys.modules, "rich.progress", None)
+        assert main(["evaluate", str(bundle), "--agent", "random", "--jobs", "1", "-o", str(runs)]) == 0
     loaded = _modules_after("report", str(runs), "-o", str(tmp_path / "report.md"))
     assert _playing_or_solving(loaded) == []
     assert "gf01_formal.cli.report" in loaded and "gf01_formal.cli.play" not in loaded

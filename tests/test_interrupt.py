@@ -178,12 +178,13 @@ def agent(tmp_path: Path):
     home = tmp_path / "agent"
     home.mkdir()
     (home / "agent.py").write_text(SLEEPER)
-    (home / "wrap.sh").write_text(f'"{sys.executable}" "{home / "agent.py"}"\necho unreachable\n')
+    (home / "wrap.sh").write_text(f'"{sys.executable}" -S "{home / "agent.py"}"\necho unreachable\n')
 
     def command(via: str) -> str:
         # A wrapper script names a file of its own that the sandbox does not bind (only the files named on the
         # agent's command line are): it runs unsandboxed, stated; the direct agent runs in the sandbox.
-        return f"{sys.executable} {home / 'agent.py'}" if via == "direct" else f"sh {home / 'wrap.sh'}"
+        # -S: the sleeper needs the standard library only (tests/scripted_agent.py says why).
+        return f"{sys.executable} -S {home / 'agent.py'}" if via == "direct" else f"sh {home / 'wrap.sh'}"
 
     def alive(program: str = "") -> list[int]:
         return _argv_under(str(home / program))

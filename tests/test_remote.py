@@ -186,7 +186,7 @@ def test_the_panel_and_a_sandboxed_program_on_every_track(server: Any, split: di
     result = json.loads(remote(server, split["tokens"]["baselines"], receipts, *panel).stdout)
     n = len(split["private"])
     assert result["played"] == len(PANEL) * n and result["statuses"] == {"completed": len(PANEL) * n}
-    agent = f"{sys.executable} {d / 'agent.py'}"
+    agent = f"{sys.executable} -S {d / 'agent.py'}"  # -S: AGENT needs the standard library only (scripted_agent.py)
     for track in ("EVAL-CB", "EVAL-TA", "EVAL-OC"):
         out = remote_in_process(capsys, monkeypatch, server, split["tokens"]["alpha"], d / "receipts-alpha.jsonl",
                                 "--agent-cmd", agent, "--track", track)
@@ -297,7 +297,7 @@ def test_the_wire_leaks_no_hidden_state(tmp_path: Path, split: dict[str, Any]) -
             "--runs-out", str(tmp_path / "runs.jsonl"), "--tokens", str(split["dir"] / "tokens.json"),
             "--sign-key", str(split["key"])]
     with EvalServer(args) as srv:
-        spec = AgentSpec("cmd", "EVAL-CB", {"cmd": f"{sys.executable} {split['dir'] / 'agent.py'}"})
+        spec = AgentSpec("cmd", "EVAL-CB", {"cmd": f"{sys.executable} -S {split['dir'] / 'agent.py'}"})
         streams = [_trace(srv, split["tokens"]["alpha"], spec, inst.instance_id) for inst in loaded.instances]
     for stream, inst in zip(streams, loaded.instances, strict=True):
         assert json.loads(stream[-1])["type"] == "end" and sum(inst.instance_id in m for m in stream[:-1]) == 1
@@ -396,7 +396,7 @@ def test_kill_9_of_the_server_or_the_harness_loses_and_doubles_nothing(split: di
     receipts = tmp_path / "receipts.jsonl"
     # Slow: each step takes 0.1 s, so an episode (the agent commits at t*, 4 to 8 on this split) lasts 0.5 s or more
     # and each kill below lands inside one.
-    agent = f"{sys.executable} {split['dir'] / 'agent.py'} 0.1"
+    agent = f"{sys.executable} -S {split['dir'] / 'agent.py'} 0.1"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "GF01_TOKEN": split["tokens"]["alpha"]}
     n = len(split["private"])
     srv = EvalServer(serve_args(split, runs)).start()

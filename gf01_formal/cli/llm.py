@@ -90,6 +90,11 @@ class TokenProgress:
         self.tokens: Counter[str] = Counter()
 
     def __enter__(self) -> TokenProgress:
+        from gf01_formal.cli.common import may_be_terminal
+
+        self.bar: Any = None
+        if not may_be_terminal():  # rich's bar would be disabled: not imported (common.may_be_terminal)
+            return self
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
@@ -102,7 +107,8 @@ class TokenProgress:
 
     def progress(self, done: int, total: int) -> None:
         """``evaluate``'s progress callback."""
-        self.bar.update(self.task, completed=done, total=total, tok=self._text())
+        if self.bar is not None:
+            self.bar.update(self.task, completed=done, total=total, tok=self._text())
 
     def on_record(self, record: Any) -> None:
         """``evaluate``'s record callback: add the run's tokens (failed runs spent tokens too)."""
@@ -113,13 +119,15 @@ class TokenProgress:
                 self.tokens[key] += value
         if usage and usage.get("input_tokens") is None:  # the endpoint did not say: not counted as 0
             self.tokens["unknown_runs"] += 1
-        self.bar.update(self.task, tok=self._text())
+        if self.bar is not None:
+            self.bar.update(self.task, tok=self._text())
 
     def _text(self) -> str:
         return f"tokens in {_short(self.tokens['input_tokens'])} out {_short(self.tokens['output_tokens'])}"
 
     def __exit__(self, *exc: object) -> None:
-        self.bar.__exit__(*exc)
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
 
 
 def _short(n: int) -> str:
