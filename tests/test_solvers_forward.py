@@ -445,11 +445,10 @@ def test_a_quotient_past_65535_classes_matches_the_brute_twin() -> None:
     # 65,536 classes at step 4: class sets of 1,024 words, new removal runs as class ids, images by members.
     p = history_problem(4, 4, 2)
     assert max(forward.quotient(p).sizes) == 65536
-    for budget in (1, 2):
-        expected = brute_valid_set(p, budget)
-        if budget == 1:  # budget 2's count: test_backends's 65,536-class agreement (each query builds the quotient)
-            assert forward.count(p, budget, limits=Limits(memory=3000)) == len(expected) > 0
-        assert list(forward.enumerate_certificates(p, budget, limits=Limits(memory=3000))) == expected
+    # Budget 2 only, and no count: the count on this machine is test_backends's 65,536-class agreement (forward
+    # against the twin, same budget); each query here builds the quotient again (about 1 s of CPU).
+    expected = brute_valid_set(p, 2)
+    assert list(forward.enumerate_certificates(p, 2, limits=Limits(memory=3000))) == expected
     assert forward.best_match(p, expected[0], 2) == brute_best_match(p, expected[0], 2)
 
 
