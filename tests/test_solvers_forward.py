@@ -644,7 +644,9 @@ def test_backward_half_agrees_with_forward_on_wide_instances(masks: int, monkeyp
         return sizes, completions
 
     monkeypatch.setattr(forward_pass.Forward, "_backward_half", spy)
-    for seed, inputs, steps, limbs in ((1, 4, 200, 4), (2, 9, 30, 73), (3, 6, 80, 2), (4, 5, 160, 4)):
+    # Three instances: a fourth (5 inputs, 160 steps, 4 limbs) failed no mutation of the backward half the others
+    # passed (docs/performance.md, eighth pass).
+    for seed, inputs, steps, limbs in ((1, 4, 200, 4), (2, 9, 30, 73), (3, 6, 80, 2)):
         problem = random_table(6, inputs, steps, seed)
         monkeypatch.setattr(key_counts, "OBJECT_LIMBS", limbs)
         monkeypatch.setattr(forward_pass, "MEET", 2.0)  # never
