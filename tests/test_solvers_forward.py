@@ -694,7 +694,9 @@ def test_backward_completions_as_rows_agree_on_wide_instances(rows: int, dense: 
         return got
 
     monkeypatch.setattr(forward_pass.Forward, "_complete", spy)
-    for seed, inputs, steps in ((1, 4, 200), (3, 6, 80)):
+    # The 200-step instance (5+ limbs) with groups of 3 limbs only: in groups of 1 and 2 it failed no mutation of
+    # _complete_rows the 80-step one passed (docs/performance.md, eighth pass).
+    for seed, inputs, steps in ((1, 4, 200), (3, 6, 80)) if rows == 3 else ((3, 6, 80),):
         problem = random_table(6, inputs, steps, seed)
         monkeypatch.setattr(forward_pass, "MEET", 2.0)  # never
         alone = forward.count(problem, None)
