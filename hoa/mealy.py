@@ -428,6 +428,11 @@ class MealyView(MealyMachine):
         if nxt.shape != out.shape or nxt.ndim != 2 or nxt.shape[1] != 1 << n:
             raise Gf01Error(f"a Mealy table needs shape (states, 2^{n}); got {nxt.shape} and {out.shape}")
         edges = []
+        # Guards are immutable: the minterm of each input letter and the conjunction of each output valuation are
+        # built once and shared by every state's edges (a table of 6 states and 512 letters: 3,072 minterms, not
+        # one per cell).
+        minterms = [conjunction_of_literals((i, bool((x >> i) & 1)) for i in range(n)) for x in range(1 << n)]
+        outs: dict[int, Expr] = {}
         for q in range(nxt.shape[0]):
             groups: dict[tuple[int, int], list[int]] = {}
             for x in range(1 << n):
@@ -436,11 +441,13 @@ class MealyView(MealyMachine):
             for (dest, y), xs in groups.items():
                 if not 0 <= dest < nxt.shape[0]:
                     raise Gf01Error(f"state {q}: next state {dest} out of range")
-                cover = [conjunction_of_literals((i, bool((x >> i) & 1)) for i in range(n)) for x in xs]
+                cover = [minterms[x] for x in xs]
                 guard_in = cover[0] if len(cover) == 1 else Or(tuple(cover))
                 if len(xs) == 1 << n:
                     guard_in = Const(True)
-                guard_out = conjunction_of_literals((n + j, bool((y >> j) & 1)) for j in range(m))
+                if y not in outs:
+                    outs[y] = conjunction_of_literals((n + j, bool((y >> j) & 1)) for j in range(m))
+                guard_out = outs[y]
                 guard = guard_in if m == 0 else And((guard_in, guard_out))
                 es.append(MealyEdge(guard, dest))
             edges.append(tuple(es))

@@ -900,3 +900,19 @@ def test_report_reads_its_inputs_before_building(ws: Workspace, monkeypatch: pyt
     for argv, says in ((["--private-results", ws.bad("missing")], "cannot read"), (["--official"], "--manifest")):
         assert main(["report", ws.runs, *argv, "-o", out]) == 2
         assert says in capsys.readouterr().err
+
+
+def test_import_inspect_refuses_what_is_no_log_before_importing_inspect(ws: Workspace,
+                                                                       monkeypatch: pytest.MonkeyPatch,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """A file that is no JSON object with an ``eval`` object (every bad file of the matrix that can be read, and an
+    instance) is refused before inspect-ai is imported (about 3 s of CPU, for a command that ends on a bad file): with
+    inspect-ai unimportable, each is still "not an inspect eval log", not "needs inspect-ai"."""
+    monkeypatch.setitem(sys.modules, "inspect_ai.log", None)  # an import of it raises ImportError
+    out = str(ws.out / "r.jsonl")
+    readable = [kind for kind in BAD_FILES if kind not in UNREADABLE]
+    for log in [ws.bad(kind) for kind in readable] + [ws.instance]:
+        assert main(["import", "inspect", log, "-o", out]) == 2
+        err = capsys.readouterr().err
+        assert "not an inspect eval log" in err and log in err, err
+    assert _left_behind(ws) == []

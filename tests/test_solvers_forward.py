@@ -445,11 +445,10 @@ def test_a_quotient_past_65535_classes_matches_the_brute_twin() -> None:
     # 65,536 classes at step 4: class sets of 1,024 words, new removal runs as class ids, images by members.
     p = history_problem(4, 4, 2)
     assert max(forward.quotient(p).sizes) == 65536
-    for budget in (1, 2):
-        expected = brute_valid_set(p, budget)
-        if budget == 1:  # budget 2's count: test_backends's 65,536-class agreement (each query builds the quotient)
-            assert forward.count(p, budget, limits=Limits(memory=3000)) == len(expected) > 0
-        assert list(forward.enumerate_certificates(p, budget, limits=Limits(memory=3000))) == expected
+    # Budget 2 only, and no count: the count on this machine is test_backends's 65,536-class agreement (forward
+    # against the twin, same budget); each query here builds the quotient again (about 1 s of CPU).
+    expected = brute_valid_set(p, 2)
+    assert list(forward.enumerate_certificates(p, 2, limits=Limits(memory=3000))) == expected
     assert forward.best_match(p, expected[0], 2) == brute_best_match(p, expected[0], 2)
 
 
@@ -645,7 +644,9 @@ def test_backward_half_agrees_with_forward_on_wide_instances(masks: int, monkeyp
         return sizes, completions
 
     monkeypatch.setattr(backward_half.BackwardHalf, "count", spy)
-    for seed, inputs, steps, limbs in ((1, 4, 200, 4), (2, 9, 30, 73), (3, 6, 80, 2), (4, 5, 160, 4)):
+    # Three instances: a fourth (5 inputs, 160 steps, 4 limbs) failed no mutation of the backward half the others
+    # passed (docs/performance.md, eighth pass).
+    for seed, inputs, steps, limbs in ((1, 4, 200, 4), (2, 9, 30, 73), (3, 6, 80, 2)):
         problem = random_table(6, inputs, steps, seed)
         monkeypatch.setattr(key_counts, "OBJECT_LIMBS", limbs)
         monkeypatch.setattr(backward_half, "MEET", 2.0)  # never
@@ -693,7 +694,9 @@ def test_backward_completions_as_rows_agree_on_wide_instances(rows: int, dense: 
         return got
 
     monkeypatch.setattr(backward_half.BackwardHalf, "_complete", spy)
-    for seed, inputs, steps in ((1, 4, 200), (3, 6, 80)):
+    # The 200-step instance (5+ limbs) with groups of 3 limbs only: in groups of 1 and 2 it failed no mutation of
+    # _complete_rows the 80-step one passed (docs/performance.md, eighth pass).
+    for seed, inputs, steps in ((1, 4, 200), (3, 6, 80)) if rows == 3 else ((3, 6, 80),):
         problem = random_table(6, inputs, steps, seed)
         monkeypatch.setattr(backward_half, "MEET", 2.0)  # never
         alone = forward.count(problem, None)
@@ -744,7 +747,7 @@ def test_narrow_and_wide_codes_agree_on_wide_instances(monkeypatch: pytest.Monke
         return narrow(self, plan, *args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(forward_pass.Forward, "_step_narrow", spy)
-    for seed, inputs, steps in ((1, 4, 60), (4, 5, 120)):
+    for seed, inputs, steps in ((1, 4, 60), (4, 5, 80)):  # 80 steps: 253 bits, past 4 limbs of 56
         problem = random_table(6, inputs, steps, seed)
         monkeypatch.setattr(forward_pass, "NARROW", False)
         wide = forward.count(problem, None)
