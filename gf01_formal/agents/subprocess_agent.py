@@ -43,6 +43,7 @@ import functools
 import json
 import os
 import re
+import select
 import selectors
 import shlex
 import shutil
@@ -80,6 +81,8 @@ STDERR_TAIL = 2000
 #: Seconds a program gets to exit after its stdin closes, then after SIGTERM, before SIGKILL.
 GRACE = 1.0
 DEFAULT_STEP_TIMEOUT = 30.0
+#: The most bytes one episode adds to its output file (``--agent-output``): the sandbox's file-size limit.
+OUTPUT_BYTES = LIMITS.file_bytes
 _CHUNK = 65536
 
 
@@ -128,8 +131,13 @@ class SubprocessAgent(Agent):
         tools: TrackTools | None = None, output: str | None = None,
     ) -> None:
         #: The file the user names as the program's output (``--agent-output``): opened for appending by the
-        #: harness and handed over as the descriptor ``$GF01_OUTPUT_FD``; the program cannot read it back.
+        #: harness, which copies into it what the program writes to the pipe handed over as the descriptor
+        #: ``$GF01_OUTPUT_FD`` (the file itself never reaches the program: through /proc/self/fd a descriptor of
+        #: it could be opened again for reading, and its size read, a state kept from one episode to the next).
         self.output = output
+        self._output_file: int | None = None  # the harness's descriptor of the output file, during an episode
+        self._output_pipe: int | None = None  # the read end of the program's output pipe
+        self._output_left = 0  # bytes the episode may still add to its output file
         self.tools = tools  # what the track allows during a turn (agents/tools.py); None: nothing (EVAL-CB)
         self.argv = list(argv)
         #: How the program is isolated (:mod:`gf01_formal.agents.sandbox`); the run record carries it.
@@ -163,7 +171,7 @@ class SubprocessAgent(Agent):
             # preexec_fn runs Python between fork and exec, which the subprocess docs call unsafe with threads:
             # die_with_parent only calls a function loaded at import and os.getppid, taking no lock another thread
             # could hold. The parent-death signal is the one thing that ends the program after a kill -9 of ours.
-            fds = () if self.output is None else (open_output(self.output),)
+            fds = () if self.output is None else (self._open_output(self.output),)
         except Gf01Error as ex:
             self._dead = AgentFault("crash", f"cannot open its output file: {ex.message}", fatal=True)
             return
@@ -182,6 +190,7 @@ class SubprocessAgent(Agent):
         except OSError as ex:  # e.g. not executable after all: the agent's failure, seen at its first action
             self._dead = AgentFault("crash", f"cannot start {quote(self.argv[0], 80)}: {ex.strerror or ex}",
                                     fatal=True)
+            self._close_output()
             return
         finally:
             for fd in fds:  # the program holds its own copy
@@ -198,6 +207,8 @@ class SubprocessAgent(Agent):
         self._selector = selectors.DefaultSelector()
         self._selector.register(self._proc.stdout, selectors.EVENT_READ, "out")
         self._selector.register(self._proc.stderr, selectors.EVENT_READ, "err")
+        if self._output_pipe is not None:
+            self._selector.register(self._output_pipe, selectors.EVENT_READ, "file")
         self._stdout_open = True
         self._deadline = time.monotonic() + self.step_timeout
         try:
@@ -289,6 +300,7 @@ class SubprocessAgent(Agent):
             self._selector.close()
             self._selector = None
         if proc is None:
+            self._close_output()
             if tree is not None:
                 tree.remove()
             return
@@ -296,18 +308,15 @@ class SubprocessAgent(Agent):
             if proc.stdin is not None:
                 with contextlib.suppress(OSError):
                     proc.stdin.close()
-            if polite:
-                try:
-                    proc.wait(GRACE)
-                except subprocess.TimeoutExpired:
-                    _signal_group(proc.pid, signal.SIGTERM)
-                    with contextlib.suppress(subprocess.TimeoutExpired):
-                        proc.wait(GRACE)
+            if polite and not self._wait_copying(proc, GRACE):
+                _signal_group(proc.pid, signal.SIGTERM)
+                self._wait_copying(proc, GRACE)
         finally:
             # Always: the group may hold children of the program even after the program itself has exited.
             _signal_group(proc.pid, signal.SIGKILL)
             release_group(proc.pid)  # before the reap, after which the id could name another group
             proc.wait()
+            self._close_output()
             for stream in (proc.stdout, proc.stderr):
                 if stream is not None:
                     stream.close()
@@ -363,6 +372,8 @@ class SubprocessAgent(Agent):
                 self._write(proc)
             elif key.data == "out":
                 self._read_out(proc)
+            elif key.data == "file":
+                self._copy_output()
             else:
                 self._read_err(proc)
 
@@ -450,6 +461,67 @@ class SubprocessAgent(Agent):
                 return
             self._stderr += data
             del self._stderr[:-STDERR_TAIL]
+
+    # -- the output file (--agent-output) ---------------------------------------------------------------------------
+
+    def _open_output(self, path: str) -> int:
+        """Open the output file for the harness and make the program's pipe; the pipe's write end, for the
+        program."""
+        self._output_file = open_output(path)
+        self._output_pipe, write_end = os.pipe()
+        os.set_blocking(self._output_pipe, False)
+        self._output_left = OUTPUT_BYTES
+        return write_end
+
+    def _copy_output(self) -> bool:
+        """Copy what the program's output pipe holds into the output file, up to the episode's bound (the rest is
+        read and dropped); whether the pipe may still bring more (False: empty for now, or at its end)."""
+        if self._output_pipe is None or self._output_file is None:
+            return False
+        try:
+            data = os.read(self._output_pipe, _CHUNK)
+        except BlockingIOError:
+            return False
+        if not data:
+            if self._selector is not None and self._output_pipe in _registered(self._selector):
+                self._selector.unregister(self._output_pipe)
+            return False
+        kept = data[:self._output_left]
+        self._output_left -= len(kept)
+        while kept:
+            kept = kept[os.write(self._output_file, kept):]
+        return True
+
+    def _wait_copying(self, proc: subprocess.Popen[bytes], seconds: float) -> bool:
+        """Wait up to ``seconds`` for the program to exit, copying its output meanwhile (a program blocked on a
+        full output pipe could not exit); whether it exited."""
+        deadline = time.monotonic() + seconds
+        while proc.poll() is None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            if self._output_pipe is None:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(left)
+                continue
+            ready, _, _ = select.select([self._output_pipe], [], [], min(left, 0.1))
+            if ready and not self._copy_output():
+                with contextlib.suppress(subprocess.TimeoutExpired):  # at its end: nothing more to copy
+                    proc.wait(max(0.0, deadline - time.monotonic()))
+        return True
+
+    def _close_output(self) -> None:
+        """Copy what is left in the output pipe (the program is gone) and close the pipe and the file."""
+        if self._output_pipe is not None:
+            # Bounded: under --sandbox none a child that left the program's session may still hold the pipe.
+            for _ in range(64):
+                if not self._copy_output():
+                    break
+            os.close(self._output_pipe)
+            self._output_pipe = None
+        if self._output_file is not None:
+            os.close(self._output_file)
+            self._output_file = None
 
     def _kill(self) -> None:
         if self._proc is not None:
