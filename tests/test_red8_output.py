@@ -7,6 +7,7 @@ read), so an agent could read back what an earlier episode wrote (an end message
 from __future__ import annotations
 
 import json
+import os
 import sys
 import textwrap
 from pathlib import Path
@@ -87,3 +88,58 @@ def test_the_output_is_bounded_per_episode(tmp_path: Path, monkeypatch) -> None:
     '''
     _episode(tmp_path, script, output)
     assert output.read_bytes() == b"y" * 100_000
+
+
+AGENT = ROOT / "examples" / "agent_example.py"
+
+
+@pytest.mark.parametrize("target", ["bundle", "runs", "key"])
+def test_the_agent_output_is_none_of_the_commands_own_files(tmp_path: Path, target: str, capsys) -> None:
+    """An operator's slip: ``--agent-output`` naming the bundle, the runs file (``-o``) or the signing key would let
+    the program append to it (a forged record in the runs file, a line in the bundle): refused in one line, exit 2,
+    before anything is played or written."""
+    from gf01_formal.cli import main
+
+    bundle = tmp_path / "bundle.json"
+    bundle.write_bytes(INSTANCE.read_bytes())
+    runs = tmp_path / "runs.jsonl"
+    key = tmp_path / "eval.key"
+    assert main(["key", "new", "--kind", "signing", "-o", str(key)]) == 0
+    files = {"bundle": bundle, "runs": runs, "key": key}
+    before = {name: p.read_bytes() if p.exists() else None for name, p in files.items()}
+    capsys.readouterr()
+    code = main(["evaluate", str(bundle), "-o", str(runs), "--agent-cmd", f"python3 {AGENT}", "--sign-key", str(key),
+                 "--agent-output", str(files[target])])
+    err = capsys.readouterr().err
+    assert code == 2 and "--agent-output" in err and len(err.strip().splitlines()) == 1, err
+    assert {name: p.read_bytes() if p.exists() else None for name, p in files.items()} == before
+
+
+def test_play_and_agent_check_refuse_their_instance_as_the_agent_output(tmp_path: Path, capsys) -> None:
+    from gf01_formal.cli import main
+
+    bundle = tmp_path / "bundle.json"
+    bundle.write_bytes(INSTANCE.read_bytes())
+    for argv in (["play", str(bundle), "--agent-cmd", f"python3 {AGENT}", "--agent-output", str(bundle)],
+                 ["agent", "check", f"python3 {AGENT}", "--bundle", str(bundle), "--agent-output", str(bundle)]):
+        capsys.readouterr()
+        code = main(argv)
+        err = capsys.readouterr().err
+        assert code == 2 and "--agent-output" in err, (argv, err)
+        assert bundle.read_bytes() == INSTANCE.read_bytes()
+
+
+def test_a_locked_runs_file_is_never_an_agent_output(tmp_path: Path) -> None:
+    """Below the command line too: the harness does not hand a program a runs file some writer holds locked."""
+    from gf01_formal.agents.subprocess_agent import open_output
+    from gf01_formal.artifacts import lock_exclusive
+    from hoa.errors import Gf01Error
+
+    runs = tmp_path / "runs.jsonl"
+    fd = lock_exclusive(runs)
+    try:
+        with pytest.raises(Gf01Error, match="lock"):
+            open_output(str(runs))
+    finally:
+        assert fd is not None
+        os.close(fd)

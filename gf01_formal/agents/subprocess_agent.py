@@ -52,6 +52,8 @@ import stat
 import subprocess
 import time
 from collections import deque
+from collections.abc import Iterable
+from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from gf01_formal.agents.base import MAX_COMMAND, Agent, AgentFault
@@ -109,8 +111,14 @@ def check_command(cmd: Any) -> list[str]:
 
 def open_output(path: str) -> int:
     """A descriptor of ``path`` opened for appending (made when missing): the output file the user names for the
-    program. Gf01Error for anything but a regular file (a device, a directory, a FIFO) or one that cannot be
-    opened."""
+    program. Gf01Error for anything but a regular file (a device, a directory, a FIFO), one that cannot be opened,
+    and a runs file a writer holds locked (``evaluate``, ``campaign``: the program would append records to it)."""
+    from gf01_formal.artifacts import check_unlocked
+
+    try:
+        check_unlocked(Path(path))
+    except Gf01Error as ex:
+        raise Gf01Error(f"{quote(path, 80)}: {ex.message}", field="--agent-output") from None
     try:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_NOCTTY, 0o644)
     except OSError as ex:
@@ -120,6 +128,25 @@ def open_output(path: str) -> int:
         raise Gf01Error(f"{quote(path, 80)} is not a regular file", field="--agent-output")
     os.set_blocking(fd, True)
     return fd
+
+
+def check_output_file(path: str | os.PathLike[str] | None,
+                      inputs: Iterable[str | os.PathLike[str] | None]) -> None:
+    """Refuse (Gf01Error) an output file for the program (``--agent-output``) that is one of the command's own files,
+    ``inputs`` (the bundle, the runs file, a key): the program could append to it (a forged line in the runs file,
+    a line in the bundle). The same file after links, or the same path when it does not exist yet."""
+    if path is None:
+        return
+    real = os.path.realpath(path)
+    for source in inputs:
+        if source is None:
+            continue
+        same = os.path.samefile(path, source) if os.path.exists(path) and os.path.exists(source) else \
+            real == os.path.realpath(source)
+        if same:
+            raise Gf01Error(f"{quote(os.fspath(path), 80)} is also a file of this command "
+                            f"({quote(os.fspath(source), 80)}): the agent would write into it; give another file",
+                            field="--agent-output")
 
 
 class SubprocessAgent(Agent):

@@ -139,6 +139,10 @@ def evaluate_cmd(
 
         require("cluster", f"gf01 evaluate --executor {executor}")
     check_output(output, inputs=[source, sign_key], reread=True)
+    if agent_output is not None:
+        from gf01_formal.agents.subprocess_agent import check_output_file
+
+        check_output_file(agent_output, [source, output, sign_key])
     adaptation = adaptation_flags.declared()
     if agent_name is not None:
         from gf01_formal.agents import check_label
