@@ -106,13 +106,14 @@ def _check_llm(params: dict[str, Any]) -> None:
 
 
 def _check_cmd(params: dict[str, Any]) -> None:
-    from gf01_formal.agents.sandbox import resolve
+    from gf01_formal.agents.sandbox import check_named_files, resolve
     from gf01_formal.agents.subprocess_agent import check_command
 
-    check_command(params.get("cmd"))
+    argv = check_command(params.get("cmd"))
     check_label(params.get("label"))
     _step_timeout(params)
-    resolve(_sandbox(params))
+    if resolve(_sandbox(params)) == "bwrap":
+        check_named_files(argv)
     if not isinstance(params.get("network", False), bool):
         raise Gf01Error("network must be true or false", field="network")
     output = params.get("output")
