@@ -93,3 +93,45 @@ def test_a_named_file_by_its_real_path_is_fine(tmp_path: Path) -> None:
     os.symlink(pkg, tmp_path / "linked")  # a link on the way to the file counts too
     with pytest.raises(Exception, match="symbolic link"):
         check_named_files([sys.executable, str(tmp_path / "linked" / "agent.py")])
+
+
+#: Shrinks its input pipe to one page, reads the start message and then only writes: a flood of short action lines
+#: while the harness waits to write the next message.
+FLOOD = '''
+import fcntl, os, sys
+fcntl.fcntl(0, 1031, 4096)  # F_SETPIPE_SZ: one page
+sys.stdin.readline()
+chunk = b'{"set":{}}\\n' * 6000
+while True:
+    os.write(1, chunk)
+'''
+
+
+@needs_bwrap
+def test_a_flood_of_lines_is_not_kept_without_bound(tmp_path: Path) -> None:
+    """A program that stops reading its input and floods its output used to have every line kept while the
+    harness waited to write (hundreds of MB of the harness's memory in one step's timeout, and a quadratic split
+    of each chunk into lines): the lines not yet taken are bounded, and the harness stops reading past the bound."""
+    from gf01_formal.agents.base import AgentFault
+    from gf01_formal.agents.subprocess_agent import MAX_BACKLOG, SubprocessAgent
+    from gf01_formal.instances.sources import open_instance
+    from gf01_formal.play.protocol import Start
+    from gf01_formal.runs.recorder import EpisodeRecorder
+
+    tmp_path.chmod(0o755)
+    script = tmp_path / "flood.py"
+    script.write_text(FLOOD)
+    script.chmod(0o644)
+    instance, problem = open_instance(INSTANCE)
+    agent = SubprocessAgent([sys.executable, str(script)], step_timeout=2.0, sandbox="bwrap")
+    try:
+        agent.start(Start(instance_id=instance.instance_id, goal=EpisodeRecorder(problem, instance.instance_id).start(),
+                          tools=None))
+        assert agent.next_line() == b'{"set":{}}'
+        with pytest.raises(AgentFault) as fault:
+            for _ in range(1000):  # its input fills after a few; then the write waits out the step's timeout
+                agent.send_line("{" + " " * 1000 + "}")
+        assert fault.value.kind == "timeout"
+        assert len(agent._lines) <= MAX_BACKLOG + 65536 // 2  # the bound, and at most the lines of one read
+    finally:
+        agent.close()

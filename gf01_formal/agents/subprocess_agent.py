@@ -83,6 +83,10 @@ STDERR_TAIL = 2000
 #: Seconds a program gets to exit after its stdin closes, then after SIGTERM, before SIGKILL.
 GRACE = 1.0
 DEFAULT_STEP_TIMEOUT = 30.0
+#: The most lines read from the program and not yet taken (extra lines are the next steps' answers): past it the
+#: harness stops reading its output until one is taken (so at most one read's lines more are kept), and a program
+#: that floods it costs the harness little memory.
+MAX_BACKLOG = 4096
 #: The most bytes one episode adds to its output file (``--agent-output``): the sandbox's file-size limit.
 OUTPUT_BYTES = LIMITS.file_bytes
 _CHUNK = 65536
@@ -368,7 +372,12 @@ class SubprocessAgent(Agent):
     def _read_line(self) -> bytes | None:
         """The next line of stdout (None: a line cut for being too long); AgentFault on timeout or exit."""
         self._pump(until_line=True)
-        return self._lines.popleft()
+        line = self._lines.popleft()
+        proc, selector = self._proc, self._selector
+        if (self._stdout_open and len(self._lines) < MAX_BACKLOG and proc is not None and proc.stdout is not None
+                and selector is not None and proc.stdout.fileno() not in _registered(selector)):
+            selector.register(proc.stdout, selectors.EVENT_READ, "out")  # read again: the backlog went down
+        return line
 
     def _pump(self, *, until_line: bool) -> None:
         """Move bytes until stdin's pending bytes are written and, with ``until_line``, a line is read; stderr is
@@ -434,22 +443,26 @@ class SubprocessAgent(Agent):
         if not data:
             return
         self._out += data
+        start = 0  # cut once per chunk, not once per line (a chunk of short lines would be split quadratically)
         while True:
-            cut = self._out.find(b"\n")
+            cut = self._out.find(b"\n", start)
             if cut < 0:
-                if len(self._out) > self.max_line:  # bound what is kept: the rest of this line is dropped
-                    if not self._skipping:
-                        self._lines.append(None)
-                    self._skipping = True
-                    self._out.clear()
-                return
-            line, self._out = bytes(self._out[:cut]), self._out[cut + 1:]
+                break
+            line, start = bytes(self._out[start:cut]), cut + 1
             if self._skipping:
                 self._skipping = False
             elif len(line) > self.max_line:
                 self._lines.append(None)
             elif line.strip():  # blank lines are ignored
                 self._lines.append(line)
+        del self._out[:start]
+        if len(self._out) > self.max_line:  # bound what is kept: the rest of this line is dropped
+            if not self._skipping:
+                self._lines.append(None)
+            self._skipping = True
+            self._out.clear()
+        if len(self._lines) >= MAX_BACKLOG and self._selector is not None:
+            self._selector.unregister(proc.stdout)  # read again when a line is taken (_read_line)
 
     def _read_err(self, proc: subprocess.Popen[bytes]) -> None:
         assert proc.stderr is not None
