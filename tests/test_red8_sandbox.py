@@ -135,3 +135,33 @@ def test_a_flood_of_lines_is_not_kept_without_bound(tmp_path: Path) -> None:
         assert len(agent._lines) <= MAX_BACKLOG + 65536 // 2  # the bound, and at most the lines of one read
     finally:
         agent.close()
+
+
+def test_the_commands_files_must_be_hidden_from_the_sandbox(tmp_path: Path) -> None:
+    """The sandbox shows /usr, /etc, /opt, the interpreter's installation and the named files: a bundle kept there
+    (``/opt/gf01/private.json``, a deployment's habit) was read by a program walking /opt, which played its oracle
+    certificate (a real ``gf01 evaluate`` scored it Score_C 1); a bundle named on the agent's command line was shown
+    too. Such a run is refused before any episode."""
+    from gf01_formal.agents.sandbox import check_hidden
+
+    _, pkg = _package(tmp_path)
+    argv = [sys.executable, str(pkg / "agent.py")]
+    check_hidden(argv, [tmp_path / "bundle.json", tmp_path / "runs.jsonl", None])  # beside the agent: hidden
+    for shown in ("/opt/gf01/private.json", "/etc/gf01/eval.key", "/usr/share/gf01/bundle.json",
+                  os.path.join(os.path.realpath(sys.prefix), "lib", "private.json"), str(pkg / "agent.py")):
+        with pytest.raises(Exception, match="sandbox shows"):
+            check_hidden(argv, [shown])
+    with pytest.raises(Exception, match="sandbox shows"):  # named on the command line: shown, refused
+        check_hidden([*argv, str(tmp_path / "bundle.json")], [tmp_path / "bundle.json"])
+
+
+@needs_bwrap
+def test_evaluate_refuses_a_bundle_the_sandbox_shows(tmp_path: Path) -> None:
+    bundle, pkg = _package(tmp_path)
+    out = tmp_path / "runs.jsonl"
+    proc = subprocess.run([sys.executable, "-m", "gf01_formal", "evaluate", str(bundle), "-o", str(out),
+                           "--agent-cmd", f"{sys.executable} agent.py {bundle}"], cwd=pkg, capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert proc.returncode == 2 and "sandbox shows" in proc.stderr, (proc.returncode, proc.stderr)
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert not out.exists() or not out.read_text().strip()

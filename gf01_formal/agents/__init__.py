@@ -127,6 +127,21 @@ def _check_cmd(params: dict[str, Any]) -> None:
         os.close(open_output(output))
 
 
+def check_hidden(spec: AgentSpec, files: list[Any]) -> None:
+    """Refuse (Gf01Error) a sandboxed external agent whose sandbox would show it one of the command's own
+    ``files`` (the bundle, the runs file, a key, its output): agents/sandbox.py, :func:`~.sandbox.check_hidden`.
+    Other agents run no program of the model's: nothing to check."""
+    if spec.name != CMD:
+        return
+    from gf01_formal.agents.sandbox import check_hidden as hidden
+    from gf01_formal.agents.sandbox import resolve
+    from gf01_formal.agents.subprocess_agent import check_command
+
+    if resolve(_sandbox(spec.params)) == "bwrap":
+        hidden(check_command(spec.params.get("cmd")), [*files, spec.params.get("output")],
+               network=spec.params.get("network") is True)
+
+
 def _cmd(spec: AgentSpec, access: Access) -> Agent:
     from gf01_formal.agents.sandbox import resolve
     from gf01_formal.agents.subprocess_agent import SubprocessAgent, check_command

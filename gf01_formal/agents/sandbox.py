@@ -214,6 +214,31 @@ def check_named_files(argv: list[str]) -> None:
                             "program reads is what the command says; name that file itself", field="--agent-cmd")
 
 
+def shown(argv: list[str], *, network: bool = False) -> list[str]:
+    """The host paths the sandbox of ``argv`` shows the program (read-only): the system directories, the
+    interpreter's installation, the program and the files its command names."""
+    args = wrap(argv, network=network)
+    args = args[:args.index("--")]
+    return [args[k + 1] for k, word in enumerate(args) if word == "--ro-bind"]
+
+
+def check_hidden(argv: list[str], files: list[str | os.PathLike[str] | None], *, network: bool = False) -> None:
+    """Refuse (Gf01Error) a run whose own files (the bundle, the runs file, a key, the agent's output) the sandbox
+    of ``argv`` would show the program: a bundle kept under /opt, /etc or /usr, in the interpreter's installation,
+    or named on the agent's command line could be read, and its oracle certificates played."""
+    dirs = shown(argv, network=network)
+    for f in files:
+        if f is None:
+            continue
+        real = os.path.realpath(f)
+        for d in dirs:
+            if real == d or real.startswith(d.rstrip(os.sep) + os.sep):
+                raise Gf01Error(f"{quote(os.fspath(f), 120)} lies in {quote(d, 120)}, which the agent's sandbox shows "
+                                "it (read-only): the program could read it; keep the bundle, the runs file, keys "
+                                "and the agent's output outside /usr, /etc, /opt, the interpreter's installation "
+                                "and the files the agent's command names", field="--agent-cmd")
+
+
 def _confined(limits: Limits, root: bool) -> list[str]:
     """The programs that put the agent under its limits, before it is executed: under a root harness ``setpriv``
     to the episode's own uid (no groups, no capabilities, no new privileges), then ``prlimit``."""

@@ -99,6 +99,7 @@ def play_cmd(
                         field="--track")
     if spec is not None:
         agents.check(spec)
+        agents.check_hidden(spec, [instance])
     if agent_output is not None:
         from gf01_formal.agents.subprocess_agent import check_output_file
 

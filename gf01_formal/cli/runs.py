@@ -159,10 +159,12 @@ def evaluate_cmd(
                              max_tokens=max_tokens, request_timeout=request_timeout,
                              label=agent_name if agent_cmd is None else None)
     specs = [s.adapted(adaptation) for s in specs]
-    from gf01_formal.agents import check
+    from gf01_formal.agents import check, check_hidden
 
     for spec in specs:  # before any episode: an agent that cannot be played is a user error, not 100 agent errors
         check(spec)
+        if remote is None:  # the sandbox must not show the bundle, the runs file or the key to the program
+            check_hidden(spec, [source, output, sign_key])
     if any(s.name == "llm" for s in specs):
         from gf01_formal.agents.llm import LLMConfig, preflight
 
