@@ -165,3 +165,15 @@ def test_evaluate_refuses_a_bundle_the_sandbox_shows(tmp_path: Path) -> None:
     assert proc.returncode == 2 and "sandbox shows" in proc.stderr, (proc.returncode, proc.stderr)
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert not out.exists() or not out.read_text().strip()
+
+
+@needs_bwrap
+def test_a_named_device_is_never_shown(tmp_path: Path) -> None:
+    """A device named on the command line (``/dev/vda``: the raw disk, readable by a harness user of group disk)
+    used to be bound into the sandbox like a file; only regular files are."""
+    from gf01_formal.agents.sandbox import shown
+
+    _, pkg = _package(tmp_path)
+    disks = [d for d in ("/dev/vda", "/dev/sda", "/dev/nvme0n1", "/dev/loop0") if os.path.exists(d)]
+    binds = shown([sys.executable, str(pkg / "agent.py"), "/dev/null", *disks])
+    assert str(pkg / "agent.py") in binds and not any(b.startswith("/dev/") for b in binds), binds

@@ -192,12 +192,13 @@ def wrap(argv: list[str], *, network: bool = False, limits: Limits = LIMITS,
 
 
 def _named_files(argv: list[str]) -> list[tuple[str, str]]:
-    """The words of ``argv`` after the program that name existing files (not directories, not ``-options``), each
-    with its absolute path: the files the sandbox shows the program."""
+    """The words of ``argv`` after the program that name existing regular files (not directories, devices or FIFOs:
+    a named disk would be shown raw; not ``-options``), each with its absolute path: the files the sandbox shows the
+    program."""
     out = []
     for word in argv[1:]:
         path = Path(word)
-        if word and not word.startswith("-") and path.exists() and not path.is_dir():
+        if word and not word.startswith("-") and path.is_file():
             out.append((word, os.path.abspath(word)))
     return out
 
