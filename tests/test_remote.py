@@ -31,6 +31,7 @@ from gf01_formal.cli import main
 from gf01_formal.instances.io import load_set, save_artifact
 from gf01_formal.instances.model import make_bundle
 from gf01_formal.remote.client import Connection, evaluate_remote, play_remote_run
+from gf01_formal.remote.episodes import REOPENED
 from gf01_formal.remote.tokens import TokenStore
 from gf01_formal.runs.store import latest
 
@@ -391,7 +392,8 @@ def test_kill_9_of_the_server_or_the_harness_loses_and_doubles_nothing(split: di
                                                                        capsys: pytest.CaptureFixture[str]) -> None:
     """kill -9 of the server mid-campaign: the participant's harness waits for it, replays the episode it was in
     from its start, and every run is recorded once; kill -9 of the harness mid-episode: the same command resumes,
-    replaying that episode from its start (the record counts the restart)."""
+    and that episode is recorded once (as the agent's crash when its agent had sent lines, else played again from
+    its start, the record counting the restart)."""
     runs = tmp_path / "runs.jsonl"
     receipts = tmp_path / "receipts.jsonl"
     # Slow: each step takes 0.1 s, so an episode (the agent commits at t*, 4 to 8 on this split) lasts 0.5 s or more
@@ -425,7 +427,10 @@ def test_kill_9_of_the_server_or_the_harness_loses_and_doubles_nothing(split: di
         assert rerun.returncode == 0, rerun.stderr
         records = [json.loads(x) for x in runs.read_text().splitlines()]
         assert len({r["run_id"] for r in records}) == len(records) == 2 * n
-        assert any(r["agent_meta"]["restarts"] >= 1 for r in records if r["seed"] == 1)
+        # The episode the kill cut: started again when its agent had sent no line yet (the record counts the
+        # restart), else ended as the agent's crash when the rerun opened it again (a look is never free).
+        assert any(r["agent_meta"]["restarts"] >= 1 or (r["status"] == "agent_error" and REOPENED in (r["error"] or ""))
+                   for r in records if r["seed"] == 1)
     finally:
         srv.stop()
     verified = in_process(capsys, "eval", "receipt", "verify", str(receipts), "--key", str(split["pub"]), "--runs",
@@ -630,3 +635,31 @@ def test_https_with_a_self_signed_certificate(split: dict[str, Any], tmp_path: P
         evaluate_remote("http://192.0.2.7:9", "t", [AgentSpec("random", "EVAL-CB")], tmp_path / "r3.jsonl",
                         connection=Connection("http://127.0.0.1:9", "t", retry_seconds=0))
     assert "warning: " + str(cleartext_warning("http://192.0.2.7:9")) in capsys.readouterr().err
+
+
+def test_a_reopen_mid_episode_is_the_agents_crash_not_a_free_look(split: dict[str, Any], tmp_path: Path) -> None:
+    """Red-team round 8: a team that opened an instance again after its agent had played lines got a fresh episode
+    and nothing of the first was recorded: it could try edits, read the outputs they made, give up and start again,
+    as often as its quota allowed, and then play what it learned. Now an episode the agent has played lines in ends,
+    when its instance is opened again, as the agent's crash: recorded, and the open answers with its receipt. An
+    episode without a line yet (an open sent again after its answer was lost) still starts again: its agent saw
+    only the goal panel."""
+    runs = tmp_path / "runs.jsonl"
+    token = split["tokens"]["alpha"]
+    body = {"agent": AgentSpec("random", "EVAL-CB").to_json(), "seed": 5, "instance_id": split["private"][0]}
+    with EvalServer(serve_args(split, runs, "--step-timeout", "60")) as srv:
+        status, first = post(srv.url, "/v1/episodes", body, token)
+        assert status == 201 and not first["done"]
+        status, again = post(srv.url, "/v1/episodes", body, token)  # the first open's answer "lost": no line yet
+        assert status == 201 and not again["done"] and again["episode"] != first["episode"]
+        assert again["messages"] == first["messages"]
+        status, answer = post(srv.url, f"/v1/episodes/{again['episode']}/lines", {"seq": 0, "line": '{"set":{}}'},
+                              token)
+        assert status == 200 and not answer["done"] and json.loads(answer["messages"][0])["type"] == "observation"
+        status, probe = post(srv.url, "/v1/episodes", body, token)  # seen step 0: give up and look again
+        assert status == 201 and probe["done"] and "episode" not in probe, probe
+        assert probe["receipt"]["status"] == "agent_error"
+    (rec,) = latest(runs).values()
+    assert rec["status"] == "agent_error" and rec["run_id"] == probe["run_id"]
+    fault = rec["steps"][1]["agent_error"]
+    assert fault["kind"] == "crash" and fault["message"].startswith(REOPENED), fault

@@ -106,13 +106,14 @@ def _check_llm(params: dict[str, Any]) -> None:
 
 
 def _check_cmd(params: dict[str, Any]) -> None:
-    from gf01_formal.agents.sandbox import resolve
+    from gf01_formal.agents.sandbox import check_named_files, resolve
     from gf01_formal.agents.subprocess_agent import check_command
 
-    check_command(params.get("cmd"))
+    argv = check_command(params.get("cmd"))
     check_label(params.get("label"))
     _step_timeout(params)
-    resolve(_sandbox(params))
+    if resolve(_sandbox(params)) == "bwrap":
+        check_named_files(argv)
     if not isinstance(params.get("network", False), bool):
         raise Gf01Error("network must be true or false", field="network")
     output = params.get("output")
@@ -124,6 +125,21 @@ def _check_cmd(params: dict[str, Any]) -> None:
         if not isinstance(output, str) or not output:
             raise Gf01Error("output must be a file name", field="--agent-output")
         os.close(open_output(output))
+
+
+def check_hidden(spec: AgentSpec, files: list[Any]) -> None:
+    """Refuse (Gf01Error) a sandboxed external agent whose sandbox would show it one of the command's own
+    ``files`` (the bundle, the runs file, a key, its output): agents/sandbox.py, :func:`~.sandbox.check_hidden`.
+    Other agents run no program of the model's: nothing to check."""
+    if spec.name != CMD:
+        return
+    from gf01_formal.agents.sandbox import check_hidden as hidden
+    from gf01_formal.agents.sandbox import resolve
+    from gf01_formal.agents.subprocess_agent import check_command
+
+    if resolve(_sandbox(spec.params)) == "bwrap":
+        hidden(check_command(spec.params.get("cmd")), [*files, spec.params.get("output")],
+               network=spec.params.get("network") is True)
 
 
 def _cmd(spec: AgentSpec, access: Access) -> Agent:

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Literal
 
 from gf01_formal.agents.cgroups import TreeLimits
-from hoa.errors import Gf01Error
+from hoa.errors import Gf01Error, quote
 
 Kind = Literal["bwrap", "none"]
 BWRAP = "bwrap"
@@ -169,12 +169,13 @@ def wrap(argv: list[str], *, network: bool = False, limits: Limits = LIMITS,
         binds.installation(interpreter)
     binds.executable(program)
     inner = [_seen_as(program)]
+    named = dict(_named_files(argv))
     for word in argv[1:]:
-        path = Path(word)
-        if word and not word.startswith("-") and path.exists() and not path.is_dir():
-            binds.file(os.path.abspath(word))  # read-only: the agent can neither rewrite it nor keep state in it
-            inner.append(_seen_as(os.path.abspath(word)))
-        else:
+        path = named.get(word)
+        if path is not None and os.path.realpath(path) == path:
+            binds.file(path)  # read-only: the agent can neither rewrite it nor keep state in it
+            inner.append(path)
+        else:  # not a file; or one reached through a link, never bound (check_named_files refuses it)
             inner.append(word)
     args += binds.args
     args += ["--chdir", "/tmp"]
@@ -188,6 +189,55 @@ def wrap(argv: list[str], *, network: bool = False, limits: Limits = LIMITS,
     for name, value in sorted(shown.items()):
         args += ["--setenv", name, value]
     return [*args, "--", *_confined(limits, root), *inner]
+
+
+def _named_files(argv: list[str]) -> list[tuple[str, str]]:
+    """The words of ``argv`` after the program that name existing regular files (not directories, devices or FIFOs:
+    a named disk would be shown raw; not ``-options``), each with its absolute path: the files the sandbox shows the
+    program."""
+    out = []
+    for word in argv[1:]:
+        path = Path(word)
+        if word and not word.startswith("-") and path.is_file():
+            out.append((word, os.path.abspath(word)))
+    return out
+
+
+def check_named_files(argv: list[str]) -> None:
+    """Refuse (Gf01Error) a file named on the command line that is a symbolic link or lies under one: the sandbox
+    shows a named file by its real path only, since a link in a participant's package (``weights.bin ->
+    ../bundle.json``) would show the program whatever it points at, the bundle beside it included."""
+    for word, path in _named_files(argv):
+        real = os.path.realpath(path)
+        if real != path:
+            raise Gf01Error(f"{quote(word, 80)} is a symbolic link (or lies under one) to {quote(real, 120)}: the "
+                            "sandbox shows a file the command names by its real path only, so that what the "
+                            "program reads is what the command says; name that file itself", field="--agent-cmd")
+
+
+def shown(argv: list[str], *, network: bool = False) -> list[str]:
+    """The host paths the sandbox of ``argv`` shows the program (read-only): the system directories, the
+    interpreter's installation, the program and the files its command names."""
+    args = wrap(argv, network=network)
+    args = args[:args.index("--")]
+    return [args[k + 1] for k, word in enumerate(args) if word == "--ro-bind"]
+
+
+def check_hidden(argv: list[str], files: list[str | os.PathLike[str] | None], *, network: bool = False) -> None:
+    """Refuse (Gf01Error) a run whose own files (the bundle, the runs file, a key, the agent's output) the sandbox
+    of ``argv`` would show the program: a bundle kept under /opt, /etc or /usr, in the interpreter's installation,
+    or named on the agent's command line could be read, and its oracle certificates played."""
+    dirs = shown(argv, network=network)
+    for f in files:
+        if f is None:
+            continue
+        real = os.path.realpath(f)
+        for d in dirs:
+            if real == d or real.startswith(d.rstrip(os.sep) + os.sep):
+                raise Gf01Error(f"{quote(os.fspath(f), 120)} lies in {quote(d, 120)}, which the agent's sandbox shows "
+                                "it (read-only): the program could read it; keep the bundle, the runs file, keys "
+                                "and the agent's output outside /usr, /etc, /opt, the interpreter's installation "
+                                "and the files the agent's command names", field="--agent-cmd")
 
 
 def _confined(limits: Limits, root: bool) -> list[str]:

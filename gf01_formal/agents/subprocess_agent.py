@@ -43,6 +43,7 @@ import functools
 import json
 import os
 import re
+import select
 import selectors
 import shlex
 import shutil
@@ -51,6 +52,8 @@ import stat
 import subprocess
 import time
 from collections import deque
+from collections.abc import Iterable
+from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from gf01_formal.agents.base import MAX_COMMAND, Agent, AgentFault
@@ -80,6 +83,12 @@ STDERR_TAIL = 2000
 #: Seconds a program gets to exit after its stdin closes, then after SIGTERM, before SIGKILL.
 GRACE = 1.0
 DEFAULT_STEP_TIMEOUT = 30.0
+#: The most lines read from the program and not yet taken (extra lines are the next steps' answers): past it the
+#: harness stops reading its output until one is taken (so at most one read's lines more are kept), and a program
+#: that floods it costs the harness little memory.
+MAX_BACKLOG = 4096
+#: The most bytes one episode adds to its output file (``--agent-output``): the sandbox's file-size limit.
+OUTPUT_BYTES = LIMITS.file_bytes
 _CHUNK = 65536
 
 
@@ -106,8 +115,14 @@ def check_command(cmd: Any) -> list[str]:
 
 def open_output(path: str) -> int:
     """A descriptor of ``path`` opened for appending (made when missing): the output file the user names for the
-    program. Gf01Error for anything but a regular file (a device, a directory, a FIFO) or one that cannot be
-    opened."""
+    program. Gf01Error for anything but a regular file (a device, a directory, a FIFO), one that cannot be opened,
+    and a runs file a writer holds locked (``evaluate``, ``campaign``: the program would append records to it)."""
+    from gf01_formal.artifacts import check_unlocked
+
+    try:
+        check_unlocked(Path(path))
+    except Gf01Error as ex:
+        raise Gf01Error(f"{quote(path, 80)}: {ex.message}", field="--agent-output") from None
     try:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_NOCTTY, 0o644)
     except OSError as ex:
@@ -119,6 +134,25 @@ def open_output(path: str) -> int:
     return fd
 
 
+def check_output_file(path: str | os.PathLike[str] | None,
+                      inputs: Iterable[str | os.PathLike[str] | None]) -> None:
+    """Refuse (Gf01Error) an output file for the program (``--agent-output``) that is one of the command's own files,
+    ``inputs`` (the bundle, the runs file, a key): the program could append to it (a forged line in the runs file,
+    a line in the bundle). The same file after links, or the same path when it does not exist yet."""
+    if path is None:
+        return
+    real = os.path.realpath(path)
+    for source in inputs:
+        if source is None:
+            continue
+        same = os.path.samefile(path, source) if os.path.exists(path) and os.path.exists(source) else \
+            real == os.path.realpath(source)
+        if same:
+            raise Gf01Error(f"{quote(os.fspath(path), 80)} is also a file of this command "
+                            f"({quote(os.fspath(source), 80)}): the agent would write into it; give another file",
+                            field="--agent-output")
+
+
 class SubprocessAgent(Agent):
     """An external agent process speaking gf01.agent.v1 (module docstring); one process per episode."""
 
@@ -128,8 +162,13 @@ class SubprocessAgent(Agent):
         tools: TrackTools | None = None, output: str | None = None,
     ) -> None:
         #: The file the user names as the program's output (``--agent-output``): opened for appending by the
-        #: harness and handed over as the descriptor ``$GF01_OUTPUT_FD``; the program cannot read it back.
+        #: harness, which copies into it what the program writes to the pipe handed over as the descriptor
+        #: ``$GF01_OUTPUT_FD`` (the file itself never reaches the program: through /proc/self/fd a descriptor of
+        #: it could be opened again for reading, and its size read, a state kept from one episode to the next).
         self.output = output
+        self._output_file: int | None = None  # the harness's descriptor of the output file, during an episode
+        self._output_pipe: int | None = None  # the read end of the program's output pipe
+        self._output_left = 0  # bytes the episode may still add to its output file
         self.tools = tools  # what the track allows during a turn (agents/tools.py); None: nothing (EVAL-CB)
         self.argv = list(argv)
         #: How the program is isolated (:mod:`gf01_formal.agents.sandbox`); the run record carries it.
@@ -163,7 +202,7 @@ class SubprocessAgent(Agent):
             # preexec_fn runs Python between fork and exec, which the subprocess docs call unsafe with threads:
             # die_with_parent only calls a function loaded at import and os.getppid, taking no lock another thread
             # could hold. The parent-death signal is the one thing that ends the program after a kill -9 of ours.
-            fds = () if self.output is None else (open_output(self.output),)
+            fds = () if self.output is None else (self._open_output(self.output),)
         except Gf01Error as ex:
             self._dead = AgentFault("crash", f"cannot open its output file: {ex.message}", fatal=True)
             return
@@ -182,6 +221,7 @@ class SubprocessAgent(Agent):
         except OSError as ex:  # e.g. not executable after all: the agent's failure, seen at its first action
             self._dead = AgentFault("crash", f"cannot start {quote(self.argv[0], 80)}: {ex.strerror or ex}",
                                     fatal=True)
+            self._close_output()
             return
         finally:
             for fd in fds:  # the program holds its own copy
@@ -198,6 +238,8 @@ class SubprocessAgent(Agent):
         self._selector = selectors.DefaultSelector()
         self._selector.register(self._proc.stdout, selectors.EVENT_READ, "out")
         self._selector.register(self._proc.stderr, selectors.EVENT_READ, "err")
+        if self._output_pipe is not None:
+            self._selector.register(self._output_pipe, selectors.EVENT_READ, "file")
         self._stdout_open = True
         self._deadline = time.monotonic() + self.step_timeout
         try:
@@ -289,6 +331,7 @@ class SubprocessAgent(Agent):
             self._selector.close()
             self._selector = None
         if proc is None:
+            self._close_output()
             if tree is not None:
                 tree.remove()
             return
@@ -296,18 +339,15 @@ class SubprocessAgent(Agent):
             if proc.stdin is not None:
                 with contextlib.suppress(OSError):
                     proc.stdin.close()
-            if polite:
-                try:
-                    proc.wait(GRACE)
-                except subprocess.TimeoutExpired:
-                    _signal_group(proc.pid, signal.SIGTERM)
-                    with contextlib.suppress(subprocess.TimeoutExpired):
-                        proc.wait(GRACE)
+            if polite and not self._wait_copying(proc, GRACE):
+                _signal_group(proc.pid, signal.SIGTERM)
+                self._wait_copying(proc, GRACE)
         finally:
             # Always: the group may hold children of the program even after the program itself has exited.
             _signal_group(proc.pid, signal.SIGKILL)
             release_group(proc.pid)  # before the reap, after which the id could name another group
             proc.wait()
+            self._close_output()
             for stream in (proc.stdout, proc.stderr):
                 if stream is not None:
                     stream.close()
@@ -332,7 +372,12 @@ class SubprocessAgent(Agent):
     def _read_line(self) -> bytes | None:
         """The next line of stdout (None: a line cut for being too long); AgentFault on timeout or exit."""
         self._pump(until_line=True)
-        return self._lines.popleft()
+        line = self._lines.popleft()
+        proc, selector = self._proc, self._selector
+        if (self._stdout_open and len(self._lines) < MAX_BACKLOG and proc is not None and proc.stdout is not None
+                and selector is not None and proc.stdout.fileno() not in _registered(selector)):
+            selector.register(proc.stdout, selectors.EVENT_READ, "out")  # read again: the backlog went down
+        return line
 
     def _pump(self, *, until_line: bool) -> None:
         """Move bytes until stdin's pending bytes are written and, with ``until_line``, a line is read; stderr is
@@ -363,6 +408,8 @@ class SubprocessAgent(Agent):
                 self._write(proc)
             elif key.data == "out":
                 self._read_out(proc)
+            elif key.data == "file":
+                self._copy_output()
             else:
                 self._read_err(proc)
 
@@ -396,22 +443,26 @@ class SubprocessAgent(Agent):
         if not data:
             return
         self._out += data
+        start = 0  # cut once per chunk, not once per line (a chunk of short lines would be split quadratically)
         while True:
-            cut = self._out.find(b"\n")
+            cut = self._out.find(b"\n", start)
             if cut < 0:
-                if len(self._out) > self.max_line:  # bound what is kept: the rest of this line is dropped
-                    if not self._skipping:
-                        self._lines.append(None)
-                    self._skipping = True
-                    self._out.clear()
-                return
-            line, self._out = bytes(self._out[:cut]), self._out[cut + 1:]
+                break
+            line, start = bytes(self._out[start:cut]), cut + 1
             if self._skipping:
                 self._skipping = False
             elif len(line) > self.max_line:
                 self._lines.append(None)
             elif line.strip():  # blank lines are ignored
                 self._lines.append(line)
+        del self._out[:start]
+        if len(self._out) > self.max_line:  # bound what is kept: the rest of this line is dropped
+            if not self._skipping:
+                self._lines.append(None)
+            self._skipping = True
+            self._out.clear()
+        if len(self._lines) >= MAX_BACKLOG and self._selector is not None:
+            self._selector.unregister(proc.stdout)  # read again when a line is taken (_read_line)
 
     def _read_err(self, proc: subprocess.Popen[bytes]) -> None:
         assert proc.stderr is not None
@@ -450,6 +501,67 @@ class SubprocessAgent(Agent):
                 return
             self._stderr += data
             del self._stderr[:-STDERR_TAIL]
+
+    # -- the output file (--agent-output) ---------------------------------------------------------------------------
+
+    def _open_output(self, path: str) -> int:
+        """Open the output file for the harness and make the program's pipe; the pipe's write end, for the
+        program."""
+        self._output_file = open_output(path)
+        self._output_pipe, write_end = os.pipe()
+        os.set_blocking(self._output_pipe, False)
+        self._output_left = OUTPUT_BYTES
+        return write_end
+
+    def _copy_output(self) -> bool:
+        """Copy what the program's output pipe holds into the output file, up to the episode's bound (the rest is
+        read and dropped); whether the pipe may still bring more (False: empty for now, or at its end)."""
+        if self._output_pipe is None or self._output_file is None:
+            return False
+        try:
+            data = os.read(self._output_pipe, _CHUNK)
+        except BlockingIOError:
+            return False
+        if not data:
+            if self._selector is not None and self._output_pipe in _registered(self._selector):
+                self._selector.unregister(self._output_pipe)
+            return False
+        kept = data[:self._output_left]
+        self._output_left -= len(kept)
+        while kept:
+            kept = kept[os.write(self._output_file, kept):]
+        return True
+
+    def _wait_copying(self, proc: subprocess.Popen[bytes], seconds: float) -> bool:
+        """Wait up to ``seconds`` for the program to exit, copying its output meanwhile (a program blocked on a
+        full output pipe could not exit); whether it exited."""
+        deadline = time.monotonic() + seconds
+        while proc.poll() is None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            if self._output_pipe is None:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(left)
+                continue
+            ready, _, _ = select.select([self._output_pipe], [], [], min(left, 0.1))
+            if ready and not self._copy_output():
+                with contextlib.suppress(subprocess.TimeoutExpired):  # at its end: nothing more to copy
+                    proc.wait(max(0.0, deadline - time.monotonic()))
+        return True
+
+    def _close_output(self) -> None:
+        """Copy what is left in the output pipe (the program is gone) and close the pipe and the file."""
+        if self._output_pipe is not None:
+            # Bounded: under --sandbox none a child that left the program's session may still hold the pipe.
+            for _ in range(64):
+                if not self._copy_output():
+                    break
+            os.close(self._output_pipe)
+            self._output_pipe = None
+        if self._output_file is not None:
+            os.close(self._output_file)
+            self._output_file = None
 
     def _kill(self) -> None:
         if self._proc is not None:

@@ -40,8 +40,10 @@ def check_cmd(
 ) -> None:
     """Play CMD as an evaluation would (in its sandbox, with its limits) and report every protocol fault in plain
     words: exit 1 when there is one."""
+    from gf01_formal.agents.subprocess_agent import check_output_file
     from gf01_formal.runs.agent_check import check_program
 
+    check_output_file(agent_output, [bundle])
     found = check_program(cmd, bundle, episodes=episodes, step_timeout=step_timeout, track=track, sandbox=sandbox,
                           network=agent_network, output=agent_output)
 

@@ -99,6 +99,11 @@ def play_cmd(
                         field="--track")
     if spec is not None:
         agents.check(spec)
+        agents.check_hidden(spec, [instance])
+    if agent_output is not None:
+        from gf01_formal.agents.subprocess_agent import check_output_file
+
+        check_output_file(agent_output, [instance])
     options = make_options()
     inst, problem = open_instance(instance, instance_id, options, Deadline(None))
     out = (lambda line: None) if json_out else _say

@@ -139,6 +139,10 @@ def evaluate_cmd(
 
         require("cluster", f"gf01 evaluate --executor {executor}")
     check_output(output, inputs=[source, sign_key], reread=True)
+    if agent_output is not None:
+        from gf01_formal.agents.subprocess_agent import check_output_file
+
+        check_output_file(agent_output, [source, output, sign_key])
     adaptation = adaptation_flags.declared()
     if agent_name is not None:
         from gf01_formal.agents import check_label
@@ -155,10 +159,12 @@ def evaluate_cmd(
                              max_tokens=max_tokens, request_timeout=request_timeout,
                              label=agent_name if agent_cmd is None else None)
     specs = [s.adapted(adaptation) for s in specs]
-    from gf01_formal.agents import check
+    from gf01_formal.agents import check, check_hidden
 
     for spec in specs:  # before any episode: an agent that cannot be played is a user error, not 100 agent errors
         check(spec)
+        if remote is None:  # the sandbox must not show the bundle, the runs file or the key to the program
+            check_hidden(spec, [source, output, sign_key])
     if any(s.name == "llm" for s in specs):
         from gf01_formal.agents.llm import LLMConfig, preflight
 

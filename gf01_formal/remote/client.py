@@ -460,10 +460,12 @@ def evaluate_remote(url: str, token: str, specs: list[AgentSpec], out: str | os.
     except Refusal as ex:
         raise Gf01Error(f"the server refused: {ex.message} (HTTP {ex.status})", field="--remote") from None
     except ProviderError as ex:
-        # Not the agent's fault, but its episode stays open on the server: reopened before the server's step
-        # deadline it is played again from its start, else the server records the agent's timeout.
-        raise Gf01Error(f"the model provider failed ({ex}); run the same command again soon: the episode it was in "
-                        "is replayed from its start", field="--remote") from None
+        # Not the agent's fault, but the server cannot tell it from a team giving an episode up to look again: the
+        # episode it was in ends as the agent's crash when reopened (its timeout, when not), unless the agent had
+        # sent no line yet (then it is played from its start). docs/remote.md, "kill -9 and restart".
+        raise Gf01Error(f"the model provider failed ({ex}); run the same command again: the runs not yet played "
+                        "are played (the episode it was in is recorded as the agent's crash if the model had "
+                        "answered in it)", field="--remote") from None
     finally:
         conn.close()
     return {"file": out_path, "played": played, "skipped": skipped, "statuses": dict(sorted(statuses.items())),

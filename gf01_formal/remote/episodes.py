@@ -32,6 +32,10 @@ from gf01_formal.agents.subprocess_agent import action_of_line, is_tool_line, to
 from gf01_formal.play.protocol import Action, End, Observation, Start, text
 from gf01_formal.remote.protocol import Fault, LineRequest
 
+#: The fault of an agent whose team opened its instance again mid-episode (:meth:`LiveEpisode.reopen`).
+REOPENED = ("the team opened the instance again mid-episode (its harness restarted?): the episode ends here as the "
+            "agent's crash, since a look at the instance given up and started again would be a free one")
+
 
 class Abandoned(BaseException):
     """The episode was given up: its instance was opened again (a new harness replays it from its start) or the
@@ -69,6 +73,7 @@ class LiveEpisode:
         self._taken = 0
         self.finished = False
         self._abandoned = False
+        self._reopened = False
         self._expired = False
         #: Set by whoever records the run, before ``finish``: what the last answer carries beside the messages.
         self.extra: dict[str, Any] = {}
@@ -89,7 +94,10 @@ class LiveEpisode:
             self._cond.notify_all()
             self._changed()
             deadline = time.monotonic() + self.step_timeout
-            while self._taken >= len(self._inbox):
+            while self._reopened or self._taken >= len(self._inbox):
+                if self._reopened:
+                    self._expired = True  # no line is taken any more
+                    raise AgentFault("crash", REOPENED, fatal=True)
                 if self._abandoned:
                     raise Abandoned
                 left = deadline - time.monotonic()
@@ -108,6 +116,22 @@ class LiveEpisode:
             self.finished = True
             self._cond.notify_all()
             self._changed()
+
+    def reopen(self) -> bool:
+        """The team opened the instance again: an episode its agent has sent lines to ends as the agent's crash at
+        its next wait (recorded: a look at the instance is never free); True then. An episode without a line yet
+        (the open's answer was lost, the agent saw the goal panel only) is left to :meth:`abandon`: False."""
+        with self._cond:
+            if self.finished or not self._inbox:
+                return False
+            self._reopened = True
+            self._cond.notify_all()
+            return True
+
+    def wait_finished(self, ceiling: float) -> bool:
+        """Wait up to ``ceiling`` seconds for the episode's thread to be done; whether it is."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self.finished, ceiling)
 
     def abandon(self) -> None:
         """Give the episode up (its thread stops at its next wait; nothing is recorded)."""

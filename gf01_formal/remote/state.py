@@ -11,7 +11,8 @@ Routes (bodies and answers: :mod:`.protocol`; every request but the leaderboard'
                                        whether it is recorded
 ``POST /v1/episodes``                  open an instance's episode ``{"agent", "seed", "instance_id"}`` -> the start
                                        message (or, for a recorded run, its receipt); an episode of the same run
-                                       still open is given up and played again from its start
+                                       still open ends as the agent's crash when its agent sent lines (recorded:
+                                       the receipt answers), else is given up and played again from its start
 ``POST /v1/episodes/{id}/lines``       one agent line ``{"seq", "line"}`` (or ``{"seq", "fault"}``) -> the messages
                                        until the server waits again, and at the end the receipt
 ``GET /v1/leaderboard``, ``/leaderboard``  the leaderboard (:mod:`.leaderboard`), JSON and page; no token
@@ -242,6 +243,11 @@ class EvalServer:
         spec = self.spec(team, request)
         served = self._served(request.instance_id)
         rid = self._run_id(served, spec, request.seed)
+        with self._lock:
+            before = self._open_of_run.get(rid)
+            ended = before is not None and rid not in self.records and before.reopen()
+        if ended and before is not None:  # its agent played lines: recorded as its crash, answered with the receipt
+            before.wait_finished(ANSWER_CEILING)
         with self._lock:
             if rid in self.records:
                 return {"run_id": rid, "done": True, "messages": [], "receipt": self._receipt_of(rid)}

@@ -215,6 +215,7 @@ def check_program(
         params["output"] = str(output)
     spec = AgentSpec(agents.CMD, track, params)  # type: ignore[arg-type]  # a track name the CLI has checked
     agents.check(spec)
+    agents.check_hidden(spec, [bundle])  # the built-in bundle is public: a program may read it
     loaded = load_set(builtin_bundle() if bundle is None else bundle)
     result = AgentCheck(cmd)
     for k in range(episodes):

@@ -1,0 +1,179 @@
+"""Red-team round 8: what a sandboxed program can reach through the files its command names.
+
+A participant's package holding a symbolic link (``weights.bin -> ../bundle.json``) named on the agent's command
+line used to be bound by its target: the program read the bundle the evaluator keeps beside it and played the
+oracle certificate stored there (a real ``gf01 evaluate`` scored it Score_C 1)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gf01_formal.agents.sandbox import bwrap_problem, environment, wrap
+
+ROOT = Path(__file__).resolve().parent.parent
+INSTANCE = ROOT / "gf01_formal" / "examples" / "arbiter_priority.json"
+needs_bwrap = pytest.mark.skipif(bwrap_problem() is not None, reason=f"no bubblewrap sandbox: {bwrap_problem()}")
+
+#: Reads the file its first argument names (the bundle, through the link) and plays its oracle certificate.
+CHEAT = '''
+import json, sys
+try:
+    cert = json.load(open(sys.argv[1]))["certification"]["oracle_certificate"]
+except Exception:
+    cert = []
+plan = {}
+for t, n, v in cert:
+    plan.setdefault(t, {})[n] = v
+for line in sys.stdin:
+    m = json.loads(line)
+    if m["type"] == "start":
+        t = 0
+    elif m["type"] == "observation":
+        if m["done"]:
+            continue
+        t = m["t"] + 1
+    else:
+        break
+    last = t == max(plan, default=-1)
+    print(json.dumps({"set": plan.get(t, {}), "t": t, **({"commit": True} if last else {})}), flush=True)
+'''
+
+
+def _package(tmp_path: Path) -> tuple[Path, Path]:
+    """The evaluator's bundle in ``tmp_path``, and beside it a participant's package whose ``weights.bin`` is a
+    relative link to it."""
+    tmp_path.chmod(0o755)
+    bundle = tmp_path / "bundle.json"
+    bundle.write_bytes(INSTANCE.read_bytes())
+    pkg = tmp_path / "pkg"
+    pkg.mkdir(mode=0o755)
+    (pkg / "agent.py").write_text(CHEAT)
+    (pkg / "weights.bin").symlink_to("../bundle.json")
+    return bundle, pkg
+
+
+@needs_bwrap
+def test_a_named_symbolic_link_to_the_bundle_is_refused(tmp_path: Path) -> None:
+    bundle, pkg = _package(tmp_path)
+    out = tmp_path / "runs.jsonl"
+    proc = subprocess.run([sys.executable, "-m", "gf01_formal", "evaluate", str(bundle), "-o", str(out),
+                           "--agent-cmd", f"{sys.executable} agent.py weights.bin"], cwd=pkg, capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
+    assert "weights.bin" in proc.stderr and "symbolic link" in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert not out.exists() or not out.read_text().strip()
+
+
+@needs_bwrap
+def test_the_sandbox_never_binds_a_named_links_target(tmp_path: Path) -> None:
+    """Below the checks (the Python API): the sandbox does not show a file reached through a named link."""
+    _, pkg = _package(tmp_path)
+    probe = pkg / "probe.py"
+    probe.write_text("import os, sys\n"
+                     "print(os.path.exists(sys.argv[1]), os.path.exists(os.path.realpath(sys.argv[1])))\n")
+    proc = subprocess.run(wrap([sys.executable, str(probe), str(pkg / "weights.bin")]), env=environment(False),
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["False", "False"], proc.stdout
+
+
+def test_a_named_file_by_its_real_path_is_fine(tmp_path: Path) -> None:
+    from gf01_formal.agents.sandbox import check_named_files
+
+    _, pkg = _package(tmp_path)
+    check_named_files([sys.executable, str(pkg / "agent.py"), str(pkg / "agent.py"), "--flag", "word"])
+    with pytest.raises(Exception, match="symbolic link"):
+        check_named_files([sys.executable, str(pkg / "agent.py"), str(pkg / "weights.bin")])
+    os.symlink(pkg, tmp_path / "linked")  # a link on the way to the file counts too
+    with pytest.raises(Exception, match="symbolic link"):
+        check_named_files([sys.executable, str(tmp_path / "linked" / "agent.py")])
+
+
+#: Shrinks its input pipe to one page, reads the start message and then only writes: a flood of short action lines
+#: while the harness waits to write the next message.
+FLOOD = '''
+import fcntl, os, sys
+fcntl.fcntl(0, 1031, 4096)  # F_SETPIPE_SZ: one page
+sys.stdin.readline()
+chunk = b'{"set":{}}\\n' * 6000
+while True:
+    os.write(1, chunk)
+'''
+
+
+@needs_bwrap
+def test_a_flood_of_lines_is_not_kept_without_bound(tmp_path: Path) -> None:
+    """A program that stops reading its input and floods its output used to have every line kept while the
+    harness waited to write (hundreds of MB of the harness's memory in one step's timeout, and a quadratic split
+    of each chunk into lines): the lines not yet taken are bounded, and the harness stops reading past the bound."""
+    from gf01_formal.agents.base import AgentFault
+    from gf01_formal.agents.subprocess_agent import MAX_BACKLOG, SubprocessAgent
+    from gf01_formal.instances.sources import open_instance
+    from gf01_formal.play.protocol import Start
+    from gf01_formal.runs.recorder import EpisodeRecorder
+
+    tmp_path.chmod(0o755)
+    script = tmp_path / "flood.py"
+    script.write_text(FLOOD)
+    script.chmod(0o644)
+    instance, problem = open_instance(INSTANCE)
+    agent = SubprocessAgent([sys.executable, str(script)], step_timeout=2.0, sandbox="bwrap")
+    try:
+        agent.start(Start(instance_id=instance.instance_id, goal=EpisodeRecorder(problem, instance.instance_id).start(),
+                          tools=None))
+        assert agent.next_line() == b'{"set":{}}'
+        with pytest.raises(AgentFault) as fault:
+            for _ in range(1000):  # its input fills after a few; then the write waits out the step's timeout
+                agent.send_line("{" + " " * 1000 + "}")
+        assert fault.value.kind == "timeout"
+        assert len(agent._lines) <= MAX_BACKLOG + 65536 // 2  # the bound, and at most the lines of one read
+    finally:
+        agent.close()
+
+
+def test_the_commands_files_must_be_hidden_from_the_sandbox(tmp_path: Path) -> None:
+    """The sandbox shows /usr, /etc, /opt, the interpreter's installation and the named files: a bundle kept there
+    (``/opt/gf01/private.json``, a deployment's habit) was read by a program walking /opt, which played its oracle
+    certificate (a real ``gf01 evaluate`` scored it Score_C 1); a bundle named on the agent's command line was shown
+    too. Such a run is refused before any episode."""
+    from gf01_formal.agents.sandbox import check_hidden
+
+    _, pkg = _package(tmp_path)
+    argv = [sys.executable, str(pkg / "agent.py")]
+    check_hidden(argv, [tmp_path / "bundle.json", tmp_path / "runs.jsonl", None])  # beside the agent: hidden
+    for shown in ("/opt/gf01/private.json", "/etc/gf01/eval.key", "/usr/share/gf01/bundle.json",
+                  os.path.join(os.path.realpath(sys.prefix), "lib", "private.json"), str(pkg / "agent.py")):
+        with pytest.raises(Exception, match="sandbox shows"):
+            check_hidden(argv, [shown])
+    with pytest.raises(Exception, match="sandbox shows"):  # named on the command line: shown, refused
+        check_hidden([*argv, str(tmp_path / "bundle.json")], [tmp_path / "bundle.json"])
+
+
+@needs_bwrap
+def test_evaluate_refuses_a_bundle_the_sandbox_shows(tmp_path: Path) -> None:
+    bundle, pkg = _package(tmp_path)
+    out = tmp_path / "runs.jsonl"
+    proc = subprocess.run([sys.executable, "-m", "gf01_formal", "evaluate", str(bundle), "-o", str(out),
+                           "--agent-cmd", f"{sys.executable} agent.py {bundle}"], cwd=pkg, capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert proc.returncode == 2 and "sandbox shows" in proc.stderr, (proc.returncode, proc.stderr)
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert not out.exists() or not out.read_text().strip()
+
+
+@needs_bwrap
+def test_a_named_device_is_never_shown(tmp_path: Path) -> None:
+    """A device named on the command line (``/dev/vda``: the raw disk, readable by a harness user of group disk)
+    used to be bound into the sandbox like a file; only regular files are."""
+    from gf01_formal.agents.sandbox import shown
+
+    _, pkg = _package(tmp_path)
+    disks = [d for d in ("/dev/vda", "/dev/sda", "/dev/nvme0n1", "/dev/loop0") if os.path.exists(d)]
+    binds = shown([sys.executable, str(pkg / "agent.py"), "/dev/null", *disks])
+    assert str(pkg / "agent.py") in binds and not any(b.startswith("/dev/") for b in binds), binds
