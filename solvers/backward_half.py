@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from solvers import key_counts
-from solvers.class_blocks import ClassBlocks
+from solvers.class_blocks import ClassBlocks, compact_codes
 from solvers.layers import Layer, StepPlan, next_layer
 from solvers.limits import Clock
 from solvers.quotient import DENSE_RUNS, Quotient, Tables
@@ -39,8 +39,16 @@ ROW_LIMBS = 4
 #: Largest tables of a backward step's next completions over every next code (bytes, all limbs): past it the tables
 #: hold the next keys only and a dense index maps codes to them (an extra gather a pair, but tables a few times
 #: smaller: the next keys are about a third of the codes at 12 inputs, a tenth at 8; the processor's last cache is
-#: 32 MB). 2^20 codes: up to 4 limbs over every code.
+#: 32 MB). 2^20 codes: up to 4 limbs over every code; 2^19 compact codes (:data:`COMPACT`, 12 and 16 inputs): up to
+#: 8 limbs, so no index gather at 12 inputs (until issue 33's eighth round the row to clip to counted against the
+#: budget, and 3-4 limbs went through the index).
 DENSE_AFTER = 32 << 20
+#: A quiet backward step reads its next completions by compact codes (:func:`solvers.class_blocks.compact_codes`:
+#: the class set without the edited run's class, whose bit ends the pair) when it reads them as rows: tables half as
+#: large, dense up to 8 limbs at 12 inputs, and every pair that ends (a third) reads one row. 12 inputs T = 64 seed
+#: 2, one process, loaded: completions 32.0-33.9 s against 35.3-43.5 s (docs/performance.md, eighth round); False:
+#: by the full codes (tests).
+COMPACT = True
 #: Fewest viable masks a key (on average over a backward step's layer) for which :meth:`BackwardHalf._complete` reads
 #: the next completions as rows: 12 and 16 inputs (about 165 and 200 a key) gain, 8 inputs (about 26 a key, up to 19
 #: limbs) lose (labels family, T = 256, seed 3: 30.7-32.2 s against 27.0 s; docs/performance.md).
@@ -151,10 +159,17 @@ class BackwardHalf:
         """:meth:`_complete` with the next layer's completions held as rows of at most :data:`ROW_LIMBS` limbs (one
         random read fetches a key's limbs of a group at once, a gather of 8-64-byte items), in tables over every
         next code while those fit :data:`DENSE_AFTER` bytes (a pair's code is its row: no index gather), else over
-        the next keys with a dense index of the codes; a code no next key has reads a row of zeros."""
-        _, top = self._code_top(plan.t)
+        the next keys with a dense index of the codes; a code no next key has reads a row of zeros. In a quiet step
+        the codes are compact (:data:`COMPACT`): half as many rows, and a pair that ends reads the last, clipped."""
+        size_next, top = self._code_top(plan.t)
+        quiet = self._quiet(plan.t)
+        compact = COMPACT and quiet
+        if compact:
+            # Half the codes: rows of the live codes only, and every pair that ends reads row ``top`` (clipped).
+            top >>= 1
+            nxt = compact_codes(nxt.view(np.uint64), (nxt >> size_next).view(np.uint64), size_next).view(np.int64)
         limbs = after.shape[0]
-        dense = (top + 1) * 8 * (1 << max(0, limbs - 1).bit_length()) <= DENSE_AFTER
+        dense = top * 8 * (1 << max(0, limbs - 1).bit_length()) <= DENSE_AFTER  # (and one row to clip to)
         index = None
         if not dense:
             index = np.full(top + 1, nxt.size, dtype=np.int32 if nxt.size < 2**31 else np.int64)
@@ -178,13 +193,13 @@ class BackwardHalf:
         assert got is not None
         width = self.blocks.width(plan)
         vals = np.empty(width * max((w for _, w, _ in groups), default=1), dtype=np.uint64)
-        quiet = self._quiet(plan.t)
         limb = np.uint64(key_counts.LIMB)
-        for lo, hi, s2, live, accept, _ in self.blocks.blocks(plan, layer, *got, 0, clock, query, fates=not quiet):
-            # A pair that ends reads a row of zeros: its code is marked dead (row ``top``), or (a quiet step) no next
-            # key's.
+        for lo, hi, s2, live, accept, _ in self.blocks.blocks(plan, layer, *got, 0, clock, query, fates=not quiet,
+                                                              compact=compact):
+            # A pair that ends reads a row of zeros: its code is marked dead (row ``top``), past every row (compact
+            # codes: clipped to row ``top``), or (a quiet step) no next key's.
             code = s2.view(np.int64) if live is None else np.where(live, s2.view(np.int64), top)
-            rows_of = code if index is None else np.take(index, code)
+            rows_of = code if index is None else np.take(index, code, mode="clip")
             part = out[lo:hi]
             if accept is not None:
                 part[:, 0] += accept.sum(axis=0, dtype=np.uint64)

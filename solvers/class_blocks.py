@@ -62,13 +62,14 @@ class ClassBlocks:
         return max(BLOCK, min(MASKS, int((ptr[1:] - ptr[:-1]).max(initial=0))))
 
     def blocks(self, plan: StepPlan, layer: Layer, comb: np.ndarray, used: np.ndarray | None, idx_bits: int,
-                clock: Clock, query: str, fates: bool = True,
+                clock: Clock, query: str, fates: bool = True, compact: bool = False,
                 ) -> Iterator[tuple[int, int, np.ndarray, np.ndarray | None, np.ndarray | None, np.ndarray | None]]:
         """The class blocks of one step of a plain pass (module docstring): per block of (mask, key) pairs of one
         class, the keys ``lo .. hi - 1``, and as (masks, keys) arrays the next codes (class, class set, bit 63
         where the pair ends, ``idx_bits`` up: the caller puts the source key or nothing below), which pairs live,
         which accept (None: none can) and |TS| after the step (None: not tracked); without ``fates`` the live pairs
-        are None where no pair can accept and no budget binds (the caller reads the fates from the codes). The
+        are None where no pair can accept and no budget binds (the caller reads the fates from the codes). With
+        ``compact`` (``idx_bits`` 0, a step where no run shows the effect) the codes are :func:`compact_codes`'. The
         arrays are buffers reused by the next block: the caller is done with them before it asks for the next."""
         t, tab, b_cap, capped, track_b = plan.t, plan.tab, plan.b_cap, plan.capped, plan.track_b
         ptr = tab.viable_ptr
@@ -113,11 +114,15 @@ class ClassBlocks:
                 # each (the class field's bits lie above the class set's, clear of the dead bits).
                 images[0] |= (runs[c, masks][:, None]
                               | (q2.astype(np.uint64) << np.uint64(b_bits + size_next))[:, None])
-                dies = images & DIE
-                images &= ~DIE
-                images <<= shift
-                images |= dies
-                del dies
+                if compact:
+                    # Bit by bit, so the union of the images' compact codes is the compact code of their union.
+                    images[...] = compact_codes(images, q2.astype(np.uint64)[:, None], int(size_next))
+                else:
+                    dies = images & DIE
+                    images &= ~DIE
+                    images <<= shift
+                    images |= dies
+                    del dies
                 per = max(1, BLOCK // masks.size)
                 for lo in range(int(bounds[c]), int(bounds[c + 1]), per):
                     hi = min(lo + per, int(bounds[c + 1]))
@@ -152,3 +157,24 @@ class ClassBlocks:
                         now = spent & base_hit & ((s2 & unsafe) == 0)
                         accept = now if accept is None else (accept & within) | now
                     yield lo, hi, s2, live, accept, b2
+
+
+def compact_codes(codes: np.ndarray, q: np.ndarray, size_next: int) -> np.ndarray:
+    """Next codes (class ``q`` above a class set of ``size_next`` bits, uint64) without the set's bit ``q``: a pair
+    whose removal runs hold the edited run's class ends (the twin check), so that bit is the pair's fate, not part of
+    a next key. The compact code is the class above the other ``size_next - 1`` bits, and bit 62 where bit ``q`` was
+    set (a code past every next key's: a gather with ``mode="clip"`` reads the last row, kept zero). Each bit of a
+    code goes to one bit, so the compact code of a union of images is the union of their compact codes; the codes of
+    the pairs that live keep their order. Half the codes of a step: the backward half's tables of next completions
+    are half as large, and the pairs that end (a third at 12 inputs) all read one row.
+
+    >>> compact_codes(np.array([(1 << 3) | 0b101, (1 << 3) | 0b111], dtype=np.uint64), np.uint64(1), 3).tolist()
+    [7, 4611686018427387911]
+    """
+    one = np.uint64(1)
+    sets = codes & np.uint64((1 << size_next) - 1)
+    out = sets & ((one << q) - one)
+    out |= (sets >> (q + one)) << q
+    out |= (codes >> np.uint64(size_next)) << np.uint64(size_next - 1)
+    out |= ((sets >> q) & one) << np.uint64(62)
+    return out

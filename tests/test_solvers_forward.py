@@ -671,6 +671,7 @@ def test_backward_completions_as_rows_match_brute(problem: Problem, data: st.Dat
         mp.setattr(backward_half, "ROW_MASKS", 0)  # every step's completions as rows
         mp.setattr(backward_half, "ROW_LIMBS", data.draw(st.sampled_from((1, 2, 3))))
         mp.setattr(backward_half, "DENSE_AFTER", data.draw(st.sampled_from((0, backward_half.DENSE_AFTER))))
+        mp.setattr(backward_half, "COMPACT", data.draw(st.booleans()))
         mp.setattr(quotient, "IMAGE_PAYOFF", 0)
         assert forward.count(problem, None) == len(brute_valid_set(problem, None))
 
@@ -762,3 +763,32 @@ def test_narrow_and_wide_codes_agree_on_wide_instances(monkeypatch: pytest.Monke
         monkeypatch.setattr(forward_pass, "NARROW_SRC", 16)
         monkeypatch.setattr(forward_pass, "PIECE", 1 << 21)
     assert wide.bit_length() > key_counts.LIMB * key_counts.OBJECT_LIMBS
+
+
+@pytest.mark.parametrize(("rows", "dense"), [(1, 0), (3, 0), (2, 1 << 40), (4, 1 << 40)])
+def test_compact_and_full_codes_agree_on_wide_instances(rows: int, dense: int,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    # The quiet backward steps read the next completions by compact codes (the class set without the edited run's
+    # class; every pair that ends clipped to one zero row), through the index or the tables over every code, in
+    # groups of 1-4 limbs: they count what the full codes count, and the compact path is the one taken.
+    monkeypatch.setattr(backward_half, "ROW_MASKS", 0)
+    monkeypatch.setattr(backward_half, "ROW_LIMBS", rows)
+    monkeypatch.setattr(backward_half, "DENSE_AFTER", dense)
+    monkeypatch.setattr(backward_half, "MEET", 0.5)
+    calls: list[int] = []
+    real = backward_half.compact_codes
+
+    def spy(*args: object) -> np.ndarray:
+        calls.append(1)
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(backward_half, "compact_codes", spy)
+    for seed, inputs, steps in ((1, 4, 200), (3, 6, 80), (5, 5, 120)):
+        problem = random_table(6, inputs, steps, seed)
+        monkeypatch.setattr(backward_half, "COMPACT", False)
+        full = forward.count(problem, None)
+        assert not calls
+        monkeypatch.setattr(backward_half, "COMPACT", True)
+        assert forward.count(problem, None) == full > 1 << (3 * key_counts.LIMB)
+        assert calls
+        calls.clear()
