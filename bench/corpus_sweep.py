@@ -43,7 +43,7 @@ ALLOWED = {
     "verify": {0, 2, 3},
     "sim": {0, 2},
     "cnf": {0, 2},
-    "play": {0, 1, 2},
+    "play": {0, 1, 2, 3},
 }
 
 
@@ -169,7 +169,8 @@ def chain(file: str, rng: random.Random, timeout: float, work: Path, seconds: st
     sim_cert = [str(work / "cert-oracle.json")] if "oracle" in certs else []
     rows.append(run(file, "sim", ["sim", inst, *sim_cert, "--json"], timeout, work))
     rows.append(run(file, "cnf", ["cnf", inst, str(work / "out.cnf"), "--json"], timeout, work))
-    rows.append(run(file, "play greedy", ["play", inst, "--agent", "greedy", "--json", "--seed", "0"], timeout, work))
+    rows.append(run(file, "play greedy", ["play", inst, "--agent", "greedy", "--json", "--seed", "0",
+                                         "--scoring-seconds", seconds], timeout, work))
     return rows
 
 
