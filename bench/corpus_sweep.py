@@ -2,13 +2,14 @@
 
     python bench/corpus_sweep.py CORPUS [--seed N] [--timeout S] [--jobs N] [--only hoa|aiger|peer] [--limit N]
 
-For each HOA file: `hoa check`, `hoa print`, `hoa mealy`; for each file that is an input-complete, output-deterministic
-controller, and each AIGER circuit, a made-up task (a base trace short or long, an effect on a real output or its
-negation, t* somewhere, hard or normal mode, for circuits an `--edit` choice; all drawn from the seed) is imported
-and the instance goes through `enumerate --count` (every backend that answers, which must agree exactly),
-`enumerate --count --unbounded`, `oracle`, `verify --best-match --subset-min` with the oracle's certificate, the empty
-one and a random one, `sim`, `cnf` and `play --agent greedy`. The peer's bundle and runs go through `import peer` and
-`import runs`. Every command runs under its `--seconds` cap where it has one and under an outer timeout.
+For each HOA file: `hoa check`, `hoa print`, `hoa mealy`; for each file that is an input-complete controller (a game
+arena, not output-deterministic, read with `--resolve first-edge`) and each AIGER circuit, a made-up task (a base
+trace short or long, an effect on a real output or its negation, t* somewhere, hard or normal mode, for circuits an
+`--edit` choice; all drawn from the seed) is imported and the instance goes through `enumerate --count` (every
+backend that answers, which must agree exactly), `enumerate --count --unbounded`, `oracle`, `verify --best-match
+--subset-min` with the oracle's certificate, the empty one and a random one, `sim`, `cnf` and `play --agent greedy`.
+The peer's bundle and runs go through `import peer` and `import runs`. Every command runs under its `--seconds` cap
+where it has one and under an outer timeout.
 
 It prints one row per command (file, command, exit code, seconds, first stderr line) and then the findings: a
 traceback, exit 70, a death by signal, a command past its outer timeout, more than one stderr line on exit 2, a
@@ -216,14 +217,19 @@ def hoa_file(corpus: Path, entry: dict, seed: int, timeout: float) -> list[Row]:
             mealy_args += ["--outputs", aps[-1]]
         rows.append(run(rel, "hoa-mealy", mealy_args, timeout, work))
         mealy = rows[-1]
-        if mealy.rc != 0:
+        if mealy.rc not in (0, 1):
             return rows
         view = json.loads(mealy.stdout.splitlines()[-1])
+        # A game arena (input-complete, not output-deterministic) is read with the first-edge rule (--resolve).
+        if mealy.rc == 1 and not (view["input_complete"] and view["output_deterministic"] is False):
+            return rows
         if not view["inputs"] or not view["outputs"]:
             return rows
         task = make_task(rng, view["inputs"], view["outputs"])
         if not controllable:
             task += ["--outputs", ",".join(view["outputs"])]
+        if mealy.rc == 1:
+            task += ["--resolve", "first-edge"]
         imp, task = import_task(rel, ["import", "hoa", path], task, timeout, work)
         rows.append(imp)
         if imp.rc == 0:
