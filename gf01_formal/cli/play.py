@@ -16,6 +16,7 @@ import typer
 from gf01_formal.agents.base import Agent
 from gf01_formal.cli.common import (
     MAX_SECONDS,
+    SCORING_SECONDS,
     AgentNameOpt,
     AgentNetworkOpt,
     AgentOutputOpt,
@@ -30,7 +31,6 @@ from gf01_formal.cli.common import (
     rows,
     with_lazy_instance_options,
 )
-from gf01_formal.runs.scoring_limit import SCORING_SECONDS
 from hoa.errors import Gf01Error, quote
 
 if TYPE_CHECKING:
