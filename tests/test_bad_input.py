@@ -432,8 +432,9 @@ CASES: list[Case] = [
         *{"evaluate": ["evaluate", ws.instance, "--agent", "random", "-o", str(ws.out / "r.jsonl")],
           "campaign": ["campaign", ws.instance, "--agents", "random", "-o", str(ws.out / "c")],
           "validate": ["validate", ws.runs],
-          "serve": ["serve", "--bundle", ws.instance]}[c], "--scoring-seconds", b], "--scoring-seconds")
-      for cmd in ("evaluate", "campaign", "validate", "serve") for bad in ("0", "lots")),
+          "serve": ["serve", "--bundle", ws.instance],
+          "play": ["play", ws.instance, "--agent", "random"]}[c], "--scoring-seconds", b], "--scoring-seconds")
+      for cmd in ("evaluate", "campaign", "validate", "serve", "play") for bad in ("0", "lots")),
     *_file_rows("report", "--private-results", lambda ws, f: ["report", ws.runs, "--private-results", f, "-o",
                                                               str(ws.out / "r.json")]),
     _option("campaign", "provisional --caps", lambda ws: ["campaign", ws.instance, "--agents", "random", "--caps",

@@ -16,6 +16,7 @@ import typer
 from gf01_formal.agents.base import Agent
 from gf01_formal.cli.common import (
     MAX_SECONDS,
+    SCORING_SECONDS,
     AgentNameOpt,
     AgentNetworkOpt,
     AgentOutputOpt,
@@ -36,6 +37,9 @@ if TYPE_CHECKING:
     # The protocol's pydantic models (14 ms to import) are not needed to register this command next to the others.
     from gf01_formal.play.protocol import Action, End, GoalPanel, Observation, Start
     from gf01_formal.runs.record import RunRecord
+
+#: How :func:`gf01_formal.runs.scoring_limit.reason` opens the error of a run whose scoring passed its limits.
+SCORING_LIMIT_PREFIX = "scoring passed its limits"
 
 HELP = """At each step, type the edits for this step and press Enter:
   r0=1 r2=0     set input r0 to 1 and r2 to 0 (inputs you do not name keep their hidden value)
@@ -70,6 +74,11 @@ def play_cmd(
     track: Annotated[Literal["EVAL-CB", "EVAL-TA", "EVAL-OC"] | None, typer.Option(
         "--track", help="The track of --agent-cmd (EVAL-TA: it may call local-planner-v1, EVAL-OC: "
         "oracle-exact-search-v1; docs/agent-protocol.md); a built-in agent plays on its own.")] = None,
+    scoring_seconds: Annotated[
+        float, typer.Option("--scoring-seconds", metavar="S", min=0.001, max=MAX_SECONDS,
+                            help="Time limit of scoring the episode (wall seconds, its exact queries together: gold "
+                            "set, best match); past it the answer is unknown (exit 3).")
+    ] = SCORING_SECONDS,
     json_out: JsonOpt = False,
     instance_id: IdOpt = None,
     make_options: Any = None,
@@ -116,8 +125,15 @@ def play_cmd(
         def build(s: AgentSpec, access: Any) -> Any:
             return Watched(agents.build(s, access), out)
 
-    outcome = play_run(inst, problem, spec, seed=seed, scorer=Scorer(problem), build=build)
+    outcome = play_run(inst, problem, spec, seed=seed, scorer=Scorer(problem), build=build,
+                       scoring_seconds=scoring_seconds)
     record = outcome.record
+    if record.status == "harness_error" and (record.error or "").startswith(SCORING_LIMIT_PREFIX):
+        # Exact scoring of a large gold set can outlast any wait (a SYNTCOMP circuit's M(I)): unknown, as every
+        # query past its limit answers, not an internal error.
+        emit({"unknown": {"query": "score", "reason": record.error}}, json_out,
+             lambda _: [f"unknown ({record.error})"])
+        raise typer.Exit(3)
     if record.status == "harness_error":
         raise RuntimeError(record.error)
     emit(record.to_json(), json_out, lambda _: _result_lines(record))

@@ -204,6 +204,13 @@ def task_problem(task: Task, *, view: MealyView | CircuitView | None = None, eff
     if not 1 <= budget_t <= T:
         raise Gf01Error(f"B_T = {budget_t} is outside [1, {T}]", field="budget_t")
     max_atoms = T * system.num_inputs
+    if system.num_inputs == 0:
+        # Every budget check below would fail with an empty range ([1, 0]); say why instead (a SYNTCOMP-style
+        # controller whose every AP is controllable, such as Spot's ltlsynt outputs for specifications without
+        # environment inputs).
+        raise Gf01Error("the system has no inputs (AP_in is empty): a certificate could edit nothing, so it makes "
+                        "no instance; an HOA file's --outputs (or controllable-AP) must leave an input, a circuit's "
+                        "--edit must name one", field="system")
     if not 1 <= budget_a <= max_atoms:
         raise Gf01Error(f"B_A = {budget_a} is outside [1, {max_atoms}] (T x |AP_in|)", field="budget_a")
     oracle_eff_a = task.oracle_eff_a

@@ -30,13 +30,31 @@ def _code(k: int) -> str:
     return out
 
 
+def _unique(names: list[str]) -> list[str]:
+    """``names`` with each repeat suffixed ``_2``, ``_3`` ...: two signals that read the same once cleaned (``x y`` and
+    ``x_y``, an output called ``effect``) stay two wires a viewer tells apart."""
+    seen: set[str] = set()
+    out: list[str] = []
+    for name in names:
+        k, unique = 1, name
+        while unique in seen:
+            k += 1
+            unique = f"{name}_{k}"
+        seen.add(unique)
+        out.append(unique)
+    return out
+
+
 def vcd(sim: Simulation) -> str:
     """The VCD text of both runs of ``sim`` (module docstring)."""
     system = sim.problem.system
     wires: list[tuple[str, str, str]] = []  # (scope, name, code)
+    # The effect wire claims its name first (the module docstring's promise); the signals follow in order.
+    effect, *signals = _unique(["effect", *(_NAME.sub("_", name) for name in (*system.inputs, *system.outputs))])
+    names = [*signals, effect]
     for scope in ("base", "edited"):
-        for name in (*system.inputs, *system.outputs, "effect"):
-            wires.append((scope, _NAME.sub("_", name), _code(len(wires))))
+        for name in names:
+            wires.append((scope, name, _code(len(wires))))
     step_code = _code(len(wires))
     lines = ["$version gf01-formal $end", "$timescale 1ns $end", "$scope module gf01 $end",
              f"$var wire 1 {step_code} effect_step $end"]
