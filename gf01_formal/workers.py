@@ -32,6 +32,8 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from multiprocessing.connection import wait as wait_ready
 from typing import Any
 
+from gf01_formal.blas import load_numpy_single_threaded
+
 #: How often a worker checks that its parent is alive (seconds), where the kernel cannot do it for it.
 WATCH_SECONDS = 0.5
 #: Seconds :func:`kill` gives its workers, after SIGTERM, to end the program groups they hold before SIGKILL.
@@ -45,29 +47,13 @@ REAP_SECONDS = 0.5
 def _init_worker(parent: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # kill() stops a worker by SIGTERM: not ignored, even if inherited
-    _load_numpy_single_threaded()
+    # Every task a worker runs imports the solvers: numpy first, with one OpenBLAS thread (gf01_formal.blas). This
+    # module imports no numpy itself, so the worker's unpickling of this initializer does not load it first.
+    load_numpy_single_threaded()
     from solvers.limits import die_with_parent  # the solver layer, numpy behind it: loaded by now
 
     die_with_parent(parent)
     threading.Thread(target=_watch, args=(parent,), daemon=True, name="gf01-parent-watch").start()
-
-
-def _load_numpy_single_threaded() -> None:
-    """Load numpy in a worker with one OpenBLAS thread unless the user chose a number, as the console script does
-    for its own process (``gf01_formal.cli._single_threaded_blas``): every task a worker runs imports the solvers,
-    and OpenBLAS's idle threads spin after the import, about 0.03 s of CPU a worker (docs/performance.md, Test suite,
-    eighth pass). The variable is taken out again, so the programs a worker starts (an agent under evaluation) get
-    the environment they were given. This module imports no numpy itself, so the worker's unpickling of this
-    initializer does not load it first."""
-    import sys
-
-    if "OPENBLAS_NUM_THREADS" in os.environ or "numpy" in sys.modules:
-        return
-    os.environ["OPENBLAS_NUM_THREADS"] = "1"
-    try:
-        import numpy  # noqa: F401 - every task imports it; here, under the setting
-    finally:
-        del os.environ["OPENBLAS_NUM_THREADS"]
 
 
 def _watch(parent: int) -> None:

@@ -216,18 +216,10 @@ def _process_age() -> float:
 
 
 def _single_threaded_blas() -> None:
-    """Load numpy with one OpenBLAS thread, unless the user chose a number. The toolkit's numpy work is integer and
-    bitwise, never BLAS, and OpenBLAS's worker threads spin for a while after the import whatever the program does:
-    about 90 ms of CPU on one small ``gf01 verify``, more than the query (docs/performance.md, Front door). The
-    variable is read when the library loads and taken out again at once, so the programs the toolkit starts (an
-    agent under evaluation) get the environment they were given."""
-    if "OPENBLAS_NUM_THREADS" in os.environ or "numpy" in sys.modules:
-        return
-    os.environ["OPENBLAS_NUM_THREADS"] = "1"
-    try:
-        import numpy  # noqa: F401 - every command imports it; here, under the setting
-    finally:
-        del os.environ["OPENBLAS_NUM_THREADS"]
+    """numpy with one OpenBLAS thread for this process (:func:`gf01_formal.blas.load_numpy_single_threaded`)."""
+    from gf01_formal.blas import load_numpy_single_threaded
+
+    load_numpy_single_threaded()
 
 
 def _reap_tracker() -> None:
