@@ -40,7 +40,11 @@ def tabulated(problem: Problem, query: str) -> Problem:
         table = _tabulate(view)
         view.memo["table"] = table
     if isinstance(table, Gf01Error):
-        raise Gf01Error(f"{query}: {table.message}")
+        # What answers instead depends on the query: the SAT and BDD backends count, list and best-match a circuit,
+        # but only the forward pass samples.
+        advice = ("no backend samples it (--sample): --count, or the listing with --backend sat or bdd, "
+                  "answers" if query == "sample" else "use the sat or bdd backend on this circuit")
+        raise Gf01Error(f"{query}: needs explicit states; {advice} ({table.message})")
     return dataclasses.replace(problem, system=table)
 
 
@@ -57,9 +61,8 @@ def _tabulate(view: CircuitView) -> MealyView | Gf01Error:
     """Breadth-first over the reachable latch valuations; each layer's states under all letters in one bit-parallel
     simulation (run r = state r // letters under letter r % letters)."""
     n, n_l = view.num_inputs, view.num_latches
-    why = "needs explicit states; use the sat or bdd backend on this circuit"
     if n > 16 or view.num_outputs > MAX_OUTPUTS:
-        return Gf01Error(f"{why} ({n} inputs and {view.num_outputs} outputs are too many to tabulate)")
+        return Gf01Error(f"{n} inputs and {view.num_outputs} outputs are too many to tabulate")
     letters = 1 << n
     letter_bits = ((np.arange(letters)[None, :] >> np.arange(n)[:, None]) & 1).astype(bool)  # [input, letter]
     weights = np.array([1 << j for j in range(view.num_outputs)], dtype=np.int64)
@@ -70,8 +73,8 @@ def _tabulate(view: CircuitView) -> MealyView | Gf01Error:
     frontier = [view.initial]
     while frontier:
         if len(states) * letters > MAX_CELLS:
-            return Gf01Error(f"{why} (more than {MAX_CELLS // letters} reachable latch states under "
-                             f"{letters} input valuations)")
+            return Gf01Error(f"more than {MAX_CELLS // letters} reachable latch states under "
+                             f"{letters} input valuations")
         runs = len(frontier) * letters
         qbits = np.array([[(q >> k) & 1 for q in frontier] for k in range(n_l)], dtype=bool).reshape(n_l, len(frontier))
         outs, after = view.simulate_words(pack_runs(np.tile(letter_bits, len(frontier)))[None],

@@ -130,16 +130,7 @@ def enumerate_cmd(
     names = problem.system.inputs
     which = "M(I)" if budget is None else f"M_B(I), B_T = {budget}"
     if sample is not None:
-        try:
-            drawn = api.sample(problem, budget, sample, seed, limits=deadline.limits())
-        except Gf01Error as ex:
-            if "needs explicit states" not in ex.message:
-                raise
-            # The circuit's own advice (sat or bdd) is refused for --sample just above: say what does work here.
-            why = ex.message[ex.message.find("("):] if "(" in ex.message else ""
-            raise Gf01Error(f"draws on the forward backend only, which needs this circuit's explicit states {why}; "
-                            f"no backend samples it: --count, or the listing without --sample (--backend sat or "
-                            f"bdd), answers", field="--sample") from None
+        drawn = api.sample(problem, budget, sample, seed, limits=deadline.limits())
         total = api.count(problem, budget, backend, limits=deadline.limits())
         record = {"certificates": [certificate_to_json(c, names) for c in drawn], "count": total,
                   "sample": sample, "seed": seed}
