@@ -38,9 +38,6 @@ if TYPE_CHECKING:
     from gf01_formal.play.protocol import Action, End, GoalPanel, Observation, Start
     from gf01_formal.runs.record import RunRecord
 
-#: How :func:`gf01_formal.runs.scoring_limit.reason` opens the error of a run whose scoring passed its limits.
-SCORING_LIMIT_PREFIX = "scoring passed its limits"
-
 HELP = """At each step, type the edits for this step and press Enter:
   r0=1 r2=0     set input r0 to 1 and r2 to 0 (inputs you do not name keep their hidden value)
   (empty)       no edit at this step
@@ -128,7 +125,9 @@ def play_cmd(
     outcome = play_run(inst, problem, spec, seed=seed, scorer=Scorer(problem), build=build,
                        scoring_seconds=scoring_seconds)
     record = outcome.record
-    if record.status == "harness_error" and (record.error or "").startswith(SCORING_LIMIT_PREFIX):
+    from gf01_formal.runs.scoring_limit import passed_limits
+
+    if record.status == "harness_error" and passed_limits(record.error):
         # Exact scoring of a large gold set can outlast any wait (a SYNTCOMP circuit's M(I)): unknown, as every
         # query past its limit answers, not an internal error.
         emit({"unknown": {"query": "score", "reason": record.error}}, json_out,

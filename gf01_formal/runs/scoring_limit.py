@@ -90,7 +90,20 @@ def score_within(scorer: Scorer, certificate: Sequence[Atom] | ParsedCertificate
     return scorer.score(certificate)
 
 
+#: How :func:`reason` opens the error of a run whose scoring passed its limits (:func:`passed_limits` reads it).
+PASSED = "scoring passed its limits"
+
+
 def reason(ex: Unknown, *, seconds: float, memory: float | None = None) -> str:
     """The one-line ``error`` of a run whose scoring passed its limits: which limit, the query, what it spent."""
     held = f"--scoring-seconds {seconds:g}" + ("" if memory is None else f", --memory {memory:g}")
-    return f"scoring passed its limits ({held}): {ex}; not the agent's fault: a rerun plays it again"
+    return f"{PASSED} ({held}): {ex}; not the agent's fault: a rerun plays it again"
+
+
+def passed_limits(error: str | None) -> bool:
+    """Whether a ``harness_error`` record's ``error`` is :func:`reason`'s: its scoring passed its limits.
+
+    >>> passed_limits("scoring passed its limits (--scoring-seconds 1): ..."), passed_limits("worker died")
+    (True, False)
+    """
+    return (error or "").startswith(PASSED)
