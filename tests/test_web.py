@@ -616,3 +616,28 @@ def test_pilot_reset_lets_a_test_participant_start_again(bundle: Path, ids: list
         # a participant who played nothing yet, and one reset: both play to the end and get a record
         play(client, fresh, 0, commit=True)
     assert [json.loads(x)["agent_meta"]["participant_id"] for x in runs.read_text().splitlines()] == ["P-REAL"]
+
+
+def test_a_pilots_result_carries_nothing_measured_against_the_withheld_gold(bundle: Path, ids: list[str],
+                                                                            tmp_path: Path) -> None:
+    """Red-team round 9: before a participant finished the study, the end screen's JSON held the AP/TS precision,
+    recall and F1 of their certificate against the best match it withholds. One edit played alone told whether
+    that edit lies in some valid certificate (AP precision 1 or 0) and the size of the smallest such (its recall),
+    though the pilot's page shows none of these: the answers a withheld gold would give, one edit at a time."""
+    arbiter = load_set(ARBITER).instances[0]
+    (t, name, value), *_ = arbiter.certification.oracle_certificate  # type: ignore[union-attr]
+    runs = tmp_path / "runs.jsonl"
+    pilot = write_pilot(tmp_path, [arbiter.instance_id, ids[0]])
+    with Server(["--bundle", str(bundle), "--runs-out", str(runs), "--pilot", str(pilot)]) as server, \
+            httpx.Client(base_url=server.url) as client:
+        token = client.post("/api/pilot", json={"participant_id": "P-9", "consent": True,
+                                                "sig": sig(pilot, "P-9")}).json()["token"]
+        for step in range(t + 1):
+            play(client, token, step, {name: value} if step == t else {}, commit=step == t)
+        result = client.get(f"/api/episodes/{token}").json()["result"]
+    assert result["certificate"] == [[t, name, value]] and "withheld" in result
+    # what the pilot's end screen shows (play.js) is all there is: no figure measured against the gold
+    shown = {"status", "error", "run_id", "certificate", "suff", "min1", "valid", "goal", "eff_t", "eff_a",
+             "score_c", "kappa", "gold_set", "within_budget", "refusals", "recorded", "withheld"}
+    leaked = {k: v for k, v in result.items() if k not in shown and v is not None}
+    assert not leaked, leaked

@@ -52,7 +52,7 @@ from gf01_formal.runs.scoring_limit import SERVE_SCORING_SECONDS, reason, run_li
 from gf01_formal.runs.store import RunsFile, cut_torn_tail, latest, read_lines
 from gf01_formal.scoring.certificates import GoldSet, certificate_to_json
 from gf01_formal.scoring.scores import Scorer
-from gf01_formal.scoring.values import SCORE_FIELDS, Scores
+from gf01_formal.scoring.values import PRF_FIELDS, SCORE_FIELDS, Scores
 from gf01_formal.web.pilot import ID_PATTERN, Pilot, completion_code, is_issued, load_key, load_pilot
 from hoa.errors import Gf01Error, quote
 from solvers.limits import Unknown
@@ -69,6 +69,9 @@ MAX_RESPONSE_MS = 86_400_000.0
 FREE_EPISODES_PER_CLIENT = 200
 #: What the page shows of a record.
 RECORD_FIELDS = ("status", "error", "run_id", "certificate", *SCORE_FIELDS, "refusals")
+#: What a pilot's end screen withholds until the participant has finished every instance: the best-match gold, the
+#: oracle's optimum and the figures measured against the gold (its page shows none of them; docs/browser.md).
+WITHHELD = ("best_match_gold", "oracle", *PRF_FIELDS)
 
 
 class RequestError(Exception):
@@ -558,8 +561,9 @@ class Games:
         out = {k: getattr(rec, k) for k in RECORD_FIELDS}
         out["recorded"] = self.runs is not None
         if game.pilot_id is not None and not self._pilot_complete(game):
-            out["best_match_gold"] = None
-            out["oracle"] = None
+            # Not only the gold: every figure measured against it (one edit played alone, its AP precision told
+            # whether it lies in a valid certificate, its recall that certificate's size; red-team round 9).
+            out.update(dict.fromkeys(WITHHELD, None))
             out["withheld"] = "the answers are shown when you have finished every episode of the study"
             return out
         with game.served.lock:
