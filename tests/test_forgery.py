@@ -10,6 +10,7 @@ the real ones."""
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import shutil
 from collections.abc import Callable
@@ -301,7 +302,7 @@ def test_random_steps_replaced_by_the_oracles_and_rescored(signed: tuple[Path, P
     k = first(rows, "random")
     oracle = next(r for r in rows if r["agent_name"] == "oracle" and r["instance_id"] == rows[k]["instance_id"])
     keep = {"run_id", "agent_name", "agent_spec", "agent_hash", "agent_access", "eval_track", "tool_allowlist_id",
-            "tool_log_hash", "seed", "timing", "signature", "sandbox", "agent_meta", "usage"}
+            "tool_log_hash", "seed", "timing", "signature", "previous_signature", "sandbox", "agent_meta", "usage"}
     rows[k].update({f: v for f, v in oracle.items() if f not in keep})
     assert rows[k]["score_c"] == 1
     assert official_faults(rows, k, bundle, runs, tmp_path / "a") == set()
@@ -443,3 +444,63 @@ def test_report_official_refuses_a_free_play_run_as_validate_does(reported: dict
     capsys.readouterr()
     assert official_report(reported, forged, tmp_path / "r.json") == 2
     assert "free play is never official" in capsys.readouterr().err
+
+
+#: A program whose every play is its own (os.urandom): two evaluations of it give two signed records per run id.
+COIN = '''
+import json, os, sys
+inputs = []
+for line in sys.stdin:
+    m = json.loads(line)
+    if m["type"] == "start":
+        inputs, t = m["goal"]["inputs"], 0
+    elif m["type"] == "observation":
+        if m["done"]:
+            continue
+        t = m["t"] + 1
+    else:
+        break
+    b = os.urandom(1)[0]
+    print(json.dumps({"t": t, "set": {inputs[b % len(inputs)]: (b >> 4) & 1} if b & 8 else {}}), flush=True)
+'''
+
+
+def test_the_best_of_two_signed_evaluations_spliced_into_one_runs_file(tmp_path: Path,
+                                                                       generated_bundle: Callable[..., Path]) -> None:
+    """Red-team round 9: the same program evaluated twice, signed, in two runs files (the same run ids, each
+    record signed); keeping each run's better record in one file passed ``validate --official --key``, every
+    signature intact. Each signed record now names the signature of the record before it in its file
+    (``previous_signature``)."""
+    from gf01_formal.agents.sandbox import bwrap_problem
+
+    if bwrap_problem() is not None:
+        pytest.skip(f"no bubblewrap sandbox: {bwrap_problem()}")
+    tmp_path.chmod(0o755)
+    agent = tmp_path / "coin.py"
+    agent.write_text(COIN)
+    agent.chmod(0o644)
+    bundle = generated_bundle(11, 3)
+    assert main(["key", "new", "--kind", "signing", "-o", str(tmp_path / "evaluator.key")]) == 0
+    files = []
+    for name in ("a", "b"):
+        runs = tmp_path / name / "runs.jsonl"
+        runs.parent.mkdir(mode=0o755)
+        assert main(["evaluate", str(bundle), "--agent-cmd", f"python3 {agent}", "-o", str(runs), "--sign-key",
+                     str(tmp_path / "evaluator.key"), "--jobs", "1"]) == 0
+        assert check_runs([runs], bundle=str(bundle), official=True, key=tmp_path / "evaluator.key.pub"
+                          ).violations == []
+        files.append(rows_of(runs))
+    a, b = files
+    assert [r["run_id"] for r in a] == [r["run_id"] for r in b] and a != b
+    assert a[0]["previous_signature"] == "" and all(r["previous_signature"] == p["signature"]["sig"]
+                                                    for p, r in itertools.pairwise(a))
+    # best of two, by the report's key: the first record from one file, the rest from the other
+    spliced = [a[0], *b[1:]]
+    best, again = tmp_path / "best.jsonl", tmp_path / "again.jsonl"
+    best.write_text("".join(json.dumps(r) + "\n" for r in spliced))
+    found = check_runs([best], bundle=str(bundle), official=True, key=tmp_path / "evaluator.key.pub").violations
+    assert {(v.line, v.field) for v in found} == {(2, "previous_signature")}, found
+    # the chain is over the signatures, not the lines' bytes: the same records written again as plain JSON pass
+    again.write_text("".join(json.dumps(r, indent=1).replace("\n", "") + "\n" for r in a))
+    assert check_runs([again], bundle=str(bundle), official=True, key=tmp_path / "evaluator.key.pub"
+                      ).violations == []

@@ -143,7 +143,7 @@ class EvalServer:
         self.commitments = Commitments(manifest_sha256=sha256_hex(man_data), key_commitment=man.key_commitment,
                                        private_bundle_commitment=man.private_bundle_commitment)
         self.tokens = TokenStore(tokens)
-        self.runs = RunsFile(runs_out)
+        self.runs = RunsFile(runs_out, signer=signer)  # it chains each record to the line before it and signs it
         self.runs_path = Path(runs_out)
         self.records: dict[str, dict[str, Any]] = {rid: rec for rid, rec in latest(runs_out).items()
                                                    if rec.get("status") in FINAL_STATUSES}
@@ -343,14 +343,11 @@ class EvalServer:
             live.finish()
 
     def _record(self, live: LiveEpisode, served: Served, spec: AgentSpec, outcome: RunOutcome) -> None:
-        from gf01_formal.runs.signing import sign
-
-        record = sign(outcome.record, self.signer)
         with self._lock:
-            if record.run_id in self.records:  # recorded by an episode that finished first: kept once
-                live.extra = {"receipt": self._receipt_of(record.run_id)}
+            if outcome.record.run_id in self.records:  # recorded by an episode that finished first: kept once
+                live.extra = {"receipt": self._receipt_of(outcome.record.run_id)}
                 return
-            self.runs.append(RunOutcome(record, outcome.side_files))
+            record = self.runs.append(outcome)  # signed there, chained to the line before it
             if record.status not in FINAL_STATUSES:
                 live.extra = {"error": f"the run was not scored ({record.status}: {record.error}); open it again"}
                 return

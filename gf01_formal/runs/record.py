@@ -170,6 +170,11 @@ class RunRecord(RunBase, _ScoreColumns, Diagnostic):  # type: ignore[misc,valid-
         description="how an external agent was isolated from the harness: bwrap (own PID, mount and network "
         "namespaces), none (stated with --sandbox none: never official); absent for agents without a program")
     tool_log_hash: str = Field(description="sha256 of the tool log (side file tool-logs/<hash>.jsonl); '' for none")
+    previous_signature: str | None = Field(
+        default=None, exclude_if=lambda v: v is None,
+        description="the signature (sig, hex) of the record before this one in its runs file; '' for the file's "
+        "first record (or one after an unsigned record); set by a signing harness, so the signature binds the "
+        "record to its place: a record moved from one runs file into another breaks the chain (runs/signing.py)")
     signature: RecordSignature | None = Field(
         default=None, exclude_if=lambda v: v is None,
         description="the evaluator's Ed25519 signature of the record (its canonical JSON without this field); "

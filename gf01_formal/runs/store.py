@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gf01_formal.artifacts import canonical_json, lock_exclusive, write_text_atomic
-from gf01_formal.runs.record import FINAL_STATUSES, RUN_SCHEMA, RUN_SCHEMA_V1, RunOutcome
+from gf01_formal.runs.record import FINAL_STATUSES, RUN_SCHEMA, RUN_SCHEMA_V1, RunOutcome, RunRecord
 from hoa.errors import Gf01Error, quote
 from hoa.files import iter_lines
 
@@ -57,6 +57,8 @@ class RunsFile:
             self.close()
             raise
         self._sweep()
+        #: The signature of the file's last record (what the next signed record chains to; runs/signing.py).
+        self.previous = chain_link(records[-1] if records and not self.device else None)
         last = {r["run_id"]: r for r in records if isinstance(r.get("run_id"), str)}
         self._final = {rid for rid, rec in last.items() if rec.get("status") in FINAL_STATUSES}
         self._gold_sets = {rec.get("gold_set") for rec in last.values() if rec.get("status") in FINAL_STATUSES}
@@ -98,8 +100,9 @@ class RunsFile:
         """The run ids with a final record."""
         return set(self._final)
 
-    def append(self, outcome: RunOutcome) -> None:
-        """Write the outcome's side files, then append its record as one line (flushed and fsync'd)."""
+    def append(self, outcome: RunOutcome) -> RunRecord:
+        """Write the outcome's side files, then append its record as one line (flushed and fsync'd); returns the
+        record as written (with a signer: chained to the line before it, and signed)."""
         for rel, text in sorted(outcome.side_files.items()):
             target = self.side_dir / rel
             if not self.device and not target.exists():
@@ -108,7 +111,7 @@ class RunsFile:
         if self.signer is not None:
             from gf01_formal.runs.signing import sign
 
-            record = sign(record, self.signer)
+            record = sign(record.model_copy(update={"previous_signature": self.previous}), self.signer)
         line = canonical_json(record.to_json()) + "\n"
         try:
             with self.path.open("a", encoding="utf-8") as fh:
@@ -118,8 +121,17 @@ class RunsFile:
                     os.fsync(fh.fileno())
         except OSError as ex:
             raise Gf01Error(f"cannot write: {ex.strerror or ex}", file=str(self.path)) from None
+        self.previous = chain_link(record.to_json())
         if outcome.record.status in FINAL_STATUSES:
             self._final.add(outcome.record.run_id)
+        return record
+
+
+def chain_link(obj: dict[str, Any] | None) -> str:
+    """What the record after ``obj`` names as its ``previous_signature``: ``obj``'s signature (hex), '' for no
+    record or an unsigned one. A signature is unique to its record, and checked on it (runs/signing.py)."""
+    sig = obj.get("signature") if obj is not None else None
+    return str(sig.get("sig", "")) if isinstance(sig, dict) else ""
 
 
 def check_runs_file(path: str | os.PathLike[str]) -> list[dict[str, Any]]:

@@ -47,7 +47,7 @@ from gf01_formal.instances.model import Instance
 from gf01_formal.runs.record import FINAL_STATUSES, HARNESS_VERSION, RunRecord, run_id, upgrade_record
 from gf01_formal.runs.replay import log_faults
 from gf01_formal.runs.scoring_limit import SCORING_SECONDS
-from gf01_formal.runs.store import read_records
+from gf01_formal.runs.store import chain_link, read_records
 from gf01_formal.scoring.values import SCORE_FIELDS
 from hoa.errors import Gf01Error, quote
 from solvers.limits import Limits
@@ -161,9 +161,15 @@ def check_runs(paths: Sequence[str | os.PathLike[str]], *, bundle: str | None = 
     for path in paths:
         name = quote(os.fspath(path), 200, bare=True)
         last: dict[str, tuple[int, dict[str, Any]]] = {}
+        chain = _chain(path, verifier.fingerprint) if verifier is not None else {}
         for number, obj in read_records(path):
             rid = obj.get("run_id")
             key = rid if isinstance(rid, str) else f"#line {number}"
+            if verifier is not None and chain.get(number) is not None \
+                    and obj.get("previous_signature") != chain[number]:
+                # Signed records chain to the line before them: one moved between runs files (the best of several
+                # signed runs of one agent and instance kept) no longer follows its signed predecessor.
+                out.violations.append(Violation(name, number, key, "previous_signature", _chain_fault(obj)))
             if key in last and last[key][1].get("status") in FINAL_STATUSES:
                 out.violations.append(Violation(name, number, key, "run_id", f"a second record of a finished run "
                                                 f"(line {last[key][0]} already holds it)"))
@@ -175,6 +181,28 @@ def check_runs(paths: Sequence[str | os.PathLike[str]], *, bundle: str | None = 
                 out.violations.append(Violation(name, number, key, fld, msg))
             out.notes.extend(Violation(name, number, key, fld, msg) for fld, msg in notes)
     return out
+
+
+def _chain(path: str | os.PathLike[str], key: str) -> dict[int, str | None]:
+    """Per line number of a runs file, the signature of the record before it (runs/store.py, ``chain_link``; '' for
+    the first): what a signed record there must name as its ``previous_signature``. None after a record that is
+    unsigned or signed by a key other than ``key``: that record is a violation of its own under ``--key``, and the
+    record after it is not faulted twice for it."""
+    out: dict[int, str | None] = {}
+    previous: str | None = ""
+    for number, obj in read_records(path):
+        out[number] = previous
+        stamp = obj.get("signature")
+        previous = chain_link(obj) if isinstance(stamp, dict) and stamp.get("key") == key else None
+    return out
+
+
+def _chain_fault(obj: dict[str, Any]) -> str:
+    if "previous_signature" not in obj:
+        return "the record is not chained to the record before it (a signing harness of this toolkit chains every " \
+               "record): it cannot be told from a record moved here from another runs file"
+    return "does not name the record before it in this file (nor the start of the file): the record was moved " \
+           "from another runs file, or records were removed, reordered or inserted before it"
 
 
 def _check(obj: dict[str, Any], side: Path, ctx: _Context,
