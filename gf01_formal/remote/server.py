@@ -169,7 +169,7 @@ def serve(server: EvalServer, *, host: str, port: int, body_timeout: float = 30.
     import uvicorn
 
     from gf01_formal.web.app import LOOPBACK_NAMES
-    from gf01_formal.web.server import GRACE_SECONDS, bind, is_loopback, url_of
+    from gf01_formal.web.server import GRACE_SECONDS, bind, http_protocol, is_loopback, url_of
 
     sock = bind(host, port)
     loopback = is_loopback(host)
@@ -182,7 +182,7 @@ def serve(server: EvalServer, *, host: str, port: int, body_timeout: float = 30.
               "cross the network in the clear", file=sys.stderr, flush=True)
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", server_header=False,
                             timeout_graceful_shutdown=GRACE_SECONDS, proxy_headers=proxy is not None,
-                            forwarded_allow_ips=proxy)
+                            forwarded_allow_ips=proxy, http=http_protocol(body_timeout))
     try:
         uvicorn.Server(config).run(sockets=[sock])
     finally:

@@ -28,6 +28,46 @@ from hoa.errors import Gf01Error, quote
 GRACE_SECONDS = 1
 
 
+def http_protocol(head_seconds: float) -> type:
+    """uvicorn's h11 HTTP protocol, closing a connection that waits longer than ``head_seconds`` for a request's
+    head (a new connection, or one kept alive after a response). uvicorn kept such a connection open for ever
+    (ninth red-team round: 3,000 idle ones, some with half a request's headers), so one client could hold them up
+    to the open-file limit; a request whose head has arrived is never cut here (its body has the app's timeout)."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class HeadTimeout(H11Protocol):
+        _head_timer: object = None
+
+        def connection_made(self, transport) -> None:  # type: ignore[no-untyped-def]
+            super().connection_made(transport)
+            self._arm()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self.transport.is_closing():
+                self._arm()  # waiting for the next request's head
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+        def _arm(self) -> None:
+            self._disarm()
+            self._head_timer = self.loop.call_later(head_seconds, self._expire)
+
+        def _disarm(self) -> None:
+            if self._head_timer is not None:
+                self._head_timer.cancel()  # type: ignore[attr-defined]
+                self._head_timer = None
+
+        def _expire(self) -> None:
+            self._head_timer = None
+            if (self.cycle is None or self.cycle.response_complete) and not self.transport.is_closing():
+                self.transport.close()  # no request in progress: none was begun since the timer was armed
+
+    return HeadTimeout
+
+
 def is_loopback(host: str) -> bool:
     """Whether ``host`` names this machine only (127.0.0.0/8, ::1 or localhost)."""
     if host.lower() == "localhost":
@@ -112,5 +152,5 @@ def serve(bundle: str | os.PathLike[str], *, host: str = "127.0.0.1", port: int 
         print(f"clients are named by the X-Forwarded-For header of the proxy at {proxy}")
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", server_header=False,
                             timeout_graceful_shutdown=GRACE_SECONDS, proxy_headers=proxy is not None,
-                            forwarded_allow_ips=proxy)
+                            forwarded_allow_ips=proxy, http=http_protocol(body_timeout))
     uvicorn.Server(config).run(sockets=[sock])
