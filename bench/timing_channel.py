@@ -127,16 +127,73 @@ def auc(pos: list[float], neg: list[float]) -> tuple[float, float]:
     return u / (n1 * n0), se
 
 
+def browser(bundle: Path, work: Path, seed: int, episodes: int) -> None:
+    """The browser's API: a real ``gf01 serve`` in free play, recording (each step journaled and fsync'd); the time
+    of each ``POST /api/episodes/{token}/steps`` as its client sees it, for a random atom that sets the value the
+    base trace already has (``noop``) or flips it. Every step but an episode's last (which also scores) counts."""
+    import re
+
+    import httpx
+
+    insts = load_bundle(bundle).instances
+    proc = subprocess.Popen([sys.executable, "-m", "gf01_formal", "serve", "--bundle", str(bundle), "--port", "0",
+                             "--runs-out", str(work / f"web-{seed}.jsonl")], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    found = re.search(r"http://\S+?/(?=\s|$)", proc.stdout.readline())
+    assert found is not None
+    rng = random.Random(seed)
+    samples: list[tuple[float, dict[str, bool]]] = []
+    try:
+        with httpx.Client(base_url=found.group(0)) as client:
+            for k in range(episodes):
+                inst = insts[k % len(insts)]
+                problem = instance_problem(inst)
+                names = problem.system.inputs
+                token = client.post("/api/episodes", json={"instance_id": inst.instance_id}).json()["token"]
+                for t in range(problem.horizon):
+                    name, value = rng.choice(names), rng.randint(0, 1)
+                    start = time.perf_counter_ns()
+                    r = client.post(f"/api/episodes/{token}/steps",
+                                    json={"action": {"t": t, "set": {name: value}, "commit": False}, "response_ms": 1})
+                    ns = time.perf_counter_ns() - start
+                    assert r.status_code == 200, r.text
+                    if t < problem.horizon - 1:
+                        noop = (problem.trace[t] >> names.index(name)) & 1 == value
+                        samples.append((ns / 1000, {"noop": noop}))
+    finally:
+        proc.terminate()
+        proc.wait()
+    print(f"browser: {len(samples)} steps timed over {episodes} episodes, seed {seed}")
+    report(samples, ("noop",))
+
+
+def report(samples: list[tuple[float, dict[str, bool]]], labels: tuple[str, ...]) -> None:
+    for label in labels:
+        pos = [v for v, lab in samples if lab[label]]
+        neg = [v for v, lab in samples if not lab[label]]
+        if len(pos) < 2 or len(neg) < 2:
+            print(f"{label}: too few samples ({len(pos)} / {len(neg)})")
+            continue
+        a, se = auc(pos, neg)
+        print(f"{label:7s} yes n={len(pos):5d} median {statistics.median(pos):+8.1f} us | no n={len(neg):5d} "
+              f"median {statistics.median(neg):+8.1f} us | AUC {a:.3f} +- {se:.3f} ({(a - 0.5) / se:+.1f} se)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--instances", type=int, default=30)
     ap.add_argument("--variants", type=int, default=6)
     ap.add_argument("--seed", type=int, default=9)
+    ap.add_argument("--browser", type=int, default=0, metavar="EPISODES",
+                    help="time the browser's API instead, over this many free-play episodes (at most 200)")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="gf01-timing-"))
     work.chmod(0o755)
     bundle = work / "bundle.json"
     save_artifact(bundle, generate(args.seed, args.instances, GenConfig.model_validate(CFG)))
+    if args.browser:
+        browser(bundle, work, args.seed, args.browser)
+        return
     pkg = work / "pkg"
     pkg.mkdir(mode=0o755)
     (pkg / "agent.py").write_text(AGENT)
@@ -194,15 +251,7 @@ def main() -> None:
     print(f"{len(rows)} steps measured, {len(samples)} committed; {args.instances} instances x "
           f"{args.variants} runs, seed {args.seed}; wall {wall:.1f} s, CPU of the evaluation {cpu:.1f} s "
           f"(machine shared with other work)")
-    for label in ("noop", "oracle", "needed"):
-        pos = [v for v, lab in samples if lab[label]]
-        neg = [v for v, lab in samples if not lab[label]]
-        if len(pos) < 2 or len(neg) < 2:
-            print(f"{label}: too few samples ({len(pos)} / {len(neg)})")
-            continue
-        a, se = auc(pos, neg)
-        print(f"{label:7s} yes n={len(pos):5d} median {statistics.median(pos):+8.1f} us | no n={len(neg):5d} "
-              f"median {statistics.median(neg):+8.1f} us | AUC {a:.3f} +- {se:.3f} ({(a - 0.5) / se:+.1f} se)")
+    report(samples, ("noop", "oracle", "needed"))
 
 
 if __name__ == "__main__":
