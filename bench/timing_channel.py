@@ -19,6 +19,9 @@ For each label it prints the two classes' sizes, median relative latencies and t
 label (0.5: none; the Mann-Whitney U over n1 * n2, with its standard error under no difference). A leak is an AUC whose
 distance from 0.5 is many standard errors, repeatably. The machine is shared, so latencies are inflated and noisy; the
 figures go to docs/agent-protocol.md ("Timing").
+
+``--browser EPISODES``: the browser's API instead (:func:`browser`), label ``noop`` only (the others need the agent's
+certificate, which a random player's refused atoms make moot); figures in docs/browser.md ("Security").
 """
 
 from __future__ import annotations
