@@ -20,6 +20,8 @@ label (0.5: none; the Mann-Whitney U over n1 * n2, with its standard error under
 distance from 0.5 is many standard errors, repeatably. The machine is shared, so latencies are inflated and noisy; the
 figures go to docs/agent-protocol.md ("Timing").
 
+``--remote RUNS``: the remote server's lines instead (:func:`remote`), label ``noop`` only; figures in docs/remote.md.
+
 ``--browser EPISODES``: the browser's API instead (:func:`browser`), label ``noop`` only (the others need the agent's
 certificate, which a random player's refused atoms make moot); figures in docs/browser.md ("Security").
 """
@@ -170,6 +172,59 @@ def browser(bundle: Path, work: Path, seed: int, episodes: int) -> None:
     report(samples, ("noop",))
 
 
+def remote(seed: int, runs: int) -> None:
+    """The remote server (docs/remote.md): a sealed split and a real ``gf01 eval serve`` on loopback
+    (bench/remote.py's), the built-in ``random`` agent playing through the library's relay; each line's round trip
+    (send the action, receive the next observation) timed in the participant, labelled ``noop`` when the action's
+    every atom sets the value the private instance's base trace already has (an action without an atom is left
+    out). ``runs`` seeds, each playing every private instance once."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from remote import Server, make_split  # bench/remote.py
+
+    from gf01_formal.agents.base import AgentSpec
+    from gf01_formal.remote import client
+    from gf01_formal.remote.tokens import TokenStore
+
+    samples: list[tuple[float, dict[str, bool]]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        d = Path(tmp)
+        bundle, ids = make_split(d, 30)
+        token = TokenStore(d / "tokens.json").issue("timing", concurrent=4, episodes_per_day=10_000_000)
+        problems = {i.instance_id: instance_problem(i) for i in load_bundle(bundle).instances}
+        server = Server(d)
+        timed: list[tuple[str, float]] = []
+
+        class Timed(client.Connection):
+            def post(self, path, body):  # type: ignore[no-untyped-def]
+                start = time.perf_counter_ns()
+                try:
+                    return super().post(path, body)
+                finally:
+                    if "/lines" in path and isinstance(body, dict) and "line" in body:
+                        timed.append((body["line"], (time.perf_counter_ns() - start) / 1000))
+
+        try:
+            conn = Timed(server.url, token, retry_seconds=300)
+            for k in range(runs):
+                for iid in ids:
+                    timed.clear()
+                    client.play_remote_run(conn, AgentSpec("random", "EVAL-CB"), seed * 1000 + k, iid)
+                    problem = problems[iid]
+                    names = problem.system.inputs
+                    # one line a step (the random agent calls no tool); the last line's answer includes the scoring
+                    for t, (line, us) in enumerate(timed[:-1]):
+                        atoms = json.loads(line).get("set") or {}
+                        if not atoms:
+                            continue
+                        noop = all((problem.trace[t] >> names.index(a)) & 1 == v for a, v in atoms.items())
+                        samples.append((us, {"noop": noop}))
+            conn.close()
+        finally:
+            server.stop()
+    print(f"remote: {len(samples)} lines timed over {runs} x {len(ids)} runs, seed {seed}")
+    report(samples, ("noop",))
+
+
 def report(samples: list[tuple[float, dict[str, bool]]], labels: tuple[str, ...]) -> None:
     for label in labels:
         pos = [v for v, lab in samples if lab[label]]
@@ -189,7 +244,12 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=9)
     ap.add_argument("--browser", type=int, default=0, metavar="EPISODES",
                     help="time the browser's API instead, over this many free-play episodes (at most 200)")
+    ap.add_argument("--remote", type=int, default=0, metavar="RUNS",
+                    help="time the remote server's lines instead, over this many runs of each private instance")
     args = ap.parse_args()
+    if args.remote:
+        remote(args.seed, args.remote)
+        return
     work = Path(tempfile.mkdtemp(prefix="gf01-timing-"))
     work.chmod(0o755)
     bundle = work / "bundle.json"
