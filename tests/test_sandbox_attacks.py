@@ -6,6 +6,7 @@ oracle certificate stored there (a real ``gf01 evaluate`` scored it Score_C 1)."
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -177,3 +178,126 @@ def test_a_named_device_is_never_shown(tmp_path: Path) -> None:
     disks = [d for d in ("/dev/vda", "/dev/sda", "/dev/nvme0n1", "/dev/loop0") if os.path.exists(d)]
     binds = shown([sys.executable, str(pkg / "agent.py"), "/dev/null", *disks])
     assert str(pkg / "agent.py") in binds and not any(b.startswith("/dev/") for b in binds), binds
+
+
+#: Reports, as its first line, what it can reach beyond its pipes: its descriptors, a terminal to inject keystrokes
+#: into (TIOCSTI), /dev/shm, /sys, and an abstract unix socket the host listens on (named by its argument).
+REACH = '''
+import errno, fcntl, json, os, socket, sys, termios
+sys.stdin.readline()
+found = {"fds": {}, "tiocsti": [], "tty": None, "shm": None, "sys": os.path.exists("/sys"), "abstract": None}
+for fd in os.listdir("/proc/self/fd"):
+    try:
+        found["fds"][fd] = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        pass  # the descriptor listdir used, closed by now
+for fd in (0, 1, 2):
+    try:
+        fcntl.ioctl(fd, termios.TIOCSTI, b"x")
+        found["tiocsti"].append("injected")
+    except OSError as ex:
+        found["tiocsti"].append(errno.errorcode[ex.errno])
+try:
+    os.close(os.open("/dev/tty", os.O_RDWR))
+    found["tty"] = "opened"
+except OSError as ex:
+    found["tty"] = errno.errorcode[ex.errno]
+try:
+    open("/dev/shm/fill", "wb").write(b"x")
+    found["shm"] = "written"
+except OSError as ex:
+    found["shm"] = errno.errorcode[ex.errno]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+try:
+    s.connect("\\0" + sys.argv[1])
+    found["abstract"] = "connected"
+except OSError as ex:
+    found["abstract"] = errno.errorcode[ex.errno]
+print(json.dumps(found), flush=True)
+'''
+
+
+@needs_bwrap
+def test_nothing_beyond_the_pipes_is_reachable(tmp_path: Path) -> None:
+    """Red-team round 9, attacks that fail (the defence holds): the program's descriptors are its pipes only; no
+    terminal to inject keystrokes into (TIOCSTI: its own session, no controlling terminal); /dev/shm is not
+    writable (no disk to fill beyond the bounded /tmp); no /sys; the host's abstract unix sockets are in another
+    network namespace."""
+    import secrets
+    import socket
+
+    from gf01_formal.agents.subprocess_agent import SubprocessAgent
+    from gf01_formal.instances.sources import open_instance
+    from gf01_formal.play.protocol import Start
+    from gf01_formal.runs.recorder import EpisodeRecorder
+
+    tmp_path.chmod(0o755)
+    script = tmp_path / "reach.py"
+    script.write_text(REACH)
+    script.chmod(0o644)
+    name = f"gf01-red9-{secrets.token_hex(8)}"
+    host = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    host.bind("\0" + name)
+    host.listen(1)
+    instance, problem = open_instance(INSTANCE)
+    agent = SubprocessAgent([sys.executable, str(script), name], step_timeout=60.0, sandbox="bwrap")
+    try:
+        agent.start(Start(instance_id=instance.instance_id, goal=EpisodeRecorder(problem, instance.instance_id).start(),
+                          tools=None))
+        line = agent.next_line()
+    finally:
+        agent.close()
+        host.close()
+    assert line is not None
+    found = json.loads(line)
+    assert found["fds"] and all(target.startswith("pipe:") for target in found["fds"].values()), found
+    assert found["tiocsti"] == ["ENOTTY"] * 3 and found["tty"] == "ENXIO", found
+    assert found["shm"] == "EROFS" and found["sys"] is False and found["abstract"] == "ECONNREFUSED", found
+
+
+#: Fills /dev/shm as far as it can (64 MiB at most) and says how far it got.
+FILL_SHM = '''
+import os
+n = 0
+try:
+    with open("/dev/shm/fill", "wb") as fh:
+        for _ in range(64):
+            fh.write(b"x" * (1 << 20))
+            n += 1
+except OSError as ex:
+    print(n, ex.errno)
+else:
+    print(n, 0)
+'''
+
+
+@needs_bwrap
+@pytest.mark.skipif(os.geteuid() != 0 or not all(os.path.exists(p) for p in ("/usr/bin/setpriv", "/usr/bin/python3")),
+                    reason="needs root (to run the harness as an unprivileged user), setpriv and /usr/bin/python3")
+def test_an_unprivileged_harness_gives_no_writable_dev_shm() -> None:
+    """Red-team round 9: under a harness that is not root (bubblewrap in a user namespace), the program owned the
+    sandbox's /dev, a tmpfs of half the machine's memory, and wrote to /dev/shm without bound (192 MiB and on, past
+    the 256 MiB /tmp limit and outside it). /dev is now mounted read-only (its devices still work)."""
+    import shutil
+    import tempfile
+
+    work = Path(tempfile.mkdtemp(prefix="gf01-shm-"))  # under /tmp, not the test's own (root-only) directory
+    try:
+        work.chmod(0o755)
+        probe = work / "fill.py"
+        probe.write_text(FILL_SHM)
+        probe.chmod(0o644)
+        harness = ("import subprocess, sys\n"
+                   "from gf01_formal.agents.sandbox import environment, wrap\n"
+                   f"p = subprocess.run(wrap(['/usr/bin/python3', {str(probe)!r}]), env=environment(False), "
+                   "stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)\n"
+                   "print(p.stdout.strip() or p.stderr.strip())\n")
+        proc = subprocess.run(["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                               sys.executable, "-c", harness], capture_output=True, text=True, timeout=120,
+                              env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(ROOT)},
+                              cwd="/", check=False)
+    finally:
+        shutil.rmtree(work)
+    assert proc.returncode == 0, proc.stderr
+    written, error = proc.stdout.split()
+    assert (written, error) == ("0", str(30)), proc.stdout  # EROFS: nothing written

@@ -162,8 +162,11 @@ def wrap(argv: list[str], *, network: bool = False, limits: Limits = LIMITS,
         elif os.path.isdir(link):
             args += ["--ro-bind", link, link]
     # The private /tmp first, then the binds over it: an interpreter under /tmp stays visible.
-    args += ["--proc", "/proc", "--dev", "/dev", "--perms", "01777", "--size", str(limits.tmp_bytes),
-             "--tmpfs", "/tmp"]
+    # /dev read-only: bubblewrap's /dev is a tmpfs of half the machine's memory, and its /dev/shm is writable by a
+    # program that owns it (an unprivileged harness's user namespace): files there escaped the /tmp limit (ninth
+    # red-team round, tests/test_sandbox_attacks.py). Its devices (/dev/null, ...) stay writable.
+    args += ["--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev", "--perms", "01777", "--size",
+             str(limits.tmp_bytes), "--tmpfs", "/tmp"]
     binds = _Binds()
     for interpreter in _interpreters(program):
         binds.installation(interpreter)
