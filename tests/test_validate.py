@@ -183,3 +183,27 @@ def test_the_cli_names_each_forged_record_and_prints_notes(played: tuple[Path, P
     assert out["ok"] is True and out["violations"] == []
     head = f"{runs}:{k + 1}: {rows[k]['run_id']}: subset_min: could not re-check"
     assert any(n.startswith(head) for n in out["notes"])
+
+
+def test_a_record_checked_against_another_bundle_holding_its_instance(tmp_path: Path,
+                                                                     generated_bundle: Callable[..., Path]) -> None:
+    """Red-team round 9: a campaign's records validated as another campaign's (a second bundle that holds the same
+    instance) passed ``--official``: the instance replays the same, and the record's ``bundle_hash`` was checked by
+    the signature only. ``--official`` now requires the bundle the record names."""
+    from gf01_formal.instances.io import load_set, save_artifact
+    from gf01_formal.instances.model import make_bundle
+
+    source = load_set(generated_bundle(3, 8))
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    save_artifact(a, make_bundle(list(source.instances[:2]), generator_version="test", provenance="campaign a"))
+    save_artifact(b, make_bundle([source.instances[0], source.instances[2]], generator_version="test",
+                                 provenance="campaign b"))
+    runs = tmp_path / "runs.jsonl"
+    assert evaluate(a, [AgentSpec("random", "EVAL-CB")], runs).statuses == {"completed": 2}
+    assert check_runs([runs], bundle=str(a), official=True).violations == []
+    first = runs.read_text().splitlines()[0]
+    one = tmp_path / "one.jsonl"
+    one.write_text(first + "\n")  # the run of the instance both bundles hold
+    found = check_runs([one], bundle=str(b), official=True).violations
+    assert [v.field for v in found] == ["bundle_hash"], found
+    assert check_runs([one], bundle=str(b)).violations == []  # not official: a replay of the instance, as before

@@ -111,6 +111,8 @@ class _Context:
     scoring_seconds: float = SCORING_SECONDS  # the time limit of re-scoring one record (runs/scoring_limit.py)
     #: (instance id, gold set) -> why re-scoring a record of it passed the limit: the others are not tried again
     unscored: dict[tuple[str, str], str] = field(default_factory=dict)
+    #: The instances hash of the bundle given (None: an instance file, or none given)
+    bundle_hash: str | None = None
 
 
 def validate(paths: Sequence[str | os.PathLike[str]], *, bundle: str | None = None, official: bool = False,
@@ -151,12 +153,14 @@ def check_runs(paths: Sequence[str | os.PathLike[str]], *, bundle: str | None = 
 
         verifier = load_verifier(key)
     instances: dict[str, Instance] = {}
+    bundle_hash = None
     if bundle is not None:
-        instances = load_set(bundle).by_id
+        loaded = load_set(bundle)
+        instances, bundle_hash = loaded.by_id, loaded.bundle_hash
     ctx = _Context(instances, official, bundle is not None,
                    Limits(seconds=RECHECK_SECONDS) if recheck_limits is None else recheck_limits, issued,
                    "M" if official else gold_set, answers={} if answers is None else answers, verifier=verifier,
-                   scoring_seconds=scoring_seconds)
+                   scoring_seconds=scoring_seconds, bundle_hash=bundle_hash)
     out = Validation()
     for path in paths:
         name = quote(os.fspath(path), 200, bare=True)
@@ -248,6 +252,12 @@ def _check(obj: dict[str, Any], side: Path, ctx: _Context,
         # Free play is open to anyone under any id, and shows the gold at each episode's end: never a result.
         yield "agent_meta", f"a browser {quote(rec.agent_meta.get('session'), 20)} session's run (not a pilot's " \
                             "issued participant): free play is never official"
+    if ctx.official and None not in (ctx.bundle_hash, rec.bundle_hash) and rec.bundle_hash != ctx.bundle_hash:
+        # The same instance in two bundles replays the same: only the bundle's hash tells one campaign's record
+        # from another's (ninth red-team round).
+        yield "bundle_hash", f"the run was played on another bundle ({quote(rec.bundle_hash, 70, bare=True)}), " \
+                             f"not the one given ({ctx.bundle_hash}): an official record is checked against the " \
+                             "bundle it was played on"
     if ctx.official and rec.harness_version != HARNESS_VERSION:
         yield "harness_version", f"{quote(rec.harness_version, 60)}: official runs are played by this harness " \
                                  f"({HARNESS_VERSION}); an older one's play rules differ"
