@@ -34,6 +34,7 @@ from gf01_formal.remote.client import Connection, evaluate_remote, play_remote_r
 from gf01_formal.remote.episodes import REOPENED
 from gf01_formal.remote.tokens import TokenStore
 from gf01_formal.runs.store import latest
+from gf01_formal.scoring.values import PRF_FIELDS
 
 ROOT = Path(__file__).resolve().parent.parent
 PANEL = ("random", "greedy", "search", "tool", "oracle")
@@ -302,9 +303,11 @@ def test_the_wire_leaks_no_hidden_state(tmp_path: Path, split: dict[str, Any]) -
         streams = [_trace(srv, split["tokens"]["alpha"], spec, inst.instance_id) for inst in loaded.instances]
     for stream, inst in zip(streams, loaded.instances, strict=True):
         assert json.loads(stream[-1])["type"] == "end" and sum(inst.instance_id in m for m in stream[:-1]) == 1
-        # The end carries the run's scores, never a gold certificate: that would answer a sealed instance.
+        # The end carries the run's scores, never a gold certificate nor the figures measured against it: those
+        # would answer a sealed instance (one edit alone: in a valid certificate or not, and its size).
         end = json.loads(stream[-1])["result"]
         assert end["best_match_gold"] is None and end["suff"] is not None
+        assert [end[f] for f in PRF_FIELDS] == [None] * 6, end
     a, b = ([m.replace(inst.instance_id, "ID") for m in stream[:-1]] for stream, inst in
             zip(streams, loaded.instances, strict=True))
     assert a == b and len(a) > 3

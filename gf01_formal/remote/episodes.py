@@ -31,6 +31,7 @@ from gf01_formal.agents.base import Access, Agent, AgentFault
 from gf01_formal.agents.subprocess_agent import action_of_line, is_tool_line, tool_result_of_line
 from gf01_formal.play.protocol import Action, End, Observation, Start, text
 from gf01_formal.remote.protocol import Fault, LineRequest
+from gf01_formal.scoring.values import GOLD_FIELDS
 
 #: The fault of an agent whose team opened its instance again mid-episode (:meth:`LiveEpisode.reopen`).
 REOPENED = ("the team opened the instance again mid-episode (its harness restarted?): the episode ends here as the "
@@ -252,9 +253,10 @@ class RelayAgent(Agent):
         self.live.emit(text(observation))
 
     def end(self, message: End) -> None:
-        # The scores are the team's; the best match's gold certificate would answer a sealed instance (the record
-        # keeps it, a reveal publishes it).
-        result = message.result.model_copy(update={"best_match_gold": None})
+        # The scores are the team's; the best match's gold certificate would answer a sealed instance, and so would
+        # the figures measured against it: one edit alone would tell whether it lies in a valid certificate and
+        # that certificate's size (the record keeps them, a reveal publishes them).
+        result = message.result.model_copy(update=dict.fromkeys(GOLD_FIELDS, None))
         self.live.emit(text(End(result=result)))
 
 

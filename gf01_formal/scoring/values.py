@@ -71,8 +71,21 @@ class Diagnostic(_DiagnosticModel):  # type: ignore[misc,valid-type]
         return cls.model_validate(score.part("diagnostic"))
 
 
-class Result(Scores, Diagnostic):
-    """An episode's scored result, as the agent's end message carries it: its scores and its diagnostic."""
+# An evaluation server's end message withholds the figures measured against a sealed instance's gold (one edit
+# alone told whether it lies in a valid certificate and that certificate's size: docs/remote.md), so in a result
+# they may be null where a record's columns may not.
+_ResultModel = create_model(
+    "Result", __base__=(Scores, Diagnostic),
+    **{name: (float | None, Field(description=f"{name} against best_match_gold (DEC-025); null where an "
+                                  "evaluation server withholds it (docs/remote.md)")) for name in PRF_FIELDS})
+
+
+class Result(_ResultModel):  # type: ignore[misc,valid-type]
+    """An episode's scored result, as the agent's end message carries it: its scores and its diagnostic.
+
+    >>> Result.model_fields["ap_f1"].annotation
+    float | None
+    """
 
     @classmethod
     def of(cls, scores: Scores, diagnostic: Diagnostic) -> Result:  # type: ignore[override]
@@ -80,6 +93,9 @@ class Result(Scores, Diagnostic):
         return cls(**scores.model_dump(), **diagnostic.model_dump())
 
 
+#: The fields that show the best match's gold: the gold itself and the figures measured against it (what a sealed
+#: instance's server, or a pilot before its end, withholds).
+GOLD_FIELDS: tuple[str, ...] = ("best_match_gold", *PRF_FIELDS)
 #: The score fields, in the model's order: what a re-verification recomputes (floats compared exactly: both sides
 #: come from exact rationals), what a failed run leaves null.
 SCORE_FIELDS: tuple[str, ...] = fields_of("check", "best_match")
@@ -87,4 +103,5 @@ DIAGNOSTIC_FIELDS: tuple[str, ...] = fields_of("diagnostic")
 #: The diagnostic of a run that did not ask for one.
 NOT_RUN = Diagnostic(subset_min=None, diagnostic_status="not-run")
 
-__all__ = ["DIAGNOSTIC_FIELDS", "NOT_RUN", "PRF_FIELDS", "SCORE_FIELDS", "Diagnostic", "Result", "Scores"]
+__all__ = ["DIAGNOSTIC_FIELDS", "GOLD_FIELDS", "NOT_RUN", "PRF_FIELDS", "SCORE_FIELDS", "Diagnostic", "Result",
+           "Scores"]

@@ -52,7 +52,7 @@ from gf01_formal.runs.scoring_limit import SERVE_SCORING_SECONDS, reason, run_li
 from gf01_formal.runs.store import RunsFile, cut_torn_tail, latest, read_lines
 from gf01_formal.scoring.certificates import GoldSet, certificate_to_json
 from gf01_formal.scoring.scores import Scorer
-from gf01_formal.scoring.values import PRF_FIELDS, SCORE_FIELDS, Scores
+from gf01_formal.scoring.values import GOLD_FIELDS, SCORE_FIELDS, Scores
 from gf01_formal.web.pilot import ID_PATTERN, Pilot, completion_code, is_issued, load_key, load_pilot
 from hoa.errors import Gf01Error, quote
 from solvers.limits import Unknown
@@ -71,7 +71,7 @@ FREE_EPISODES_PER_CLIENT = 200
 RECORD_FIELDS = ("status", "error", "run_id", "certificate", *SCORE_FIELDS, "refusals")
 #: What a pilot's end screen withholds until the participant has finished every instance: the best-match gold, the
 #: oracle's optimum and the figures measured against the gold (its page shows none of them; docs/browser.md).
-WITHHELD = ("best_match_gold", "oracle", *PRF_FIELDS)
+WITHHELD = (*GOLD_FIELDS, "oracle")
 
 
 class RequestError(Exception):
