@@ -783,7 +783,9 @@ def test_compact_and_full_codes_agree_on_wide_instances(rows: int, dense: int,
         return real(*args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(backward_half, "compact_codes", spy)
-    for seed, inputs, steps in ((1, 4, 200), (3, 6, 80), (5, 5, 120)):
+    # One instance (80 steps, 6 inputs: 7 limbs): the 200-step and 120-step ones failed and passed the same eight
+    # mutations of compact_codes and _complete_rows, at every param (docs/performance.md, ninth pass).
+    for seed, inputs, steps in ((3, 6, 80),):
         problem = random_table(6, inputs, steps, seed)
         monkeypatch.setattr(backward_half, "COMPACT", False)
         full = forward.count(problem, None)
