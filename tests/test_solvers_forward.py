@@ -149,7 +149,9 @@ def test_pieces_and_one_piece_agree_on_wide_instances(monkeypatch: pytest.Monkey
         problem = random_table(6, inputs, steps, seed)
         one = forward.count(problem, budget)
         assert not merged
-        for piece, masks in ((1, 2), (97, 5), (300, class_blocks.MASKS)):
+        # Pieces of one pair (a third of the test) but on the 80-step instance: there they failed no mutation that
+        # the 60-step one's or the larger pieces did not (docs/performance.md, ninth pass).
+        for piece, masks in ((1, 2), (97, 5), (300, class_blocks.MASKS))[steps == 80:]:
             monkeypatch.setattr(forward_pass, "PIECE", piece)
             monkeypatch.setattr(class_blocks, "MASKS", masks)
             assert forward.count(problem, budget) == one > 0
