@@ -43,11 +43,7 @@ def brute_outputs(problem: Problem, trace: list[int]) -> list[int]:
 def brute_suff(problem: Problem, atoms: Iterable[Atom]) -> bool:
     """Definition 10: the intervened run shows the effect (at t*, or somewhere in the window in normal mode)."""
     ys = brute_outputs(problem, brute_apply(problem, atoms))
-    if problem.mode == "hard":
-        steps = [problem.t_star]
-    else:
-        steps = list(range(max(0, problem.t_star - problem.window), problem.t_star + 1))
-    return any(evaluate(problem.effect, ys[t]) for t in steps)
+    return any(evaluate(problem.effect, ys[t]) for t in _effect_steps(problem))
 
 
 def brute_min1(problem: Problem, atoms: Iterable[Atom]) -> bool:
@@ -82,6 +78,36 @@ def _sorted_cert(problem: Problem, cert: Iterable[Atom]) -> Cert:
     return tuple(sorted(cert, key=lambda a: (a[0], names[a[1]], a[2])))
 
 
+def _effect_steps(problem: Problem) -> range:
+    """The steps whose outputs Suff reads: t* in hard mode, the window ending at t* in normal mode."""
+    if problem.mode == "hard":
+        return range(problem.t_star, problem.t_star + 1)
+    return range(max(0, problem.t_star - problem.window), problem.t_star + 1)
+
+
+def _suff_by_mask(problem: Problem, top: int) -> dict[int, bool]:
+    """Suff of every flip set touching at most ``top`` timesteps, by mask (bit ``t * |AP_in| + i``: input i flipped
+    at step t). Each intervened run is simulated with ``step`` from the initial state, as :func:`brute_suff` does;
+    the runs are walked as a tree over the steps, so runs whose flips agree up to step t share those steps' states
+    (the same runs and effect checks, a fraction of the steps)."""
+    system, trace, n_in = problem.system, problem.trace, problem.system.num_inputs
+    shows = set(_effect_steps(problem))
+    letters = range(1 << n_in)
+    suff: dict[int, bool] = {}
+
+    def walk(t: int, q: int, mask: int, touched: int, shown: bool) -> None:
+        if t == len(trace):
+            suff[mask] = shown
+            return
+        for m in letters if touched < top else (0,):  # m: the inputs flipped at step t
+            nq, y = system.step(q, trace[t] ^ m)
+            walk(t + 1, nq, mask | m << t * n_in, touched + (m != 0),
+                 shown or (t in shows and evaluate(problem.effect, y)))
+
+    walk(0, system.initial, 0, 0, False)
+    return suff
+
+
 def brute_valid_set(problem: Problem, budget: int | None = None) -> list[Cert]:
     """M(I) (budget None) or M_B(I): every valid certificate with at most ``budget`` timesteps, canonical order.
 
@@ -91,20 +117,11 @@ def brute_valid_set(problem: Problem, budget: int | None = None) -> list[Cert]:
     n_in = problem.system.num_inputs
     positions = [(t, i) for t in range(problem.horizon) for i in range(n_in)]
     n = len(positions)
-    step_bits = (1 << n_in) - 1
-    masks: list[int] = []
     top = problem.horizon if budget is None else min(budget, problem.horizon)
-    for k in range(top + 1):
-        for ts in itertools.combinations(range(problem.horizon), k):
-            for per in itertools.product(range(1, step_bits + 1), repeat=k):
-                masks.append(sum(m << (t * n_in) for t, m in zip(ts, per, strict=True)))
-    suff: dict[int, bool] = {}
-    for mask in masks:
-        atoms = [(t, i, 1 - ((problem.trace[t] >> i) & 1)) for k, (t, i) in enumerate(positions) if mask >> k & 1]
-        suff[mask] = brute_suff(problem, atoms)
+    suff = _suff_by_mask(problem, top)
     out = []
-    for mask in masks:
-        if not suff[mask] or any(suff[mask & ~(1 << k)] for k in range(n) if mask >> k & 1):
+    for mask, shown in suff.items():
+        if not shown or any(suff[mask & ~(1 << k)] for k in range(n) if mask >> k & 1):
             continue
         atoms = [(t, i, 1 - ((problem.trace[t] >> i) & 1)) for k, (t, i) in enumerate(positions) if mask >> k & 1]
         out.append(_sorted_cert(problem, atoms))

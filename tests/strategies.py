@@ -72,7 +72,8 @@ def _random_expression(
         if op == 0:
             return Not(build(leaves))
         k = int(rng.integers(2, min(max_args, leaves) + 1))
-        cuts = np.sort(rng.choice(np.arange(1, leaves), size=k - 1, replace=False)).tolist()
+        # choice over range(leaves - 1), shifted: the same draws as over arange(1, leaves), without the array
+        cuts = sorted((rng.choice(leaves - 1, size=k - 1, replace=False) + 1).tolist())
         kids = tuple(build(b - a) for a, b in zip([0, *cuts], [*cuts, leaves], strict=True))
         return And(kids) if op == 1 else Or(kids)
 
@@ -81,8 +82,8 @@ def _random_expression(
 
 def _table_view(rng: np.random.Generator, n_states: int, n_in: int, n_out: int) -> MealyView:
     """A random explicit Mealy table turned into a view (one edge per (next, output) class)."""
-    nxt = rng.integers(0, n_states, size=(n_states, 1 << n_in)).tolist()
-    out = rng.integers(0, 1 << n_out, size=(n_states, 1 << n_in)).tolist()
+    nxt = rng.integers(0, n_states, size=(n_states, 1 << n_in))
+    out = rng.integers(0, 1 << n_out, size=(n_states, 1 << n_in))
     return MealyView.from_table(_names("i", n_in), _names("o", n_out), nxt, out)
 
 
@@ -124,6 +125,33 @@ def _trap_view(rng: np.random.Generator, n_states: int, n_in: int, n_out: int) -
 
 VIEWS = {"table": _table_view, "guard": _guard_view, "trap": _trap_view}
 
+# Strategies made once per signature and drawn from again. Hypothesis's own strategy cache costs about 0.1 ms a
+# lookup (it binds the call's arguments), and a fresh ``one_of`` or ``sampled_from`` of a list is validated again on
+# its first draw: together about half of a problem's draw. The objects are those hypothesis would build (same
+# classes, bounds and labels), so the same choices give the same examples.
+_integers = cache(st.integers)
+_sampled_from = cache(st.sampled_from)  # of tuples: a list's sample has the same elements and label
+_KINDS = st.sampled_from(("table", "guard", "trap"))
+_SEEDS = st.integers(0, 2**32 - 1)
+_WINDOWS = st.integers(0, 3)
+_BITS = st.integers(0, 1)
+_NOOP = st.integers(0, 5)
+
+
+@cache
+def _budgets(T: int) -> st.SearchStrategy[int | None]:
+    return st.one_of(st.none(), st.integers(0, T))
+
+
+@cache
+def _positions(T: int, n: int, max_atoms: int) -> st.SearchStrategy[list[tuple[int, int]]]:
+    return st.lists(st.tuples(st.integers(0, T - 1), st.integers(0, n - 1)), max_size=max_atoms, unique=True)
+
+
+@cache
+def _traces(n_in: int, T: int) -> st.SearchStrategy[list[int]]:
+    return st.lists(st.integers(0, (1 << n_in) - 1), min_size=T, max_size=T)
+
 
 @st.composite
 def problems(
@@ -146,19 +174,19 @@ def problems(
     ``min_T`` and ``min_t_star`` (at most T - 1) bound T and t* from below, for a caller whose cases need them (one
     that wants a certificate over two timesteps rejects every draw with T or t* + 1 below 2: drawing only what it
     keeps saves the draws it would throw away). ``min_T`` must fit ``max_flips`` with one input."""
-    n_in = draw(st.integers(1, max(1, min(max_inputs, max_flips // min_T))))
-    n_out = draw(st.integers(1, max_outputs))
-    n_states = draw(st.integers(1, max_states))
-    T = draw(st.integers(min_T, max(min_T, min(max_T, max_flips // n_in))))
-    kind = draw(st.sampled_from(("table", "guard", "trap")))
-    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    n_in = draw(_integers(1, max(1, min(max_inputs, max_flips // min_T))))
+    n_out = draw(_integers(1, max_outputs))
+    n_states = draw(_integers(1, max_states))
+    T = draw(_integers(min_T, max(min_T, min(max_T, max_flips // n_in))))
+    kind = draw(_KINDS)
+    rng = np.random.default_rng(draw(_SEEDS))
     system = VIEWS[kind](rng, n_states, n_in, n_out)
     trace = tuple(rng.integers(0, 1 << n_in, size=T).tolist())
     effect = _random_expression(rng, n_out, max_leaves=4)
-    t_star = draw(st.integers(min(min_t_star, T - 1), T - 1))
-    mode = draw(st.sampled_from(modes))
-    window = draw(st.integers(0, 3))
-    budget_t = draw(st.one_of(st.none(), st.integers(0, T)))
+    t_star = draw(_integers(min(min_t_star, T - 1), T - 1))
+    mode = draw(_sampled_from(modes))
+    window = draw(_WINDOWS)
+    budget_t = draw(_budgets(T))
     return Problem(system, trace, effect, t_star, mode, window, budget_t)
 
 
@@ -166,12 +194,11 @@ def problems(
 def certificates(draw: st.DrawFn, problem: Problem, max_atoms: int = 6) -> tuple[Atom, ...]:
     """A structurally valid certificate: distinct (t, i) positions, v either the flipped or (rarely) the base value."""
     T, n = problem.horizon, problem.system.num_inputs
-    positions = draw(st.lists(st.tuples(st.integers(0, T - 1), st.integers(0, n - 1)), max_size=max_atoms,
-                              unique=True))
+    positions = draw(_positions(T, n, max_atoms))
     atoms = []
     for t, i in positions:
         base = (problem.trace[t] >> i) & 1
-        noop = draw(st.integers(0, 5)) == 0
+        noop = draw(_NOOP) == 0
         atoms.append((t, i, base if noop else 1 - base))
     return tuple(sorted(atoms))
 
@@ -218,31 +245,31 @@ def as_circuit(problem: Problem) -> Problem:
 def circuit_problems(draw: st.DrawFn, max_flips: int = 9, modes: tuple[str, ...] = ("hard", "normal")) -> Problem:
     """A random small problem on a random circuit (not from a table): AND gates over inputs, latches and earlier
     gates, latches with random resets and next states, outputs and bad-state properties from any signal."""
-    n_in = draw(st.integers(1, 3))
-    n_l = draw(st.integers(0, 3))
-    n_a = draw(st.integers(0, 10))
+    n_in = draw(_integers(1, 3))
+    n_l = draw(_integers(0, 3))
+    n_a = draw(_integers(0, 10))
     avail = [0, *range(2, 2 * (n_in + n_l) + 1, 2)]
+
+    def lit() -> int:
+        return draw(_sampled_from(tuple(avail))) ^ draw(_BITS)
+
     ands = []
     for k in range(n_a):
         lhs = 2 * (n_in + n_l + k + 1)
-        ands.append(AigAnd(lhs, draw(st.sampled_from(avail)) ^ draw(st.integers(0, 1)),
-                           draw(st.sampled_from(avail)) ^ draw(st.integers(0, 1))))
+        ands.append(AigAnd(lhs, lit(), lit()))
         avail.append(lhs)
 
-    def lit() -> int:
-        return draw(st.sampled_from(avail)) ^ draw(st.integers(0, 1))
-
-    latches = tuple(Latch(2 * (n_in + k + 1), lit(), draw(st.integers(0, 1))) for k in range(n_l))
-    n_o, n_b = draw(st.integers(0, 2)), draw(st.integers(0, 1))
+    latches = tuple(Latch(2 * (n_in + k + 1), lit(), draw(_BITS)) for k in range(n_l))
+    n_o, n_b = draw(_integers(0, 2)), draw(_BITS)
     if n_o + n_b == 0:
         n_o = 1
     aig = Aig(n_in + n_l + n_a, tuple(range(2, 2 * n_in + 1, 2)), latches, tuple(lit() for _ in range(n_o)),
               tuple(ands), bad=tuple(lit() for _ in range(n_b)),
               symbols=tuple((("i", i), name) for i, name in enumerate(_names("i", n_in))))
     system = CircuitView.from_aig(aig)
-    T = draw(st.integers(1, max(1, min(6, max_flips // n_in))))
-    trace = tuple(draw(st.lists(st.integers(0, (1 << n_in) - 1), min_size=T, max_size=T)))
+    T = draw(_integers(1, max(1, min(6, max_flips // n_in))))
+    trace = tuple(draw(_traces(n_in, T)))
     effect = draw(expressions(system.num_outputs, max_leaves=4))
-    t_star = draw(st.integers(0, T - 1))
-    budget_t = draw(st.one_of(st.none(), st.integers(0, T)))
-    return Problem(system, trace, effect, t_star, draw(st.sampled_from(modes)), draw(st.integers(0, 3)), budget_t)
+    t_star = draw(_integers(0, T - 1))
+    budget_t = draw(_budgets(T))
+    return Problem(system, trace, effect, t_star, draw(_sampled_from(modes)), draw(_WINDOWS), budget_t)
