@@ -54,6 +54,11 @@ COMPACT = True
 #: limbs) lose (labels family, T = 256, seed 3: 30.7-32.2 s against 27.0 s; docs/performance.md).
 ROW_MASKS = 64
 
+#: The discovery (:meth:`BackwardHalf._discover`, whose marks are order-free) expands its class blocks as (keys,
+#: masks) (:meth:`solvers.class_blocks.ClassBlocks.blocks`' ``by_key``): a key's codes are copies of whole rows of
+#: the image tables, not a gather a pair and byte. False: (masks, keys), as the other consumers (tests).
+BY_KEY = True
+
 
 class BackwardHalf:
     """The backward half over one problem's quotient (module docstring): where it may start (:meth:`meet_from`) and
@@ -125,7 +130,8 @@ class BackwardHalf:
         got = self.blocks.images(plan, layer, None)
         assert got is not None
         quiet = self._quiet(plan.t)
-        for _, _, s2, live, _, _ in self.blocks.blocks(plan, layer, *got, 0, clock, query, fates=not quiet):
+        for _, _, s2, live, _, _ in self.blocks.blocks(plan, layer, *got, 0, clock, query, fates=not quiet,
+                                                       by_key=BY_KEY):
             seen[s2.view(np.int64) if live is None else np.where(live, s2.view(np.int64), top)] = True
         kept = np.flatnonzero(seen[:top])
         if quiet:

@@ -62,15 +62,18 @@ class ClassBlocks:
         return max(BLOCK, min(MASKS, int((ptr[1:] - ptr[:-1]).max(initial=0))))
 
     def blocks(self, plan: StepPlan, layer: Layer, comb: np.ndarray, used: np.ndarray | None, idx_bits: int,
-                clock: Clock, query: str, fates: bool = True, compact: bool = False,
+                clock: Clock, query: str, fates: bool = True, compact: bool = False, by_key: bool = False,
                 ) -> Iterator[tuple[int, int, np.ndarray, np.ndarray | None, np.ndarray | None, np.ndarray | None]]:
         """The class blocks of one step of a plain pass (module docstring): per block of (mask, key) pairs of one
         class, the keys ``lo .. hi - 1``, and as (masks, keys) arrays the next codes (class, class set, bit 63
         where the pair ends, ``idx_bits`` up: the caller puts the source key or nothing below), which pairs live,
         which accept (None: none can) and |TS| after the step (None: not tracked); without ``fates`` the live pairs
         are None where no pair can accept and no budget binds (the caller reads the fates from the codes). With
-        ``compact`` (``idx_bits`` 0, a step where no run shows the effect) the codes are :func:`compact_codes`'. The
-        arrays are buffers reused by the next block: the caller is done with them before it asks for the next."""
+        ``compact`` (``idx_bits`` 0, a step where no run shows the effect) the codes are :func:`compact_codes`'. With
+        ``by_key`` the arrays are (keys, masks): each key's row of codes is two copies of whole rows of the image
+        tables (a byte's tables held as (256, masks)), not one gather a pair and byte
+        (:data:`solvers.backward_half.BY_KEY`). The arrays are buffers reused by the next block: the caller is done
+        with them before it asks for the next."""
         t, tab, b_cap, capped, track_b = plan.t, plan.tab, plan.b_cap, plan.capped, plan.track_b
         ptr = tab.viable_ptr
         size_next = self.quo.sizes[t + 1]
@@ -101,11 +104,13 @@ class ClassBlocks:
                 q2, hit = tab.q_next[c, masks], tab.q_hit[c, masks]
                 # Per mask, the bits of a next code that end the pair: a removal run shows the effect now (bit 63)
                 # or surely later, or (edited run still short of it) shares the edited run's class.
-                dead = np.where(hit, kill, kill | (np.uint64(1) << (q2.astype(np.uint64) + shift)))[:, None]
+                # Per-mask columns (masks, 1), or rows (1, masks) when the blocks are (keys, masks).
+                axis = (None, slice(None)) if by_key else (slice(None), None)
+                dead = np.where(hit, kill, kill | (np.uint64(1) << (q2.astype(np.uint64) + shift)))[axis]
                 some_hit = bool(hit.any())
-                hit_col = hit[:, None]
-                base_hit = tab.base_hit[q2][:, None]
-                flips = (masks != 0).astype(np.int64)[:, None]
+                hit_col = hit[axis]
+                base_hit = tab.base_hit[q2][axis]
+                flips = (masks != 0).astype(np.int64)[axis]
                 # (chunks, masks, 256), a copy of the cached tables, each byte's tables contiguous: a take from a
                 # strided (masks, 256) view is several times slower (numpy copies it first).
                 xs = tau ^ masks
@@ -123,19 +128,22 @@ class ClassBlocks:
                     images <<= shift
                     images |= dies
                     del dies
+                if by_key:
+                    images = np.ascontiguousarray(images.transpose(0, 2, 1))  # (chunks, 256, masks)
                 per = max(1, BLOCK // masks.size)
                 for lo in range(int(bounds[c]), int(bounds[c + 1]), per):
                     hi = min(lo + per, int(bounds[c + 1]))
                     clock.check(query)
                     s = sets[lo:hi]
-                    shape = (masks.size, hi - lo)
+                    shape = (hi - lo, masks.size) if by_key else (masks.size, hi - lo)
+                    along = 0 if by_key else 1
                     # Into buffers reused from block to block (``take`` with ``out`` copies through a buffer unless
                     # its mode is ``clip``; every byte is in range).
-                    s2 = np.take(images[0], (s & np.uint64(255)).astype(np.intp), axis=1, mode="clip",
+                    s2 = np.take(images[0], (s & np.uint64(255)).astype(np.intp), axis=along, mode="clip",
                                  out=buf[0][:s.size * masks.size].reshape(shape))
                     scratch = buf[1][:s2.size].reshape(shape)
                     for j in range(1, chunks):
-                        np.take(images[j], ((s >> np.uint64(8 * j)) & np.uint64(255)).astype(np.intp), axis=1,
+                        np.take(images[j], ((s >> np.uint64(8 * j)) & np.uint64(255)).astype(np.intp), axis=along,
                                 mode="clip", out=scratch)
                         s2 |= scratch
                     if not (fates or some_hit or capped):
@@ -146,7 +154,7 @@ class ClassBlocks:
                     if some_hit:
                         accept = live & hit_col & ((s2 & unsafe) == 0)
                         live &= ~hit_col
-                    b2 = layer.b[lo:hi][None, :] + flips if track_b else None
+                    b2 = layer.b[lo:hi][axis[::-1]] + flips if track_b else None
                     if capped:
                         assert b2 is not None
                         within = b2 <= b_cap

@@ -803,3 +803,34 @@ def test_compact_and_full_codes_agree_on_wide_instances(rows: int, dense: int,
         assert forward.count(problem, None) == full > 1 << (3 * key_counts.LIMB)
         assert calls
         calls.clear()
+
+
+def test_discovery_by_key_and_by_mask_agree(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The discovery's class blocks as (keys, masks) (a key's codes copied as whole rows of the image tables) find
+    # the keys the (masks, keys) blocks find: the same counts, on class sets of one byte and of two (12 states:
+    # the second byte's tables too), with quiet steps and the effect step; the by-key blocks are the ones taken.
+    monkeypatch.setattr(backward_half, "MEET", 0.25)
+    monkeypatch.setattr(backward_half, "MEET_LIMBS", 0)
+    monkeypatch.setattr(quotient, "IMAGE_PAYOFF", 0)
+    blocks = class_blocks.ClassBlocks.blocks
+    chunks: list[int] = []
+    widest: list[int] = []
+
+    def spy(self: class_blocks.ClassBlocks, plan: layers.StepPlan, layer: layers.Layer, comb: np.ndarray,
+            *args: object, **kwargs: object) -> object:
+        if kwargs.get("by_key"):
+            chunks.append(comb.shape[0])
+        return blocks(self, plan, layer, comb, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(class_blocks.ClassBlocks, "blocks", spy)
+    for states, inputs, steps, seed in ((6, 5, 60, 3), (12, 4, 40, 1), (14, 5, 24, 2)):
+        problem = random_table(states, inputs, steps, seed)
+        monkeypatch.setattr(backward_half, "BY_KEY", False)
+        by_mask = forward.count(problem, None)
+        assert not chunks
+        monkeypatch.setattr(backward_half, "BY_KEY", True)
+        assert forward.count(problem, None) == by_mask > 0
+        assert chunks
+        widest.append(max(chunks))
+        chunks.clear()
+    assert widest[0] == 1 and max(widest) >= 2
