@@ -126,12 +126,15 @@ def played(tmp_path_factory: pytest.TempPathFactory, chat_bundle: Path) -> dict[
     (tmp / "agent.py").write_text(AGENT_SCRIPT)
     out: dict[str, Any] = {"tmp": tmp, "bundle": bundle, "plans": plans, "outputs": ""}
 
-    # 1. The external agent: through the cmd adapter when this tree has it, else the same player in process.
+    # 1. The external agent: through the cmd adapter when this tree has it, else the same player in process. The
+    # harness runs in this process (the agent is a program either way; `gf01 evaluate --agent-cmd` as a process is
+    # test_interrupt's and test_sandbox's): a gf01 interpreter less.
     cmd_runs = tmp / "cmd.jsonl"
     command = f"{sys.executable} {tmp / 'agent.py'} {tmp / 'plans.json'}"
     if "cmd" in BUILTIN:
-        run([sys.executable, "-m", "gf01_formal", "evaluate", str(bundle), "--agent-cmd", command,
-             "-o", str(cmd_runs)], {})
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            assert main(["evaluate", str(bundle), "--agent-cmd", command, "-o", str(cmd_runs)]) == 0
     else:
         art = load_set(bundle)
         store = RunsFile(cmd_runs)

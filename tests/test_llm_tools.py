@@ -13,7 +13,19 @@ from llm_server import Call, Reply, ScriptedServer, step_of
 from gf01_formal.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
-INSTANCE = str(ROOT / "gf01_formal" / "examples" / "arbiter_priority.json")
+#: A horizon-5 instance of the check bundle (inputs d and en, certified): one planner call per step is 10 model
+#: requests a run, where the 30-step arbiter made 60 (each through the whole client, or inspect's, and the planner).
+SHORT = "gf01f-ae4cbf17def1ee38"
+FIRST_INPUT = "d"
+
+
+@pytest.fixture(scope="module")
+def instance(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """:data:`SHORT` alone, as a bundle of one instance (each evaluation plays one run)."""
+    out = tmp_path_factory.mktemp("tools") / "short.json"
+    assert main(["bundle", "subset", str(ROOT / "gf01_formal" / "examples" / "check_bundle.json"), "--ids", SHORT,
+                 "-o", str(out)]) == 0
+    return str(out)
 
 
 def after_tool(call: Call) -> list[dict]:
@@ -25,7 +37,7 @@ def after_tool(call: Call) -> list[dict]:
 def planner_script(call: Call) -> Reply:
     t = step_of(call)
     if not after_tool(call):  # first ask the planner about an edit at this step, then act
-        return Reply(tool_calls=(("local-planner-v1", {"atoms": [[t, "r0", 1]]}),))
+        return Reply(tool_calls=(("local-planner-v1", {"atoms": [[t, FIRST_INPUT, 1]]}),))
     answer = json.loads(after_tool(call)[-1]["content"])
     assert set(answer) == {"outputs", "effect", "queries_left"}
     return Reply('{"set": {}}')
@@ -40,18 +52,18 @@ def oracle_script(call: Call) -> Reply:
     return Reply(json.dumps({"set": {a: v for s, a, v in cert if s == t}}))
 
 
-def evaluate(tmp: Path, server: ScriptedServer, track: str) -> tuple[dict, Path]:
+def evaluate(instance: str, tmp: Path, server: ScriptedServer, track: str) -> tuple[dict, Path]:
     runs = tmp / f"{track}.jsonl"
-    assert main(["evaluate", INSTANCE, "--agent", "llm", "--model", "m", "--base-url", server.url, "--track", track,
+    assert main(["evaluate", instance, "--agent", "llm", "--model", "m", "--base-url", server.url, "--track", track,
                  "-o", str(runs)]) in (0, 1)
     (line,) = runs.read_text().splitlines()
     return json.loads(line), runs
 
 
-def test_the_llm_calls_the_planner_on_eval_ta(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_llm_calls_the_planner_on_eval_ta(instance: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-tools")
     with ScriptedServer(planner_script) as server:
-        rec, runs = evaluate(tmp_path, server, "EVAL-TA")
+        rec, runs = evaluate(instance, tmp_path, server, "EVAL-TA")
         bodies = [r["body"] for r in server.requests]
     assert rec["status"] == "completed" and rec["eval_track"] == "EVAL-TA"
     assert rec["tool_allowlist_id"] == "local-planner-v1"
@@ -59,25 +71,26 @@ def test_the_llm_calls_the_planner_on_eval_ta(tmp_path: Path, monkeypatch: pytes
     horizon = len(rec["steps"])
     log = (Path(f"{runs}.d") / "tool-logs" / f"{rec['tool_log_hash']}.jsonl").read_text().splitlines()
     calls = [json.loads(x) for x in log[1:]]
-    assert [c["query"] for c in calls] == [[[t, "r0", 1]] for t in range(horizon)]  # one call per step, in order
+    assert [c["query"] for c in calls] == [[[t, FIRST_INPUT, 1]] for t in range(horizon)]  # one call per step, in order
     transcript = json.loads((Path(f"{runs}.d") / rec["agent_meta"]["transcript"]).read_text())
     assert sum(m["role"] == "tool" for m in transcript["messages"]) == horizon
     assert rec["usage"]["calls"] == 2 * horizon  # each step: the tool call, then the action
-    assert main(["validate", str(runs), "--bundle", INSTANCE, "--official"]) == 0
+    assert main(["validate", str(runs), "--bundle", instance, "--official"]) == 0
 
 
-def test_the_llm_calls_the_oracle_on_eval_oc(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_llm_calls_the_oracle_on_eval_oc(instance: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-tools")
     with ScriptedServer(oracle_script) as server:
-        rec, runs = evaluate(tmp_path, server, "EVAL-OC")
+        rec, runs = evaluate(instance, tmp_path, server, "EVAL-OC")
     assert rec["status"] == "completed" and rec["score_c"] == 1
-    assert main(["validate", str(runs), "--bundle", INSTANCE, "--official"]) == 0
+    assert main(["validate", str(runs), "--bundle", instance, "--official"]) == 0
 
 
-def test_a_tool_call_on_eval_cb_is_an_agent_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_tool_call_on_eval_cb_is_an_agent_error(instance: str, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-tools")
     with ScriptedServer(planner_script) as server:
-        rec, _ = evaluate(tmp_path, server, "EVAL-CB")
+        rec, _ = evaluate(instance, tmp_path, server, "EVAL-CB")
         assert all("tools" not in r["body"] for r in server.requests)  # nothing offered on EVAL-CB
     assert rec["status"] == "agent_error" and rec["error"].startswith("tool_denied")
     assert rec["tool_log_hash"] == "" and rec["tool_allowlist_id"] == "none"
@@ -85,7 +98,7 @@ def test_a_tool_call_on_eval_cb_is_an_agent_error(tmp_path: Path, monkeypatch: p
 
 # inspect_ai's retry set-up warns of its tenacity call at every model request when run in process (its own code).
 @pytest.mark.filterwarnings("ignore:The 'initial' parameter is deprecated:DeprecationWarning")
-def test_the_inspect_task_runs_on_eval_ta(tmp_path: Path) -> None:
+def test_the_inspect_task_runs_on_eval_ta(instance: str, tmp_path: Path) -> None:
     """The inspect task on EVAL-TA, run in this process through inspect's Python API (as tests/test_runs_spine.py
     does): the task as `inspect eval` runs it from its file, command line and all, is tests/test_inspect.py's."""
     pytest.importorskip("inspect_ai")
@@ -96,7 +109,7 @@ def test_the_inspect_task_runs_on_eval_ta(tmp_path: Path) -> None:
 
     with ScriptedServer(planner_script) as server:
         model = get_model("openai-api/local/m", base_url=server.url, api_key="sk-test-inspect")
-        (done,) = inspect_eval(gf01(bundle=INSTANCE, track="EVAL-TA"), model=model, log_dir=str(tmp_path / "logs"),
+        (done,) = inspect_eval(gf01(bundle=instance, track="EVAL-TA"), model=model, log_dir=str(tmp_path / "logs"),
                                display="none", log_level="warning")
         assert done.status == "success", done.error
         bodies = [r["body"] for r in server.requests]
@@ -110,4 +123,4 @@ def test_the_inspect_task_runs_on_eval_ta(tmp_path: Path) -> None:
     assert rec["tool_allowlist_id"] == "local-planner-v1" and rec["agent_spec"]["track"] == "EVAL-TA"
     calls = (Path(f"{runs}.d") / "tool-logs" / f"{rec['tool_log_hash']}.jsonl").read_text().splitlines()[1:]
     assert len(calls) == len(rec["steps"])  # one planner call per step
-    assert main(["validate", str(runs), "--bundle", INSTANCE, "--official"]) == 0
+    assert main(["validate", str(runs), "--bundle", instance, "--official"]) == 0

@@ -190,8 +190,11 @@ def test_evaluate_stops_on_ctrl_c_and_resumes_to_the_same_records(bundle: Path, 
     proc.wait(timeout=CEILING)
     assert proc.returncode == 130
     assert b"interrupted" in proc.stderr.read()
-    subprocess.run([*args, "-o", str(out)], env=env, check=True, capture_output=True, timeout=120)
-    assert without_timing(records(out)) == random_and_oracle  # as the uninterrupted evaluation writes them
+    # The same evaluation again, in this process and one job (jobs change no record: test_jobs_do_not_change_the_
+    # records; a driver resumed as a process with its pool: test_campaign's): it resumes what the stopped process
+    # left, torn line included, to the records the uninterrupted evaluation writes.
+    assert main(["evaluate", str(bundle), "--agent", "random", "--agent", "oracle", "-o", str(out)]) == 0
+    assert without_timing(records(out)) == random_and_oracle
 
 
 class _FailsAtStart(Agent):
