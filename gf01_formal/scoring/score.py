@@ -31,6 +31,19 @@ DiagnosticStatus = Literal["exact", "infeasible", "not-run"]
 GoldSet = Literal["M", "MB"]
 
 
+class Bit(int):
+    """A record's 0 or 1 (Score_C): an int, strictly (``true`` is not 1), and nothing else. A type of its own rather
+    than ``Annotated[int, ...]``, whose bounds the record's nullable columns would drop, or ``Literal[0, 1]``, which
+    takes ``true`` and ``1.0``; before it, a runs file with ``"score_c": 4294967296`` made ``gf01 report`` end in
+    an internal error (a rate above 1, its Wilson interval NaN: the mutation fuzzer, bench/corpus_mutate.py)."""
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
+        from pydantic_core import core_schema
+
+        return core_schema.int_schema(strict=True, ge=0, le=1)
+
+
 def _meta(part: Part, doc: str = "", *, record: Any = None, optional: bool = False) -> dict[str, Any]:
     """The metadata of a field of :class:`Score` in ``part``; ``record`` is the run record's type for it when that
     differs from the field's own (a best-match figure is null in a score that did not measure it, never in a record
@@ -48,7 +61,7 @@ class Score:
     goal: bool = field(metadata=_meta("check", "G(I) = 1[Suff]"))
     eff_t: int = field(metadata=_meta("check", "distinct steps with edits"))
     eff_a: int = field(metadata=_meta("check", "atoms"))
-    score_c: int = field(metadata=_meta("check", "Score_C = 1[Valid] (MET-C)"))
+    score_c: int = field(metadata=_meta("check", "Score_C = 1[Valid] (MET-C)", record=Bit))
     kappa: list[int] = field(metadata=_meta("check", "(M, G, -Eff_t, -Eff_a), the MET-M key"))
     certificate_errors: list[str] = field(default_factory=list, metadata=_meta(
         "certificate", "structural errors of the certificate as submitted (scored false); a well-formed one has none"))
