@@ -3,9 +3,10 @@ file and the field, exit 2, where it ended in an internal error (exit 70).
 
 - the peer's bundle with a state or AP name that is not a string (`"states": [..., {"x": 1}]`): `import peer`
   keyed a dict by it (TypeError: unhashable type);
-- a runs file whose `score_c` is not 0 or 1 (`4294967296`): `report` computed a rate above 1, a NaN Wilson
-  interval, and failed writing it (ValueError: out of range float values are not JSON compliant), after a
-  RuntimeWarning on stderr.
+- a runs file whose `score_c` is not 0 or 1 (`4294967296`, or null in a completed run): `report` computed a rate
+  above 1, a NaN Wilson interval, and failed writing it (ValueError: out of range float values are not JSON
+  compliant), after a RuntimeWarning on stderr;
+- a runs file whose `kappa` lost an item: `report` indexed past it (IndexError).
 
 Each class runs on a small synthetic file, and on the corpus's own file when GF01_CORPUS is set.
 """
@@ -82,17 +83,23 @@ def test_peer_names_that_are_not_strings_in_the_corpus_bundle(tmp_path: Path,
 NOT_A_BIT: list[Any] = [4294967296, 2, -1, True, 1.0, "1", None]
 
 
+def _not_kappa(kappa: list[int]) -> list[Any]:
+    """A kappa with an item removed, one added, an item of another type, or none."""
+    return [kappa[:3], [*kappa, 0], [kappa[0], True, *kappa[2:]], [*kappa[:2], float(kappa[2]), kappa[3]], None]
+
+
 def _check_score_c(runs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["report", str(runs), "-o", str(tmp_path / "plain.json")]) == 0
     capsys.readouterr()
     lines = runs.read_text().splitlines()
-    for value in NOT_A_BIT:
+    kappa = json.loads(lines[1])["kappa"]
+    for key, value in [*(("score_c", v) for v in NOT_A_BIT), *(("kappa", v) for v in _not_kappa(kappa))]:
         record = json.loads(lines[1])
-        record["score_c"] = value
+        record[key] = value
         mutant = tmp_path / "mutant.jsonl"
         mutant.write_text("\n".join([lines[0], json.dumps(record), *lines[2:]]) + "\n")
-        assert main(["report", str(mutant), "-o", str(tmp_path / "report.json")]) == 2, value
-        _one_error(capsys, "mutant.jsonl:2", "score_c")
+        assert main(["report", str(mutant), "-o", str(tmp_path / "report.json")]) == 2, (key, value)
+        _one_error(capsys, "mutant.jsonl:2", key)
         assert not (tmp_path / "report.json").exists()
 
 
