@@ -6,7 +6,8 @@ file and the field, exit 2, where it ended in an internal error (exit 70).
 - a runs file whose `score_c` is not 0 or 1 (`4294967296`, or null in a completed run): `report` computed a rate
   above 1, a NaN Wilson interval, and failed writing it (ValueError: out of range float values are not JSON
   compliant), after a RuntimeWarning on stderr;
-- a runs file whose `kappa` lost an item: `report` indexed past it (IndexError).
+- a runs file whose `kappa` lost an item: `report` indexed past it (IndexError);
+- a runs file whose `ap_f1` is 1e308: its mean overflowed to infinity, which JSON cannot hold (ValueError).
 
 Each class runs on a small synthetic file, and on the corpus's own file when GF01_CORPUS is set.
 """
@@ -83,6 +84,10 @@ def test_peer_names_that_are_not_strings_in_the_corpus_bundle(tmp_path: Path,
 NOT_A_BIT: list[Any] = [4294967296, 2, -1, True, 1.0, "1", None]
 
 
+#: Values of a precision, recall or F1 that are not in [0, 1] (or not numbers).
+NOT_A_UNIT: list[Any] = [1e308, -5.0, 1.5, True, "0.5"]
+
+
 def _not_kappa(kappa: list[int]) -> list[Any]:
     """A kappa with an item removed, one added, an item of another type, or none."""
     return [kappa[:3], [*kappa, 0], [kappa[0], True, *kappa[2:]], [*kappa[:2], float(kappa[2]), kappa[3]], None]
@@ -93,7 +98,8 @@ def _check_score_c(runs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str
     capsys.readouterr()
     lines = runs.read_text().splitlines()
     kappa = json.loads(lines[1])["kappa"]
-    for key, value in [*(("score_c", v) for v in NOT_A_BIT), *(("kappa", v) for v in _not_kappa(kappa))]:
+    for key, value in [*(("score_c", v) for v in NOT_A_BIT), *(("kappa", v) for v in _not_kappa(kappa)),
+                       *(("ap_f1", v) for v in NOT_A_UNIT), ("ts_recall", 1.7e308)]:
         record = json.loads(lines[1])
         record[key] = value
         mutant = tmp_path / "mutant.jsonl"

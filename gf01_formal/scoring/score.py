@@ -55,6 +55,18 @@ class Kappa(list):  # type: ignore[type-arg]
         return core_schema.list_schema(core_schema.int_schema(strict=True), min_length=4, max_length=4, strict=True)
 
 
+class Unit(float):
+    """A record's precision, recall or F1: a float in [0, 1]. A runs file with ``"ap_f1": 1e308`` made ``gf01
+    report`` end in an internal error (a mean overflowing to infinity, which JSON cannot hold: the mutation
+    fuzzer)."""
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
+        from pydantic_core import core_schema
+
+        return core_schema.float_schema(ge=0.0, le=1.0, allow_inf_nan=False)
+
+
 def _meta(part: Part, doc: str = "", *, record: Any = None, optional: bool = False) -> dict[str, Any]:
     """The metadata of a field of :class:`Score` in ``part``; ``record`` is the run record's type for it when that
     differs from the field's own (a best-match figure is null in a score that did not measure it, never in a record
@@ -76,12 +88,12 @@ class Score:
     kappa: list[int] = field(metadata=_meta("check", "(M, G, -Eff_t, -Eff_a), the MET-M key", record=Kappa))
     certificate_errors: list[str] = field(default_factory=list, metadata=_meta(
         "certificate", "structural errors of the certificate as submitted (scored false); a well-formed one has none"))
-    ap_precision: float | None = field(default=None, metadata=_meta("best_match", record=float))
-    ap_recall: float | None = field(default=None, metadata=_meta("best_match", record=float))
-    ap_f1: float | None = field(default=None, metadata=_meta("best_match", record=float))
-    ts_precision: float | None = field(default=None, metadata=_meta("best_match", record=float))
-    ts_recall: float | None = field(default=None, metadata=_meta("best_match", record=float))
-    ts_f1: float | None = field(default=None, metadata=_meta("best_match", record=float))
+    ap_precision: float | None = field(default=None, metadata=_meta("best_match", record=Unit))
+    ap_recall: float | None = field(default=None, metadata=_meta("best_match", record=Unit))
+    ap_f1: float | None = field(default=None, metadata=_meta("best_match", record=Unit))
+    ts_precision: float | None = field(default=None, metadata=_meta("best_match", record=Unit))
+    ts_recall: float | None = field(default=None, metadata=_meta("best_match", record=Unit))
+    ts_f1: float | None = field(default=None, metadata=_meta("best_match", record=Unit))
     best_match_gold: list[list[Any]] | None = field(default=None, metadata=_meta(
         "best_match", "the DEC-025 gold the PRF is measured against"))
     gold_set: GoldSet | None = field(default=None, metadata=_meta(
@@ -136,4 +148,4 @@ def fields_of(*parts: Part) -> tuple[str, ...]:
 
 #: The AP/TS precision, recall and F1 fields (the reports' means).
 PRF_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Score)
-                                    if f.metadata["part"] == "best_match" and f.metadata["record"] is float)
+                                    if f.metadata["part"] == "best_match" and f.metadata["record"] is Unit)
