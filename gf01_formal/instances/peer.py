@@ -46,11 +46,21 @@ def _need(obj: Any, key: str, where: str, kind: type | tuple[type, ...]) -> Any:
     return val
 
 
+def _names(obj: Any, key: str, where: str) -> list[str]:
+    """A list of names: every item a string (a state or AP that is an object cannot key a table; the mutation fuzzer
+    found ``"states": [..., {"x": 1}]`` ending in an internal error)."""
+    names = _need(obj, key, where, list)
+    for i, name in enumerate(names):
+        if not isinstance(name, str):
+            raise Gf01Error(f"expected str, got {type(name).__name__}", field=f"{where}.{key}[{i}]")
+    return names
+
+
 def peer_table(automaton: dict[str, Any], where: str) -> System:
     """Our table System from a peer ``automaton`` object (states, initial_state, input_aps, output_aps, transitions)."""
-    inputs = _need(automaton, "input_aps", where, list)
-    outputs = _need(automaton, "output_aps", where, list)
-    states = _need(automaton, "states", where, list)
+    inputs = _names(automaton, "input_aps", where)
+    outputs = _names(automaton, "output_aps", where)
+    states = _names(automaton, "states", where)
     initial = _need(automaton, "initial_state", where, str)
     trans = _need(automaton, "transitions", where, dict)
     if initial not in states:

@@ -26,6 +26,7 @@ from pydantic import ValidationError
 from gf01_formal.artifacts import sha256_hex
 from gf01_formal.runs.record import FINAL_STATUSES, RunRecord, upgrade_record
 from gf01_formal.runs.store import read_lines
+from gf01_formal.scoring.values import SCORE_FIELDS, Scores
 from hoa.errors import Gf01Error, quote
 
 #: Statuses whose runs are scored (an agent_error run is the agent's own play, scored as played); the others are
@@ -67,8 +68,24 @@ def _read(path: str | os.PathLike[str]) -> dict[str, tuple[int, RunRecord]]:
             err = ex.errors()[0]
             where = ".".join(str(p) for p in err["loc"]) or "record"
             raise Gf01Error(f"not a run record ({err['msg']})", file=name, line=number, field=where) from None
+        _check_scored(rec, name, number)
         last[rec.run_id] = (number, rec)
     return last
+
+
+def _check_scored(rec: RunRecord, name: str, number: int) -> None:
+    """A scored run (:data:`SCORED`) has every score column, typed as a score: the record's columns are nullable for
+    the runs that have none, and a completed run with ``"score_c": null`` ended the report in an internal error
+    (the mutation fuzzer, bench/corpus_mutate.py)."""
+    if rec.status not in SCORED:
+        return
+    try:
+        Scores.model_validate({k: getattr(rec, k) for k in SCORE_FIELDS})
+    except ValidationError as ex:
+        err = ex.errors()[0]
+        where = ".".join(str(p) for p in err["loc"]) or "record"
+        raise Gf01Error(f"a {rec.status} run without its score ({err['msg']})", file=name, line=number,
+                        field=where) from None
 
 
 def load_runs(paths: Sequence[str | os.PathLike[str]]) -> Runs:

@@ -13,7 +13,8 @@ done. Side files (tool logs, transcripts) are written, atomically and by content
 >>> from gf01_formal.scoring.scores import Scorer
 >>> outcome = play_run(instance, problem, AgentSpec("oracle", "EVAL-OC"), seed=0, scorer=Scorer(problem))
 >>> store = RunsFile("runs.jsonl")
->>> store.append(outcome)
+>>> store.append(outcome).previous_signature is None  # as written: chained only when signed
+True
 >>> store.done(outcome.record.run_id)
 True
 """

@@ -31,6 +31,42 @@ DiagnosticStatus = Literal["exact", "infeasible", "not-run"]
 GoldSet = Literal["M", "MB"]
 
 
+class Bit(int):
+    """A record's 0 or 1 (Score_C): an int, strictly (``true`` is not 1), and nothing else. A type of its own rather
+    than ``Annotated[int, ...]``, whose bounds the record's nullable columns would drop, or ``Literal[0, 1]``, which
+    takes ``true`` and ``1.0``; before it, a runs file with ``"score_c": 4294967296`` made ``gf01 report`` end in
+    an internal error (a rate above 1, its Wilson interval NaN: the mutation fuzzer, bench/corpus_mutate.py)."""
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
+        from pydantic_core import core_schema
+
+        return core_schema.int_schema(strict=True, ge=0, le=1)
+
+
+class Kappa(list):  # type: ignore[type-arg]
+    """A record's kappa: a list of exactly four ints (M, G, -Eff_t, -Eff_a), strictly. A runs file with one of them
+    removed made ``gf01 report`` end in an internal error (an index past the list: the mutation fuzzer)."""
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
+        from pydantic_core import core_schema
+
+        return core_schema.list_schema(core_schema.int_schema(strict=True), min_length=4, max_length=4, strict=True)
+
+
+class Unit(float):
+    """A record's precision, recall or F1: a float in [0, 1]. A runs file with ``"ap_f1": 1e308`` made ``gf01
+    report`` end in an internal error (a mean overflowing to infinity, which JSON cannot hold: the mutation
+    fuzzer)."""
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
+        from pydantic_core import core_schema
+
+        return core_schema.float_schema(ge=0.0, le=1.0, allow_inf_nan=False)
+
+
 def _meta(part: Part, doc: str = "", *, record: Any = None, optional: bool = False) -> dict[str, Any]:
     """The metadata of a field of :class:`Score` in ``part``; ``record`` is the run record's type for it when that
     differs from the field's own (a best-match figure is null in a score that did not measure it, never in a record
@@ -48,16 +84,16 @@ class Score:
     goal: bool = field(metadata=_meta("check", "G(I) = 1[Suff]"))
     eff_t: int = field(metadata=_meta("check", "distinct steps with edits"))
     eff_a: int = field(metadata=_meta("check", "atoms"))
-    score_c: int = field(metadata=_meta("check", "Score_C = 1[Valid] (MET-C)"))
-    kappa: list[int] = field(metadata=_meta("check", "(M, G, -Eff_t, -Eff_a), the MET-M key"))
+    score_c: int = field(metadata=_meta("check", "Score_C = 1[Valid] (MET-C)", record=Bit))
+    kappa: list[int] = field(metadata=_meta("check", "(M, G, -Eff_t, -Eff_a), the MET-M key", record=Kappa))
     certificate_errors: list[str] = field(default_factory=list, metadata=_meta(
         "certificate", "structural errors of the certificate as submitted (scored false); a well-formed one has none"))
-    ap_precision: float | None = field(default=None, metadata=_meta("best_match", record=float))
-    ap_recall: float | None = field(default=None, metadata=_meta("best_match", record=float))
-    ap_f1: float | None = field(default=None, metadata=_meta("best_match", record=float))
-    ts_precision: float | None = field(default=None, metadata=_meta("best_match", record=float))
-    ts_recall: float | None = field(default=None, metadata=_meta("best_match", record=float))
-    ts_f1: float | None = field(default=None, metadata=_meta("best_match", record=float))
+    ap_precision: float | None = field(default=None, metadata=_meta("best_match", record=Unit))
+    ap_recall: float | None = field(default=None, metadata=_meta("best_match", record=Unit))
+    ap_f1: float | None = field(default=None, metadata=_meta("best_match", record=Unit))
+    ts_precision: float | None = field(default=None, metadata=_meta("best_match", record=Unit))
+    ts_recall: float | None = field(default=None, metadata=_meta("best_match", record=Unit))
+    ts_f1: float | None = field(default=None, metadata=_meta("best_match", record=Unit))
     best_match_gold: list[list[Any]] | None = field(default=None, metadata=_meta(
         "best_match", "the DEC-025 gold the PRF is measured against"))
     gold_set: GoldSet | None = field(default=None, metadata=_meta(
@@ -112,4 +148,4 @@ def fields_of(*parts: Part) -> tuple[str, ...]:
 
 #: The AP/TS precision, recall and F1 fields (the reports' means).
 PRF_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Score)
-                                    if f.metadata["part"] == "best_match" and f.metadata["record"] is float)
+                                    if f.metadata["part"] == "best_match" and f.metadata["record"] is Unit)

@@ -7,8 +7,8 @@ is one field there, and every list of score fields (the record's columns, what v
 run leaves empty, what the browser shows) follows. No solver is imported here, so reading runs for a report never
 loads one.
 
->>> Scores.model_fields["ap_f1"].annotation
-<class 'float'>
+>>> Scores.model_fields["ap_f1"].annotation.__name__  # a float in [0, 1]
+'Unit'
 >>> PRF_FIELDS[:2]
 ('ap_precision', 'ap_recall')
 """
@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from gf01_formal.scoring.score import PRF_FIELDS, Part, Score, fields_of
+from gf01_formal.scoring.score import PRF_FIELDS, Part, Score, Unit, fields_of
 
 _VALUE = ConfigDict(extra="forbid", frozen=True, strict=True)
 
@@ -76,15 +76,15 @@ class Diagnostic(_DiagnosticModel):  # type: ignore[misc,valid-type]
 # they may be null where a record's columns may not.
 _ResultModel = create_model(
     "Result", __base__=(Scores, Diagnostic),
-    **{name: (float | None, Field(description=f"{name} against best_match_gold (DEC-025); null where an "
+    **{name: (Unit | None, Field(description=f"{name} against best_match_gold (DEC-025); null where an "
                                   "evaluation server withholds it (docs/remote.md)")) for name in PRF_FIELDS})
 
 
 class Result(_ResultModel):  # type: ignore[misc,valid-type]
     """An episode's scored result, as the agent's end message carries it: its scores and its diagnostic.
 
-    >>> Result.model_fields["ap_f1"].annotation
-    float | None
+    >>> Result.model_fields["ap_f1"].annotation == Unit | None, Scores.model_fields["ap_f1"].annotation is Unit
+    (True, True)
     """
 
     @classmethod
