@@ -287,15 +287,16 @@ def test_an_unprivileged_harness_gives_no_writable_dev_shm() -> None:
         probe = work / "fill.py"
         probe.write_text(FILL_SHM)
         probe.chmod(0o644)
-        harness = ("import subprocess, sys\n"
-                   "from gf01_formal.agents.sandbox import environment, wrap\n"
-                   f"p = subprocess.run(wrap(['/usr/bin/python3', {str(probe)!r}]), env=environment(False), "
-                   "stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)\n"
-                   "print(p.stdout.strip() or p.stderr.strip())\n")
-        proc = subprocess.run(["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-                               sys.executable, "-c", harness], capture_output=True, text=True, timeout=120,
-                              env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(ROOT)},
-                              cwd="/", check=False)
+        # bubblewrap started by an unprivileged user with the command line a harness that is not root makes (a user
+        # namespace, no uid switch inside), made here: that user need read neither this tree nor the venv (a fresh
+        # clone in a root-only temporary directory, CI's checkout).
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(os, "geteuid", lambda: 65534)
+            mp.setattr(os, "getuid", lambda: 65534)
+            argv = wrap(["/usr/bin/python3", str(probe)])
+        proc = subprocess.run(["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--", *argv],
+                              env=environment(False), stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                              timeout=120, cwd="/", check=False)
     finally:
         shutil.rmtree(work)
     assert proc.returncode == 0, proc.stderr
