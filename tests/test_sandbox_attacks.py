@@ -58,13 +58,18 @@ def _package(tmp_path: Path) -> tuple[Path, Path]:
     return bundle, pkg
 
 
+def _evaluate(bundle: Path, out: Path, pkg: Path, named: str) -> subprocess.CompletedProcess[str]:
+    """``gf01 evaluate`` of the package's agent with ``named`` on its command line, from the package's directory."""
+    return subprocess.run([sys.executable, "-m", "gf01_formal", "evaluate", str(bundle), "-o", str(out),
+                           "--agent-cmd", f"{sys.executable} agent.py {named}"], cwd=pkg, capture_output=True,
+                          text=True, timeout=120, check=False)
+
+
 @needs_bwrap
 def test_a_named_symbolic_link_to_the_bundle_is_refused(tmp_path: Path) -> None:
     bundle, pkg = _package(tmp_path)
     out = tmp_path / "runs.jsonl"
-    proc = subprocess.run([sys.executable, "-m", "gf01_formal", "evaluate", str(bundle), "-o", str(out),
-                           "--agent-cmd", f"{sys.executable} agent.py weights.bin"], cwd=pkg, capture_output=True,
-                          text=True, timeout=120, check=False)
+    proc = _evaluate(bundle, out, pkg, "weights.bin")
     assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
     assert "weights.bin" in proc.stderr and "symbolic link" in proc.stderr, proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
@@ -160,9 +165,7 @@ def test_the_commands_files_must_be_hidden_from_the_sandbox(tmp_path: Path) -> N
 def test_evaluate_refuses_a_bundle_the_sandbox_shows(tmp_path: Path) -> None:
     bundle, pkg = _package(tmp_path)
     out = tmp_path / "runs.jsonl"
-    proc = subprocess.run([sys.executable, "-m", "gf01_formal", "evaluate", str(bundle), "-o", str(out),
-                           "--agent-cmd", f"{sys.executable} agent.py {bundle}"], cwd=pkg, capture_output=True,
-                          text=True, timeout=120, check=False)
+    proc = _evaluate(bundle, out, pkg, str(bundle))
     assert proc.returncode == 2 and "sandbox shows" in proc.stderr, (proc.returncode, proc.stderr)
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert not out.exists() or not out.read_text().strip()
